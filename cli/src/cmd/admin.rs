@@ -1,0 +1,128 @@
+//! `init`, `fsck`, `gc`, `stats`.
+
+use std::time::Duration;
+
+use coffer_store::Store;
+use serde_json::json;
+
+use super::{open_store, ratio};
+use crate::progress;
+use crate::report::{Issue, Report};
+use crate::Ctx;
+
+pub fn init(ctx: &Ctx) -> Report {
+    match Store::init(&ctx.store) {
+        Ok((_, created)) => {
+            let what = if created {
+                "created store"
+            } else {
+                "store already exists"
+            };
+            Report::accepted(
+                "",
+                json!({"store": ctx.store.display().to_string(), "created": created}),
+                format!("{what}: {}", ctx.store.display()),
+            )
+        }
+        Err(e) => Report::error("", &e),
+    }
+}
+
+pub fn fsck(ctx: &Ctx, read_data: bool) -> Report {
+    let mut store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    let total = store.stats().ok().map(|s| s.unique_bytes);
+    let pb = progress::bytes(ctx, total.filter(|_| read_data), "fsck");
+    let report = store.fsck(read_data, &|n| pb.inc(n));
+    pb.finish_and_clear();
+    match report {
+        Ok(r) => {
+            let issues: Vec<Issue> = r
+                .findings
+                .iter()
+                .map(|f| Issue::new(f.code, f.message.clone(), Some(f.path.clone())))
+                .collect();
+            let human = format!(
+                "{} cataloged, {} on disk, {} verified ({} bytes), {} finding(s)",
+                r.cataloged,
+                r.on_disk,
+                r.verified,
+                r.verified_bytes,
+                r.findings.len()
+            );
+            Report::from_issues(
+                "",
+                issues,
+                serde_json::to_value(&r).expect("serializable"),
+                human,
+            )
+        }
+        Err(e) => Report::error("", &e),
+    }
+}
+
+/// Parses a grace period: `0`, or a humantime duration (`30s`, `15m`, `24h`, `7d`).
+fn parse_grace(s: &str) -> Option<Duration> {
+    if s == "0" {
+        return Some(Duration::ZERO);
+    }
+    humantime::parse_duration(s).ok()
+}
+
+pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
+    let Some(grace) = parse_grace(grace) else {
+        return Report::from_issues(
+            "",
+            vec![Issue::new(
+                "usage.invalid_duration",
+                format!("--grace {grace:?} is not a duration (e.g. 30s, 15m, 24h, 7d)"),
+                None,
+            )],
+            serde_json::Value::Null,
+            String::new(),
+        );
+    };
+    let mut store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    match store.gc(grace, dry_run) {
+        Ok(r) => {
+            let verb = if dry_run { "would remove" } else { "removed" };
+            let human = format!(
+                "{verb} {} unreachable object(s), {} orphan(s), {} temp(s): {} bytes",
+                r.unreachable.len(),
+                r.orphans.len(),
+                r.temps.len(),
+                r.freed_bytes
+            );
+            Report::accepted("", serde_json::to_value(&r).expect("serializable"), human)
+        }
+        Err(e) => Report::error("", &e),
+    }
+}
+
+pub fn stats(ctx: &Ctx) -> Report {
+    let s = match open_store(ctx).and_then(|s| s.stats()) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    let dedup = ratio(s.logical_bytes, s.unique_bytes);
+    let compression = ratio(s.unique_bytes, s.stored_bytes);
+    let human = format!(
+        "objects        {}\nreferences     {}\nlogical bytes  {}\nunique bytes   {}\nstored bytes   {}\ndedup ratio    {}\ncompression    {}\n",
+        s.objects,
+        s.references,
+        s.logical_bytes,
+        s.unique_bytes,
+        s.stored_bytes,
+        dedup.map_or("n/a".into(), |r| format!("{r}x")),
+        compression.map_or("n/a".into(), |r| format!("{r}x")),
+    );
+    let mut v = serde_json::to_value(&s).expect("serializable");
+    v["dedupRatio"] = json!(dedup);
+    v["compressionRatio"] = json!(compression);
+    Report::accepted("", v, human)
+}

@@ -1,0 +1,214 @@
+//! `put`, `get`, `has`, `ls`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use coffer_store::tree::{Skipped, TreeFile};
+use coffer_store::{PutOptions, Root};
+use serde_json::json;
+
+use super::{open_store, parse_digest};
+use crate::progress;
+use crate::report::{Issue, Report, Status};
+use crate::Ctx;
+
+/// The root kind of objects stored with `coffer put`.
+const PUT_ROOT: &str = "put";
+
+pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> Report {
+    let expected_digest = match expect.map(parse_digest).transpose() {
+        Ok(d) => d,
+        Err(r) => return *r,
+    };
+    if expected_digest.is_some() && paths.len() != 1 {
+        return Report::from_issues(
+            "",
+            vec![Issue::new(
+                "usage.invalid_argument",
+                "--expect takes exactly one input",
+                None,
+            )],
+            serde_json::Value::Null,
+            String::new(),
+        );
+    }
+    let mut store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    let pb = progress::bytes(ctx, None, "put");
+    let tick = |n: u64| pb.inc(n);
+    let root_kind = (!no_pin).then_some(PUT_ROOT);
+    let mut files: Vec<TreeFile> = Vec::new();
+    let mut skipped: Vec<Skipped> = Vec::new();
+    let mut fatal = None;
+    for p in paths {
+        let opts = PutOptions {
+            expected_digest,
+            expected_size: None,
+            root: root_kind.map(|kind| Root {
+                kind: kind.into(),
+                name: p.display().to_string(),
+            }),
+        };
+        let done = if p.as_os_str() == "-" {
+            store
+                .put_reader(&mut std::io::stdin().lock(), opts)
+                .map(|outcome| {
+                    files.push(TreeFile {
+                        path: p.clone(),
+                        outcome,
+                    })
+                })
+        } else if p.is_dir() && expected_digest.is_none() {
+            store.put_tree(p, root_kind, &tick).map(|r| {
+                files.extend(r.files);
+                skipped.extend(r.skipped);
+            })
+        } else {
+            store.put_file(p, opts).map(|outcome| {
+                files.push(TreeFile {
+                    path: p.clone(),
+                    outcome,
+                })
+            })
+        };
+        if let Err(e) = done {
+            fatal = Some(e);
+            break;
+        }
+    }
+    pb.finish_and_clear();
+
+    let mut human = String::new();
+    for f in &files {
+        human.push_str(&format!("{}  {}\n", f.outcome.digest, f.path.display()));
+    }
+    let new_objects = files.iter().filter(|f| f.outcome.created).count();
+    let bytes: u64 = files.iter().map(|f| f.outcome.size).sum();
+    let result = json!({
+        "files": files,
+        "skipped": skipped,
+        "totals": {"files": files.len(), "bytes": bytes, "newObjects": new_objects},
+    });
+    let mut issues: Vec<Issue> = Vec::new();
+    if let Some(e) = &fatal {
+        issues.push(Issue::from(e));
+    }
+    issues.extend(skipped.iter().map(|s| {
+        Issue::new(
+            s.code,
+            s.message.clone(),
+            Some(s.path.display().to_string()),
+        )
+    }));
+    let status = match &fatal {
+        Some(e) => Status::for_code(e.code()),
+        None if !skipped.is_empty() => Status::Incomplete,
+        None => Status::Accepted,
+    };
+    Report {
+        command: String::new(),
+        status,
+        issues,
+        result,
+        human,
+    }
+}
+
+pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
+    let d = match parse_digest(digest) {
+        Ok(d) => d,
+        Err(r) => return *r,
+    };
+    let store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    match output {
+        Some(path) => match store.get_to_new_file(&d, path) {
+            Ok(n) => Report::accepted(
+                "",
+                json!({"digest": d, "size": n, "output": path.display().to_string()}),
+                String::new(),
+            ),
+            Err(e) => Report::error("", &e),
+        },
+        None if ctx.json => Report::from_issues(
+            "",
+            vec![Issue::new(
+                "usage.invalid_argument",
+                "with --json, get needs -o FILE (stdout carries the JSON result)",
+                None,
+            )],
+            serde_json::Value::Null,
+            String::new(),
+        ),
+        None => {
+            // Verify the whole object before the first byte leaves, so a
+            // pipeline never consumes corrupt bytes; the copy verifies again.
+            let copied = store.verify_object(&d).and_then(|_| {
+                let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+                let n = store.copy_object(&d, &mut out)?;
+                out.flush()
+                    .map_err(|e| coffer_store::StoreError::io("<stdout>", "write", e))?;
+                Ok(n)
+            });
+            match copied {
+                Ok(_) => Report::accepted("", serde_json::Value::Null, String::new()),
+                Err(e) => Report::error("", &e),
+            }
+        }
+    }
+}
+
+pub fn has(ctx: &Ctx, digests: &[String]) -> Report {
+    let mut parsed = Vec::new();
+    for a in digests {
+        match parse_digest(a) {
+            Ok(d) => parsed.push(d),
+            Err(r) => return *r,
+        }
+    }
+    let store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    let mut objects = Vec::new();
+    let mut issues = Vec::new();
+    let mut human = String::new();
+    for d in parsed {
+        let present = match store.has(&d) {
+            Ok(p) => p,
+            Err(e) => return Report::error("", &e),
+        };
+        if !present {
+            issues.push(Issue::new(
+                "io.not_found",
+                format!("object {d} is not in the store"),
+                Some(d.to_string()),
+            ));
+        }
+        human.push_str(&format!(
+            "{}  {d}\n",
+            if present { "present" } else { "missing" }
+        ));
+        objects.push(json!({"digest": d, "present": present}));
+    }
+    Report::from_issues("", issues, json!({ "objects": objects }), human)
+}
+
+pub fn ls(ctx: &Ctx) -> Report {
+    let rows = match open_store(ctx).and_then(|s| s.objects()) {
+        Ok(r) => r,
+        Err(e) => return Report::error("", &e),
+    };
+    let mut human = String::new();
+    for r in &rows {
+        human.push_str(&format!(
+            "{}  {:>12}  {:>12}\n",
+            r.digest, r.size, r.stored_size
+        ));
+    }
+    Report::accepted("", json!({ "objects": rows }), human)
+}

@@ -1,0 +1,193 @@
+//! `coffer`: the command-line face of coffer-store and coffer-export.
+//!
+//! This crate only parses arguments, calls the libraries and renders a
+//! [`report::Report`]; every rule lives in the libraries.
+
+mod cmd;
+mod progress;
+mod report;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use report::{Issue, Report};
+
+/// A content-addressed store and sanitized exporter for agent-evaluation evidence.
+#[derive(Debug, Parser)]
+#[command(name = "coffer", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Store root (default: $COFFER_STORE, else ./.coffer).
+    #[arg(long, global = true, env = "COFFER_STORE", default_value = ".coffer")]
+    store: PathBuf,
+    /// Print one `coffer.result/v1` JSON object on stdout.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Print nothing but errors.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create a store (or finish an interrupted init); an existing store is left as it is.
+    Init,
+    /// Store files, directories (recursively) or `-` (stdin); prints each digest.
+    Put {
+        /// Files, directories, or `-` for standard input.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Do not root the objects: gc may reclaim them after the grace period.
+        #[arg(long)]
+        no_pin: bool,
+        /// The digest the (single) input must have; otherwise nothing is stored.
+        #[arg(long, value_name = "DIGEST")]
+        expect: Option<String>,
+    },
+    /// Write an object, verified, to stdout or to a new file.
+    Get {
+        /// `sha256:<64 hex>`.
+        digest: String,
+        /// Write here instead of stdout; an existing file is never replaced.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Tell whether objects are present (exit 1 if any is not).
+    Has {
+        /// `sha256:<64 hex>` keys.
+        #[arg(required = true)]
+        digests: Vec<String>,
+    },
+    /// List cataloged objects.
+    Ls,
+    /// Check the store; exit 1 on any finding.
+    Fsck {
+        /// Also decompress and re-hash every object.
+        #[arg(long)]
+        read_data: bool,
+    },
+    /// Remove unreachable objects, orphans and stale temps older than the grace period.
+    Gc {
+        /// Report what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Keep anything younger than this (e.g. 30s, 15m, 24h, 7d).
+        #[arg(long, default_value = "24h", value_name = "DUR")]
+        grace: String,
+    },
+    /// Object counts, logical vs stored bytes, dedup and compression ratios.
+    Stats,
+}
+
+impl Command {
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Init => "init",
+            Command::Put { .. } => "put",
+            Command::Get { .. } => "get",
+            Command::Has { .. } => "has",
+            Command::Ls => "ls",
+            Command::Fsck { .. } => "fsck",
+            Command::Gc { .. } => "gc",
+            Command::Stats => "stats",
+        }
+    }
+}
+
+/// Global flags every command sees.
+pub struct Ctx {
+    store: PathBuf,
+    json: bool,
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e, &args),
+    };
+    let ctx = Ctx {
+        store: cli.store,
+        json: cli.json,
+        quiet: cli.quiet,
+    };
+    let name = cli.command.name();
+    let report = match cli.command {
+        Command::Init => cmd::admin::init(&ctx),
+        Command::Put {
+            paths,
+            no_pin,
+            expect,
+        } => cmd::objects::put(&ctx, &paths, no_pin, expect.as_deref()),
+        Command::Get { digest, output } => cmd::objects::get(&ctx, &digest, output.as_deref()),
+        Command::Has { digests } => cmd::objects::has(&ctx, &digests),
+        Command::Ls => cmd::objects::ls(&ctx),
+        Command::Fsck { read_data } => cmd::admin::fsck(&ctx, read_data),
+        Command::Gc { dry_run, grace } => cmd::admin::gc(&ctx, dry_run, &grace),
+        Command::Stats => cmd::admin::stats(&ctx),
+    };
+    let mut report = report;
+    report.command = name.to_string();
+    report.emit(ctx.json, ctx.quiet)
+}
+
+/// The subcommand words of a command line clap rejected (for the envelope).
+fn guess_command(args: &[std::ffi::OsString]) -> String {
+    let mut words = args.iter().skip(1).filter_map(|a| a.to_str());
+    let mut out = Vec::new();
+    while let Some(w) = words.next() {
+        if w == "--store" {
+            words.next();
+        } else if !w.starts_with('-') {
+            out.push(w);
+            if out.len() == 2 || !matches!(w, "bundle" | "packet" | "export") {
+                break;
+            }
+        }
+    }
+    out.join(" ")
+}
+
+fn usage_error(e: clap::Error, args: &[std::ffi::OsString]) -> ExitCode {
+    let json = args.iter().any(|a| a == "--json");
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand if !json => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        _ => {}
+    }
+    if !json {
+        let _ = e.print();
+        return ExitCode::from(2);
+    }
+    let code = match e.kind() {
+        ErrorKind::InvalidSubcommand => "usage.unknown_command",
+        ErrorKind::UnknownArgument => "usage.unknown_argument",
+        ErrorKind::MissingRequiredArgument
+        | ErrorKind::MissingSubcommand
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => "usage.missing_argument",
+        _ => "usage.invalid_argument",
+    };
+    let text = e.to_string();
+    let body = text.split("\n\nUsage:").next().unwrap_or_default();
+    let body = body.strip_prefix("error: ").unwrap_or(body);
+    let message = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut report = Report::from_issues(
+        "",
+        vec![Issue::new(code, message, None)],
+        serde_json::Value::Null,
+        String::new(),
+    );
+    report.command = guess_command(args);
+    report.emit(true, false)
+}

@@ -1,0 +1,209 @@
+//! The one shape every command returns, and its two renderings: the
+//! `coffer.result/v1` JSON envelope and human text.
+//!
+//! Status and exit code follow DESIGN.md section 6: 0 accepted, 1 failed,
+//! 2 usage, 3 blocked, 4 incomplete. The status of a failure follows from the
+//! class of its first issue code (`policy`/`conflict` refuse: blocked;
+//! `usage`: exit 2; anything else: failed).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use coffer_store::StoreError;
+use serde_json::{json, Value};
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Did what was asked.
+    Accepted,
+    /// Did it, with stated gaps.
+    Incomplete,
+    /// Refused by policy or contract; nothing written.
+    Blocked,
+    /// An error; nothing half-written.
+    Failed,
+    /// The command line was wrong; nothing done.
+    Usage,
+}
+
+impl Status {
+    fn name(self) -> &'static str {
+        match self {
+            Status::Accepted => "accepted",
+            Status::Incomplete => "incomplete",
+            Status::Blocked => "blocked",
+            Status::Failed | Status::Usage => "failed",
+        }
+    }
+
+    /// The process exit code of this status.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::Accepted => 0,
+            Status::Failed => 1,
+            Status::Usage => 2,
+            Status::Blocked => 3,
+            Status::Incomplete => 4,
+        }
+    }
+
+    /// The status an error with this code ends a command in.
+    pub fn for_code(code: &str) -> Status {
+        match code.split('.').next() {
+            Some("usage") => Status::Usage,
+            Some("policy") | Some("conflict") => Status::Blocked,
+            _ => Status::Failed,
+        }
+    }
+}
+
+/// One problem, with a stable code and where it is.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Issue {
+    /// `class.name` code.
+    pub code: String,
+    /// Human explanation.
+    pub message: String,
+    /// File, JSON pointer, path or digest the issue is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl Issue {
+    /// An issue from parts.
+    pub fn new(code: &str, message: impl Into<String>, path: Option<String>) -> Self {
+        Issue {
+            code: code.to_string(),
+            message: message.into(),
+            path,
+        }
+    }
+}
+
+impl From<&StoreError> for Issue {
+    fn from(e: &StoreError) -> Self {
+        Issue::new(e.code(), e.to_string(), e.subject())
+    }
+}
+
+/// A finished command: what to print and how to exit.
+#[derive(Debug)]
+pub struct Report {
+    /// Command name as typed (`"put"`, `"bundle ingest"`).
+    pub command: String,
+    /// Outcome.
+    pub status: Status,
+    /// Problems found.
+    pub issues: Vec<Issue>,
+    /// Machine result.
+    pub result: Value,
+    /// Human text for stdout (without the issues, which go to stderr).
+    pub human: String,
+}
+
+impl Report {
+    /// A successful report.
+    pub fn accepted(command: &str, result: Value, human: String) -> Self {
+        Report {
+            command: command.to_string(),
+            status: Status::Accepted,
+            issues: Vec::new(),
+            result,
+            human,
+        }
+    }
+
+    /// A report for a command that stopped on an error.
+    pub fn error(command: &str, e: &StoreError) -> Self {
+        Report::from_issues(command, vec![Issue::from(e)], Value::Null, String::new())
+    }
+
+    /// A report whose status follows from its issues (accepted if none).
+    pub fn from_issues(command: &str, issues: Vec<Issue>, result: Value, human: String) -> Self {
+        let status = issues
+            .first()
+            .map(|i| Status::for_code(&i.code))
+            .unwrap_or(Status::Accepted);
+        Report {
+            command: command.to_string(),
+            status,
+            issues,
+            result,
+            human,
+        }
+    }
+
+    /// Prints the report and returns the exit code.
+    pub fn emit(self, json_out: bool, quiet: bool) -> ExitCode {
+        let code = self.status.exit_code();
+        if json_out {
+            let env = json!({
+                "schemaVersion": "coffer.result/v1",
+                "command": self.command,
+                "status": self.status.name(),
+                "issues": self.issues,
+                "result": self.result,
+            });
+            let mut out = std::io::stdout().lock();
+            let _ = serde_json::to_writer(&mut out, &env);
+            let _ = writeln!(out);
+        } else {
+            if !quiet && !self.human.is_empty() {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(self.human.as_bytes());
+                if !self.human.ends_with('\n') {
+                    let _ = writeln!(out);
+                }
+            }
+            let mut err = std::io::stderr().lock();
+            let label = match self.status {
+                Status::Accepted | Status::Incomplete => "warning",
+                _ => "error",
+            };
+            // Messages already name their subject; `path` is for machines.
+            for i in &self.issues {
+                let _ = writeln!(err, "{label}[{}]: {}", i.code, i.message);
+            }
+        }
+        ExitCode::from(code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_follows_the_class_of_the_first_issue() {
+        assert_eq!(
+            Status::for_code("conflict.destination_exists"),
+            Status::Blocked
+        );
+        assert_eq!(
+            Status::for_code("policy.unknown_sharing_class"),
+            Status::Blocked
+        );
+        assert_eq!(Status::for_code("usage.invalid_digest"), Status::Usage);
+        assert_eq!(
+            Status::for_code("integrity.digest_mismatch"),
+            Status::Failed
+        );
+        assert_eq!(Status::for_code("io.no_space"), Status::Failed);
+    }
+
+    #[test]
+    fn exit_codes_match_the_cli_contract() {
+        let codes: Vec<u8> = [
+            Status::Accepted,
+            Status::Failed,
+            Status::Usage,
+            Status::Blocked,
+            Status::Incomplete,
+        ]
+        .iter()
+        .map(|s| s.exit_code())
+        .collect();
+        assert_eq!(codes, vec![0, 1, 2, 3, 4]);
+    }
+}

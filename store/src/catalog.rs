@@ -1,0 +1,419 @@
+//! The SQLite catalog: which objects exist, what holds them, and (in later
+//! schema versions) the evidence built from them.
+//!
+//! The catalog is opened in WAL mode with `synchronous=FULL` and a busy
+//! timeout, so concurrent writers queue instead of failing. Schema changes
+//! are numbered migrations applied in one `BEGIN IMMEDIATE` transaction and
+//! tracked in `PRAGMA user_version`; a catalog newer than this build is
+//! refused. Rows are insert-only: triggers reject every `UPDATE`, and only
+//! garbage collection deletes `objects` rows (of objects nothing roots).
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+
+use crate::digest::Digest;
+use crate::error::{Result, StoreError};
+
+/// File name of the catalog inside the store root.
+pub const CATALOG_FILE: &str = "catalog.sqlite";
+
+/// How long a writer waits for another writer's transaction.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Numbered schema migrations; index + 1 is the `user_version` after it.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE objects (
+    digest        TEXT    PRIMARY KEY CHECK (length(digest) = 71 AND substr(digest, 1, 7) = 'sha256:'),
+    size          INTEGER NOT NULL CHECK (size >= 0),
+    stored_size   INTEGER NOT NULL CHECK (stored_size > 0),
+    first_seen_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE roots (
+    kind       TEXT    NOT NULL,
+    name       TEXT    NOT NULL,
+    digest     TEXT    NOT NULL REFERENCES objects (digest),
+    created_ms INTEGER NOT NULL,
+    PRIMARY KEY (kind, name, digest)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX roots_by_digest ON roots (digest);
+
+-- The one definition of what garbage collection must keep.
+CREATE VIEW reachable (digest) AS SELECT DISTINCT digest FROM roots;
+
+CREATE TRIGGER objects_insert_only BEFORE UPDATE ON objects
+BEGIN SELECT RAISE(ABORT, 'objects rows are insert-only'); END;
+CREATE TRIGGER roots_insert_only BEFORE UPDATE ON roots
+BEGIN SELECT RAISE(ABORT, 'roots rows are insert-only'); END;
+"#];
+
+/// One cataloged object.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectRow {
+    /// Its key.
+    pub digest: Digest,
+    /// Raw size in bytes.
+    pub size: u64,
+    /// Size of the stored frame.
+    pub stored_size: u64,
+    /// When it was first cataloged (ms since the epoch).
+    pub first_seen_ms: i64,
+}
+
+/// A named reason to keep an object (a put, a bundle, a freeze...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// What kind of holder (`put`, `bundle`, ...).
+    pub kind: String,
+    /// The holder's name within its kind.
+    pub name: String,
+}
+
+/// Totals over the catalog.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogStats {
+    /// Distinct objects.
+    pub objects: u64,
+    /// References from roots (one object held twice counts twice).
+    pub references: u64,
+    /// Bytes as the users put them: every reference counted (objects no
+    /// root holds count once).
+    pub logical_bytes: u64,
+    /// Raw bytes of distinct objects.
+    pub unique_bytes: u64,
+    /// Bytes of the stored frames.
+    pub stored_bytes: u64,
+}
+
+/// A connection to the catalog.
+pub struct Catalog {
+    conn: Connection,
+}
+
+fn digest_col(s: String) -> rusqlite::Result<Digest> {
+    s.parse().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+fn row_to_object(r: &rusqlite::Row<'_>) -> rusqlite::Result<ObjectRow> {
+    Ok(ObjectRow {
+        digest: digest_col(r.get(0)?)?,
+        size: r.get::<_, i64>(1)? as u64,
+        stored_size: r.get::<_, i64>(2)? as u64,
+        first_seen_ms: r.get(3)?,
+    })
+}
+
+impl Catalog {
+    /// Opens (creating if needed) and migrates the catalog at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::CatalogData(format!(
+                "could not switch {} to WAL (got {mode})",
+                path.display()
+            )));
+        }
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
+        let mut cat = Catalog { conn };
+        cat.migrate()?;
+        Ok(cat)
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version as usize == MIGRATIONS.len() {
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version < 0 || version as usize > MIGRATIONS.len() {
+            return Err(StoreError::CatalogData(format!(
+                "catalog schema version {version} is newer than this build ({})",
+                MIGRATIONS.len()
+            )));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The schema version in force.
+    pub fn schema_version(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+
+    /// Records objects (already durable on disk) and the roots holding them,
+    /// in one transaction. Existing rows are left as they are.
+    pub fn record(&mut self, objects: &[(ObjectRow, Option<Root>)]) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        {
+            let mut ins_obj = tx.prepare_cached(
+                "INSERT INTO objects (digest, size, stored_size, first_seen_ms) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (digest) DO NOTHING",
+            )?;
+            let mut ins_root = tx.prepare_cached(
+                "INSERT INTO roots (kind, name, digest, created_ms) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT DO NOTHING",
+            )?;
+            for (o, root) in objects {
+                let d = o.digest.to_string();
+                ins_obj.execute(params![
+                    d,
+                    o.size as i64,
+                    o.stored_size as i64,
+                    o.first_seen_ms
+                ])?;
+                if let Some(root) = root {
+                    ins_root.execute(params![root.kind, root.name, d, o.first_seen_ms])?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The row of `d`, if cataloged.
+    pub fn object(&self, d: &Digest) -> Result<Option<ObjectRow>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT digest, size, stored_size, first_seen_ms FROM objects WHERE digest = ?1",
+            )?
+            .query_row([d.to_string()], row_to_object)
+            .optional()?)
+    }
+
+    /// Every cataloged object, in digest order.
+    pub fn objects(&self) -> Result<Vec<ObjectRow>> {
+        let mut st = self.conn.prepare(
+            "SELECT digest, size, stored_size, first_seen_ms FROM objects ORDER BY digest",
+        )?;
+        let rows = st.query_map([], row_to_object)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Objects no root holds, first seen before `cutoff_ms`.
+    pub fn unreachable_before(&self, cutoff_ms: i64) -> Result<Vec<ObjectRow>> {
+        let mut st = self.conn.prepare(
+            "SELECT digest, size, stored_size, first_seen_ms FROM objects
+             WHERE digest NOT IN (SELECT digest FROM reachable) AND first_seen_ms < ?1
+             ORDER BY digest",
+        )?;
+        let rows = st.query_map([cutoff_ms], row_to_object)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Deletes the rows of unreachable objects, in one transaction; a row that
+    /// became reachable meanwhile is kept. Returns the digests deleted.
+    pub fn delete_unreachable(&mut self, digests: &[Digest]) -> Result<Vec<Digest>> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut deleted = Vec::new();
+        {
+            let mut del = tx.prepare_cached(
+                "DELETE FROM objects WHERE digest = ?1
+                 AND digest NOT IN (SELECT digest FROM reachable)",
+            )?;
+            for d in digests {
+                if del.execute([d.to_string()])? == 1 {
+                    deleted.push(*d);
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(deleted)
+    }
+
+    /// References from roots to digests with no `objects` row.
+    pub fn dangling_roots(&self) -> Result<Vec<(Root, String)>> {
+        let mut st = self.conn.prepare(
+            "SELECT kind, name, digest FROM roots WHERE digest NOT IN (SELECT digest FROM objects)",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                Root {
+                    kind: r.get(0)?,
+                    name: r.get(1)?,
+                },
+                r.get(2)?,
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// SQLite's own `integrity_check` and `foreign_key_check`; empty when sound.
+    pub fn integrity_problems(&self) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let mut st = self.conn.prepare("PRAGMA integrity_check")?;
+        for r in st.query_map([], |r| r.get::<_, String>(0))? {
+            let r = r?;
+            if r != "ok" {
+                out.push(r);
+            }
+        }
+        let mut st = self.conn.prepare("PRAGMA foreign_key_check")?;
+        for r in st.query_map([], |r| {
+            Ok(format!(
+                "foreign key violation in {}",
+                r.get::<_, String>(0)?
+            ))
+        })? {
+            out.push(r?);
+        }
+        Ok(out)
+    }
+
+    /// Totals for `coffer stats`.
+    pub fn stats(&self) -> Result<CatalogStats> {
+        Ok(self.conn.query_row(
+            "SELECT
+               (SELECT count(*) FROM objects),
+               (SELECT count(*) FROM roots),
+               (SELECT coalesce(sum(o.size), 0) FROM roots r JOIN objects o USING (digest))
+                 + (SELECT coalesce(sum(size), 0) FROM objects WHERE digest NOT IN (SELECT digest FROM roots)),
+               (SELECT coalesce(sum(size), 0) FROM objects),
+               (SELECT coalesce(sum(stored_size), 0) FROM objects)",
+            [],
+            |r| {
+                Ok(CatalogStats {
+                    objects: r.get::<_, i64>(0)? as u64,
+                    references: r.get::<_, i64>(1)? as u64,
+                    logical_bytes: r.get::<_, i64>(2)? as u64,
+                    unique_bytes: r.get::<_, i64>(3)? as u64,
+                    stored_bytes: r.get::<_, i64>(4)? as u64,
+                })
+            },
+        )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(b: &[u8]) -> ObjectRow {
+        ObjectRow {
+            digest: Digest::of(b),
+            size: b.len() as u64,
+            stored_size: 9 + b.len() as u64,
+            first_seen_ms: 1,
+        }
+    }
+
+    fn put_root(name: &str) -> Option<Root> {
+        Some(Root {
+            kind: "put".into(),
+            name: name.into(),
+        })
+    }
+
+    #[test]
+    fn catalog_opens_in_wal_with_full_sync_and_latest_schema() {
+        let t = tempfile::tempdir().unwrap();
+        let c = Catalog::open(&t.path().join(CATALOG_FILE)).unwrap();
+        let mode: String = c
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        let sync: i64 = c
+            .conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!((mode.as_str(), sync), ("wal", 2));
+        assert_eq!(c.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        drop(c);
+        // Reopening applies nothing and keeps the version.
+        let c = Catalog::open(&t.path().join(CATALOG_FILE)).unwrap();
+        assert_eq!(c.schema_version().unwrap(), MIGRATIONS.len() as i64);
+    }
+
+    #[test]
+    fn catalog_newer_than_this_build_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join(CATALOG_FILE);
+        drop(Catalog::open(&p).unwrap());
+        let conn = Connection::open(&p).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+        drop(conn);
+        let err = Catalog::open(&p).err().unwrap();
+        assert_eq!(err.code(), "integrity.catalog");
+    }
+
+    #[test]
+    fn rows_are_insert_only() {
+        let t = tempfile::tempdir().unwrap();
+        let mut c = Catalog::open(&t.path().join(CATALOG_FILE)).unwrap();
+        c.record(&[(row(b"a"), put_root("a"))]).unwrap();
+        for sql in ["UPDATE objects SET size = 5", "UPDATE roots SET name = 'x'"] {
+            assert!(c.conn.execute(sql, []).is_err(), "{sql}");
+        }
+        // Recording the same object again changes nothing.
+        let mut again = row(b"a");
+        again.first_seen_ms = 99;
+        c.record(&[(again, put_root("a"))]).unwrap();
+        assert_eq!(
+            c.object(&Digest::of(b"a")).unwrap().unwrap().first_seen_ms,
+            1
+        );
+    }
+
+    #[test]
+    fn only_unrooted_objects_are_unreachable_and_deletable() {
+        let t = tempfile::tempdir().unwrap();
+        let mut c = Catalog::open(&t.path().join(CATALOG_FILE)).unwrap();
+        c.record(&[(row(b"kept"), put_root("k")), (row(b"loose"), None)])
+            .unwrap();
+        let un: Vec<Digest> = c
+            .unreachable_before(2)
+            .unwrap()
+            .iter()
+            .map(|r| r.digest)
+            .collect();
+        assert_eq!(un, vec![Digest::of(b"loose")]);
+        assert!(
+            c.unreachable_before(1).unwrap().is_empty(),
+            "grace period respected"
+        );
+        let deleted = c
+            .delete_unreachable(&[Digest::of(b"kept"), Digest::of(b"loose")])
+            .unwrap();
+        assert_eq!(deleted, vec![Digest::of(b"loose")]);
+        assert!(c.object(&Digest::of(b"kept")).unwrap().is_some());
+    }
+
+    #[test]
+    fn stats_count_every_reference_as_logical_bytes() {
+        let t = tempfile::tempdir().unwrap();
+        let mut c = Catalog::open(&t.path().join(CATALOG_FILE)).unwrap();
+        c.record(&[
+            (row(b"12345"), put_root("a")),
+            (row(b"12345"), put_root("b")),
+            (row(b"xy"), None),
+        ])
+        .unwrap();
+        let s = c.stats().unwrap();
+        assert_eq!((s.objects, s.references), (2, 2));
+        assert_eq!((s.logical_bytes, s.unique_bytes), (12, 7));
+        assert_eq!(s.stored_bytes, 14 + 11);
+    }
+}

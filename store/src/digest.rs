@@ -1,0 +1,187 @@
+//! Object identity: the SHA-256 of an object's raw bytes.
+//!
+//! There is exactly one textual form, `sha256:<64 lowercase hex>`. Parsing is
+//! strict (no upper case, no whitespace, no other algorithm) so that a digest
+//! that prints the same always names the same object.
+
+use std::fmt;
+use std::str::FromStr;
+
+use sha2::{Digest as _, Sha256};
+
+/// The prefix every digest carries in its textual form.
+pub const PREFIX: &str = "sha256:";
+
+/// A SHA-256 object key.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Digest([u8; 32]);
+
+/// Why a string is not a digest.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a digest (expected sha256:<64 lowercase hex>): {input:?}")]
+pub struct ParseDigestError {
+    /// The rejected input, cut to 100 characters.
+    pub input: String,
+}
+
+impl Digest {
+    /// Wraps 32 raw hash bytes.
+    pub const fn from_bytes(bytes: [u8; 32]) -> Self {
+        Digest(bytes)
+    }
+
+    /// The raw hash bytes.
+    pub const fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// Hashes a byte slice in memory. For streams use [`Hasher`].
+    pub fn of(bytes: &[u8]) -> Self {
+        Digest(Sha256::digest(bytes).into())
+    }
+
+    /// The 64 lowercase hex characters, without the prefix.
+    pub fn hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
+    /// The shard directory name: the first two hex characters.
+    pub fn shard(&self) -> String {
+        hex::encode(&self.0[..1])
+    }
+
+    /// Parses the bare 64-hex form used for object file names.
+    pub fn from_hex(hex_str: &str) -> Result<Self, ParseDigestError> {
+        let err = || ParseDigestError {
+            input: hex_str.chars().take(100).collect(),
+        };
+        if hex_str.len() != 64
+            || !hex_str
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return Err(err());
+        }
+        let mut out = [0u8; 32];
+        hex::decode_to_slice(hex_str, &mut out).map_err(|_| err())?;
+        Ok(Digest(out))
+    }
+}
+
+impl FromStr for Digest {
+    type Err = ParseDigestError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.strip_prefix(PREFIX) {
+            Some(rest) => Digest::from_hex(rest).map_err(|_| ParseDigestError {
+                input: s.chars().take(100).collect(),
+            }),
+            None => Err(ParseDigestError {
+                input: s.chars().take(100).collect(),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{PREFIX}{}", self.hex())
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl serde::Serialize for Digest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// An incremental SHA-256 that also counts bytes, so size travels with the digest.
+#[derive(Clone, Default)]
+pub struct Hasher {
+    inner: Sha256,
+    len: u64,
+}
+
+impl Hasher {
+    /// A fresh hasher.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.inner.update(bytes);
+        self.len += bytes.len() as u64;
+    }
+
+    /// Bytes fed so far.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when nothing was fed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The digest and the byte count.
+    pub fn finish(self) -> (Digest, u64) {
+        (Digest(self.inner.finalize().into()), self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EMPTY: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+    #[test]
+    fn digest_of_empty_input_matches_the_known_vector() {
+        assert_eq!(Digest::of(b"").to_string(), EMPTY);
+        let (d, n) = Hasher::new().finish();
+        assert_eq!((d.to_string().as_str(), n), (EMPTY, 0));
+    }
+
+    #[test]
+    fn digest_round_trips_through_its_text_form() {
+        let d: Digest = EMPTY.parse().unwrap();
+        assert_eq!(d.to_string(), EMPTY);
+        assert_eq!(d.shard(), "e3");
+    }
+
+    #[test]
+    fn digest_parse_rejects_every_other_form() {
+        for bad in [
+            "",
+            "sha256:",
+            &EMPTY[7..],
+            &EMPTY.to_uppercase(),
+            &format!("SHA256:{}", &EMPTY[7..]),
+            &format!("sha512:{}", &EMPTY[7..]),
+            &format!("{EMPTY}0"),
+            &EMPTY[..EMPTY.len() - 1],
+            &format!(" {EMPTY}"),
+            &format!("sha256:{}", "g".repeat(64)),
+            &format!("sha256:{}", "é".repeat(32)),
+        ] {
+            assert!(bad.parse::<Digest>().is_err(), "accepted {bad:?}");
+        }
+    }
+
+    #[test]
+    fn hasher_counts_and_matches_one_shot_hash() {
+        let mut h = Hasher::new();
+        h.update(b"hello ");
+        h.update(b"world");
+        let (d, n) = h.finish();
+        assert_eq!(n, 11);
+        assert_eq!(d, Digest::of(b"hello world"));
+    }
+}

@@ -1,0 +1,225 @@
+//! Typed store errors, each with a stable `class.name` code.
+//!
+//! The codes are part of the CLI contract (DESIGN.md section 6): scripts match
+//! on them, so a code never changes meaning once released.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::digest::Digest;
+
+/// Everything that can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The directory holds no `STORE-FORMAT` file.
+    #[error("{path}: not a coffer store (run `coffer init` first)")]
+    NotAStore {
+        /// The store root that was tried.
+        path: PathBuf,
+    },
+    /// `STORE-FORMAT` names a format or version this build cannot read.
+    #[error("{path}: unsupported store format: {detail}")]
+    UnsupportedFormat {
+        /// The `STORE-FORMAT` file.
+        path: PathBuf,
+        /// What was wrong with it.
+        detail: String,
+    },
+    /// No object with this digest is present.
+    #[error("object {digest} is not in the store")]
+    NotFound {
+        /// The digest asked for.
+        digest: Digest,
+    },
+    /// The catalog lists an object whose file is gone.
+    #[error("object {digest} is in the catalog but its file is missing")]
+    MissingObject {
+        /// The object.
+        digest: Digest,
+    },
+    /// Bytes did not hash to the digest they were supposed to have.
+    #[error("{subject}: digest mismatch: expected {expected}, got {actual}")]
+    DigestMismatch {
+        /// What was being read or written (object key or input path).
+        subject: String,
+        /// The digest that was promised.
+        expected: Digest,
+        /// The digest the bytes have.
+        actual: Digest,
+    },
+    /// Bytes had another length than promised.
+    #[error("{subject}: size mismatch: expected {expected} bytes, got {actual}")]
+    SizeMismatch {
+        /// What was being read or written.
+        subject: String,
+        /// Promised size.
+        expected: u64,
+        /// Actual size.
+        actual: u64,
+    },
+    /// A stored object file is not a valid frame (truncated, bit-flipped...).
+    #[error("object {digest}: stored frame is corrupt: {detail}")]
+    CorruptObject {
+        /// The object.
+        digest: Digest,
+        /// The decoder's complaint.
+        detail: String,
+    },
+    /// An input file changed size or identity while it was being read.
+    #[error("{path}: changed while being read")]
+    SourceChanged {
+        /// The input.
+        path: PathBuf,
+    },
+    /// A destination already exists; coffer never replaces a file.
+    #[error("{path}: already exists; coffer never replaces an existing file")]
+    DestinationExists {
+        /// The destination.
+        path: PathBuf,
+    },
+    /// `coffer init` was pointed at a directory that holds other things.
+    #[error("{path}: cannot create a store here: directory holds {entry:?}")]
+    RootNotEmpty {
+        /// The would-be store root.
+        path: PathBuf,
+        /// One foreign entry found there.
+        entry: String,
+    },
+    /// Something inside the store is a symlink or another unexpected type.
+    #[error("{path}: unexpected {what} inside the store; it is never followed")]
+    UnexpectedEntry {
+        /// Path of the entry inside the store.
+        path: PathBuf,
+        /// What kind of entry it is.
+        what: &'static str,
+    },
+    /// An input is not a regular file.
+    #[error("{path}: not a regular file ({what})")]
+    NotRegularFile {
+        /// The input.
+        path: PathBuf,
+        /// What it is instead.
+        what: &'static str,
+    },
+    /// A filesystem call failed.
+    #[error("{path}: {op}: {source}")]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// What coffer was doing.
+        op: &'static str,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The SQLite catalog failed.
+    #[error("catalog: {0}")]
+    Catalog(#[from] rusqlite::Error),
+    /// The catalog holds a value this build does not understand.
+    #[error("catalog: {0}")]
+    CatalogData(String),
+}
+
+impl StoreError {
+    /// The stable `class.name` code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::NotAStore { .. } => "validation.not_a_store",
+            StoreError::UnsupportedFormat { .. } => "validation.unsupported_store_format",
+            StoreError::NotFound { .. } => "io.not_found",
+            StoreError::MissingObject { .. } => "integrity.missing_object",
+            StoreError::DigestMismatch { .. } => "integrity.digest_mismatch",
+            StoreError::SizeMismatch { .. } => "integrity.size_mismatch",
+            // A frame that does not decode is bytes that are not what the key says.
+            StoreError::CorruptObject { .. } => "integrity.digest_mismatch",
+            StoreError::SourceChanged { .. } => "io.source_changed",
+            StoreError::DestinationExists { .. } => "conflict.destination_exists",
+            StoreError::UnexpectedEntry { .. } => "integrity.unexpected_entry",
+            StoreError::RootNotEmpty { .. } => "conflict.store_root_not_empty",
+            StoreError::NotRegularFile { .. } => "validation.not_regular_file",
+            StoreError::Io { source, .. } => io_code(source),
+            StoreError::Catalog(e) => catalog_code(e),
+            StoreError::CatalogData(_) => "integrity.catalog",
+        }
+    }
+
+    /// The file, path or digest the error is about, when there is one.
+    pub fn subject(&self) -> Option<String> {
+        match self {
+            StoreError::NotAStore { path }
+            | StoreError::UnsupportedFormat { path, .. }
+            | StoreError::SourceChanged { path }
+            | StoreError::DestinationExists { path }
+            | StoreError::UnexpectedEntry { path, .. }
+            | StoreError::RootNotEmpty { path, .. }
+            | StoreError::NotRegularFile { path, .. }
+            | StoreError::Io { path, .. } => Some(path.display().to_string()),
+            StoreError::NotFound { digest }
+            | StoreError::MissingObject { digest }
+            | StoreError::CorruptObject { digest, .. } => Some(digest.to_string()),
+            StoreError::DigestMismatch { subject, .. }
+            | StoreError::SizeMismatch { subject, .. } => Some(subject.clone()),
+            StoreError::Catalog(_) | StoreError::CatalogData(_) => {
+                Some(crate::catalog::CATALOG_FILE.into())
+            }
+        }
+    }
+
+    /// Wraps an OS error with the path and operation it came from.
+    pub fn io(path: impl Into<PathBuf>, op: &'static str, source: io::Error) -> Self {
+        StoreError::Io {
+            path: path.into(),
+            op,
+            source,
+        }
+    }
+}
+
+/// Classifies an OS error into a stable code.
+pub fn io_code(e: &io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(c) if c == rustix::io::Errno::NOSPC.raw_os_error() => "io.no_space",
+        Some(c) if c == rustix::io::Errno::DQUOT.raw_os_error() => "io.no_space",
+        Some(c) if c == rustix::io::Errno::ROFS.raw_os_error() => "io.read_only",
+        Some(c) if c == rustix::io::Errno::ACCESS.raw_os_error() => "io.permission_denied",
+        Some(c) if c == rustix::io::Errno::PERM.raw_os_error() => "io.permission_denied",
+        Some(c) if c == rustix::io::Errno::LOOP.raw_os_error() => "integrity.unexpected_entry",
+        Some(c) if c == rustix::io::Errno::XDEV.raw_os_error() => "io.cross_device",
+        _ if e.kind() == io::ErrorKind::NotFound => "io.not_found",
+        _ => "io.error",
+    }
+}
+
+fn catalog_code(e: &rusqlite::Error) -> &'static str {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DiskFull) => "io.no_space",
+        Some(rusqlite::ErrorCode::ReadOnly) => "io.read_only",
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) | Some(rusqlite::ErrorCode::NotADatabase) => {
+            "integrity.catalog"
+        }
+        Some(rusqlite::ErrorCode::DatabaseBusy) | Some(rusqlite::ErrorCode::DatabaseLocked) => {
+            "io.busy"
+        }
+        _ => "io.catalog",
+    }
+}
+
+/// Shorthand for results in this crate.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_errors_map_to_stable_codes() {
+        let e = |errno: rustix::io::Errno| io::Error::from_raw_os_error(errno.raw_os_error());
+        assert_eq!(io_code(&e(rustix::io::Errno::NOSPC)), "io.no_space");
+        assert_eq!(io_code(&e(rustix::io::Errno::ROFS)), "io.read_only");
+        assert_eq!(
+            io_code(&e(rustix::io::Errno::LOOP)),
+            "integrity.unexpected_entry"
+        );
+        assert_eq!(io_code(&e(rustix::io::Errno::NOENT)), "io.not_found");
+        assert_eq!(io_code(&e(rustix::io::Errno::IO)), "io.error");
+    }
+}

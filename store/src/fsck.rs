@@ -1,0 +1,184 @@
+//! `fsck`: prove the store is what the catalog says.
+//!
+//! Runs under the exclusive store lock, so no put is half-way through and
+//! every temp it sees is stale. Checks SQLite's own integrity, that every
+//! row has its object and every root its row, that the object namespace
+//! holds only well-named regular files, and (with `read_data`) re-hashes
+//! every object, quarantining any that fail.
+
+use std::collections::HashSet;
+
+use crate::digest::Digest;
+use crate::dir::EntryKind;
+use crate::error::{Result, StoreError};
+use crate::layout::LockMode;
+use crate::objects::{OBJECTS_DIR, QUARANTINE_DIR, TMP_DIR};
+use crate::store::Store;
+
+/// One problem fsck found.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    /// Stable `class.name` code.
+    pub code: &'static str,
+    /// Store-relative path or digest the finding is about.
+    pub path: String,
+    /// Human explanation.
+    pub message: String,
+}
+
+/// What fsck did and found.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FsckReport {
+    /// Cataloged objects.
+    pub cataloged: u64,
+    /// Object files on disk.
+    pub on_disk: u64,
+    /// Objects re-hashed (with `read_data`).
+    pub verified: u64,
+    /// Raw bytes re-hashed.
+    pub verified_bytes: u64,
+    /// Everything wrong; empty means clean.
+    pub findings: Vec<Finding>,
+}
+
+impl Store {
+    /// Checks the store; with `read_data`, re-hashes every object.
+    /// `progress` receives raw bytes verified.
+    pub fn fsck(&mut self, read_data: bool, progress: &dyn Fn(u64)) -> Result<FsckReport> {
+        let (dirs, catalog, lock) = self.parts();
+        lock.acquire(LockMode::Exclusive)?;
+        let mut report = FsckReport::default();
+        let mut find = |code: &'static str, path: String, message: String| {
+            report.findings.push(Finding {
+                code,
+                path,
+                message,
+            })
+        };
+
+        for problem in catalog.integrity_problems()? {
+            find("integrity.catalog", "catalog.sqlite".into(), problem);
+        }
+        for (root, digest) in catalog.dangling_roots()? {
+            find(
+                "integrity.dangling_reference",
+                digest.clone(),
+                format!(
+                    "root {}:{} names {digest}, which is not cataloged",
+                    root.kind, root.name
+                ),
+            );
+        }
+
+        let rows = catalog.objects()?;
+        let cataloged: HashSet<Digest> = rows.iter().map(|r| r.digest).collect();
+        let mut on_disk: Vec<(Digest, u64)> = Vec::new();
+        let list =
+            |d: &crate::dir::Dir| d.entries().map_err(|e| StoreError::io(d.path(), "list", e));
+        for (shard_name, kind) in list(&dirs.objects)? {
+            let rel = format!("{OBJECTS_DIR}/{shard_name}");
+            let is_shard = kind == EntryKind::Dir
+                && shard_name.len() == 2
+                && shard_name
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+            if !is_shard {
+                find(
+                    "integrity.unexpected_entry",
+                    rel,
+                    format!("unexpected {} in the object directory", kind.describe()),
+                );
+                continue;
+            }
+            let shard = dirs
+                .objects
+                .open_dir(&shard_name)
+                .map_err(|e| StoreError::io(dirs.objects.join(&shard_name), "open", e))?;
+            for (name, kind) in list(&shard)? {
+                let rel = format!("{rel}/{name}");
+                let digest = Digest::from_hex(&name)
+                    .ok()
+                    .filter(|d| d.shard() == shard_name);
+                match (kind, digest) {
+                    (EntryKind::File, Some(d)) => {
+                        let stored = shard
+                            .entry_kind(&name)
+                            .map_err(|e| StoreError::io(shard.join(&name), "stat", e))?
+                            .map(|(_, st)| st.st_size as u64)
+                            .unwrap_or(0);
+                        if !cataloged.contains(&d) {
+                            find("integrity.orphan_object", rel, format!("{d} is on disk but not cataloged (a put was interrupted; gc reclaims it)"));
+                        }
+                        on_disk.push((d, stored));
+                    }
+                    (kind, _) => find(
+                        "integrity.unexpected_entry",
+                        rel,
+                        format!("unexpected {} among objects", kind.describe()),
+                    ),
+                }
+            }
+        }
+        report.on_disk = on_disk.len() as u64;
+        report.cataloged = rows.len() as u64;
+        let present: HashSet<Digest> = on_disk.iter().map(|(d, _)| *d).collect();
+        for row in &rows {
+            if !present.contains(&row.digest) {
+                find(
+                    "integrity.missing_object",
+                    row.digest.to_string(),
+                    format!("{} is cataloged but its file is missing", row.digest),
+                );
+            }
+        }
+        let stored_of: std::collections::HashMap<Digest, u64> = on_disk.iter().copied().collect();
+        for row in &rows {
+            if let Some(&s) = stored_of.get(&row.digest) {
+                if s != row.stored_size {
+                    find(
+                        "integrity.size_mismatch",
+                        row.digest.to_string(),
+                        format!(
+                            "stored frame is {s} bytes, catalog says {}",
+                            row.stored_size
+                        ),
+                    );
+                }
+            }
+        }
+        for (name, _) in list(&dirs.tmp)? {
+            find(
+                "integrity.stale_temp",
+                format!("{TMP_DIR}/{name}"),
+                "temp file left by an interrupted write (gc removes it after the grace period)"
+                    .into(),
+            );
+        }
+        for (name, _) in list(&dirs.quarantine)? {
+            find(
+                "integrity.quarantined_object",
+                format!("{QUARANTINE_DIR}/{name}"),
+                "object that failed verification, kept for inspection".into(),
+            );
+        }
+
+        if read_data {
+            for (d, _) in &on_disk {
+                match self.verify_object(d) {
+                    Ok(n) => {
+                        report.verified += 1;
+                        report.verified_bytes += n;
+                        progress(n);
+                    }
+                    Err(e) => report.findings.push(Finding {
+                        code: e.code(),
+                        path: d.to_string(),
+                        message: format!("{e}; moved to {QUARANTINE_DIR}/"),
+                    }),
+                }
+            }
+        }
+        Ok(report)
+    }
+}

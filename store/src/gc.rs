@@ -1,0 +1,149 @@
+//! Garbage collection: remove what nothing roots, once it is old enough.
+//!
+//! Runs under the exclusive store lock (no put can race it: a put that finds
+//! an object by dedup would otherwise catalog a file gc is about to unlink).
+//! Catalog rows are deleted before their files, so a crash in between leaves
+//! an orphan file (legal, reclaimed next time), never a row without a file.
+//! Quarantined objects are never deleted.
+
+use std::time::Duration;
+
+use crate::digest::Digest;
+use crate::dir::{Dir, EntryKind};
+use crate::error::{Result, StoreError};
+use crate::layout::LockMode;
+use crate::objects::{now_ms, ObjectDirs, TMP_DIR};
+use crate::store::Store;
+
+/// What gc removed (or, with `dry_run`, would remove).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GcReport {
+    /// Whether anything was actually removed.
+    pub dry_run: bool,
+    /// Cataloged objects that no root holds.
+    pub unreachable: Vec<Digest>,
+    /// Object files with no catalog row.
+    pub orphans: Vec<Digest>,
+    /// Stale temp files (store-relative paths).
+    pub temps: Vec<String>,
+    /// Bytes of stored frames and temps freed.
+    pub freed_bytes: u64,
+}
+
+fn mtime_ms(st: &rustix::fs::Stat) -> i64 {
+    st.st_mtime as i64 * 1000 + st.st_mtime_nsec as i64 / 1_000_000
+}
+
+fn list(d: &Dir) -> Result<Vec<(String, EntryKind)>> {
+    d.entries().map_err(|e| StoreError::io(d.path(), "list", e))
+}
+
+fn stat(d: &Dir, name: &str) -> Result<Option<rustix::fs::Stat>> {
+    Ok(d.entry_kind(name)
+        .map_err(|e| StoreError::io(d.join(name), "stat", e))?
+        .map(|(_, st)| st))
+}
+
+fn remove(d: &Dir, name: &str) -> Result<()> {
+    d.remove_file(name)
+        .map_err(|e| StoreError::io(d.join(name), "remove", e))
+}
+
+/// Object files older than `cutoff_ms` that `keep` does not name.
+fn old_orphans(
+    dirs: &ObjectDirs,
+    cutoff_ms: i64,
+    is_cataloged: &dyn Fn(&Digest) -> Result<bool>,
+) -> Result<Vec<(Digest, u64)>> {
+    let mut out = Vec::new();
+    for (shard_name, kind) in list(&dirs.objects)? {
+        if kind != EntryKind::Dir {
+            continue;
+        }
+        let shard = dirs
+            .objects
+            .open_dir(&shard_name)
+            .map_err(|e| StoreError::io(dirs.objects.join(&shard_name), "open", e))?;
+        for (name, kind) in list(&shard)? {
+            let Some(d) = Digest::from_hex(&name)
+                .ok()
+                .filter(|d| d.shard() == shard_name)
+            else {
+                continue;
+            };
+            if kind != EntryKind::File || is_cataloged(&d)? {
+                continue;
+            }
+            if let Some(st) = stat(&shard, &name)? {
+                if mtime_ms(&st) < cutoff_ms {
+                    out.push((d, st.st_size as u64));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl Store {
+    /// Removes unreachable objects, orphans and temps older than `grace`.
+    pub fn gc(&mut self, grace: Duration, dry_run: bool) -> Result<GcReport> {
+        let cutoff = now_ms() - grace.as_millis() as i64;
+        let (dirs, catalog, lock) = self.parts();
+        lock.acquire(LockMode::Exclusive)?;
+        let mut report = GcReport {
+            dry_run,
+            ..GcReport::default()
+        };
+
+        let unreachable = catalog.unreachable_before(cutoff)?;
+        let digests: Vec<Digest> = unreachable.iter().map(|r| r.digest).collect();
+        let removed = if dry_run {
+            digests
+        } else {
+            catalog.delete_unreachable(&digests)?
+        };
+        for row in unreachable.iter().filter(|r| removed.contains(&r.digest)) {
+            report.freed_bytes += row.stored_size;
+        }
+        if !dry_run {
+            for d in &removed {
+                if let Ok(shard) = dirs.objects.open_dir(&d.shard()) {
+                    remove(&shard, &d.hex())?;
+                }
+            }
+        }
+        report.unreachable = removed;
+
+        let cataloged = |d: &Digest| -> Result<bool> { Ok(catalog.object(d)?.is_some()) };
+        for (d, size) in old_orphans(dirs, cutoff, &cataloged)? {
+            if !dry_run {
+                let shard = dirs
+                    .objects
+                    .open_dir(&d.shard())
+                    .map_err(|e| StoreError::io(dirs.objects.join(d.shard()), "open", e))?;
+                remove(&shard, &d.hex())?;
+            }
+            report.freed_bytes += size;
+            report.orphans.push(d);
+        }
+
+        for (name, _) in list(&dirs.tmp)? {
+            if let Some(st) = stat(&dirs.tmp, &name)? {
+                if mtime_ms(&st) < cutoff {
+                    if !dry_run {
+                        remove(&dirs.tmp, &name)?;
+                    }
+                    report.freed_bytes += st.st_size as u64;
+                    report.temps.push(format!("{TMP_DIR}/{name}"));
+                }
+            }
+        }
+        if !dry_run {
+            dirs.objects
+                .sync_filesystem()
+                .map_err(|e| StoreError::io(dirs.objects.path(), "syncfs", e))?;
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,263 @@
+//! The store's directory layout, its `STORE-FORMAT` marker, the export key
+//! and the store-wide lock.
+//!
+//! `STORE-FORMAT` is written last during `init` (temp + no-replace rename), so
+//! a directory with that file is a complete store and one without it is not a
+//! store at all; an interrupted `init` is finished by running it again.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::FlockOperation;
+
+use crate::catalog::{Catalog, CATALOG_FILE};
+use crate::dir::Dir;
+use crate::error::{Result, StoreError};
+use crate::objects::{temp_name, ObjectDirs, OBJECTS_DIR, QUARANTINE_DIR, TMP_DIR};
+
+/// Name of the format marker in the store root.
+pub const FORMAT_FILE: &str = "STORE-FORMAT";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u64 = 1;
+/// Directory of key material (mode 0700).
+pub const KEYS_DIR: &str = "keys";
+/// The per-store secret key for export identity rewriting (32 bytes, 0600).
+pub const EXPORT_KEY_FILE: &str = "export.key";
+/// The store-wide lock file.
+pub const LOCK_FILE: &str = "lock";
+/// Hard cap on the size of `STORE-FORMAT` we are willing to read.
+const FORMAT_MAX_BYTES: u64 = 64 << 10;
+
+/// Entries `init` tolerates in a root it completes (left by an earlier,
+/// interrupted `init`).
+const OWN_ENTRIES: &[&str] = &[
+    "objects",
+    TMP_DIR,
+    QUARANTINE_DIR,
+    KEYS_DIR,
+    LOCK_FILE,
+    CATALOG_FILE,
+    "catalog.sqlite-wal",
+    "catalog.sqlite-shm",
+    "catalog.sqlite-journal",
+];
+
+/// The JSON written to `STORE-FORMAT`.
+pub fn format_document() -> String {
+    let doc = serde_json::json!({
+        "format": "coffer",
+        "version": FORMAT_VERSION,
+        "objectKey": "sha256",
+        "objectPath": "objects/sha256/<first 2 hex>/<64 hex>",
+        "objectEncoding": "zstd-frame; content checksum; content size",
+        "catalog": CATALOG_FILE,
+    });
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&doc).expect("static JSON")
+    )
+}
+
+/// Checks the `STORE-FORMAT` file of an opened root.
+pub fn check_format(root: &Dir) -> Result<()> {
+    let path = root.join(FORMAT_FILE);
+    let f = match root.open_file(FORMAT_FILE) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(StoreError::NotAStore {
+                path: root.path().to_path_buf(),
+            })
+        }
+        Err(e) => return Err(StoreError::io(path, "open", e)),
+    };
+    let mut text = String::new();
+    f.take(FORMAT_MAX_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| StoreError::io(&path, "read", e))?;
+    let bad = |detail: String| StoreError::UnsupportedFormat {
+        path: path.clone(),
+        detail,
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    if v.get("format").and_then(|f| f.as_str()) != Some("coffer") {
+        return Err(bad("\"format\" is not \"coffer\"".into()));
+    }
+    match v.get("version").and_then(|f| f.as_u64()) {
+        Some(FORMAT_VERSION) => Ok(()),
+        other => Err(bad(format!(
+            "version {other:?}; this build reads version {FORMAT_VERSION}"
+        ))),
+    }
+}
+
+/// Writes `name` in `dir` with `bytes`, durably, never replacing an existing
+/// file. Returns whether this call created it.
+pub fn write_new_durable(dir: &Dir, name: &str, bytes: &[u8], mode: u32) -> Result<bool> {
+    let tmp = temp_name(name);
+    let mut f = dir
+        .create_new(&tmp, mode)
+        .map_err(|e| StoreError::io(dir.join(&tmp), "create", e))?;
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    if let Err(e) = written {
+        let _ = dir.remove_file(&tmp);
+        return Err(StoreError::io(dir.join(&tmp), "write", e));
+    }
+    let renamed = dir.rename_no_replace(&tmp, dir, name);
+    let _ = dir.remove_file(&tmp);
+    let created = renamed.map_err(|e| StoreError::io(dir.join(name), "publish", e))?
+        == crate::dir::Renamed::Done;
+    dir.sync()
+        .map_err(|e| StoreError::io(dir.path(), "fsync directory", e))?;
+    Ok(created)
+}
+
+/// Creates a store at `path` (or completes an interrupted `init`). Returns
+/// whether a new store was created; an existing store is left untouched.
+pub fn init(path: &Path) -> Result<bool> {
+    std::fs::create_dir_all(path).map_err(|e| StoreError::io(path, "create directory", e))?;
+    let root = Dir::open(path).map_err(|e| StoreError::io(path, "open", e))?;
+    if root
+        .entry_kind(FORMAT_FILE)
+        .map_err(|e| StoreError::io(root.join(FORMAT_FILE), "stat", e))?
+        .is_some()
+    {
+        check_format(&root)?;
+        return Ok(false);
+    }
+    for (name, _) in root
+        .entries()
+        .map_err(|e| StoreError::io(path, "list", e))?
+    {
+        let ours =
+            OWN_ENTRIES.contains(&name.as_str()) || name.starts_with(&format!("{FORMAT_FILE}."));
+        if !ours {
+            return Err(StoreError::RootNotEmpty {
+                path: path.to_path_buf(),
+                entry: name,
+            });
+        }
+        if name.starts_with(&format!("{FORMAT_FILE}.")) {
+            let _ = root.remove_file(&name);
+        }
+    }
+    let ensure = |parent: &Dir, name: &str| {
+        parent
+            .ensure_dir(name)
+            .map_err(|e| StoreError::io(parent.join(name), "create directory", e))
+    };
+    let objects = ensure(&root, "objects")?;
+    ensure(&objects, OBJECTS_DIR.rsplit('/').next().expect("path"))?;
+    ensure(&root, TMP_DIR)?;
+    ensure(&root, QUARANTINE_DIR)?;
+    let keys = ensure(&root, KEYS_DIR)?;
+    std::fs::set_permissions(
+        keys.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .map_err(|e| StoreError::io(keys.path(), "chmod", e))?;
+    open_lock_file(&root)?;
+    drop(Catalog::open(&root.join(CATALOG_FILE))?);
+    if keys
+        .entry_kind(EXPORT_KEY_FILE)
+        .map_err(|e| StoreError::io(keys.join(EXPORT_KEY_FILE), "stat", e))?
+        .is_none()
+    {
+        let mut key = [0u8; 32];
+        getrandom::getrandom(&mut key).map_err(|e| {
+            StoreError::io(
+                keys.join(EXPORT_KEY_FILE),
+                "random",
+                std::io::Error::other(e.to_string()),
+            )
+        })?;
+        write_new_durable(&keys, EXPORT_KEY_FILE, &key, 0o600)?;
+    }
+    root.sync()
+        .map_err(|e| StoreError::io(path, "fsync directory", e))?;
+    write_new_durable(&root, FORMAT_FILE, format_document().as_bytes(), 0o444)
+}
+
+/// Opens the root and object directories of an existing store.
+pub fn open_dirs(path: &Path) -> Result<ObjectDirs> {
+    let root = Dir::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => StoreError::NotAStore {
+            path: path.to_path_buf(),
+        },
+        _ => StoreError::io(path, "open", e),
+    })?;
+    check_format(&root)?;
+    ObjectDirs::open(root)
+}
+
+fn open_lock_file(root: &Dir) -> Result<File> {
+    match root.open_file(LOCK_FILE) {
+        Ok(f) => Ok(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            match root.create_new(LOCK_FILE, 0o644) {
+                Ok(f) => Ok(f),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => root
+                    .open_file(LOCK_FILE)
+                    .map_err(|e| StoreError::io(root.join(LOCK_FILE), "open", e)),
+                Err(e) => Err(StoreError::io(root.join(LOCK_FILE), "create", e)),
+            }
+        }
+        Err(e) => Err(StoreError::io(root.join(LOCK_FILE), "open", e)),
+    }
+}
+
+/// How a process holds the store-wide lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LockMode {
+    /// Not held.
+    None,
+    /// Writers (put, ingest) share it: publication itself needs no mutual
+    /// exclusion, only protection from a concurrent gc.
+    Shared,
+    /// gc and fsck hold it alone, so no object is published while they decide
+    /// what is unreachable or orphaned.
+    Exclusive,
+}
+
+/// The store-wide advisory lock (`flock` on `<root>/lock`); released when
+/// dropped or when the process dies.
+#[derive(Debug)]
+pub struct StoreLock {
+    file: File,
+    path: PathBuf,
+    mode: LockMode,
+}
+
+impl StoreLock {
+    /// Opens the lock file without taking the lock.
+    pub fn open(root: &Dir) -> Result<Self> {
+        Ok(StoreLock {
+            file: open_lock_file(root)?,
+            path: root.join(LOCK_FILE),
+            mode: LockMode::None,
+        })
+    }
+
+    /// Takes the lock in at least `mode`, blocking until it is granted.
+    pub fn acquire(&mut self, mode: LockMode) -> Result<()> {
+        if self.mode >= mode {
+            return Ok(());
+        }
+        let op = match mode {
+            LockMode::None => return Ok(()),
+            LockMode::Shared => FlockOperation::LockShared,
+            LockMode::Exclusive => FlockOperation::LockExclusive,
+        };
+        rustix::fs::flock(self.file.as_fd(), op)
+            .map_err(|e| StoreError::io(&self.path, "lock", e.into()))?;
+        self.mode = mode;
+        Ok(())
+    }
+
+    /// The mode currently held.
+    pub fn mode(&self) -> LockMode {
+        self.mode
+    }
+}

@@ -1,0 +1,564 @@
+//! [`Store`]: the content-addressed store as a library user sees it.
+//!
+//! Puts go through a [`Batch`] (a single put is a batch of one): every object
+//! is staged in `tmp/`, made durable, published with a no-replace rename, its
+//! shard directory made durable, and only then cataloged. So no catalog row
+//! ever names an object that is not durable; a crash leaves at worst a temp
+//! or an uncataloged (orphan) object, both reclaimed by gc.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::catalog::{Catalog, CatalogStats, ObjectRow, Root, CATALOG_FILE};
+use crate::digest::Digest;
+use crate::error::{Result, StoreError};
+use crate::frame::{self, SmallEncoder, Verdict, VerifyFailed, VerifyingDecoder, SMALL_OBJECT_MAX};
+use crate::layout::{self, LockMode, StoreLock};
+use crate::objects::{now_ms, ObjectDirs, Staged};
+
+/// An open store.
+pub struct Store {
+    path: PathBuf,
+    dirs: ObjectDirs,
+    catalog: Catalog,
+    lock: StoreLock,
+}
+
+/// What a put may check and record.
+#[derive(Debug, Clone, Default)]
+pub struct PutOptions {
+    /// The digest the bytes must have; otherwise `integrity.digest_mismatch`
+    /// and nothing is stored.
+    pub expected_digest: Option<Digest>,
+    /// The size the bytes must have; checked before reading when the input
+    /// is a file.
+    pub expected_size: Option<u64>,
+    /// The root that keeps the object alive (`None`: gc may reclaim it after
+    /// the grace period).
+    pub root: Option<Root>,
+}
+
+/// The result of one put.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PutOutcome {
+    /// The object's key.
+    pub digest: Digest,
+    /// Raw size.
+    pub size: u64,
+    /// Size of the stored frame (of this put's frame when it was new; of the
+    /// existing one on a dedup hit, when known).
+    pub stored_size: u64,
+    /// True when this put created the object file; false on a dedup hit.
+    pub created: bool,
+}
+
+impl Store {
+    /// Creates a store at `path` (or completes an interrupted init) and opens
+    /// it. The flag tells whether a new store was created.
+    pub fn init(path: &Path) -> Result<(Store, bool)> {
+        let created = layout::init(path)?;
+        Ok((Store::open(path)?, created))
+    }
+
+    /// Opens an existing store.
+    pub fn open(path: &Path) -> Result<Store> {
+        let dirs = layout::open_dirs(path)?;
+        let catalog = Catalog::open(&path.join(CATALOG_FILE))?;
+        let lock = StoreLock::open(&dirs.root)?;
+        Ok(Store {
+            path: path.to_path_buf(),
+            dirs,
+            catalog,
+            lock,
+        })
+    }
+
+    /// The store root.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The catalog (read access).
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub(crate) fn parts(&mut self) -> (&ObjectDirs, &mut Catalog, &mut StoreLock) {
+        (&self.dirs, &mut self.catalog, &mut self.lock)
+    }
+
+    /// Starts a batch of puts (takes the shared store lock).
+    pub fn batch(&mut self) -> Result<Batch<'_>> {
+        self.lock.acquire(LockMode::Shared)?;
+        Ok(Batch {
+            store: self,
+            entries: Vec::new(),
+            in_batch: HashMap::new(),
+            small: None,
+            buf: Vec::new(),
+            progress: None,
+        })
+    }
+
+    /// Puts one file.
+    pub fn put_file(&mut self, path: &Path, opts: PutOptions) -> Result<PutOutcome> {
+        let mut b = self.batch()?;
+        b.add_file(path, opts)?;
+        Ok(b.commit()?.remove(0))
+    }
+
+    /// Puts a stream of unknown length (e.g. stdin).
+    pub fn put_reader(&mut self, input: &mut dyn Read, opts: PutOptions) -> Result<PutOutcome> {
+        let mut b = self.batch()?;
+        b.add_reader(input, Path::new("-"), opts)?;
+        Ok(b.commit()?.remove(0))
+    }
+
+    /// True when the object is cataloged and its file is present (no content
+    /// check; use [`Store::verify_object`] for that).
+    pub fn has(&self, d: &Digest) -> Result<bool> {
+        Ok(self.catalog.object(d)?.is_some() && self.dirs.exists(d)?)
+    }
+
+    /// Opens an object for streaming; the reader verifies digest and size and
+    /// quarantines the file if they do not match.
+    pub fn open_object(&self, d: &Digest) -> Result<ObjectReader<'_>> {
+        let row = self.catalog.object(d)?;
+        let file = match self.dirs.open_frame(d) {
+            Err(StoreError::NotFound { .. }) if row.is_some() => {
+                return Err(StoreError::MissingObject { digest: *d })
+            }
+            other => other?,
+        };
+        let dec = VerifyingDecoder::new(file, *d, row.as_ref().map(|r| r.size))
+            .map_err(|e| StoreError::io(self.dirs.object_path(d), "open", e))?;
+        Ok(ObjectReader {
+            dirs: &self.dirs,
+            digest: *d,
+            expected_size: row.map(|r| r.size),
+            dec,
+        })
+    }
+
+    /// Streams a verified object into `out`. Bytes reach `out` as they
+    /// decode; on a mismatch the error comes last and the object is
+    /// quarantined. Use [`Store::get_to_new_file`] when a partial or bad
+    /// copy must never be visible.
+    pub fn copy_object(&self, d: &Digest, out: &mut dyn Write) -> Result<u64> {
+        let mut r = self.open_object(d)?;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut n = 0u64;
+        loop {
+            let k = r.read_checked(&mut buf)?;
+            if k == 0 {
+                return Ok(n);
+            }
+            out.write_all(&buf[..k])
+                .map_err(|e| StoreError::io("<output>", "write", e))?;
+            n += k as u64;
+        }
+    }
+
+    /// Re-hashes an object; returns its size.
+    pub fn verify_object(&self, d: &Digest) -> Result<u64> {
+        self.copy_object(d, &mut io::sink())
+    }
+
+    /// Writes a verified copy of an object to `dest`, which must not exist:
+    /// the bytes go to a temp file beside it, are verified and fsynced, and
+    /// only then appear under `dest` (never replacing anything).
+    pub fn get_to_new_file(&self, d: &Digest, dest: &Path) -> Result<u64> {
+        if dest.symlink_metadata().is_ok() {
+            return Err(StoreError::DestinationExists {
+                path: dest.to_path_buf(),
+            });
+        }
+        let parent = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".coffer-get.")
+            .tempfile_in(parent)
+            .map_err(|e| StoreError::io(parent, "create temp", e))?;
+        let n = self.copy_object(d, tmp.as_file_mut())?;
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| StoreError::io(tmp.path(), "fsync", e))?;
+        tmp.persist_noclobber(dest).map_err(|e| {
+            if e.error.kind() == io::ErrorKind::AlreadyExists {
+                StoreError::DestinationExists {
+                    path: dest.to_path_buf(),
+                }
+            } else {
+                StoreError::io(dest, "publish", e.error)
+            }
+        })?;
+        if let Ok(d) = File::open(parent) {
+            let _ = d.sync_all();
+        }
+        Ok(n)
+    }
+
+    /// Every cataloged object.
+    pub fn objects(&self) -> Result<Vec<ObjectRow>> {
+        self.catalog.objects()
+    }
+
+    /// Catalog totals.
+    pub fn stats(&self) -> Result<CatalogStats> {
+        self.catalog.stats()
+    }
+}
+
+/// A streaming, verifying reader of one object.
+pub struct ObjectReader<'s> {
+    dirs: &'s ObjectDirs,
+    digest: Digest,
+    expected_size: Option<u64>,
+    dec: VerifyingDecoder<File>,
+}
+
+impl ObjectReader<'_> {
+    /// Like `read`, but with the store's typed error; quarantines the object
+    /// on a mismatch.
+    pub fn read_checked(&mut self, buf: &mut [u8]) -> Result<usize> {
+        loop {
+            match self.dec.read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.fail(e)),
+            }
+        }
+    }
+
+    fn fail(&self, e: io::Error) -> StoreError {
+        let verdict = e
+            .get_ref()
+            .and_then(|i| i.downcast_ref::<VerifyFailed>())
+            .map(|v| v.0.clone());
+        let Some(verdict) = verdict else {
+            return StoreError::io(self.dirs.object_path(&self.digest), "read", e);
+        };
+        // The bad file leaves the object namespace so it is never served
+        // again; quarantine never deletes it.
+        let _ = self.dirs.quarantine(&self.digest);
+        let subject = self.digest.to_string();
+        match verdict {
+            Verdict::WrongDigest(actual) => StoreError::DigestMismatch {
+                subject,
+                expected: self.digest,
+                actual,
+            },
+            Verdict::WrongSize(actual) => StoreError::SizeMismatch {
+                subject,
+                expected: self.expected_size.unwrap_or_default(),
+                actual,
+            },
+            Verdict::Corrupt(detail) => StoreError::CorruptObject {
+                digest: self.digest,
+                detail,
+            },
+            Verdict::Good => unreachable!("a good verdict is not an error"),
+        }
+    }
+}
+
+impl Read for ObjectReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_checked(buf).map_err(io::Error::other)
+    }
+}
+
+/// One entry of a batch.
+struct Entry {
+    digest: Digest,
+    size: u64,
+    staged: Option<Staged>,
+    root: Option<Root>,
+}
+
+/// A group of puts that share one durability pass and one catalog
+/// transaction. Memory stays bounded: small inputs are read one at a time
+/// into a reused buffer, large ones are streamed; the batch keeps only
+/// metadata. Temps not committed are removed when the batch is dropped.
+pub struct Batch<'s> {
+    store: &'s mut Store,
+    entries: Vec<Entry>,
+    in_batch: HashMap<Digest, usize>,
+    small: Option<SmallEncoder>,
+    buf: Vec<u8>,
+    progress: Option<Box<dyn Fn(u64) + 's>>,
+}
+
+impl<'s> Batch<'s> {
+    /// Reports bytes consumed to `f` as inputs are read.
+    pub fn on_progress(&mut self, f: impl Fn(u64) + 's) {
+        self.progress = Some(Box::new(f));
+    }
+
+    /// Number of puts in the batch.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn tick(&self, n: u64) {
+        if let Some(p) = &self.progress {
+            p(n)
+        }
+    }
+
+    /// Adds a regular file. The file must not change while it is read.
+    pub fn add_file(&mut self, path: &Path, opts: PutOptions) -> Result<(Digest, u64)> {
+        let mut f = File::open(path).map_err(|e| StoreError::io(path, "open", e))?;
+        let before = f.metadata().map_err(|e| StoreError::io(path, "stat", e))?;
+        if !before.is_file() {
+            return Err(StoreError::NotRegularFile {
+                path: path.to_path_buf(),
+                what: if before.is_dir() {
+                    "directory"
+                } else {
+                    "special file"
+                },
+            });
+        }
+        let size = before.len();
+        if let Some(expected) = opts.expected_size.filter(|&s| s != size) {
+            return Err(StoreError::SizeMismatch {
+                subject: path.display().to_string(),
+                expected,
+                actual: size,
+            });
+        }
+        let r = self.add_sized(&mut f, size, path, opts)?;
+        let after = f.metadata().map_err(|e| StoreError::io(path, "stat", e))?;
+        if after.len() != size
+            || after.mtime() != before.mtime()
+            || after.mtime_nsec() != before.mtime_nsec()
+        {
+            self.drop_last();
+            return Err(StoreError::SourceChanged {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(r)
+    }
+
+    /// Adds a stream of unknown length. Up to 1 MiB is buffered in memory;
+    /// longer streams are spooled to `tmp/` first, because the frame header
+    /// records the content size.
+    pub fn add_reader(
+        &mut self,
+        input: &mut dyn Read,
+        subject: &Path,
+        opts: PutOptions,
+    ) -> Result<(Digest, u64)> {
+        let mut head = vec![0u8; SMALL_OBJECT_MAX + 1];
+        let n =
+            frame::read_full(input, &mut head).map_err(|e| StoreError::io(subject, "read", e))?;
+        head.truncate(n);
+        if n <= SMALL_OBJECT_MAX {
+            return self.add_sized(&mut &head[..], n as u64, subject, opts);
+        }
+        let tmp = &self.store.dirs.tmp;
+        let spool_name = crate::objects::temp_name("spool");
+        let spooled = (|| -> Result<(File, u64)> {
+            let mut w = tmp
+                .create_new(&spool_name, 0o600)
+                .map_err(|e| StoreError::io(tmp.join(&spool_name), "create spool", e))?;
+            w.write_all(&head)
+                .map_err(|e| StoreError::io(tmp.join(&spool_name), "write spool", e))?;
+            let rest = io::copy(input, &mut w).map_err(|e| StoreError::io(subject, "read", e))?;
+            drop(w);
+            let r = tmp
+                .open_file(&spool_name)
+                .map_err(|e| StoreError::io(tmp.join(&spool_name), "open spool", e))?;
+            Ok((r, n as u64 + rest))
+        })();
+        let result = spooled.and_then(|(mut r, size)| self.add_sized(&mut r, size, subject, opts));
+        let _ = self.store.dirs.tmp.remove_file(&spool_name);
+        result
+    }
+
+    fn add_sized(
+        &mut self,
+        input: &mut dyn Read,
+        size: u64,
+        subject: &Path,
+        opts: PutOptions,
+    ) -> Result<(Digest, u64)> {
+        let dirs = &self.store.dirs;
+        let changed = || StoreError::SourceChanged {
+            path: subject.to_path_buf(),
+        };
+        let (digest, staged) = if size <= SMALL_OBJECT_MAX as u64 {
+            self.buf.resize(size as usize + 1, 0);
+            let n = frame::read_full(input, &mut self.buf)
+                .map_err(|e| StoreError::io(subject, "read", e))?;
+            if n as u64 != size {
+                return Err(changed());
+            }
+            let data = &self.buf[..n];
+            self.tick(n as u64);
+            let digest = Digest::of(data);
+            check_expected(&opts, subject, digest)?;
+            if self.in_batch.contains_key(&digest) || dirs.exists(&digest)? {
+                (digest, None)
+            } else {
+                if self.small.is_none() {
+                    self.small = Some(
+                        SmallEncoder::new().map_err(|e| StoreError::io(subject, "compress", e))?,
+                    );
+                }
+                let enc = self.small.as_mut().expect("just set");
+                (digest, Some(dirs.stage_bytes(data, enc)?))
+            }
+        } else {
+            let tick = |n| self.tick(n);
+            let staged = dirs.stage_stream(input, size, subject, true, &tick)?;
+            let digest = staged.encoded.digest;
+            if let Err(e) = check_expected(&opts, subject, digest) {
+                dirs.discard(&staged);
+                return Err(e);
+            }
+            (digest, Some(staged))
+        };
+        self.in_batch.entry(digest).or_insert(self.entries.len());
+        self.entries.push(Entry {
+            digest,
+            size,
+            staged,
+            root: opts.root,
+        });
+        Ok((digest, size))
+    }
+
+    fn drop_last(&mut self) {
+        if let Some(e) = self.entries.pop() {
+            if let Some(s) = &e.staged {
+                self.store.dirs.discard(s);
+            }
+            if self.in_batch.get(&e.digest) == Some(&self.entries.len()) {
+                self.in_batch.remove(&e.digest);
+            }
+        }
+    }
+
+    /// Makes every object durable, publishes it, and catalogs the batch in one
+    /// transaction. Returns one outcome per add, in order.
+    pub fn commit(mut self) -> Result<Vec<PutOutcome>> {
+        let dirs = &self.store.dirs;
+        let unsynced: Vec<&Staged> = self
+            .entries
+            .iter()
+            .filter_map(|e| e.staged.as_ref())
+            .filter(|s| !s.synced)
+            .collect();
+        match unsynced.as_slice() {
+            [] => {}
+            [one] => {
+                let f = dirs
+                    .tmp
+                    .open_file(&one.tmp_name)
+                    .map_err(|e| StoreError::io(dirs.tmp.join(&one.tmp_name), "open temp", e))?;
+                f.sync_all()
+                    .map_err(|e| StoreError::io(dirs.tmp.join(&one.tmp_name), "fsync", e))?;
+            }
+            _ => dirs
+                .tmp
+                .sync_filesystem()
+                .map_err(|e| StoreError::io(dirs.tmp.path(), "syncfs", e))?,
+        }
+        let mut created = vec![false; self.entries.len()];
+        let mut stored = vec![0u64; self.entries.len()];
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if let Some(s) = e.staged.take() {
+                stored[i] = s.encoded.stored_size;
+                created[i] = dirs.publish(&s)?;
+            }
+        }
+        // The shard entries (new, or found by dedup: an orphan left by a
+        // crashed writer may not be durable yet) must be on disk before the
+        // catalog names them.
+        match self.entries.as_slice() {
+            [] => {}
+            [one] => dirs.sync_shard(&one.digest)?,
+            _ => dirs
+                .objects
+                .sync_filesystem()
+                .map_err(|e| StoreError::io(dirs.objects.path(), "syncfs", e))?,
+        }
+        let now = now_ms();
+        let mut rows = Vec::with_capacity(self.entries.len());
+        for (i, e) in self.entries.iter().enumerate() {
+            if stored[i] == 0 {
+                stored[i] = match self.in_batch.get(&e.digest) {
+                    Some(&first) if stored[first] > 0 => stored[first],
+                    _ => self.existing_stored_size(&e.digest)?,
+                };
+            }
+            rows.push((
+                ObjectRow {
+                    digest: e.digest,
+                    size: e.size,
+                    stored_size: stored[i],
+                    first_seen_ms: now,
+                },
+                e.root.clone(),
+            ));
+        }
+        self.store.catalog.record(&rows)?;
+        Ok(self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| PutOutcome {
+                digest: e.digest,
+                size: e.size,
+                stored_size: stored[i],
+                created: created[i],
+            })
+            .collect())
+    }
+
+    fn existing_stored_size(&self, d: &Digest) -> Result<u64> {
+        if let Some(row) = self.store.catalog.object(d)? {
+            return Ok(row.stored_size);
+        }
+        let f = self.store.dirs.open_frame(d)?;
+        let md = f
+            .metadata()
+            .map_err(|e| StoreError::io(self.store.dirs.object_path(d), "stat", e))?;
+        Ok(md.len())
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        for e in &self.entries {
+            if let Some(s) = &e.staged {
+                self.store.dirs.discard(s);
+            }
+        }
+    }
+}
+
+fn check_expected(opts: &PutOptions, subject: &Path, actual: Digest) -> Result<()> {
+    match opts.expected_digest {
+        Some(expected) if expected != actual => Err(StoreError::DigestMismatch {
+            subject: subject.display().to_string(),
+            expected,
+            actual,
+        }),
+        _ => Ok(()),
+    }
+}
