@@ -67,6 +67,18 @@ impl Store {
     /// Opens an existing store.
     pub fn open(path: &Path) -> Result<Store> {
         let dirs = layout::open_dirs(path)?;
+        // SQLite opens by path; make sure that path is our regular file and
+        // not a symlink planted to redirect catalog writes.
+        match dirs.root.entry_kind(CATALOG_FILE) {
+            Ok(Some((crate::dir::EntryKind::File, _))) | Ok(None) => {}
+            Ok(Some((kind, _))) => {
+                return Err(StoreError::UnexpectedEntry {
+                    path: dirs.root.join(CATALOG_FILE),
+                    what: kind.describe(),
+                })
+            }
+            Err(e) => return Err(StoreError::io(dirs.root.join(CATALOG_FILE), "stat", e)),
+        }
         let catalog = Catalog::open(&path.join(CATALOG_FILE))?;
         let lock = StoreLock::open(&dirs.root)?;
         Ok(Store {

@@ -204,3 +204,14 @@ fn gc_never_deletes_quarantined_objects() {
     assert_eq!(env.run(&["gc", "--grace", "0s"]).code, 0);
     assert_eq!(env.entries("quarantine"), q);
 }
+
+#[test]
+fn a_symlinked_catalog_is_refused() {
+    let env = Env::new();
+    let cat = env.store.join("catalog.sqlite");
+    std::fs::rename(&cat, env.path("real.sqlite")).unwrap();
+    std::os::unix::fs::symlink(env.path("real.sqlite"), &cat).unwrap();
+    let (code, v) = env.json(&["ls"]);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&v), vec!["integrity.unexpected_entry"]);
+}
