@@ -80,6 +80,44 @@ enum Command {
     },
     /// Object counts, logical vs stored bytes, dedup and compression ratios.
     Stats,
+    /// Run bundles: validate, ingest, query, check out.
+    Bundle {
+        #[command(subcommand)]
+        cmd: BundleCmd,
+    },
+    /// Every bundle and artifact that holds an object.
+    Where {
+        /// `sha256:<64 hex>`.
+        digest: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum BundleCmd {
+    /// Check a bundle directory against the evidence contract; reports every problem.
+    Validate {
+        /// The bundle directory (holding manifest.json).
+        dir: PathBuf,
+    },
+    /// Validate a bundle and archive it immutably.
+    Ingest {
+        /// The bundle directory (holding manifest.json).
+        dir: PathBuf,
+    },
+    /// List ingested bundles.
+    Ls(cmd::bundles::LsFilters),
+    /// Show one bundle: summary, artifacts, dedup.
+    Show {
+        /// Bundle id or manifest digest.
+        bundle: String,
+    },
+    /// Rebuild a bundle byte-for-byte into a new directory.
+    Checkout {
+        /// Bundle id or manifest digest.
+        bundle: String,
+        /// Destination; must not exist.
+        dest: PathBuf,
+    },
 }
 
 impl Command {
@@ -93,6 +131,14 @@ impl Command {
             Command::Fsck { .. } => "fsck",
             Command::Gc { .. } => "gc",
             Command::Stats => "stats",
+            Command::Bundle { cmd } => match cmd {
+                BundleCmd::Validate { .. } => "bundle validate",
+                BundleCmd::Ingest { .. } => "bundle ingest",
+                BundleCmd::Ls(_) => "bundle ls",
+                BundleCmd::Show { .. } => "bundle show",
+                BundleCmd::Checkout { .. } => "bundle checkout",
+            },
+            Command::Where { .. } => "where",
         }
     }
 }
@@ -129,6 +175,14 @@ fn main() -> ExitCode {
         Command::Fsck { read_data } => cmd::admin::fsck(&ctx, read_data),
         Command::Gc { dry_run, grace } => cmd::admin::gc(&ctx, dry_run, &grace),
         Command::Stats => cmd::admin::stats(&ctx),
+        Command::Bundle { cmd } => match cmd {
+            BundleCmd::Validate { dir } => cmd::bundles::validate(&ctx, &dir),
+            BundleCmd::Ingest { dir } => cmd::bundles::ingest(&ctx, &dir),
+            BundleCmd::Ls(filters) => cmd::bundles::ls(&ctx, &filters),
+            BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &bundle),
+            BundleCmd::Checkout { bundle, dest } => cmd::bundles::checkout(&ctx, &bundle, &dest),
+        },
+        Command::Where { digest } => cmd::bundles::where_is(&ctx, &digest),
     };
     let mut report = report;
     report.command = name.to_string();

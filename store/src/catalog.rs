@@ -23,7 +23,8 @@ pub const CATALOG_FILE: &str = "catalog.sqlite";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Numbered schema migrations; index + 1 is the `user_version` after it.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE objects (
     digest        TEXT    PRIMARY KEY CHECK (length(digest) = 71 AND substr(digest, 1, 7) = 'sha256:'),
     size          INTEGER NOT NULL CHECK (size >= 0),
@@ -47,7 +48,56 @@ CREATE TRIGGER objects_insert_only BEFORE UPDATE ON objects
 BEGIN SELECT RAISE(ABORT, 'objects rows are insert-only'); END;
 CREATE TRIGGER roots_insert_only BEFORE UPDATE ON roots
 BEGIN SELECT RAISE(ABORT, 'roots rows are insert-only'); END;
-"#];
+"#,
+    r#"
+-- One row per ingested bundle (one attempt of one run), denormalized for queries.
+CREATE TABLE bundles (
+    bundle_id       TEXT    PRIMARY KEY,
+    manifest_digest TEXT    NOT NULL UNIQUE REFERENCES objects (digest),
+    run_id          TEXT    NOT NULL,
+    attempt_id      TEXT    NOT NULL UNIQUE,
+    attempt_number  INTEGER NOT NULL CHECK (attempt_number >= 1),
+    retry_of        TEXT,
+    task_id         TEXT    NOT NULL,
+    fixture_id      TEXT    NOT NULL,
+    model_provider  TEXT    NOT NULL,
+    model_id        TEXT    NOT NULL,
+    harness_id      TEXT    NOT NULL,
+    harness_version TEXT    NOT NULL,
+    assessment_mode TEXT    NOT NULL,
+    terminal_state  TEXT    NOT NULL,
+    failure_class   TEXT    NOT NULL,
+    stop_reason     TEXT    NOT NULL,
+    qualification   TEXT    NOT NULL,
+    ingested_ms     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX bundles_by_task ON bundles (task_id);
+CREATE INDEX bundles_by_run ON bundles (run_id);
+
+CREATE TABLE bundle_artifacts (
+    bundle_id     TEXT    NOT NULL REFERENCES bundles (bundle_id),
+    artifact_id   TEXT    NOT NULL,
+    relative_path TEXT    NOT NULL,
+    digest        TEXT    NOT NULL REFERENCES objects (digest),
+    size          INTEGER NOT NULL,
+    kind          TEXT    NOT NULL,
+    authority     TEXT    NOT NULL,
+    sharing_class TEXT    NOT NULL,
+    media_type    TEXT    NOT NULL,
+    PRIMARY KEY (bundle_id, artifact_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX bundle_artifacts_by_digest ON bundle_artifacts (digest);
+
+CREATE TRIGGER bundles_insert_only BEFORE UPDATE ON bundles
+BEGIN SELECT RAISE(ABORT, 'bundles rows are insert-only'); END;
+CREATE TRIGGER bundles_never_deleted BEFORE DELETE ON bundles
+BEGIN SELECT RAISE(ABORT, 'bundles rows are never deleted'); END;
+CREATE TRIGGER bundle_artifacts_insert_only BEFORE UPDATE ON bundle_artifacts
+BEGIN SELECT RAISE(ABORT, 'bundle_artifacts rows are insert-only'); END;
+CREATE TRIGGER bundle_artifacts_never_deleted BEFORE DELETE ON bundle_artifacts
+BEGIN SELECT RAISE(ABORT, 'bundle_artifacts rows are never deleted'); END;
+"#,
+];
 
 /// One cataloged object.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -152,6 +202,11 @@ impl Catalog {
         Ok(())
     }
 
+    /// The underlying connection, for the query modules of this crate.
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
     /// The schema version in force.
     pub fn schema_version(&self) -> Result<i64> {
         Ok(self
@@ -162,6 +217,17 @@ impl Catalog {
     /// Records objects (already durable on disk) and the roots holding them,
     /// in one transaction. Existing rows are left as they are.
     pub fn record(&mut self, objects: &[(ObjectRow, Option<Root>)]) -> Result<()> {
+        self.record_with(objects, |_| Ok(()))
+    }
+
+    /// Like [`Catalog::record`], and runs `extra` in the same transaction
+    /// (e.g. the rows of a bundle that names these objects); if `extra`
+    /// fails, nothing is recorded.
+    pub fn record_with(
+        &mut self,
+        objects: &[(ObjectRow, Option<Root>)],
+        extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
+    ) -> Result<()> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -187,6 +253,7 @@ impl Catalog {
                 }
             }
         }
+        extra(&tx)?;
         tx.commit()?;
         Ok(())
     }

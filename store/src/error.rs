@@ -101,6 +101,22 @@ pub enum StoreError {
         /// What it is instead.
         what: &'static str,
     },
+    /// No bundle with this id or manifest digest is stored.
+    #[error("no bundle {id:?} in the store")]
+    UnknownBundle {
+        /// The id or digest asked for.
+        id: String,
+    },
+    /// The request conflicts with what the store already holds.
+    #[error("{message}")]
+    Conflict {
+        /// Stable `conflict.*` code.
+        code: &'static str,
+        /// What conflicts.
+        message: String,
+        /// The id or path involved.
+        subject: String,
+    },
     /// A filesystem call failed.
     #[error("{path}: {op}: {source}")]
     Io {
@@ -135,6 +151,8 @@ impl StoreError {
             StoreError::DestinationExists { .. } => "conflict.destination_exists",
             StoreError::UnexpectedEntry { .. } => "integrity.unexpected_entry",
             StoreError::RootNotEmpty { .. } => "conflict.store_root_not_empty",
+            StoreError::Conflict { code, .. } => code,
+            StoreError::UnknownBundle { .. } => "io.not_found",
             StoreError::NotRegularFile { .. } => "validation.not_regular_file",
             StoreError::Io { source, .. } => io_code(source),
             StoreError::Catalog(e) => catalog_code(e),
@@ -158,6 +176,8 @@ impl StoreError {
             | StoreError::CorruptObject { digest, .. } => Some(digest.to_string()),
             StoreError::DigestMismatch { subject, .. }
             | StoreError::SizeMismatch { subject, .. } => Some(subject.clone()),
+            StoreError::Conflict { subject, .. } => Some(subject.clone()),
+            StoreError::UnknownBundle { id } => Some(id.clone()),
             StoreError::Catalog(_) | StoreError::CatalogData(_) => {
                 Some(crate::catalog::CATALOG_FILE.into())
             }

@@ -12,6 +12,7 @@
 //! returned exactly the bytes the key names; nothing under the store root is
 //! reached through a symlink.
 
+pub mod bundle;
 pub mod catalog;
 pub mod digest;
 pub mod dir;
@@ -19,8 +20,11 @@ pub mod error;
 pub mod frame;
 pub mod fsck;
 pub mod gc;
+pub mod issue;
+pub mod json;
 pub mod layout;
 pub mod objects;
+pub mod schema;
 pub mod store;
 pub mod tree;
 

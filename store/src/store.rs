@@ -351,7 +351,7 @@ impl<'s> Batch<'s> {
                 actual: size,
             });
         }
-        let r = self.add_sized(&mut f, size, path, opts)?;
+        let r = self.add_stream(&mut f, size, path, opts)?;
         let after = f.metadata().map_err(|e| StoreError::io(path, "stat", e))?;
         if after.len() != size
             || after.mtime() != before.mtime()
@@ -379,7 +379,7 @@ impl<'s> Batch<'s> {
             frame::read_full(input, &mut head).map_err(|e| StoreError::io(subject, "read", e))?;
         head.truncate(n);
         if n <= SMALL_OBJECT_MAX {
-            return self.add_sized(&mut &head[..], n as u64, subject, opts);
+            return self.add_stream(&mut &head[..], n as u64, subject, opts);
         }
         let tmp = &self.store.dirs.tmp;
         let spool_name = crate::objects::temp_name("spool");
@@ -396,12 +396,14 @@ impl<'s> Batch<'s> {
                 .map_err(|e| StoreError::io(tmp.join(&spool_name), "open spool", e))?;
             Ok((r, n as u64 + rest))
         })();
-        let result = spooled.and_then(|(mut r, size)| self.add_sized(&mut r, size, subject, opts));
+        let result = spooled.and_then(|(mut r, size)| self.add_stream(&mut r, size, subject, opts));
         let _ = self.store.dirs.tmp.remove_file(&spool_name);
         result
     }
 
-    fn add_sized(
+    /// Adds exactly `size` bytes from a stream (the caller knows the size,
+    /// e.g. from `fstat`); any other count is `io.source_changed`.
+    pub fn add_stream(
         &mut self,
         input: &mut dyn Read,
         size: u64,
@@ -467,7 +469,17 @@ impl<'s> Batch<'s> {
 
     /// Makes every object durable, publishes it, and catalogs the batch in one
     /// transaction. Returns one outcome per add, in order.
-    pub fn commit(mut self) -> Result<Vec<PutOutcome>> {
+    pub fn commit(self) -> Result<Vec<PutOutcome>> {
+        self.commit_with(|_| Ok(()))
+    }
+
+    /// Like [`Batch::commit`], running `extra` inside the catalog transaction
+    /// that records the objects; if it fails, no row is written (the
+    /// published files stay as orphans for gc).
+    pub fn commit_with(
+        mut self,
+        extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
+    ) -> Result<Vec<PutOutcome>> {
         let dirs = &self.store.dirs;
         let unsynced: Vec<&Staged> = self
             .entries
@@ -528,7 +540,7 @@ impl<'s> Batch<'s> {
                 e.root.clone(),
             ));
         }
-        self.store.catalog.record(&rows)?;
+        self.store.catalog.record_with(&rows, extra)?;
         Ok(self
             .entries
             .iter()

@@ -1,0 +1,307 @@
+//! `bundle validate|ingest|ls|show|checkout` and `where`.
+
+use std::path::Path;
+
+use coffer_store::bundle::{inspect, BundleFilter, HashOnly};
+use serde_json::json;
+
+use super::{open_store, parse_digest};
+use crate::report::{Issue, Report, Status};
+use crate::Ctx;
+
+/// Filters of `bundle ls`.
+#[derive(Debug, clap::Args)]
+pub struct LsFilters {
+    /// Only this task id.
+    #[arg(long)]
+    task: Option<String>,
+    /// Only this model id.
+    #[arg(long)]
+    model: Option<String>,
+    /// Only this harness id.
+    #[arg(long)]
+    harness: Option<String>,
+    /// observational or verified.
+    #[arg(long, value_parser = ["observational", "verified"])]
+    assessment_mode: Option<String>,
+    /// completed, failed, stopped or interrupted.
+    #[arg(long, value_parser = ["completed", "failed", "stopped", "interrupted"])]
+    terminal: Option<String>,
+    /// qualified or incomplete.
+    #[arg(long, value_parser = ["qualified", "incomplete"])]
+    qualification: Option<String>,
+}
+
+fn issues_of(list: &[coffer_store::issue::Issue]) -> Vec<Issue> {
+    list.iter()
+        .map(|i| Issue::new(i.code, i.message.clone(), i.location()))
+        .collect()
+}
+
+fn gap_issues(gaps: &[coffer_store::bundle::model::MissingEvidence]) -> Vec<Issue> {
+    gaps.iter()
+        .enumerate()
+        .map(|(i, g)| {
+            Issue::new(
+                "validation.capture_incomplete",
+                format!(
+                    "evidence gap: {} ({}), affects {}",
+                    g.kind,
+                    g.reason,
+                    g.affects.join(", ")
+                ),
+                Some(format!("capture-report.json#/missingEvidence/{i}")),
+            )
+        })
+        .collect()
+}
+
+pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
+    let insp = match inspect(dir, &mut HashOnly, false) {
+        Ok(i) => i,
+        Err(e) => return Report::error("", &e),
+    };
+    let issues = issues_of(&insp.issues);
+    let bundle_id = insp.manifest.as_ref().map(|m| m.bundle_id.clone());
+    let qualification = insp.qualification().map(str::to_string);
+    let result = json!({
+        "bundleId": bundle_id,
+        "valid": issues.is_empty(),
+        "qualification": qualification,
+        "artifacts": insp.manifest.as_ref().map(|m| m.evidence.len()),
+    });
+    if !issues.is_empty() {
+        let human = format!("{}: {} problem(s)", dir.display(), issues.len());
+        return Report::from_issues("", issues, result, human);
+    }
+    let gaps = insp
+        .capture
+        .as_ref()
+        .filter(|c| c.qualification != "qualified")
+        .map(|c| gap_issues(&c.missing_evidence));
+    let human = format!(
+        "{}: valid ({})",
+        dir.display(),
+        qualification.as_deref().unwrap_or("?")
+    );
+    match gaps {
+        Some(g) => Report {
+            command: String::new(),
+            status: Status::Incomplete,
+            issues: g,
+            result,
+            human,
+        },
+        None => Report::accepted("", result, human),
+    }
+}
+
+pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
+    let mut store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    let out = match store.ingest_bundle(dir) {
+        Ok(o) => o,
+        Err(e) => return Report::error("", &e),
+    };
+    let result = serde_json::to_value(&out).expect("serializable");
+    if !out.issues.is_empty() {
+        let human = format!(
+            "{}: refused, {} problem(s); nothing stored",
+            dir.display(),
+            out.issues.len()
+        );
+        return Report::from_issues("", issues_of(&out.issues), result, human);
+    }
+    let id = out.bundle_id.clone().unwrap_or_default();
+    let human = format!(
+        "{} {id} ({} artifacts, {})",
+        if out.created {
+            "ingested"
+        } else {
+            "already stored:"
+        },
+        out.artifacts,
+        out.qualification.as_deref().unwrap_or("?")
+    );
+    if out.gaps.is_empty() {
+        Report::accepted("", result, human)
+    } else {
+        Report {
+            command: String::new(),
+            status: Status::Incomplete,
+            issues: gap_issues(&out.gaps),
+            result,
+            human,
+        }
+    }
+}
+
+pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
+    let filter = BundleFilter {
+        task: f.task.clone(),
+        model: f.model.clone(),
+        harness: f.harness.clone(),
+        assessment_mode: f.assessment_mode.clone(),
+        terminal: f.terminal.clone(),
+        qualification: f.qualification.clone(),
+    };
+    let rows = match open_store(ctx).and_then(|s| s.catalog().bundles(&filter)) {
+        Ok(r) => r,
+        Err(e) => return Report::error("", &e),
+    };
+    let mut human = String::new();
+    for b in &rows {
+        human.push_str(&format!(
+            "{}  task={} model={} harness={} {} {} {}\n",
+            b.bundle_id,
+            b.task_id,
+            b.model_id,
+            b.harness_id,
+            b.assessment_mode,
+            b.terminal_state,
+            b.qualification
+        ));
+    }
+    Report::accepted("", json!({ "bundles": rows }), human)
+}
+
+pub fn show(ctx: &Ctx, id: &str) -> Report {
+    let store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    let shown = (|| {
+        let row = store
+            .catalog()
+            .find_bundle(id)?
+            .ok_or_else(|| coffer_store::StoreError::UnknownBundle { id: id.to_string() })?;
+        let mut artifacts = Vec::new();
+        let mut human = format!(
+            "bundle {}\n  manifest {}\n  run {} attempt {} (#{}{})\n  task {} model {}/{} harness {}@{}\n  {} {} / {} / {} ({})\n",
+            row.bundle_id,
+            row.manifest_digest,
+            row.run_id,
+            row.attempt_id,
+            row.attempt_number,
+            row.retry_of.as_deref().map(|r| format!(", retry of {r}")).unwrap_or_default(),
+            row.task_id,
+            row.model_provider,
+            row.model_id,
+            row.harness_id,
+            row.harness_version,
+            row.assessment_mode,
+            row.terminal_state,
+            row.failure_class,
+            row.stop_reason,
+            row.qualification
+        );
+        for a in store.catalog().bundle_artifacts(&row.bundle_id)? {
+            let digest = a
+                .digest
+                .parse()
+                .map_err(|_| coffer_store::StoreError::CatalogData(a.digest.clone()))?;
+            let shared_with: Vec<String> = store
+                .catalog()
+                .artifacts_with_digest(&digest)?
+                .into_iter()
+                .filter(|o| o.bundle_id != row.bundle_id)
+                .map(|o| o.bundle_id)
+                .collect();
+            human.push_str(&format!(
+                "  {:<24} {:<15} {:<10} {:>10}  {}{}\n",
+                a.relative_path,
+                a.kind,
+                a.sharing_class,
+                a.size,
+                a.digest,
+                if shared_with.is_empty() {
+                    String::new()
+                } else {
+                    format!("  (also in {} other bundle(s))", shared_with.len())
+                }
+            ));
+            let mut v = serde_json::to_value(&a).expect("serializable");
+            v["sharedWith"] = json!(shared_with);
+            artifacts.push(v);
+        }
+        Ok::<_, coffer_store::StoreError>((json!({"bundle": row, "artifacts": artifacts}), human))
+    })();
+    match shown {
+        Ok((result, human)) => Report::accepted("", result, human),
+        Err(e) => Report::error("", &e),
+    }
+}
+
+pub fn checkout(ctx: &Ctx, id: &str, dest: &Path) -> Report {
+    let store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    match store.checkout_bundle(id, dest) {
+        Ok(n) => Report::accepted(
+            "",
+            json!({"bundle": id, "dest": dest.display().to_string(), "files": n}),
+            format!("checked out {id} to {} ({n} files)", dest.display()),
+        ),
+        Err(e) => Report::error("", &e),
+    }
+}
+
+pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
+    let d = match parse_digest(digest) {
+        Ok(d) => d,
+        Err(r) => return *r,
+    };
+    let store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    let found = (|| {
+        let c = store.catalog();
+        Ok::<_, coffer_store::StoreError>((
+            c.object(&d)?,
+            c.artifacts_with_digest(&d)?,
+            c.bundles_with_manifest(&d)?,
+            c.roots_of(&d)?,
+        ))
+    })();
+    let (object, artifacts, manifests, roots) = match found {
+        Ok(x) => x,
+        Err(e) => return Report::error("", &e),
+    };
+    let mut human = String::new();
+    for b in &manifests {
+        human.push_str(&format!("bundle {b}  manifest.json\n"));
+    }
+    for a in &artifacts {
+        human.push_str(&format!(
+            "bundle {}  {} ({})\n",
+            a.bundle_id, a.relative_path, a.artifact_id
+        ));
+    }
+    for (kind, name) in roots.iter().filter(|(k, _)| k != "bundle") {
+        human.push_str(&format!("{kind} {name}\n"));
+    }
+    let result = json!({
+        "digest": d,
+        "object": object,
+        "bundleManifests": manifests,
+        "bundleArtifacts": artifacts,
+        "roots": roots.iter().map(|(k, n)| json!({"kind": k, "name": n})).collect::<Vec<_>>(),
+    });
+    if object.is_none() {
+        return Report::from_issues(
+            "",
+            vec![Issue::new(
+                "io.not_found",
+                format!("object {d} is not in the store"),
+                Some(d.to_string()),
+            )],
+            result,
+            human,
+        );
+    }
+    Report::accepted("", result, human)
+}

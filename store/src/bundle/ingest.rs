@@ -1,0 +1,171 @@
+//! `bundle ingest`: validate and archive a run bundle in one pass.
+//!
+//! Each evidence file is read once, streamed into a store batch while its
+//! digest, size and content are checked. Only if the whole bundle is clean
+//! are the objects made durable and published, and the bundle recorded with
+//! its objects in one catalog transaction. Any issue drops the batch: no
+//! object is published and no row written.
+
+use std::path::Path;
+
+use super::inspect::{inspect, EvidenceSink};
+use super::model::MissingEvidence;
+use super::paths::MANIFEST;
+use super::records::{insert_bundle, BUNDLE_ROOT};
+use super::source::BundleDir;
+use crate::catalog::Root;
+use crate::digest::Digest;
+use crate::error::{Result, StoreError};
+use crate::issue::Issue;
+use crate::json::{self, Limits};
+use crate::objects::now_ms;
+use crate::store::{Batch, PutOptions, Store};
+
+/// What an ingest did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestOutcome {
+    /// The bundle id (when the manifest could be read).
+    pub bundle_id: Option<String>,
+    /// Digest of the stored manifest bytes.
+    pub manifest_digest: Option<Digest>,
+    /// True when this call recorded the bundle; false for an identical re-ingest.
+    pub created: bool,
+    /// qualified | incomplete (when known).
+    pub qualification: Option<String>,
+    /// Evidence gaps declared by an incomplete capture report.
+    pub gaps: Vec<MissingEvidence>,
+    /// Artifacts recorded.
+    pub artifacts: usize,
+    /// Why the bundle was refused (empty when it was ingested).
+    pub issues: Vec<Issue>,
+}
+
+struct BatchSink<'b, 's> {
+    batch: &'b mut Batch<'s>,
+    bundle_id: String,
+}
+
+impl EvidenceSink for BatchSink<'_, '_> {
+    fn accept(
+        &mut self,
+        input: &mut dyn std::io::Read,
+        size: u64,
+        expected: Digest,
+        subject: &Path,
+    ) -> Result<()> {
+        self.batch
+            .add_stream(
+                input,
+                size,
+                subject,
+                PutOptions {
+                    expected_digest: Some(expected),
+                    expected_size: Some(size),
+                    root: Some(Root {
+                        kind: BUNDLE_ROOT.into(),
+                        name: self.bundle_id.clone(),
+                    }),
+                },
+            )
+            .map(|_| ())
+    }
+}
+
+/// Reads the manifest's bytes and bundle id, for the conflict pre-check.
+fn peek_manifest(path: &Path) -> Option<(Vec<u8>, String)> {
+    let dir = BundleDir::open(path).ok()?;
+    let (mut f, _) = dir.open_evidence(MANIFEST).ok()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&mut f, Limits::DOCUMENT.max_bytes as u64 + 1),
+        &mut bytes,
+    )
+    .ok()?;
+    let v = json::parse(&bytes, &Limits::DOCUMENT).ok()?;
+    let id = v.get("bundleId")?.as_str()?.to_string();
+    Some((bytes, id))
+}
+
+impl Store {
+    /// Validates the bundle at `path` and archives it. Contract problems are
+    /// returned in [`IngestOutcome::issues`] (nothing stored); store failures
+    /// and conflicts are errors.
+    pub fn ingest_bundle(&mut self, path: &Path) -> Result<IngestOutcome> {
+        let mut out = IngestOutcome::default();
+        if let Some((bytes, id)) = peek_manifest(path) {
+            let digest = Digest::of(&bytes);
+            if let Some(row) = self.catalog().find_bundle(&id)? {
+                if row.manifest_digest == digest.to_string() {
+                    // Identical re-ingest: report the existing record, change nothing.
+                    out.bundle_id = Some(row.bundle_id.clone());
+                    out.manifest_digest = Some(digest);
+                    out.qualification = Some(row.qualification);
+                    out.artifacts = self.catalog().bundle_artifacts(&row.bundle_id)?.len();
+                    return Ok(out);
+                }
+                return Err(StoreError::Conflict {
+                    code: "conflict.bundle_exists",
+                    message: format!(
+                        "bundle {id:?} is already stored with another manifest ({})",
+                        row.manifest_digest
+                    ),
+                    subject: id,
+                });
+            }
+        }
+
+        let mut batch = self.batch()?;
+        let bundle_id = peek_manifest(path).map(|(_, id)| id).unwrap_or_default();
+        let mut sink = BatchSink {
+            batch: &mut batch,
+            bundle_id: bundle_id.clone(),
+        };
+        let insp = inspect(path, &mut sink, true)?;
+        out.issues = insp.issues.clone();
+        let Some(manifest) = insp.manifest.as_ref() else {
+            return Ok(out);
+        };
+        out.bundle_id = Some(manifest.bundle_id.clone());
+        if manifest.bundle_id != bundle_id {
+            out.issues.push(Issue::file(
+                "io.source_changed",
+                MANIFEST,
+                "manifest.json changed while the bundle was read",
+            ));
+        }
+        if !out.issues.is_empty() {
+            return Ok(out); // dropping the batch removes every staged temp
+        }
+        let capture = insp
+            .capture
+            .as_ref()
+            .expect("a clean bundle has its capture report");
+        out.qualification = Some(capture.qualification.clone());
+        if capture.qualification != "qualified" {
+            out.gaps = capture.missing_evidence.clone();
+        }
+        let manifest_digest = Digest::of(&insp.manifest_bytes);
+        batch.add_stream(
+            &mut &insp.manifest_bytes[..],
+            insp.manifest_bytes.len() as u64,
+            Path::new(MANIFEST),
+            PutOptions {
+                expected_digest: Some(manifest_digest),
+                expected_size: None,
+                root: Some(Root {
+                    kind: BUNDLE_ROOT.into(),
+                    name: manifest.bundle_id.clone(),
+                }),
+            },
+        )?;
+        let qualification = capture.qualification.clone();
+        batch.commit_with(|tx| {
+            insert_bundle(tx, manifest, &manifest_digest, &qualification, now_ms())
+        })?;
+        out.manifest_digest = Some(manifest_digest);
+        out.created = true;
+        out.artifacts = manifest.evidence.len();
+        Ok(out)
+    }
+}

@@ -1,0 +1,321 @@
+//! Validation of a bundle directory: manifest, contract rules, and every
+//! evidence file, each read once and handed to an [`EvidenceSink`] (a plain
+//! hasher for `bundle validate`, a store batch for `bundle ingest`).
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::content::{CheckingReader, ContentCheck};
+use super::model::{CaptureReport, ExportManifest, Manifest, VerifierResult};
+use super::paths::{check_relative_path, MANIFEST};
+use super::rules;
+use super::source::BundleDir;
+use crate::digest::{Digest, Hasher};
+use crate::error::StoreError;
+use crate::issue::Issue;
+use crate::json::{self, Limits};
+use crate::schema::{self, DocKind};
+
+/// Where evidence bytes go once their location is trusted.
+pub trait EvidenceSink {
+    /// Consumes exactly `size` bytes that must hash to `expected`.
+    /// `DigestMismatch`, `SizeMismatch` and `SourceChanged` are reported as
+    /// issues; any other error stops the inspection.
+    fn accept(
+        &mut self,
+        input: &mut dyn Read,
+        size: u64,
+        expected: Digest,
+        subject: &Path,
+    ) -> Result<(), StoreError>;
+}
+
+/// A sink that only hashes (for `bundle validate`).
+pub struct HashOnly;
+
+impl EvidenceSink for HashOnly {
+    fn accept(
+        &mut self,
+        input: &mut dyn Read,
+        size: u64,
+        expected: Digest,
+        subject: &Path,
+    ) -> Result<(), StoreError> {
+        let mut h = Hasher::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = match input.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(StoreError::io(subject, "read", e)),
+            };
+            h.update(&buf[..n]);
+            if h.len() > size {
+                break;
+            }
+        }
+        let (actual, len) = h.finish();
+        if len != size {
+            return Err(StoreError::SizeMismatch {
+                subject: subject.display().to_string(),
+                expected: size,
+                actual: len,
+            });
+        }
+        if actual != expected {
+            return Err(StoreError::DigestMismatch {
+                subject: subject.display().to_string(),
+                expected,
+                actual,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What inspection learned.
+#[derive(Debug, Default)]
+pub struct Inspection {
+    /// The manifest's raw bytes (what is stored; nothing is re-serialized).
+    pub manifest_bytes: Vec<u8>,
+    /// The typed manifest, when it parsed and matched the schema.
+    pub manifest: Option<Manifest>,
+    /// The capture report, when it was read.
+    pub capture: Option<CaptureReport>,
+    /// Every problem found.
+    pub issues: Vec<Issue>,
+}
+
+impl Inspection {
+    /// `qualified` or `incomplete` (from the capture report), when known.
+    pub fn qualification(&self) -> Option<&str> {
+        self.capture.as_ref().map(|c| c.qualification.as_str())
+    }
+}
+
+/// Reads a whole small file, bounded by `limit`.
+fn read_bounded(f: &mut std::fs::File, limit: usize, rel: &str) -> Result<Vec<u8>, Issue> {
+    let mut buf = Vec::new();
+    f.take(limit as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Issue::file("io.error", rel, format!("{rel}: {e}")))?;
+    if buf.len() > limit {
+        return Err(Issue::file(
+            "limit.json_bytes",
+            rel,
+            format!("{rel}: larger than {limit} bytes"),
+        ));
+    }
+    Ok(buf)
+}
+
+/// Parses and schema-checks a contract document; issues are appended.
+fn parse_doc(bytes: &[u8], kind: DocKind, rel: &str, issues: &mut Vec<Issue>) -> Option<Value> {
+    let v = match json::parse(bytes, &Limits::DOCUMENT) {
+        Ok(v) => v,
+        Err(e) => {
+            issues.push(Issue::from((rel, e)));
+            return None;
+        }
+    };
+    let expected = kind.schema_version().expect("documents carry a version");
+    if v.get("schemaVersion").and_then(Value::as_str) != Some(expected) {
+        issues.push(Issue::at(
+            "validation.unknown_schema_version",
+            rel,
+            "/schemaVersion",
+            format!(
+                "{rel}: schemaVersion {} is not {expected}",
+                v.get("schemaVersion")
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "(missing)".into())
+            ),
+        ));
+        return None;
+    }
+    let schema_issues = schema::validate(kind, &v);
+    if !schema_issues.is_empty() {
+        issues.extend(schema_issues.into_iter().map(|s| {
+            Issue::at(
+                "validation.schema",
+                rel,
+                s.pointer,
+                format!("{rel}: {}", s.message),
+            )
+        }));
+        return None;
+    }
+    Some(v)
+}
+
+fn typed<T: serde::de::DeserializeOwned>(
+    v: Value,
+    rel: &str,
+    issues: &mut Vec<Issue>,
+) -> Option<T> {
+    serde_json::from_value(v)
+        .map_err(|e| issues.push(Issue::file("validation.schema", rel, format!("{rel}: {e}"))))
+        .ok()
+}
+
+/// Maps a sink error to an issue, or passes a fatal one through.
+fn sink_issue(e: StoreError, rel: &str) -> Result<Issue, StoreError> {
+    match e {
+        StoreError::DigestMismatch { .. }
+        | StoreError::SizeMismatch { .. }
+        | StoreError::SourceChanged { .. } => Ok(Issue::file(e.code(), rel, format!("{rel}: {e}"))),
+        other => Err(other),
+    }
+}
+
+/// Inspects the bundle at `path`, sending each evidence file (never the
+/// manifest) to `sink`. With `stop_early`, evidence is not read once the
+/// manifest itself has issues (ingest will refuse anyway).
+pub fn inspect(
+    path: &Path,
+    sink: &mut dyn EvidenceSink,
+    stop_early: bool,
+) -> Result<Inspection, StoreError> {
+    let mut out = Inspection::default();
+    let dir = match BundleDir::open(path) {
+        Ok(d) => d,
+        Err(i) => {
+            out.issues.push(i);
+            return Ok(out);
+        }
+    };
+    let (mut mf, stamp) = match dir.open_evidence(MANIFEST) {
+        Ok(x) => x,
+        Err(i) => {
+            out.issues.push(i);
+            return Ok(out);
+        }
+    };
+    match read_bounded(&mut mf, Limits::DOCUMENT.max_bytes, MANIFEST) {
+        Ok(b) => out.manifest_bytes = b,
+        Err(i) => {
+            out.issues.push(i);
+            return Ok(out);
+        }
+    }
+    if let Some(i) = BundleDir::changed(MANIFEST, &mf, &stamp) {
+        out.issues.push(i);
+        return Ok(out);
+    }
+    let Some(raw) = parse_doc(
+        &out.manifest_bytes,
+        DocKind::RunManifest,
+        MANIFEST,
+        &mut out.issues,
+    ) else {
+        return Ok(out);
+    };
+    let Some(manifest) = typed::<Manifest>(raw.clone(), MANIFEST, &mut out.issues) else {
+        return Ok(out);
+    };
+    out.issues.extend(rules::manifest_rules(&manifest, &raw));
+    if stop_early && !out.issues.is_empty() {
+        out.manifest = Some(manifest);
+        return Ok(out);
+    }
+
+    let mut verifiers: Vec<(usize, VerifierResult)> = Vec::new();
+    for (i, d) in manifest.evidence.iter().enumerate() {
+        let rel = d.relative_path.as_str();
+        if check_relative_path(rel).is_err() {
+            continue; // already reported by the manifest rules
+        }
+        let Ok(expected) = d.digest.parse::<Digest>() else {
+            continue;
+        };
+        let (mut f, stamp) = match dir.open_evidence(rel) {
+            Ok(x) => x,
+            Err(issue) => {
+                out.issues.push(issue);
+                continue;
+            }
+        };
+        if stamp.size() != d.size_bytes {
+            out.issues.push(Issue::file(
+                "integrity.size_mismatch",
+                rel,
+                format!(
+                    "{rel}: {} bytes on disk, the manifest says {}",
+                    stamp.size(),
+                    d.size_bytes
+                ),
+            ));
+            continue;
+        }
+        let subject = Path::new(rel);
+        let doc_kind = match d.kind.as_str() {
+            "capture-report" => Some(DocKind::CaptureReport),
+            "verifier" => Some(DocKind::VerifierResult),
+            "export-manifest" => Some(DocKind::ExportManifest),
+            _ => None,
+        };
+        if let Some(kind) = doc_kind {
+            let bytes = match read_bounded(&mut f, Limits::DOCUMENT.max_bytes, rel) {
+                Ok(b) => b,
+                Err(issue) => {
+                    out.issues.push(issue);
+                    continue;
+                }
+            };
+            if let Some(issue) = BundleDir::changed(rel, &f, &stamp) {
+                out.issues.push(issue);
+                continue;
+            }
+            if let Err(e) = sink.accept(&mut &bytes[..], d.size_bytes, expected, subject) {
+                out.issues.push(sink_issue(e, rel)?);
+                continue;
+            }
+            let Some(v) = parse_doc(&bytes, kind, rel, &mut out.issues) else {
+                continue;
+            };
+            match kind {
+                DocKind::CaptureReport => {
+                    if let Some(c) = typed::<CaptureReport>(v, rel, &mut out.issues) {
+                        out.issues.extend(rules::capture_rules(&manifest, &c, rel));
+                        out.capture = Some(c);
+                    }
+                }
+                DocKind::VerifierResult => {
+                    if let Some(vr) = typed::<VerifierResult>(v, rel, &mut out.issues) {
+                        out.issues
+                            .extend(rules::verifier_rules(&manifest, &vr, rel));
+                        if d.is_retained() {
+                            verifiers.push((i, vr));
+                        }
+                    }
+                }
+                _ => {
+                    if let Some(e) = typed::<ExportManifest>(v, rel, &mut out.issues) {
+                        out.issues.extend(rules::export_rules(&manifest, &e, rel));
+                    }
+                }
+            }
+            continue;
+        }
+        let mut reader = CheckingReader::new(&mut f, ContentCheck::for_media_type(&d.media_type));
+        let accepted = sink.accept(&mut reader, d.size_bytes, expected, subject);
+        if let Some(e) = reader.failure() {
+            out.issues.push(Issue::from((rel, e.clone())));
+            continue;
+        }
+        if let Err(e) = accepted {
+            out.issues.push(sink_issue(e, rel)?);
+            continue;
+        }
+        if let Some(issue) = BundleDir::changed(rel, &f, &stamp) {
+            out.issues.push(issue);
+        }
+    }
+    let vrefs: Vec<(usize, &VerifierResult)> = verifiers.iter().map(|(i, v)| (*i, v)).collect();
+    out.issues.extend(rules::outcome_rules(&manifest, &vrefs));
+    out.manifest = Some(manifest);
+    Ok(out)
+}

@@ -1,0 +1,16 @@
+//! Run bundles: the evidence contract, validation of a bundle directory,
+//! immutable ingest into the store, queries and byte-exact checkout.
+
+pub mod checkout;
+pub mod content;
+pub mod ingest;
+pub mod inspect;
+pub mod model;
+pub mod paths;
+pub mod records;
+pub mod rules;
+pub mod source;
+
+pub use ingest::IngestOutcome;
+pub use inspect::{inspect, EvidenceSink, HashOnly, Inspection};
+pub use records::{ArtifactRow, BundleFilter, BundleRow};

@@ -1,0 +1,295 @@
+//! Bundle rows in the catalog: insert (inside the ingest transaction) and queries.
+
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use super::model::Manifest;
+use crate::catalog::Catalog;
+use crate::digest::Digest;
+use crate::error::{Result, StoreError};
+
+/// Root kind of everything a bundle holds.
+pub const BUNDLE_ROOT: &str = "bundle";
+
+/// One ingested bundle.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleRow {
+    /// Bundle id.
+    pub bundle_id: String,
+    /// Digest of the stored manifest bytes.
+    pub manifest_digest: String,
+    /// Run id.
+    pub run_id: String,
+    /// Attempt id.
+    pub attempt_id: String,
+    /// Attempt number.
+    pub attempt_number: u64,
+    /// Attempt this one retries.
+    pub retry_of: Option<String>,
+    /// Task id.
+    pub task_id: String,
+    /// Fixture id.
+    pub fixture_id: String,
+    /// Model provider.
+    pub model_provider: String,
+    /// Model id.
+    pub model_id: String,
+    /// Harness id.
+    pub harness_id: String,
+    /// Harness version.
+    pub harness_version: String,
+    /// observational | verified.
+    pub assessment_mode: String,
+    /// Terminal state.
+    pub terminal_state: String,
+    /// Failure class.
+    pub failure_class: String,
+    /// Stop reason.
+    pub stop_reason: String,
+    /// qualified | incomplete.
+    pub qualification: String,
+    /// Ingest time (ms since the epoch).
+    pub ingested_ms: i64,
+}
+
+/// One artifact of an ingested bundle.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactRow {
+    /// Owning bundle.
+    pub bundle_id: String,
+    /// Descriptor id.
+    pub artifact_id: String,
+    /// Path inside the bundle.
+    pub relative_path: String,
+    /// Object key.
+    pub digest: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Evidence kind.
+    pub kind: String,
+    /// Authority.
+    pub authority: String,
+    /// Sharing class.
+    pub sharing_class: String,
+    /// Media type.
+    pub media_type: String,
+}
+
+/// Filters of `bundle ls` (all optional, combined with AND).
+#[derive(Debug, Clone, Default)]
+pub struct BundleFilter {
+    /// Task id.
+    pub task: Option<String>,
+    /// Model id.
+    pub model: Option<String>,
+    /// Harness id.
+    pub harness: Option<String>,
+    /// Assessment mode.
+    pub assessment_mode: Option<String>,
+    /// Terminal state.
+    pub terminal: Option<String>,
+    /// Capture qualification.
+    pub qualification: Option<String>,
+}
+
+const BUNDLE_COLUMNS: &str = "bundle_id, manifest_digest, run_id, attempt_id, attempt_number, retry_of, task_id, fixture_id, model_provider, model_id, harness_id, harness_version, assessment_mode, terminal_state, failure_class, stop_reason, qualification, ingested_ms";
+
+fn bundle_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BundleRow> {
+    Ok(BundleRow {
+        bundle_id: r.get(0)?,
+        manifest_digest: r.get(1)?,
+        run_id: r.get(2)?,
+        attempt_id: r.get(3)?,
+        attempt_number: r.get::<_, i64>(4)? as u64,
+        retry_of: r.get(5)?,
+        task_id: r.get(6)?,
+        fixture_id: r.get(7)?,
+        model_provider: r.get(8)?,
+        model_id: r.get(9)?,
+        harness_id: r.get(10)?,
+        harness_version: r.get(11)?,
+        assessment_mode: r.get(12)?,
+        terminal_state: r.get(13)?,
+        failure_class: r.get(14)?,
+        stop_reason: r.get(15)?,
+        qualification: r.get(16)?,
+        ingested_ms: r.get(17)?,
+    })
+}
+
+fn artifact_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ArtifactRow> {
+    Ok(ArtifactRow {
+        bundle_id: r.get(0)?,
+        artifact_id: r.get(1)?,
+        relative_path: r.get(2)?,
+        digest: r.get(3)?,
+        size: r.get::<_, i64>(4)? as u64,
+        kind: r.get(5)?,
+        authority: r.get(6)?,
+        sharing_class: r.get(7)?,
+        media_type: r.get(8)?,
+    })
+}
+
+/// Inserts a bundle's rows; runs inside the ingest transaction, after its
+/// objects are durable. A second bundle with the same id or attempt id is a
+/// conflict, decided here under the write lock of the transaction.
+pub fn insert_bundle(
+    tx: &Transaction<'_>,
+    m: &Manifest,
+    manifest_digest: &Digest,
+    qualification: &str,
+    now_ms: i64,
+) -> Result<()> {
+    let existing: Option<String> = tx
+        .query_row(
+            "SELECT manifest_digest FROM bundles WHERE bundle_id = ?1",
+            [&m.bundle_id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(d) = existing {
+        return Err(StoreError::Conflict {
+            code: "conflict.bundle_exists",
+            message: format!(
+                "bundle {:?} is already stored with another manifest ({d})",
+                m.bundle_id
+            ),
+            subject: m.bundle_id.clone(),
+        });
+    }
+    let other: Option<String> = tx
+        .query_row(
+            "SELECT bundle_id FROM bundles WHERE attempt_id = ?1",
+            [&m.attempt.id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(b) = other {
+        return Err(StoreError::Conflict {
+            code: "conflict.attempt_exists",
+            message: format!(
+                "attempt {:?} already belongs to bundle {b:?}; a retry is a new attempt",
+                m.attempt.id
+            ),
+            subject: m.attempt.id.clone(),
+        });
+    }
+    tx.execute(
+        &format!("INSERT INTO bundles ({BUNDLE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"),
+        params![
+            m.bundle_id,
+            manifest_digest.to_string(),
+            m.run.id,
+            m.attempt.id,
+            m.attempt.number as i64,
+            m.attempt.retry_of,
+            m.run.task.id,
+            m.run.fixture.id,
+            m.run.model.provider,
+            m.run.model.id,
+            m.run.harness.id,
+            m.run.harness.version,
+            m.run.mode(),
+            m.terminal.state,
+            m.terminal.failure_class,
+            m.terminal.stop_reason,
+            qualification,
+            now_ms
+        ],
+    )?;
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO bundle_artifacts (bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for d in &m.evidence {
+        ins.execute(params![
+            m.bundle_id,
+            d.id,
+            d.relative_path,
+            d.digest,
+            d.size_bytes as i64,
+            d.kind,
+            d.authority,
+            d.sharing_class,
+            d.media_type
+        ])?;
+    }
+    Ok(())
+}
+
+impl Catalog {
+    /// The bundle with this id, or whose manifest has this digest.
+    pub fn find_bundle(&self, id_or_digest: &str) -> Result<Option<BundleRow>> {
+        Ok(self
+            .conn()
+            .query_row(
+                &format!("SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1 OR manifest_digest = ?1"),
+                [id_or_digest],
+                bundle_row,
+            )
+            .optional()?)
+    }
+
+    /// Bundles matching `f`, in ingest order.
+    pub fn bundles(&self, f: &BundleFilter) -> Result<Vec<BundleRow>> {
+        let mut st = self.conn().prepare(&format!(
+            "SELECT {BUNDLE_COLUMNS} FROM bundles
+             WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR model_id = ?2)
+               AND (?3 IS NULL OR harness_id = ?3) AND (?4 IS NULL OR assessment_mode = ?4)
+               AND (?5 IS NULL OR terminal_state = ?5) AND (?6 IS NULL OR qualification = ?6)
+             ORDER BY ingested_ms, bundle_id"
+        ))?;
+        let rows = st.query_map(
+            params![
+                f.task,
+                f.model,
+                f.harness,
+                f.assessment_mode,
+                f.terminal,
+                f.qualification
+            ],
+            bundle_row,
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Artifacts of a bundle, in manifest order of ids.
+    pub fn bundle_artifacts(&self, bundle_id: &str) -> Result<Vec<ArtifactRow>> {
+        let mut st = self.conn().prepare(
+            "SELECT bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type
+             FROM bundle_artifacts WHERE bundle_id = ?1 ORDER BY relative_path",
+        )?;
+        let rows = st.query_map([bundle_id], artifact_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every bundle artifact stored as `digest`.
+    pub fn artifacts_with_digest(&self, digest: &Digest) -> Result<Vec<ArtifactRow>> {
+        let mut st = self.conn().prepare(
+            "SELECT bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type
+             FROM bundle_artifacts WHERE digest = ?1 ORDER BY bundle_id, artifact_id",
+        )?;
+        let rows = st.query_map([digest.to_string()], artifact_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Bundles whose manifest is `digest`.
+    pub fn bundles_with_manifest(&self, digest: &Digest) -> Result<Vec<String>> {
+        let mut st = self
+            .conn()
+            .prepare("SELECT bundle_id FROM bundles WHERE manifest_digest = ?1")?;
+        let rows = st.query_map([digest.to_string()], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Roots (kind, name) holding `digest`.
+    pub fn roots_of(&self, digest: &Digest) -> Result<Vec<(String, String)>> {
+        let mut st = self
+            .conn()
+            .prepare("SELECT kind, name FROM roots WHERE digest = ?1 ORDER BY kind, name")?;
+        let rows = st.query_map([digest.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}

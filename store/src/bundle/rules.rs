@@ -1,0 +1,617 @@
+//! Cross-field rules of the evidence contract (CONTRACT.md), one function
+//! per document and one issue code per rule. Schema validation has already
+//! run, so enum fields hold known values here.
+
+use std::collections::{HashMap, HashSet};
+
+use super::model::{CaptureReport, Descriptor, ExportManifest, Manifest, VerifierResult};
+use super::paths::{check_path_set, check_relative_path, MANIFEST};
+use crate::issue::Issue;
+
+/// The authority each evidence kind must carry.
+pub fn authority_of(kind: &str) -> &'static str {
+    match kind {
+        "session" | "hook" => "semantic",
+        "telemetry" => "timing-resource",
+        "workspace" | "verifier" | "diagnostic" => "outcome",
+        "capture-report" => "capture",
+        _ => "export",
+    }
+}
+
+fn m_issue(
+    issues: &mut Vec<Issue>,
+    code: &'static str,
+    pointer: impl Into<String>,
+    message: impl Into<String>,
+) {
+    issues.push(Issue::at(code, MANIFEST, pointer, message));
+}
+
+/// Rules that need only the manifest.
+pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
+    let mut out = Vec::new();
+    let issues = &mut out;
+    let run = &m.run;
+
+    // Runtime: unique entries, the harness among them.
+    let mut seen = HashSet::new();
+    for (i, c) in run.runtime.iter().enumerate() {
+        if !seen.insert(c) {
+            m_issue(
+                issues,
+                "validation.duplicate_runtime",
+                format!("/run/runtime/{i}"),
+                "runtime entry listed twice",
+            );
+        }
+    }
+    let h = &run.harness;
+    if !run
+        .runtime
+        .iter()
+        .any(|c| c.version == h.version && (c.name == h.id || c.source == h.id))
+    {
+        m_issue(issues, "validation.harness_not_in_runtime", "/run/harness", format!("harness {}@{} does not appear in run.runtime (same version, name or source equal to the harness id)", h.id, h.version));
+    }
+
+    // Attempts and retries.
+    let a = &m.attempt;
+    match (&a.retry_of, a.number) {
+        (None, n) if n >= 2 => m_issue(
+            issues,
+            "validation.retry_of_required",
+            "/attempt",
+            format!("attempt number {n} needs retryOf"),
+        ),
+        (Some(_), 1) => m_issue(
+            issues,
+            "validation.retry_of_forbidden",
+            "/attempt/retryOf",
+            "a first attempt retries nothing",
+        ),
+        (Some(r), _) if *r == a.id => m_issue(
+            issues,
+            "validation.retry_of_self",
+            "/attempt/retryOf",
+            "an attempt cannot retry itself",
+        ),
+        _ => {}
+    }
+
+    // Assessment mode.
+    let observational = run.mode() == "observational";
+    if observational && run.verifier.is_some() {
+        m_issue(
+            issues,
+            "validation.verifier_forbidden",
+            "/run/verifier",
+            "observational runs have no verifier",
+        );
+    }
+
+    // Terminal state combinations.
+    let t = &m.terminal;
+    let combo_ok = matches!(
+        (
+            t.state.as_str(),
+            t.failure_class.as_str(),
+            t.stop_reason.as_str()
+        ),
+        ("completed", "none", "none")
+            | ("failed", "infrastructure" | "task", "none")
+            | ("stopped", "none", "budget" | "policy")
+            | ("interrupted", "infrastructure", "none")
+    );
+    if !combo_ok {
+        m_issue(
+            issues,
+            "validation.terminal_combination",
+            "/terminal",
+            format!(
+                "terminal {}/{}/{} is not an allowed state/failureClass/stopReason combination",
+                t.state, t.failure_class, t.stop_reason
+            ),
+        );
+    }
+    let task_failure = t.state == "failed" && t.failure_class == "task";
+    if task_failure && observational {
+        m_issue(
+            issues,
+            "validation.observational_task_failure",
+            "/terminal/failureClass",
+            "observational runs cannot fail as task",
+        );
+    }
+    match &t.workspace_artifact_id {
+        None if task_failure => m_issue(
+            issues,
+            "validation.workspace_artifact_required",
+            "/terminal",
+            "a task failure must name its workspaceArtifactId",
+        ),
+        Some(id) => {
+            let ok = m
+                .evidence
+                .iter()
+                .any(|d| d.id == *id && d.kind == "workspace" && d.is_retained());
+            if !ok {
+                m_issue(
+                    issues,
+                    "validation.workspace_artifact_invalid",
+                    "/terminal/workspaceArtifactId",
+                    format!("{id:?} does not name a retained, unsanitized workspace descriptor"),
+                );
+            }
+        }
+        None => {}
+    }
+
+    descriptor_rules(m, raw, issues);
+    out
+}
+
+fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issue>) {
+    let ev = &m.evidence;
+    let by_id: HashMap<&str, (usize, &Descriptor)> = ev
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id.as_str(), (i, d)))
+        .collect();
+    let mut ids = HashSet::new();
+    let mut digest_kind: HashMap<&str, &str> = HashMap::new();
+    for (i, d) in ev.iter().enumerate() {
+        let at = |f: &str| format!("/evidence/{i}{f}");
+        if !ids.insert(d.id.as_str()) {
+            m_issue(
+                issues,
+                "validation.duplicate_artifact_id",
+                at("/id"),
+                format!("artifact id {:?} is used twice", d.id),
+            );
+        }
+        if d.authority != authority_of(&d.kind) {
+            m_issue(
+                issues,
+                "validation.kind_authority",
+                at("/authority"),
+                format!(
+                    "{} evidence has authority {}, not {}",
+                    d.kind,
+                    authority_of(&d.kind),
+                    d.authority
+                ),
+            );
+        }
+        if matches!(
+            d.kind.as_str(),
+            "verifier" | "capture-report" | "export-manifest"
+        ) && d.media_type != "application/json"
+        {
+            m_issue(
+                issues,
+                "validation.media_type",
+                at("/mediaType"),
+                format!("{} evidence must be application/json", d.kind),
+            );
+        }
+        if let Err(e) = check_relative_path(&d.relative_path) {
+            m_issue(issues, e.code, at("/relativePath"), e.message);
+        }
+        if let Some(loc) = raw["evidence"][i]["diagnosticSource"]["locator"].as_str() {
+            if let Err(e) = check_relative_path(loc) {
+                m_issue(issues, e.code, at("/diagnosticSource/locator"), e.message);
+            }
+        }
+        match digest_kind.get(d.digest.as_str()) {
+            Some(k) if *k != d.kind => m_issue(
+                issues,
+                "validation.digest_class_conflict",
+                at("/digest"),
+                format!("the same bytes appear as {k} and {} evidence", d.kind),
+            ),
+            _ => {
+                digest_kind.insert(&d.digest, &d.kind);
+            }
+        }
+        let shared = matches!(d.sharing_class.as_str(), "partner" | "public");
+        if shared && d.native_reference.is_some() {
+            m_issue(
+                issues,
+                "validation.native_reference_forbidden",
+                at("/nativeReference"),
+                "partner and public evidence carries no native reference",
+            );
+        }
+        match (&d.sanitized_from, shared) {
+            (None, true) => m_issue(
+                issues,
+                "validation.sanitized_from_required",
+                at(""),
+                format!("{} evidence needs sanitizedFrom", d.sharing_class),
+            ),
+            (Some(sf), _) => {
+                match by_id.get(sf.artifact_id.as_str()) {
+                    None => m_issue(
+                        issues,
+                        "validation.sanitized_source_missing",
+                        at("/sanitizedFrom/artifactId"),
+                        format!("source artifact {:?} does not exist", sf.artifact_id),
+                    ),
+                    Some((_, src)) => {
+                        if src.source != d.source
+                            || src.authority != d.authority
+                            || src.kind != d.kind
+                        {
+                            m_issue(issues, "validation.sanitized_source_mismatch", at("/sanitizedFrom"), "a derivative must share source, authority and kind with its source");
+                        }
+                        if src.digest != sf.digest {
+                            m_issue(
+                                issues,
+                                "validation.sanitized_digest_mismatch",
+                                at("/sanitizedFrom/digest"),
+                                "sanitizedFrom.digest is not the source's digest",
+                            );
+                        }
+                        if src.relative_path == d.relative_path {
+                            m_issue(
+                                issues,
+                                "validation.sanitized_same_path",
+                                at("/relativePath"),
+                                "a derivative must live at a different path than its source",
+                            );
+                        }
+                        if src.digest == d.digest {
+                            m_issue(
+                                issues,
+                                "validation.sanitized_same_bytes",
+                                at("/digest"),
+                                "a derivative must differ from its source",
+                            );
+                        }
+                    }
+                }
+            }
+            (None, false) => {}
+        }
+    }
+    // Provenance chains must end.
+    for (i, d) in ev.iter().enumerate() {
+        let mut cur = d;
+        let mut steps = 0;
+        while let Some(sf) = &cur.sanitized_from {
+            match by_id.get(sf.artifact_id.as_str()) {
+                Some((_, next)) => cur = next,
+                None => break,
+            }
+            steps += 1;
+            if steps > ev.len() {
+                m_issue(
+                    issues,
+                    "validation.provenance_cycle",
+                    format!("/evidence/{i}/sanitizedFrom"),
+                    "sanitizedFrom chain forms a cycle",
+                );
+                break;
+            }
+        }
+    }
+    // Exactly one capture report, never shared.
+    let reports: Vec<usize> = ev
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.kind == "capture-report")
+        .map(|(i, _)| i)
+        .collect();
+    if reports.len() != 1 {
+        m_issue(
+            issues,
+            "validation.capture_report_count",
+            "/evidence",
+            format!(
+                "a bundle has exactly one capture-report descriptor, found {}",
+                reports.len()
+            ),
+        );
+    }
+    for i in reports {
+        if matches!(ev[i].sharing_class.as_str(), "partner" | "public") {
+            m_issue(
+                issues,
+                "validation.capture_report_shared",
+                format!("/evidence/{i}/sharingClass"),
+                "the capture report is never partner or public",
+            );
+        }
+    }
+    // Native ids bind to retained evidence.
+    let bound = |kind: &str, ref_type: &str, id: &str| {
+        ev.iter().any(|d| {
+            d.kind == kind
+                && d.is_retained()
+                && d.native_reference
+                    .as_ref()
+                    .is_some_and(|r| r.kind == ref_type && r.id == id)
+        })
+    };
+    if let Some(s) = &m.run.native.session_id {
+        if !bound("session", "session", s) {
+            m_issue(issues, "validation.native_session_unbound", "/run/native/sessionId", format!("no retained session descriptor has nativeReference {{type: session, id: {s:?}}}"));
+        }
+    }
+    if let Some(t) = &m.run.native.trace_id {
+        if !bound("telemetry", "trace", t) {
+            m_issue(issues, "validation.native_trace_unbound", "/run/native/traceId", format!("no retained telemetry descriptor has nativeReference {{type: trace, id: {t:?}}}"));
+        }
+    }
+    // Paths against each other.
+    let paths: Vec<&str> = ev.iter().map(|d| d.relative_path.as_str()).collect();
+    for (i, e) in check_path_set(&paths) {
+        m_issue(
+            issues,
+            e.code,
+            format!("/evidence/{i}/relativePath"),
+            e.message,
+        );
+    }
+}
+
+/// Rules of the capture report against the manifest.
+pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> {
+    let mut out = Vec::new();
+    let mut add = |code, pointer: &str, msg: String| out.push(Issue::at(code, file, pointer, msg));
+    if c.bundle_id != m.bundle_id {
+        add(
+            "validation.capture_bundle_mismatch",
+            "/bundleId",
+            format!(
+                "capture report is for {:?}, manifest is {:?}",
+                c.bundle_id, m.bundle_id
+            ),
+        );
+    }
+    if let Some(mode) = &c.assessment_mode {
+        if mode != m.run.mode() {
+            add(
+                "validation.assessment_mode_mismatch",
+                "/assessmentMode",
+                format!("capture report says {mode}, the run is {}", m.run.mode()),
+            );
+        }
+    }
+    let affects = |cap: &str| {
+        c.missing_evidence
+            .iter()
+            .any(|e| e.affects.iter().any(|a| a == cap))
+    };
+    let has_reason = |cap: &str, reason: &str| {
+        c.missing_evidence
+            .iter()
+            .any(|e| e.reason == reason && e.affects.iter().any(|a| a == cap))
+    };
+    for (i, e) in c.missing_evidence.iter().enumerate() {
+        if e.reason == "optional-beta-unavailable" && e.affects != ["timing-resource"] {
+            add(
+                "validation.beta_reason_scope",
+                &format!("/missingEvidence/{i}/affects"),
+                "optional-beta-unavailable affects exactly timing-resource".into(),
+            );
+        }
+    }
+    let caps = c.capabilities.by_authority();
+    let pointer_of = |cap: &str| match cap {
+        "semantic" => "/capabilities/semantic",
+        "timing-resource" => "/capabilities/timingResource",
+        _ => "/capabilities/outcome",
+    };
+    for (cap, status) in caps {
+        if status != "available" && !affects(cap) {
+            add(
+                "validation.capability_unexplained",
+                pointer_of(cap),
+                format!("{cap} is {status} but no missingEvidence entry affects it"),
+            );
+        }
+        for reason in ["unsupported", "not-checked"] {
+            if (status == reason) != has_reason(cap, reason) {
+                add("validation.capability_reason_mismatch", pointer_of(cap), format!("{cap} is {status}: it is {reason} exactly when a missingEvidence entry with reason {reason} affects it"));
+            }
+        }
+        if status == "available" && !m.evidence.iter().any(|d| d.authority == cap) {
+            add(
+                "validation.capability_without_evidence",
+                pointer_of(cap),
+                format!("{cap} is available but the bundle has no {cap} evidence"),
+            );
+        }
+    }
+    let status = |cap: &str| {
+        caps.iter()
+            .find(|(c2, _)| *c2 == cap)
+            .map(|x| x.1)
+            .unwrap_or("")
+    };
+    if c.qualification == "qualified" {
+        let timing_ok = matches!(status("timing-resource"), "available" | "unsupported");
+        let core_ok = status("semantic") == "available" && status("outcome") == "available";
+        let gaps_ok = !affects("semantic")
+            && !affects("outcome")
+            && !c.missing_evidence.iter().any(|e| {
+                e.affects.iter().any(|a| a == "timing-resource")
+                    && !matches!(
+                        e.reason.as_str(),
+                        "unsupported" | "optional-beta-unavailable"
+                    )
+            });
+        if !(timing_ok && core_ok && gaps_ok) {
+            add("validation.qualification_unjustified", "/qualification", "qualified needs semantic and outcome available, timing available or unsupported, and no gap affecting them".into());
+        }
+    } else {
+        let some_gap = matches!(
+            status("semantic"),
+            "missing" | "unsupported" | "not-checked"
+        ) || matches!(status("timing-resource"), "missing" | "not-checked")
+            || matches!(status("outcome"), "missing" | "unsupported" | "not-checked");
+        if c.missing_evidence.is_empty() || !some_gap {
+            add("validation.incomplete_without_gaps", "/qualification", "incomplete needs at least one missing evidence entry and a capability that is not available".into());
+        }
+    }
+    out
+}
+
+/// Rules of one verifier result against the manifest.
+pub fn verifier_rules(m: &Manifest, v: &VerifierResult, file: &str) -> Vec<Issue> {
+    let mut out = Vec::new();
+    let mut add = |code, pointer: &str, msg: String| out.push(Issue::at(code, file, pointer, msg));
+    if v.bundle_id != m.bundle_id {
+        add(
+            "validation.verifier_bundle_mismatch",
+            "/bundleId",
+            format!(
+                "verifier result is for {:?}, manifest is {:?}",
+                v.bundle_id, m.bundle_id
+            ),
+        );
+    }
+    let mut ids = HashSet::new();
+    for (i, a) in v.assertions.iter().enumerate() {
+        if !ids.insert(&a.id) {
+            add(
+                "validation.duplicate_assertion_id",
+                &format!("/assertions/{i}/id"),
+                format!("assertion id {:?} is used twice", a.id),
+            );
+        }
+    }
+    let all = |s: &str| v.assertions.iter().all(|a| a.status == s);
+    let any = |s: &str| v.assertions.iter().any(|a| a.status == s);
+    match v.status.as_str() {
+        "passed" if v.workspace.is_none() || v.assertions.is_empty() || !all("passed") || v.exit_code.is_some_and(|c| c != 0) || v.error.is_some() => {
+            add("validation.verifier_passed_inconsistent", "/status", "passed needs a workspace, at least one assertion, all passed, exit code 0 if present, no error".into())
+        }
+        "failed" if v.workspace.is_none() || v.exit_code.is_none_or(|c| c == 0) || !any("failed") || v.error.is_some() => {
+            add("validation.verifier_failed_inconsistent", "/status", "failed needs a workspace, a nonzero exit code, at least one failed assertion, no error".into())
+        }
+        "error" if v.error.as_deref().is_none_or(|e| e.trim().is_empty()) => {
+            add("validation.verifier_error_inconsistent", "/error", "error needs a non-empty error".into())
+        }
+        "not-run" if !all("not-run") || v.workspace.is_some() || v.exit_code.is_some() || v.duration_ms.is_some() || !v.diagnostics.is_empty() => {
+            add("validation.verifier_not_run_inconsistent", "/status", "not-run needs every assertion not-run and no workspace, exit code, duration or diagnostics".into())
+        }
+        _ => {}
+    }
+    if let Some(w) = &v.workspace {
+        let ok = m
+            .evidence
+            .iter()
+            .any(|d| d.id == w.artifact_id && d.kind == "workspace" && d.digest == w.digest);
+        if !ok {
+            add(
+                "validation.verifier_workspace_unbound",
+                "/workspace",
+                format!(
+                    "workspace {:?} with that digest is not a workspace descriptor of this bundle",
+                    w.artifact_id
+                ),
+            );
+        }
+    }
+    out
+}
+
+/// Bundle-level outcome rules: which verifier result the terminal state needs.
+pub fn outcome_rules(m: &Manifest, verifiers: &[(usize, &VerifierResult)]) -> Vec<Issue> {
+    let mut out = Vec::new();
+    let observational = m.run.mode() == "observational";
+    if observational {
+        for (i, _) in verifiers {
+            out.push(Issue::at(
+                "validation.verifier_in_observational",
+                MANIFEST,
+                format!("/evidence/{i}"),
+                "observational runs carry no verifier outcome",
+            ));
+        }
+        return out;
+    }
+    let t = &m.terminal;
+    let bound = |status: &str| {
+        verifiers.iter().any(|(_, v)| {
+            v.status == status
+                && v.workspace
+                    .as_ref()
+                    .is_some_and(|w| Some(&w.artifact_id) == t.workspace_artifact_id.as_ref())
+        })
+    };
+    if t.state == "completed" && !bound("passed") {
+        out.push(Issue::at("validation.verifier_outcome_required", MANIFEST, "/terminal", "a verified completed run needs a passed verifier result bound to the terminal workspace"));
+    }
+    if t.state == "failed" && t.failure_class == "task" && !bound("failed") {
+        out.push(Issue::at(
+            "validation.verifier_outcome_required",
+            MANIFEST,
+            "/terminal",
+            "a task failure needs a failed verifier result bound to the terminal workspace",
+        ));
+    }
+    out
+}
+
+/// Rules of an in-bundle export manifest against the run manifest.
+pub fn export_rules(m: &Manifest, e: &ExportManifest, file: &str) -> Vec<Issue> {
+    let mut out = Vec::new();
+    let mut add =
+        |code, pointer: String, msg: String| out.push(Issue::at(code, file, pointer, msg));
+    if e.bundle_id != m.bundle_id {
+        add(
+            "validation.export_bundle_mismatch",
+            "/bundleId".into(),
+            format!(
+                "export manifest is for {:?}, manifest is {:?}",
+                e.bundle_id, m.bundle_id
+            ),
+        );
+    }
+    let mut seen = HashSet::new();
+    for (i, id) in e.artifact_ids.iter().enumerate() {
+        if !seen.insert(id) {
+            add(
+                "validation.duplicate_artifact_id",
+                format!("/artifactIds/{i}"),
+                format!("{id:?} listed twice"),
+            );
+        }
+        match m.evidence.iter().find(|d| d.id == *id) {
+            None => add(
+                "validation.export_unknown_artifact",
+                format!("/artifactIds/{i}"),
+                format!("{id:?} is not an artifact of this bundle"),
+            ),
+            Some(d)
+                if matches!(e.status.as_str(), "ready" | "exported")
+                    && d.sharing_class != e.sharing_class =>
+            {
+                add(
+                    "validation.export_class_mismatch",
+                    format!("/artifactIds/{i}"),
+                    format!(
+                        "a {} export lists {} artifact {id:?}: changing a class is not sanitizing",
+                        e.sharing_class, d.sharing_class
+                    ),
+                )
+            }
+            Some(_) => {}
+        }
+    }
+    if matches!(e.status.as_str(), "ready" | "exported") {
+        let has_evidence = e.artifact_ids.iter().any(|id| {
+            m.evidence
+                .iter()
+                .any(|d| d.id == *id && d.kind != "export-manifest")
+        });
+        if e.sharing_class == "unknown" || !has_evidence {
+            add("validation.export_not_ready", "/status".into(), "a ready or exported manifest needs a known class and at least one evidence artifact".into());
+        }
+    }
+    out
+}

@@ -1,0 +1,203 @@
+//! Reading a bundle directory safely.
+//!
+//! The bundle root is opened once; every evidence path is then walked one
+//! component at a time with `O_NOFOLLOW`, so a symlink anywhere on a path is
+//! refused rather than followed. A file counts as evidence only if it is a
+//! regular file with exactly one link, and it must be the same file, with
+//! the same size and modification time, after it was read.
+
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rustix::io::Errno;
+
+use crate::dir::{Dir, EntryKind};
+use crate::issue::Issue;
+
+/// An opened bundle root.
+pub struct BundleDir {
+    root: Dir,
+}
+
+/// Identity of a file when it was opened, to detect change while reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+}
+
+impl FileStamp {
+    /// Reads the stamp of an open file.
+    pub fn of(f: &File) -> std::io::Result<FileStamp> {
+        let m = f.metadata()?;
+        Ok(FileStamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+        })
+    }
+
+    /// The file size.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl BundleDir {
+    /// Opens `path` as a bundle root; the root itself must not be a symlink.
+    pub fn open(path: &Path) -> Result<BundleDir, Issue> {
+        let shown = path.display().to_string();
+        match std::fs::symlink_metadata(path) {
+            Err(e) => return Err(Issue::file("io.not_found", &shown, format!("{shown}: {e}"))),
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(Issue::file("validation.symlink", &shown, format!("{shown}: the bundle root is a symlink; coffer reads bundles only through real directories")))
+            }
+            Ok(m) if !m.is_dir() => return Err(Issue::file("validation.not_a_directory", &shown, format!("{shown}: not a directory"))),
+            Ok(_) => {}
+        }
+        let root = Dir::open(path)
+            .map_err(|e| Issue::file("io.error", &shown, format!("{shown}: {e}")))?;
+        Ok(BundleDir { root })
+    }
+
+    /// The root path, for messages.
+    pub fn path(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// Opens the evidence file at a (validated) bundle-relative path.
+    pub fn open_evidence(&self, rel: &str) -> Result<(File, FileStamp), Issue> {
+        let mut parts: Vec<&str> = rel.split('/').collect();
+        let name = parts.pop().expect("split yields at least one part");
+        let mut dir: Option<Dir> = None;
+        let mut walked = PathBuf::new();
+        for part in parts {
+            walked.push(part);
+            let parent = dir.as_ref().unwrap_or(&self.root);
+            match parent.entry_kind(part) {
+                Ok(Some((EntryKind::Dir, _))) => {}
+                Ok(Some((EntryKind::Symlink, _))) => {
+                    return Err(Issue::file(
+                        "validation.symlink",
+                        rel,
+                        format!("{rel}: {} is a symlink; never followed", walked.display()),
+                    ))
+                }
+                Ok(Some(_)) => {
+                    return Err(Issue::file(
+                        "validation.not_a_directory",
+                        rel,
+                        format!("{rel}: {} is not a directory", walked.display()),
+                    ))
+                }
+                Ok(None) => {
+                    return Err(Issue::file(
+                        "validation.missing_file",
+                        rel,
+                        format!("{rel}: {} does not exist", walked.display()),
+                    ))
+                }
+                Err(e) => return Err(Issue::file("io.error", rel, format!("{rel}: {e}"))),
+            }
+            dir = Some(parent.open_dir(part).map_err(|e| self.open_error(rel, e))?);
+        }
+        let parent = dir.as_ref().unwrap_or(&self.root);
+        match parent.entry_kind(name) {
+            Ok(Some((EntryKind::File, st))) if st.st_nlink > 1 => {
+                return Err(Issue::file(
+                    "validation.hard_link",
+                    rel,
+                    format!(
+                        "{rel}: has {} links; evidence must have exactly one",
+                        st.st_nlink
+                    ),
+                ))
+            }
+            Ok(Some((EntryKind::File, _))) => {}
+            Ok(Some((EntryKind::Symlink, _))) => {
+                return Err(Issue::file(
+                    "validation.symlink",
+                    rel,
+                    format!("{rel}: is a symlink; never followed"),
+                ))
+            }
+            Ok(Some((EntryKind::Dir, _))) => {
+                return Err(Issue::file(
+                    "validation.not_regular_file",
+                    rel,
+                    format!("{rel}: is a directory"),
+                ))
+            }
+            Ok(Some((EntryKind::Other, _))) => {
+                return Err(Issue::file(
+                    "validation.special_file",
+                    rel,
+                    format!("{rel}: is a FIFO, socket or device"),
+                ))
+            }
+            Ok(None) => {
+                return Err(Issue::file(
+                    "validation.missing_file",
+                    rel,
+                    format!("{rel}: does not exist"),
+                ))
+            }
+            Err(e) => return Err(Issue::file("io.error", rel, format!("{rel}: {e}"))),
+        }
+        let f = parent
+            .open_file(name)
+            .map_err(|e| self.open_error(rel, e))?;
+        let stamp =
+            FileStamp::of(&f).map_err(|e| Issue::file("io.error", rel, format!("{rel}: {e}")))?;
+        // Re-check the link count on the open file: a link made between the
+        // lstat and the open must not slip through.
+        let nlink = f.metadata().map(|m| m.nlink()).unwrap_or(0);
+        if nlink != 1 {
+            return Err(Issue::file(
+                "validation.hard_link",
+                rel,
+                format!("{rel}: has {nlink} links; evidence must have exactly one"),
+            ));
+        }
+        Ok((f, stamp))
+    }
+
+    fn open_error(&self, rel: &str, e: std::io::Error) -> Issue {
+        match e.raw_os_error() {
+            Some(c) if c == Errno::LOOP.raw_os_error() || c == Errno::NOTDIR.raw_os_error() => {
+                Issue::file(
+                    "validation.symlink",
+                    rel,
+                    format!("{rel}: a path component became a symlink while opening"),
+                )
+            }
+            Some(c) if c == Errno::INVAL.raw_os_error() => Issue::file(
+                "validation.special_file",
+                rel,
+                format!("{rel}: not a regular file"),
+            ),
+            Some(c) if c == Errno::NOENT.raw_os_error() => Issue::file(
+                "validation.missing_file",
+                rel,
+                format!("{rel}: does not exist"),
+            ),
+            _ => Issue::file("io.error", rel, format!("{rel}: {e}")),
+        }
+    }
+
+    /// An issue if the file is no longer what it was when opened.
+    pub fn changed(rel: &str, f: &File, before: &FileStamp) -> Option<Issue> {
+        match FileStamp::of(f) {
+            Ok(now) if now == *before => None,
+            _ => Some(Issue::file(
+                "io.source_changed",
+                rel,
+                format!("{rel}: changed while it was read"),
+            )),
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! A located, coded problem with an input document or file.
+
+/// One problem found while validating input. Validation reports every issue
+/// it finds, not just the first.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Issue {
+    /// Stable `class.name` code.
+    pub code: &'static str,
+    /// Human explanation.
+    pub message: String,
+    /// The file the issue is about (bundle-relative), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// JSON pointer inside that file (or the manifest), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+}
+
+impl Issue {
+    /// An issue about a JSON document location.
+    pub fn at(
+        code: &'static str,
+        file: &str,
+        pointer: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Issue {
+            code,
+            message: message.into(),
+            file: Some(file.to_string()),
+            pointer: Some(pointer.into()),
+        }
+    }
+
+    /// An issue about a whole file.
+    pub fn file(code: &'static str, file: &str, message: impl Into<String>) -> Self {
+        Issue {
+            code,
+            message: message.into(),
+            file: Some(file.to_string()),
+            pointer: None,
+        }
+    }
+
+    /// The `path` shown in the CLI envelope: `file#pointer`, `file`, or the pointer.
+    pub fn location(&self) -> Option<String> {
+        match (&self.file, &self.pointer) {
+            (Some(f), Some(p)) => Some(format!("{f}#{p}")),
+            (Some(f), None) => Some(f.clone()),
+            (None, Some(p)) => Some(p.clone()),
+            (None, None) => None,
+        }
+    }
+}
+
+impl From<(&str, crate::json::JsonError)> for Issue {
+    fn from((file, e): (&str, crate::json::JsonError)) -> Self {
+        Issue::at(e.code, file, e.pointer.clone(), format!("{file}: {e}"))
+    }
+}

@@ -1,0 +1,198 @@
+//! Streaming check of JSON Lines: every line one strict JSON value.
+//!
+//! Locations use the JSON pointer of the file read as an array of lines:
+//! `/41/args/0` is inside the value on line 42. Memory is bounded by the
+//! longest line allowed, whatever the file size.
+
+use super::{parser, JsonError, Limits};
+
+/// Budgets for a JSONL stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonlLimits {
+    /// Budgets for each line's value (`max_bytes` is the line length limit).
+    pub line: Limits,
+}
+
+impl JsonlLimits {
+    /// Evidence streams (session, hooks): lines up to 32 MiB, depth 128,
+    /// 4,000,000 values a line.
+    pub const EVIDENCE: JsonlLimits = JsonlLimits {
+        line: Limits {
+            max_bytes: 32 << 20,
+            max_depth: 128,
+            max_nodes: 4_000_000,
+        },
+    };
+}
+
+/// Incremental JSONL checker: `feed` bytes as they stream by, then `finish`.
+#[derive(Debug)]
+pub struct JsonlChecker {
+    limits: JsonlLimits,
+    line: Vec<u8>,
+    lines: u64,
+    offset: u64,
+    failed: Option<JsonError>,
+}
+
+impl JsonlChecker {
+    /// A checker with the given budgets.
+    pub fn new(limits: JsonlLimits) -> Self {
+        JsonlChecker {
+            limits,
+            line: Vec::new(),
+            lines: 0,
+            offset: 0,
+            failed: None,
+        }
+    }
+
+    /// Consumes the next bytes of the stream.
+    pub fn feed(&mut self, mut bytes: &[u8]) -> Result<(), JsonError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        while !bytes.is_empty() {
+            let (part, rest, complete) = match memchr_newline(bytes) {
+                Some(i) => (&bytes[..i], &bytes[i + 1..], true),
+                None => (bytes, &[][..], false),
+            };
+            if self.line.len() + part.len() > self.limits.line.max_bytes {
+                return Err(self.fail(JsonError {
+                    code: "limit.jsonl_line_bytes",
+                    pointer: format!("/{}", self.lines),
+                    offset: self.offset as usize,
+                    message: format!(
+                        "line {} is longer than {} bytes",
+                        self.lines + 1,
+                        self.limits.line.max_bytes
+                    ),
+                }));
+            }
+            self.line.extend_from_slice(part);
+            if complete {
+                self.end_line()?;
+            }
+            bytes = rest;
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, e: JsonError) -> JsonError {
+        self.failed = Some(e.clone());
+        e
+    }
+
+    fn end_line(&mut self) -> Result<(), JsonError> {
+        let line = std::mem::take(&mut self.line);
+        let index = self.lines;
+        if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+            return Err(self.fail(JsonError {
+                code: "validation.jsonl_blank_line",
+                pointer: format!("/{index}"),
+                offset: self.offset as usize,
+                message: format!(
+                    "line {} is empty; every line must hold one JSON value",
+                    index + 1
+                ),
+            }));
+        }
+        if let Err(mut e) = parser::check(&line, &self.limits.line) {
+            e.pointer = format!("/{index}{}", e.pointer);
+            e.offset += self.offset as usize;
+            e.message = format!("line {}: {}", index + 1, e.message);
+            return Err(self.fail(e));
+        }
+        self.offset += line.len() as u64 + 1;
+        self.lines += 1;
+        self.line = line;
+        self.line.clear();
+        Ok(())
+    }
+
+    /// Ends the stream (a last line without a newline counts); returns the
+    /// number of lines. An empty stream is `validation.empty_jsonl`.
+    pub fn finish(&mut self) -> Result<u64, JsonError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if !self.line.is_empty() {
+            self.end_line()?;
+        }
+        if self.lines == 0 {
+            return Err(self.fail(JsonError {
+                code: "validation.empty_jsonl",
+                pointer: String::new(),
+                offset: 0,
+                message: "JSONL evidence holds no records".into(),
+            }));
+        }
+        Ok(self.lines)
+    }
+}
+
+fn memchr_newline(b: &[u8]) -> Option<usize> {
+    b.iter().position(|&c| c == b'\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(chunks: &[&[u8]]) -> Result<u64, JsonError> {
+        let mut c = JsonlChecker::new(JsonlLimits::EVIDENCE);
+        for ch in chunks {
+            c.feed(ch)?;
+        }
+        c.finish()
+    }
+
+    #[test]
+    fn lines_split_across_chunks_are_reassembled() {
+        assert_eq!(run(&[b"{\"a\":", b"1}\n[", b"2]\n", b"3"]).unwrap(), 3);
+        assert_eq!(run(&[b"{}\r\n{}\r\n"]).unwrap(), 2);
+    }
+
+    #[test]
+    fn empty_stream_and_blank_lines_are_rejected() {
+        assert_eq!(run(&[]).unwrap_err().code, "validation.empty_jsonl");
+        assert_eq!(run(&[b""]).unwrap_err().code, "validation.empty_jsonl");
+        let e = run(&[b"{}\n\n{}\n"]).unwrap_err();
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            ("validation.jsonl_blank_line", "/1")
+        );
+    }
+
+    #[test]
+    fn errors_point_into_the_failing_line() {
+        let e = run(&[b"{}\n{}\n{\"a\":{\"b\":1,\"b\":2}}\n"]).unwrap_err();
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            ("validation.duplicate_key", "/2/a/b")
+        );
+        assert_eq!(
+            run(&[b"{} {}\n"]).unwrap_err().code,
+            "validation.trailing_data"
+        );
+    }
+
+    #[test]
+    fn line_length_is_bounded_while_streaming() {
+        let limits = JsonlLimits {
+            line: Limits {
+                max_bytes: 8,
+                ..JsonlLimits::EVIDENCE.line
+            },
+        };
+        let mut c = JsonlChecker::new(limits);
+        c.feed(b"[1,2,3]\n").unwrap();
+        c.feed(b"\"12345").unwrap();
+        let e = c.feed(b"678\"\n").unwrap_err();
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            ("limit.jsonl_line_bytes", "/1")
+        );
+        assert!(c.finish().is_err(), "a failed checker stays failed");
+    }
+}

@@ -1,0 +1,578 @@
+//! Recursive-descent parser behind [`super::parse`] and [`super::check`].
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Number, Value};
+
+use super::{escape_pointer_token, JsonError, Limits, MAX_SAFE_INTEGER};
+
+/// Parses one strict JSON document into a value.
+pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, JsonError> {
+    let mut p = Parser::new(input, limits, true)?;
+    let v = p.document()?;
+    Ok(v.expect("building parser returns a value"))
+}
+
+/// Checks one strict JSON document without building it.
+pub fn check(input: &[u8], limits: &Limits) -> Result<(), JsonError> {
+    let mut p = Parser::new(input, limits, false)?;
+    p.document().map(|_| ())
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    pos: usize,
+    limits: Limits,
+    build: bool,
+    depth: usize,
+    nodes: usize,
+    path: Vec<String>,
+}
+
+impl<'a> Parser<'a> {
+    fn new(input: &'a [u8], limits: &Limits, build: bool) -> Result<Self, JsonError> {
+        let mut p = Parser {
+            s: input,
+            pos: 0,
+            limits: *limits,
+            build,
+            depth: 0,
+            nodes: 0,
+            path: Vec::new(),
+        };
+        if input.len() > limits.max_bytes {
+            return Err(p.err(
+                "limit.json_bytes",
+                format!(
+                    "document is {} bytes; the limit is {}",
+                    input.len(),
+                    limits.max_bytes
+                ),
+            ));
+        }
+        if let Err(e) = std::str::from_utf8(input) {
+            p.pos = e.valid_up_to();
+            return Err(p.err("validation.invalid_utf8", "input is not valid UTF-8".into()));
+        }
+        if input.starts_with("\u{feff}".as_bytes()) {
+            return Err(p.err(
+                "validation.invalid_json",
+                "byte order mark is not allowed".into(),
+            ));
+        }
+        Ok(p)
+    }
+
+    fn pointer(&self) -> String {
+        self.path.iter().map(|t| format!("/{t}")).collect()
+    }
+
+    fn err(&self, code: &'static str, message: String) -> JsonError {
+        JsonError {
+            code,
+            pointer: self.pointer(),
+            offset: self.pos,
+            message,
+        }
+    }
+
+    fn syntax(&self, what: &str) -> JsonError {
+        let found = match self.s.get(self.pos) {
+            None => "end of input".to_string(),
+            Some(b) if b.is_ascii_graphic() => format!("'{}'", *b as char),
+            Some(b) => format!("byte 0x{b:02x}"),
+        };
+        self.err(
+            "validation.invalid_json",
+            format!("expected {what}, found {found}"),
+        )
+    }
+
+    fn document(&mut self) -> Result<Option<Value>, JsonError> {
+        self.ws();
+        let v = self.value()?;
+        self.ws();
+        if self.pos != self.s.len() {
+            self.path.clear();
+            return Err(self.err(
+                "validation.trailing_data",
+                "data after the end of the JSON value".into(),
+            ));
+        }
+        Ok(v)
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn count_node(&mut self) -> Result<(), JsonError> {
+        self.nodes += 1;
+        if self.nodes > self.limits.max_nodes {
+            return Err(self.err(
+                "limit.json_nodes",
+                format!("more than {} values", self.limits.max_nodes),
+            ));
+        }
+        Ok(())
+    }
+
+    fn value(&mut self) -> Result<Option<Value>, JsonError> {
+        self.count_node()?;
+        match self.s.get(self.pos) {
+            Some(b'{') => self.object(),
+            Some(b'[') => self.array(),
+            Some(b'"') => Ok(self.string()?.map(Value::String)),
+            Some(b't') => self.literal("true", Value::Bool(true)),
+            Some(b'f') => self.literal("false", Value::Bool(false)),
+            Some(b'n') => self.literal("null", Value::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(self.syntax("a JSON value")),
+        }
+    }
+
+    fn literal(&mut self, word: &str, v: Value) -> Result<Option<Value>, JsonError> {
+        if self.s[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(self.build.then_some(v))
+        } else {
+            Err(self.syntax("a JSON value"))
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), JsonError> {
+        self.depth += 1;
+        if self.depth > self.limits.max_depth {
+            return Err(self.err(
+                "limit.json_depth",
+                format!("nesting deeper than {}", self.limits.max_depth),
+            ));
+        }
+        Ok(())
+    }
+
+    fn object(&mut self) -> Result<Option<Value>, JsonError> {
+        self.enter()?;
+        self.pos += 1;
+        let mut map = Map::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        self.ws();
+        if self.s.get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(self.build.then_some(Value::Object(map)));
+        }
+        loop {
+            self.ws();
+            if self.s.get(self.pos) != Some(&b'"') {
+                return Err(self.syntax("a string key"));
+            }
+            let key_at = self.pos;
+            let key = self.string_always()?;
+            if !seen.insert(key.clone()) {
+                self.path.push(escape_pointer_token(&key));
+                self.pos = key_at;
+                let e = self.err("validation.duplicate_key", format!("duplicate key {key:?}"));
+                return Err(e);
+            }
+            self.ws();
+            if self.s.get(self.pos) != Some(&b':') {
+                return Err(self.syntax("':'"));
+            }
+            self.pos += 1;
+            self.ws();
+            self.path.push(escape_pointer_token(&key));
+            let v = self.value()?;
+            self.path.pop();
+            if let Some(v) = v {
+                map.insert(key, v);
+            }
+            self.ws();
+            match self.s.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => return Err(self.syntax("',' or '}'")),
+            }
+        }
+        self.depth -= 1;
+        Ok(self.build.then_some(Value::Object(map)))
+    }
+
+    fn array(&mut self) -> Result<Option<Value>, JsonError> {
+        self.enter()?;
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.ws();
+        if self.s.get(self.pos) == Some(&b']') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(self.build.then_some(Value::Array(items)));
+        }
+        let mut i = 0usize;
+        loop {
+            self.ws();
+            self.path.push(i.to_string());
+            let v = self.value()?;
+            self.path.pop();
+            if let Some(v) = v {
+                items.push(v);
+            }
+            i += 1;
+            self.ws();
+            match self.s.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => return Err(self.syntax("',' or ']'")),
+            }
+        }
+        self.depth -= 1;
+        Ok(self.build.then_some(Value::Array(items)))
+    }
+
+    fn string(&mut self) -> Result<Option<String>, JsonError> {
+        if self.build {
+            self.string_always().map(Some)
+        } else {
+            self.scan_string(None).map(|_| None)
+        }
+    }
+
+    fn string_always(&mut self) -> Result<String, JsonError> {
+        let mut out = String::new();
+        self.scan_string(Some(&mut out))?;
+        Ok(out)
+    }
+
+    /// Reads a string literal starting at the opening quote; appends the
+    /// decoded text to `out` when given.
+    fn scan_string(&mut self, mut out: Option<&mut String>) -> Result<(), JsonError> {
+        self.pos += 1;
+        loop {
+            let start = self.pos;
+            while let Some(&b) = self.s.get(self.pos) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            if let Some(o) = out.as_deref_mut() {
+                // Input was checked to be UTF-8 and we stopped on ASCII bytes.
+                o.push_str(std::str::from_utf8(&self.s[start..self.pos]).expect("checked UTF-8"));
+            }
+            match self.s.get(self.pos) {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    let c = self.escape()?;
+                    if let Some(o) = out.as_deref_mut() {
+                        o.push(c);
+                    }
+                }
+                Some(_) => {
+                    return Err(self.err(
+                        "validation.invalid_json",
+                        "unescaped control character in string".into(),
+                    ))
+                }
+                None => return Err(self.syntax("'\"' closing the string")),
+            }
+        }
+    }
+
+    fn escape(&mut self) -> Result<char, JsonError> {
+        let b = *self
+            .s
+            .get(self.pos)
+            .ok_or_else(|| self.syntax("an escape"))?;
+        self.pos += 1;
+        Ok(match b {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hi = self.hex4()?;
+                if (0xD800..0xDC00).contains(&hi) {
+                    if !self.s[self.pos..].starts_with(b"\\u") {
+                        return Err(self.err(
+                            "validation.invalid_json",
+                            "lone high surrogate in \\u escape".into(),
+                        ));
+                    }
+                    self.pos += 2;
+                    let lo = self.hex4()?;
+                    if !(0xDC00..0xE000).contains(&lo) {
+                        return Err(self.err(
+                            "validation.invalid_json",
+                            "high surrogate not followed by a low one".into(),
+                        ));
+                    }
+                    let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                    char::from_u32(c).expect("valid surrogate pair")
+                } else if (0xDC00..0xE000).contains(&hi) {
+                    return Err(self.err(
+                        "validation.invalid_json",
+                        "lone low surrogate in \\u escape".into(),
+                    ));
+                } else {
+                    char::from_u32(hi).expect("BMP scalar")
+                }
+            }
+            _ => {
+                self.pos -= 1;
+                return Err(self.syntax("a valid escape character"));
+            }
+        })
+    }
+
+    fn hex4(&mut self) -> Result<u32, JsonError> {
+        let h = self
+            .s
+            .get(self.pos..self.pos + 4)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .ok_or_else(|| self.syntax("four hex digits"))?;
+        self.pos += 4;
+        Ok(u32::from_str_radix(std::str::from_utf8(h).expect("ascii"), 16).expect("hex"))
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while let Some(b'0'..=b'9') = self.s.get(self.pos) {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    fn number(&mut self) -> Result<Option<Value>, JsonError> {
+        let start = self.pos;
+        if self.s.get(self.pos) == Some(&b'-') {
+            self.pos += 1;
+        }
+        match self.s.get(self.pos) {
+            Some(b'0') => {
+                self.pos += 1;
+                if let Some(b'0'..=b'9') = self.s.get(self.pos) {
+                    return Err(self.err(
+                        "validation.invalid_json",
+                        "number with a leading zero".into(),
+                    ));
+                }
+            }
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            _ => return Err(self.syntax("a digit")),
+        }
+        let mut integer = true;
+        if self.s.get(self.pos) == Some(&b'.') {
+            integer = false;
+            self.pos += 1;
+            if self.digits() == 0 {
+                return Err(self.syntax("a digit after '.'"));
+            }
+        }
+        if let Some(b'e' | b'E') = self.s.get(self.pos) {
+            integer = false;
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.s.get(self.pos) {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(self.syntax("a digit in the exponent"));
+            }
+        }
+        let text = std::str::from_utf8(&self.s[start..self.pos]).expect("ascii");
+        let out_of_range = |p: &Self| {
+            let mut e = p.err(
+                "validation.integer_out_of_range",
+                format!("{text} is outside ±(2^53−1)"),
+            );
+            e.offset = start;
+            e
+        };
+        if integer {
+            let mag = text.trim_start_matches('-');
+            let n: u64 = match mag.parse() {
+                Ok(n) if n <= MAX_SAFE_INTEGER => n,
+                _ => return Err(out_of_range(self)),
+            };
+            if !self.build {
+                return Ok(None);
+            }
+            return Ok(Some(Value::Number(if text.starts_with('-') {
+                Number::from(-(n as i64))
+            } else {
+                Number::from(n)
+            })));
+        }
+        let f: f64 = text.parse().map_err(|_| self.syntax("a number"))?;
+        if !f.is_finite() || (f.fract() == 0.0 && f.abs() > MAX_SAFE_INTEGER as f64) {
+            return Err(out_of_range(self));
+        }
+        Ok(self
+            .build
+            .then(|| Value::Number(Number::from_f64(f).expect("finite"))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(input: &[u8]) -> JsonError {
+        parse(input, &Limits::DOCUMENT).unwrap_err()
+    }
+
+    #[test]
+    fn accepts_ordinary_documents_in_both_modes() {
+        let doc = br#" {"a": [1, -2, 3.5, 1e3, true, false, null], "b": {"c": "d\u00e9\n\ud83d\ude00"}, "": {}} "#;
+        let v = parse(doc, &Limits::DOCUMENT).unwrap();
+        assert_eq!(v["b"]["c"], "dé\n😀");
+        assert_eq!(v["a"][1], -2);
+        check(doc, &Limits::DOCUMENT).unwrap();
+    }
+
+    #[test]
+    fn duplicate_keys_are_rejected_at_any_depth_with_their_pointer() {
+        let e = err(br#"{"a": {"b": [ {"x/y": 1, "x/y": 2} ]}}"#);
+        assert_eq!(e.code, "validation.duplicate_key");
+        assert_eq!(e.pointer, "/a/b/0/x~1y");
+        assert_eq!(
+            check(br#"{"k":1,"k":1}"#, &Limits::DOCUMENT)
+                .unwrap_err()
+                .code,
+            "validation.duplicate_key"
+        );
+    }
+
+    #[test]
+    fn keys_equal_only_after_unescaping_are_duplicates() {
+        assert_eq!(
+            err(br#"{"a": 1, "\u0061": 2}"#).code,
+            "validation.duplicate_key"
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_rejected_not_replaced() {
+        let e = err(b"{\"a\": \"\xff\"}");
+        assert_eq!((e.code, e.offset), ("validation.invalid_utf8", 7));
+        assert_eq!(
+            err(b"\"\xed\xa0\x80\"").code,
+            "validation.invalid_utf8",
+            "encoded surrogate"
+        );
+    }
+
+    #[test]
+    fn integers_outside_the_safe_range_are_rejected() {
+        parse(b"[9007199254740991, -9007199254740991]", &Limits::DOCUMENT).unwrap();
+        for bad in [
+            "9007199254740992",
+            "-9007199254740992",
+            "1e300",
+            "123456789012345678901234567890",
+            "9.007199254740992e15",
+        ] {
+            let e = err(bad.as_bytes());
+            assert_eq!(e.code, "validation.integer_out_of_range", "{bad}");
+        }
+        let e = err(br#"{"n": [0, 18446744073709551616]}"#);
+        assert_eq!(e.pointer, "/n/1");
+    }
+
+    #[test]
+    fn trailing_data_is_rejected() {
+        for bad in [&b"{} {}"[..], b"[1] x", b"1 2", b"{}\0"] {
+            assert_eq!(err(bad).code, "validation.trailing_data", "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn grammar_violations_are_invalid_json() {
+        for bad in [
+            "",
+            "{",
+            "[1,]",
+            "{\"a\":1,}",
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "-",
+            "1e",
+            "NaN",
+            "Infinity",
+            "'a'",
+            "\"\\x\"",
+            "\"\t\"",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "{a:1}",
+            "[1 2]",
+            "\u{feff}{}",
+            "tru",
+            "nul",
+        ] {
+            let e = err(bad.as_bytes());
+            assert_eq!(e.code, "validation.invalid_json", "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn depth_is_limited_before_recursing() {
+        let limits = Limits {
+            max_depth: 3,
+            ..Limits::DOCUMENT
+        };
+        parse(b"[[[1]]]", &limits).unwrap();
+        assert_eq!(
+            parse(b"[[[[1]]]]", &limits).unwrap_err().code,
+            "limit.json_depth"
+        );
+        let deep = "[".repeat(100_000);
+        assert_eq!(err(deep.as_bytes()).code, "limit.json_depth");
+        let deep_obj = "{\"a\":".repeat(100_000);
+        assert_eq!(
+            check(deep_obj.as_bytes(), &Limits::DOCUMENT)
+                .unwrap_err()
+                .code,
+            "limit.json_depth"
+        );
+    }
+
+    #[test]
+    fn node_and_byte_budgets_are_enforced_at_the_boundary() {
+        let limits = Limits {
+            max_nodes: 4,
+            max_bytes: 9,
+            max_depth: 8,
+        };
+        parse(b"[1,2,3]", &limits).unwrap();
+        assert_eq!(
+            parse(b"[1,2,3,4]", &limits).unwrap_err().code,
+            "limit.json_nodes"
+        );
+        assert_eq!(
+            parse(b"[1, 2 ,3] ", &limits).unwrap_err().code,
+            "limit.json_bytes"
+        );
+        parse(b"[1, 2 ,3]", &limits).unwrap();
+    }
+}
