@@ -230,11 +230,8 @@ mod tests {
         for p in ["con", "NUL.txt", "a/Com1", "lpt9.log", "aux/x", "prn"] {
             assert_eq!(code(p), "validation.device_name", "{p}");
         }
-        assert_eq!(
-            code("x/.git/config"),
-            "validation.unsafe_path",
-            ".git starts with a dot"
-        );
+        assert_eq!(code("x/.git/config"), "validation.reserved_path");
+        assert_eq!(code("x/.GIT"), "validation.reserved_path");
     }
 
     #[test]
