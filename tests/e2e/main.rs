@@ -1,6 +1,8 @@
 //! End-to-end tests: the real `coffer` binary on real temp directories.
 
+mod bundles;
 mod cli_contract;
 mod integrity;
+mod interop;
 mod objects;
 mod support;

@@ -139,16 +139,34 @@ fn parse_doc(bytes: &[u8], kind: DocKind, rel: &str, issues: &mut Vec<Issue>) ->
     let schema_issues = schema::validate(kind, &v);
     if !schema_issues.is_empty() {
         issues.extend(schema_issues.into_iter().map(|s| {
-            Issue::at(
-                "validation.schema",
-                rel,
-                s.pointer,
-                format!("{rel}: {}", s.message),
-            )
+            path_issue(&v, rel, &s.pointer).unwrap_or_else(|| {
+                Issue::at(
+                    "validation.schema",
+                    rel,
+                    s.pointer,
+                    format!("{rel}: {}", s.message),
+                )
+            })
         }));
         return None;
     }
     Some(v)
+}
+
+/// A schema complaint about a path field gets the safe-path validator's
+/// precise code (`validation.unsafe_path`, `validation.device_name`...).
+fn path_issue(doc: &Value, rel: &str, pointer: &str) -> Option<Issue> {
+    if !(pointer.ends_with("/relativePath") || pointer.ends_with("/locator")) {
+        return None;
+    }
+    let value = doc.pointer(pointer)?.as_str()?;
+    let e = check_relative_path(value).err()?;
+    Some(Issue::at(
+        e.code,
+        rel,
+        pointer,
+        format!("{rel}: {}", e.message),
+    ))
 }
 
 fn typed<T: serde::de::DeserializeOwned>(
@@ -222,10 +240,20 @@ pub fn inspect(
         return Ok(out);
     }
 
+    // Files whose path the manifest rules refused are not opened.
+    let refused: std::collections::HashSet<String> = out
+        .issues
+        .iter()
+        .filter_map(|i| i.pointer.as_deref())
+        .filter(|p| p.ends_with("/relativePath"))
+        .map(str::to_string)
+        .collect();
     let mut verifiers: Vec<(usize, VerifierResult)> = Vec::new();
     for (i, d) in manifest.evidence.iter().enumerate() {
         let rel = d.relative_path.as_str();
-        if check_relative_path(rel).is_err() {
+        if refused.contains(&format!("/evidence/{i}/relativePath"))
+            || check_relative_path(rel).is_err()
+        {
             continue; // already reported by the manifest rules
         }
         let Ok(expected) = d.digest.parse::<Digest>() else {

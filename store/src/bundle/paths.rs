@@ -127,7 +127,7 @@ pub fn check_relative_path(path: &str) -> Result<(), PathError> {
 
 /// Checks a set of paths against each other: exact duplicates, case-fold
 /// collisions and ancestors. Returns `(index, error)` for each offender
-/// (the later of a pair).
+/// (the later of a colliding pair; the ancestor of an ancestor pair).
 pub fn check_path_set(paths: &[&str]) -> Vec<(usize, PathError)> {
     let mut out = Vec::new();
     let mut folded: HashMap<String, usize> = HashMap::new();
@@ -150,7 +150,7 @@ pub fn check_path_set(paths: &[&str]) -> Vec<(usize, PathError)> {
             folded.insert(f, i);
         }
     }
-    for (i, p) in paths.iter().enumerate() {
+    for p in paths {
         let f = p.to_ascii_lowercase();
         let mut prefix = String::new();
         for seg in f.split('/').take(f.split('/').count() - 1) {
@@ -159,8 +159,10 @@ pub fn check_path_set(paths: &[&str]) -> Vec<(usize, PathError)> {
             }
             prefix.push_str(seg);
             if let Some(&j) = folded.get(&prefix) {
+                // Reported on the ancestor: it is the entry that cannot be a
+                // file when the other path needs it to be a directory.
                 out.push((
-                    i,
+                    j,
                     PathError {
                         code: "validation.path_ancestor",
                         message: format!("{:?} is an ancestor of {p:?}", paths[j]),
@@ -260,8 +262,14 @@ mod tests {
         let codes: Vec<(usize, &str)> = found.iter().map(|(i, e)| (*i, e.code)).collect();
         assert!(codes.contains(&(1, "validation.case_fold_collision")));
         assert!(codes.contains(&(4, "validation.duplicate_path")));
-        assert!(codes.contains(&(0, "validation.path_ancestor")));
-        assert!(codes.contains(&(5, "validation.path_ancestor")));
+        assert!(
+            codes.contains(&(2, "validation.path_ancestor")),
+            "{codes:?}"
+        );
+        assert!(
+            codes.contains(&(6, "validation.path_ancestor")),
+            "{codes:?}"
+        );
         assert!(check_path_set(&["a/b", "a/c", "ab"]).is_empty());
     }
 }

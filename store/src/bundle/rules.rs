@@ -535,6 +535,13 @@ pub fn outcome_rules(m: &Manifest, verifiers: &[(usize, &VerifierResult)]) -> Ve
         return out;
     }
     let t = &m.terminal;
+    // A missing or invalid terminal workspace is reported by the manifest
+    // rules; judging verifiers against it would only repeat that.
+    let terminal_ok = t.workspace_artifact_id.as_ref().is_some_and(|id| {
+        m.evidence
+            .iter()
+            .any(|d| d.id == *id && d.kind == "workspace" && d.is_retained())
+    });
     let bound = |status: &str| {
         verifiers.iter().any(|(_, v)| {
             v.status == status
@@ -543,10 +550,13 @@ pub fn outcome_rules(m: &Manifest, verifiers: &[(usize, &VerifierResult)]) -> Ve
                     .is_some_and(|w| Some(&w.artifact_id) == t.workspace_artifact_id.as_ref())
         })
     };
+    if t.state == "completed" && t.workspace_artifact_id.is_some() && !terminal_ok {
+        return out;
+    }
     if t.state == "completed" && !bound("passed") {
         out.push(Issue::at("validation.verifier_outcome_required", MANIFEST, "/terminal", "a verified completed run needs a passed verifier result bound to the terminal workspace"));
     }
-    if t.state == "failed" && t.failure_class == "task" && !bound("failed") {
+    if t.state == "failed" && t.failure_class == "task" && terminal_ok && !bound("failed") {
         out.push(Issue::at(
             "validation.verifier_outcome_required",
             MANIFEST,

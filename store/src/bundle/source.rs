@@ -201,3 +201,45 @@ impl BundleDir {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_file_that_changes_while_read_is_reported() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("e.jsonl"), b"{}\n").unwrap();
+        let b = BundleDir::open(t.path()).unwrap();
+        let (f, stamp) = b.open_evidence("e.jsonl").unwrap();
+        assert!(BundleDir::changed("e.jsonl", &f, &stamp).is_none());
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(t.path().join("e.jsonl"))
+            .unwrap()
+            .write_all(b"{}\n")
+            .unwrap();
+        let issue = BundleDir::changed("e.jsonl", &f, &stamp).unwrap();
+        assert_eq!(issue.code, "io.source_changed");
+    }
+
+    #[test]
+    fn missing_and_non_directory_components_are_coded() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("file"), b"x").unwrap();
+        let b = BundleDir::open(t.path()).unwrap();
+        assert_eq!(
+            b.open_evidence("absent").err().unwrap().code,
+            "validation.missing_file"
+        );
+        assert_eq!(
+            b.open_evidence("file/x").err().unwrap().code,
+            "validation.not_a_directory"
+        );
+        assert_eq!(
+            b.open_evidence("nodir/x").err().unwrap().code,
+            "validation.missing_file"
+        );
+    }
+}

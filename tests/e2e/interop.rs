@@ -1,0 +1,123 @@
+//! Interop with the peer system: its public fixtures validate and ingest,
+//! and our schemas accept what its schema accepts for those documents.
+//! (Reads ../shared/peer-vectors; nothing from there is copied into the repo.)
+
+use std::path::PathBuf;
+
+use coffer_store::schema::{self, DocKind};
+use serde_json::{json, Value};
+
+use crate::bundles::{copy_tree, repo};
+use crate::support::{codes, Env};
+
+fn peer() -> PathBuf {
+    let p = repo().parent().unwrap().join("shared/peer-vectors/ebo");
+    assert!(
+        p.is_dir(),
+        "interop vectors expected at {} (CI copies shared/ beside the clone)",
+        p.display()
+    );
+    p
+}
+
+fn peer_bundles() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(peer().join("run-bundles"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    assert!(v.len() >= 4);
+    v
+}
+
+#[test]
+fn every_peer_run_bundle_validates_ingests_and_checks_out_unchanged() {
+    let env = Env::new();
+    for dir in peer_bundles() {
+        let d = dir.to_str().unwrap();
+        let (code, v) = env.json(&["bundle", "validate", d]);
+        assert!(code == 0 || code == 4, "{d}: {v}");
+        assert!(
+            codes(&v)
+                .iter()
+                .all(|c| c == "validation.capture_incomplete"),
+            "{d}: {v}"
+        );
+        let (code, v) = env.json(&["bundle", "ingest", d]);
+        assert!(code == 0 || code == 4, "{d}: {v}");
+        let id = v["result"]["bundleId"].as_str().unwrap().to_string();
+        let out = env.path(&format!("out-{id}"));
+        assert_eq!(
+            env.json(&["bundle", "checkout", &id, out.to_str().unwrap()])
+                .0,
+            0
+        );
+        let copy = env.path(&format!("copy-{id}"));
+        copy_tree(&dir, &copy);
+        let diff = std::process::Command::new("diff")
+            .arg("-r")
+            .arg(&copy)
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(diff.success(), "{d}: checkout differs");
+    }
+}
+
+/// Validates `doc` against a `$defs` entry of the peer's bundled schema.
+fn peer_accepts(def: &str, doc: &Value) -> bool {
+    let bundle: Value =
+        serde_json::from_slice(&std::fs::read(peer().join("schemas/run-bundles.v1.json")).unwrap())
+            .unwrap();
+    let mut wrapper = bundle.clone();
+    wrapper["$ref"] = json!(format!("#/$defs/{def}"));
+    jsonschema::validator_for(&wrapper).unwrap().is_valid(doc)
+}
+
+#[test]
+fn our_schemas_accept_every_document_the_peer_schema_accepts() {
+    let mut checked = 0;
+    for dir in peer_bundles() {
+        let manifest: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+        assert!(peer_accepts("runManifest", &manifest));
+        assert_eq!(
+            schema::validate(DocKind::RunManifest, &manifest),
+            vec![],
+            "{}",
+            dir.display()
+        );
+        for d in manifest["evidence"].as_array().unwrap() {
+            assert!(schema::validate(DocKind::EvidenceDescriptor, d).is_empty());
+            let (ours, theirs) = match d["kind"].as_str().unwrap() {
+                "capture-report" => (DocKind::CaptureReport, "captureReport"),
+                "verifier" => (DocKind::VerifierResult, "verifierResult"),
+                "export-manifest" => (DocKind::ExportManifest, "exportManifest"),
+                _ => continue,
+            };
+            let doc: Value = serde_json::from_slice(
+                &std::fs::read(dir.join(d["relativePath"].as_str().unwrap())).unwrap(),
+            )
+            .unwrap();
+            assert!(peer_accepts(theirs, &doc));
+            assert_eq!(
+                schema::validate(ours, &doc),
+                vec![],
+                "{}: {theirs}",
+                dir.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "checked {checked} typed documents");
+}
+
+#[test]
+fn our_fixture_documents_are_accepted_by_the_peer_schema_too() {
+    for e in std::fs::read_dir(repo().join("fixtures/run-bundles")).unwrap() {
+        let dir = e.unwrap().path();
+        let manifest: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+        assert!(peer_accepts("runManifest", &manifest), "{}", dir.display());
+    }
+}
