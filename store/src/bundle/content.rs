@@ -2,6 +2,8 @@
 //! and ingest read each file exactly once.
 
 use std::io::{self, Read};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::JoinHandle;
 
 use crate::json::{self, JsonError, JsonlChecker, JsonlLimits, Limits};
 
@@ -60,24 +62,95 @@ impl ContentCheck {
     }
 }
 
+/// Inputs from this size on are checked on a thread of their own, beside
+/// hashing and compression, instead of inline.
+pub const THREADED_CHECK_MIN: u64 = 4 << 20;
+/// Chunks queued for the checking thread (bounds memory).
+const CHECK_QUEUE: usize = 4;
+
+enum Runner {
+    Inline(ContentCheck),
+    Thread {
+        tx: Option<SyncSender<Vec<u8>>>,
+        handle: Option<JoinHandle<Result<(), JsonError>>>,
+    },
+}
+
 /// A reader that runs a [`ContentCheck`] over everything read through it.
 /// A failed check surfaces as a read error; [`CheckingReader::failure`]
 /// then holds the coded reason.
 pub struct CheckingReader<R> {
     inner: R,
-    check: ContentCheck,
+    runner: Runner,
     failure: Option<JsonError>,
     done: bool,
 }
 
 impl<R: Read> CheckingReader<R> {
-    /// Wraps `inner`.
+    /// Wraps `inner`; the check runs inline.
     pub fn new(inner: R, check: ContentCheck) -> Self {
         CheckingReader {
             inner,
-            check,
+            runner: Runner::Inline(check),
             failure: None,
             done: false,
+        }
+    }
+
+    /// Wraps `inner` whose length is `size`: large inputs with a real check
+    /// are checked on a separate thread (chunks are copied to it through a
+    /// bounded queue), so checking overlaps hashing and compression.
+    pub fn for_size(inner: R, mut check: ContentCheck, size: u64) -> Self {
+        if size < THREADED_CHECK_MIN || matches!(check, ContentCheck::Opaque) {
+            return Self::new(inner, check);
+        }
+        let (tx, rx) = sync_channel::<Vec<u8>>(CHECK_QUEUE);
+        let handle = std::thread::spawn(move || {
+            for chunk in rx {
+                check.feed(&chunk)?;
+            }
+            check.finish()
+        });
+        CheckingReader {
+            inner,
+            runner: Runner::Thread {
+                tx: Some(tx),
+                handle: Some(handle),
+            },
+            failure: None,
+            done: false,
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), JsonError> {
+        match &mut self.runner {
+            Runner::Inline(c) => c.feed(bytes),
+            Runner::Thread { tx, .. } => {
+                let sent = tx.as_ref().map(|t| t.send(bytes.to_vec()));
+                match sent {
+                    Some(Ok(())) => Ok(()),
+                    // The thread stopped early: it found a problem.
+                    _ => self.join(),
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Result<(), JsonError> {
+        match &mut self.runner {
+            Runner::Inline(c) => c.finish(),
+            Runner::Thread { .. } => self.join(),
+        }
+    }
+
+    fn join(&mut self) -> Result<(), JsonError> {
+        let Runner::Thread { tx, handle } = &mut self.runner else {
+            return Ok(());
+        };
+        drop(tx.take());
+        match handle.take() {
+            Some(h) => h.join().expect("content check thread panicked"),
+            None => Ok(()),
         }
     }
 
@@ -104,11 +177,13 @@ impl<R: Read> Read for CheckingReader<R> {
         let n = self.inner.read(buf)?;
         if n == 0 && !buf.is_empty() && !self.done {
             self.done = true;
-            if let Err(e) = self.check.finish() {
+            if let Err(e) = self.finish() {
                 return Err(self.fail(e));
             }
-        } else if let Err(e) = self.check.feed(&buf[..n]) {
-            return Err(self.fail(e));
+        } else if n > 0 {
+            if let Err(e) = self.feed(&buf[..n]) {
+                return Err(self.fail(e));
+            }
         }
         Ok(n)
     }
@@ -124,6 +199,24 @@ mod tests {
         match r.read_to_end(&mut sink) {
             Ok(_) => None,
             Err(_) => Some(r.failure().expect("failure recorded").code),
+        }
+    }
+
+    #[test]
+    fn threaded_check_reports_like_the_inline_one() {
+        let good: Vec<u8> = b"{\"a\":1}\n".repeat(1 << 20);
+        let mut bad = good.clone();
+        bad.extend_from_slice(b"{\"a\":1,\"a\":2}\n");
+        bad.extend_from_slice(&good);
+        for (bytes, want) in [(&good, None), (&bad, Some("validation.duplicate_key"))] {
+            let check = ContentCheck::for_media_type("application/x-ndjson");
+            let mut r = CheckingReader::for_size(&bytes[..], check, bytes.len() as u64);
+            assert!(matches!(r.runner, Runner::Thread { .. }));
+            let got = match std::io::copy(&mut r, &mut std::io::sink()) {
+                Ok(_) => None,
+                Err(_) => Some(r.failure().unwrap().code),
+            };
+            assert_eq!(got, want);
         }
     }
 

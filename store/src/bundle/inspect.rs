@@ -328,7 +328,11 @@ pub fn inspect(
             }
             continue;
         }
-        let mut reader = CheckingReader::new(&mut f, ContentCheck::for_media_type(&d.media_type));
+        let mut reader = CheckingReader::for_size(
+            &mut f,
+            ContentCheck::for_media_type(&d.media_type),
+            d.size_bytes,
+        );
         let accepted = sink.accept(&mut reader, d.size_bytes, expected, subject);
         if let Some(e) = reader.failure() {
             out.issues.push(Issue::from((rel, e.clone())));

@@ -1,5 +1,6 @@
 //! Recursive-descent parser behind [`super::parse`] and [`super::check`].
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use serde_json::{Map, Number, Value};
@@ -19,6 +20,16 @@ pub fn check(input: &[u8], limits: &Limits) -> Result<(), JsonError> {
     p.document().map(|_| ())
 }
 
+/// One step of the location being parsed; keys borrow the input unless
+/// they contain escapes, so tracking the location costs no allocation.
+enum Seg<'a> {
+    Key(Cow<'a, str>),
+    Index(usize),
+}
+
+/// Objects with more keys than this check duplicates with a hash set.
+const LINEAR_KEYS: usize = 16;
+
 struct Parser<'a> {
     s: &'a [u8],
     pos: usize,
@@ -26,7 +37,8 @@ struct Parser<'a> {
     build: bool,
     depth: usize,
     nodes: usize,
-    path: Vec<String>,
+    path: Vec<Seg<'a>>,
+    key_pool: Vec<Vec<Cow<'a, str>>>,
 }
 
 impl<'a> Parser<'a> {
@@ -39,6 +51,7 @@ impl<'a> Parser<'a> {
             depth: 0,
             nodes: 0,
             path: Vec::new(),
+            key_pool: Vec::new(),
         };
         if input.len() > limits.max_bytes {
             return Err(p.err(
@@ -64,7 +77,13 @@ impl<'a> Parser<'a> {
     }
 
     fn pointer(&self) -> String {
-        self.path.iter().map(|t| format!("/{t}")).collect()
+        self.path
+            .iter()
+            .map(|seg| match seg {
+                Seg::Key(k) => format!("/{}", escape_pointer_token(k)),
+                Seg::Index(i) => format!("/{i}"),
+            })
+            .collect()
     }
 
     fn err(&self, code: &'static str, message: String) -> JsonError {
@@ -153,15 +172,33 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// Reads an object key, borrowing it from the input when it has no escapes.
+    fn key(&mut self) -> Result<Cow<'a, str>, JsonError> {
+        let input: &'a [u8] = self.s;
+        let start = self.pos;
+        self.scan_string(None)?;
+        let raw = &input[start + 1..self.pos - 1];
+        if !raw.contains(&b'\\') {
+            return Ok(Cow::Borrowed(
+                std::str::from_utf8(raw).expect("checked UTF-8"),
+            ));
+        }
+        self.pos = start;
+        self.string_always().map(Cow::Owned)
+    }
+
     fn object(&mut self) -> Result<Option<Value>, JsonError> {
         self.enter()?;
         self.pos += 1;
         let mut map = Map::new();
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut keys = self.key_pool.pop().unwrap_or_default();
+        keys.clear();
+        let mut many: Option<HashSet<Cow<'a, str>>> = None;
         self.ws();
         if self.s.get(self.pos) == Some(&b'}') {
             self.pos += 1;
             self.depth -= 1;
+            self.key_pool.push(keys);
             return Ok(self.build.then_some(Value::Object(map)));
         }
         loop {
@@ -170,12 +207,25 @@ impl<'a> Parser<'a> {
                 return Err(self.syntax("a string key"));
             }
             let key_at = self.pos;
-            let key = self.string_always()?;
-            if !seen.insert(key.clone()) {
-                self.path.push(escape_pointer_token(&key));
+            let key = self.key()?;
+            let duplicate = match &mut many {
+                Some(set) => !set.insert(key.clone()),
+                None => {
+                    let dup = keys.contains(&key);
+                    if !dup {
+                        keys.push(key.clone());
+                        if keys.len() > LINEAR_KEYS {
+                            many = Some(keys.drain(..).collect());
+                        }
+                    }
+                    dup
+                }
+            };
+            if duplicate {
+                let message = format!("duplicate key {:?}", key.as_ref());
+                self.path.push(Seg::Key(key));
                 self.pos = key_at;
-                let e = self.err("validation.duplicate_key", format!("duplicate key {key:?}"));
-                return Err(e);
+                return Err(self.err("validation.duplicate_key", message));
             }
             self.ws();
             if self.s.get(self.pos) != Some(&b':') {
@@ -183,11 +233,13 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             self.ws();
-            self.path.push(escape_pointer_token(&key));
+            self.path.push(Seg::Key(key));
             let v = self.value()?;
-            self.path.pop();
+            let Some(Seg::Key(key)) = self.path.pop() else {
+                unreachable!("the key pushed above")
+            };
             if let Some(v) = v {
-                map.insert(key, v);
+                map.insert(key.into_owned(), v);
             }
             self.ws();
             match self.s.get(self.pos) {
@@ -200,6 +252,8 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
+        keys.clear();
+        self.key_pool.push(keys);
         Ok(self.build.then_some(Value::Object(map)))
     }
 
@@ -216,7 +270,7 @@ impl<'a> Parser<'a> {
         let mut i = 0usize;
         loop {
             self.ws();
-            self.path.push(i.to_string());
+            self.path.push(Seg::Index(i));
             let v = self.value()?;
             self.path.pop();
             if let Some(v) = v {
@@ -458,6 +512,26 @@ mod tests {
                 .code,
             "validation.duplicate_key"
         );
+    }
+
+    #[test]
+    fn duplicates_are_found_in_objects_with_many_keys() {
+        let mut doc = String::from("{");
+        for i in 0..100 {
+            doc.push_str(&format!("\"k{i}\": {i},"));
+        }
+        parse(
+            format!("{}\"last\": 0}}", doc).as_bytes(),
+            &Limits::DOCUMENT,
+        )
+        .unwrap();
+        let e = err(format!("{}\"k\\u0037\": 0}}", doc).as_bytes());
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            ("validation.duplicate_key", "/k7")
+        );
+        let e = check(format!("{}\"k99\": 0}}", doc).as_bytes(), &Limits::DOCUMENT).unwrap_err();
+        assert_eq!(e.code, "validation.duplicate_key");
     }
 
     #[test]
