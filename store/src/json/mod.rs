@@ -13,6 +13,7 @@
 //! the same grammar without building one (for evidence that is only
 //! checked, never interpreted).
 
+pub mod canonical;
 mod jsonl;
 mod parser;
 
