@@ -24,6 +24,7 @@ pub mod issue;
 pub mod json;
 pub mod layout;
 pub mod objects;
+pub mod packet;
 pub mod schema;
 pub mod store;
 pub mod tree;

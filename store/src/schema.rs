@@ -23,6 +23,10 @@ pub enum DocKind {
     VerifierResult,
     /// `export-manifest/v1`.
     ExportManifest,
+    /// `ebo.task-packet/v1`.
+    TaskPacket,
+    /// `ebo.task-packet-freeze/v1`.
+    PacketFreeze,
 }
 
 const SCHEMAS: &[(DocKind, &str, &str)] = &[
@@ -51,6 +55,16 @@ const SCHEMAS: &[(DocKind, &str, &str)] = &[
         "urn:coffer:schema:export-manifest:v1",
         include_str!("../../schemas/export-manifest.v1.json"),
     ),
+    (
+        DocKind::TaskPacket,
+        "urn:coffer:schema:task-packet:v1",
+        include_str!("../../schemas/task-packet.v1.json"),
+    ),
+    (
+        DocKind::PacketFreeze,
+        "urn:coffer:schema:task-packet-freeze:v1",
+        include_str!("../../schemas/task-packet-freeze.v1.json"),
+    ),
 ];
 
 impl DocKind {
@@ -62,6 +76,8 @@ impl DocKind {
             DocKind::CaptureReport => Some("capture-report/v1"),
             DocKind::VerifierResult => Some("verifier-result/v1"),
             DocKind::ExportManifest => Some("export-manifest/v1"),
+            DocKind::TaskPacket => Some("ebo.task-packet/v1"),
+            DocKind::PacketFreeze => Some("ebo.task-packet-freeze/v1"),
         }
     }
 
