@@ -85,10 +85,49 @@ enum Command {
         #[command(subcommand)]
         cmd: BundleCmd,
     },
-    /// Every bundle and artifact that holds an object.
+    /// Task packets: validate, freeze, status, materialize.
+    Packet {
+        #[command(subcommand)]
+        cmd: PacketCmd,
+    },
+    /// Every bundle, packet and artifact that holds an object.
     Where {
         /// `sha256:<64 hex>`.
         digest: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PacketCmd {
+    /// Check a packet and its components (fixture limits, digests, review binding).
+    Validate {
+        /// The packet root (locators are relative to it).
+        root: PathBuf,
+        /// The packet file, inside ROOT.
+        packet: PathBuf,
+    },
+    /// Store every component and fixture member; write the freeze record beside the packet.
+    Freeze {
+        /// The packet root.
+        root: PathBuf,
+        /// The packet file, inside ROOT.
+        packet: PathBuf,
+    },
+    /// frozen, changed (with components), unfrozen, unadmitted or invalid.
+    Status {
+        /// The packet root.
+        root: PathBuf,
+        /// The packet file, inside ROOT.
+        packet: PathBuf,
+    },
+    /// Write the frozen fixture's allowlisted workspace from the store into a new directory.
+    Materialize {
+        /// The packet root.
+        root: PathBuf,
+        /// The packet file, inside ROOT.
+        packet: PathBuf,
+        /// Destination; must not exist.
+        dest: PathBuf,
     },
 }
 
@@ -138,6 +177,12 @@ impl Command {
                 BundleCmd::Show { .. } => "bundle show",
                 BundleCmd::Checkout { .. } => "bundle checkout",
             },
+            Command::Packet { cmd } => match cmd {
+                PacketCmd::Validate { .. } => "packet validate",
+                PacketCmd::Freeze { .. } => "packet freeze",
+                PacketCmd::Status { .. } => "packet status",
+                PacketCmd::Materialize { .. } => "packet materialize",
+            },
             Command::Where { .. } => "where",
         }
     }
@@ -181,6 +226,14 @@ fn main() -> ExitCode {
             BundleCmd::Ls(filters) => cmd::bundles::ls(&ctx, &filters),
             BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &bundle),
             BundleCmd::Checkout { bundle, dest } => cmd::bundles::checkout(&ctx, &bundle, &dest),
+        },
+        Command::Packet { cmd } => match cmd {
+            PacketCmd::Validate { root, packet } => cmd::packets::validate(&ctx, &root, &packet),
+            PacketCmd::Freeze { root, packet } => cmd::packets::freeze(&ctx, &root, &packet),
+            PacketCmd::Status { root, packet } => cmd::packets::status(&ctx, &root, &packet),
+            PacketCmd::Materialize { root, packet, dest } => {
+                cmd::packets::materialize(&ctx, &root, &packet, &dest)
+            }
         },
         Command::Where { digest } => cmd::bundles::where_is(&ctx, &digest),
     };

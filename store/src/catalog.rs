@@ -97,6 +97,29 @@ BEGIN SELECT RAISE(ABORT, 'bundle_artifacts rows are insert-only'); END;
 CREATE TRIGGER bundle_artifacts_never_deleted BEFORE DELETE ON bundle_artifacts
 BEGIN SELECT RAISE(ABORT, 'bundle_artifacts rows are never deleted'); END;
 "#,
+    r#"
+-- The tree object (sorted member list) of each frozen fixture archive.
+CREATE TABLE fixture_trees (
+    archive_digest TEXT PRIMARY KEY REFERENCES objects (digest),
+    tree_digest    TEXT NOT NULL REFERENCES objects (digest)
+) STRICT, WITHOUT ROWID;
+
+-- Freeze records, stored as objects; one row per distinct record.
+CREATE TABLE freezes (
+    record_digest    TEXT PRIMARY KEY REFERENCES objects (digest),
+    packet_id        TEXT NOT NULL,
+    packet_locator   TEXT NOT NULL,
+    aggregate_digest TEXT NOT NULL,
+    fixture_digest   TEXT NOT NULL,
+    frozen_at        TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX freezes_by_packet ON freezes (packet_id);
+
+CREATE TRIGGER fixture_trees_insert_only BEFORE UPDATE ON fixture_trees
+BEGIN SELECT RAISE(ABORT, 'fixture_trees rows are insert-only'); END;
+CREATE TRIGGER freezes_insert_only BEFORE UPDATE ON freezes
+BEGIN SELECT RAISE(ABORT, 'freezes rows are insert-only'); END;
+"#,
 ];
 
 /// One cataloged object.

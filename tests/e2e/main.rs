@@ -5,4 +5,5 @@ mod cli_contract;
 mod integrity;
 mod interop;
 mod objects;
+mod packets;
 mod support;

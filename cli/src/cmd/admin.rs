@@ -105,7 +105,7 @@ pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
 }
 
 pub fn stats(ctx: &Ctx) -> Report {
-    let s = match open_store(ctx).and_then(|s| s.stats()) {
+    let (s, fixtures) = match open_store(ctx).and_then(|s| Ok((s.stats()?, s.fixture_stats()?))) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
@@ -121,8 +121,13 @@ pub fn stats(ctx: &Ctx) -> Report {
         dedup.map_or("n/a".into(), |r| format!("{r}x")),
         compression.map_or("n/a".into(), |r| format!("{r}x")),
     );
+    let human = format!(
+        "{human}fixture members: {} references, {} objects, logical {} bytes, unique {} bytes, stored {} bytes\n",
+        fixtures["memberReferences"], fixtures["objects"], fixtures["logicalBytes"], fixtures["uniqueBytes"], fixtures["storedBytes"]
+    );
     let mut v = serde_json::to_value(&s).expect("serializable");
     v["dedupRatio"] = json!(dedup);
     v["compressionRatio"] = json!(compression);
+    v["fixtures"] = fixtures;
     Report::accepted("", v, human)
 }

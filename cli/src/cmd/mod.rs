@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod bundles;
 pub mod objects;
+pub mod packets;
 
 use coffer_store::{Digest, Store};
 

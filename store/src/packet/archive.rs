@@ -117,7 +117,7 @@ pub fn check_member_name(raw: &[u8], is_dir: bool) -> Result<String, ArchiveErro
         name
     };
     let segments: Vec<&str> = trimmed.split('/').collect();
-    if segments.iter().any(|s| *s == "..") {
+    if segments.contains(&"..") {
         return Err(refuse(
             "validation.archive_path_traversal",
             name,
@@ -185,7 +185,19 @@ pub fn read_archive(
         code: "limit.archive_expanded_bytes",
         tripped: false,
     };
-    let result = read_entries(&mut expanded, limits, on_file);
+    let mut result = read_entries(&mut expanded, limits, on_file);
+    if result.is_ok() {
+        // Read to the end of the gzip stream, so its CRC and length trailer
+        // are checked: a truncated archive must not pass because the tar
+        // end marker happened to come first.
+        if let Err(e) = io::copy(&mut expanded, &mut io::sink()) {
+            result = Err(refuse(
+                "io.archive_read",
+                "",
+                format!("reading the archive: {e}"),
+            ));
+        }
+    }
     let comp_tripped = expanded.inner.get_ref().tripped;
     match result {
         Err(e) if e.code == "io.archive_read" && comp_tripped => Err(refuse(
@@ -549,5 +561,7 @@ mod tests {
     fn truncated_gzip_is_corrupt() {
         let a = targz(|b| file(b, "x", &vec![7u8; 100_000]));
         assert_eq!(code(&a[..a.len() / 2]), "validation.archive_corrupt");
+        // Cut only the gzip trailer: the tar end marker is intact.
+        assert_eq!(code(&a[..a.len() - 4]), "validation.archive_corrupt");
     }
 }

@@ -1,0 +1,125 @@
+//! `packet validate|freeze|status|materialize`.
+
+use std::path::Path;
+
+use coffer_store::packet::{PacketReport, PacketState};
+use serde_json::json;
+
+use super::open_store;
+use crate::report::{Issue, Report, Status};
+use crate::Ctx;
+
+fn issues_of(r: &PacketReport) -> Vec<Issue> {
+    r.issues
+        .iter()
+        .map(|i| Issue::new(i.code, i.message.clone(), i.location()))
+        .collect()
+}
+
+fn render(r: &PacketReport, what: &str) -> Report {
+    let result = serde_json::to_value(r).expect("serializable");
+    let human = match r.state {
+        PacketState::Changed => format!(
+            "{}: changed since frozen ({})",
+            r.locator,
+            r.changed.join(", ")
+        ),
+        ref s => format!(
+            "{}: {} ({what})",
+            r.locator,
+            format!("{s:?}").to_lowercase()
+        ),
+    };
+    if r.state == PacketState::Invalid {
+        let mut issues = issues_of(r);
+        if issues.is_empty() {
+            issues.push(Issue::new(
+                "validation.packet_invalid",
+                "packet is invalid",
+                Some(r.locator.clone()),
+            ));
+        }
+        return Report::from_issues("", issues, result, human);
+    }
+    Report::accepted("", result, human)
+}
+
+pub fn validate(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
+    let store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    match store.packet_status(root, packet) {
+        Ok(r) => render(&r, "valid"),
+        Err(e) => Report::error("", &e),
+    }
+}
+
+pub fn status(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
+    let store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    match store.packet_status(root, packet) {
+        Ok(r) if r.state == PacketState::Changed => {
+            let issues = r
+                .changed
+                .iter()
+                .map(|c| {
+                    Issue::new(
+                        "conflict.packet_changed",
+                        format!("component {c} differs from the freeze record"),
+                        Some(c.clone()),
+                    )
+                })
+                .collect();
+            let human = format!(
+                "{}: changed since frozen ({})",
+                r.locator,
+                r.changed.join(", ")
+            );
+            Report {
+                command: String::new(),
+                status: Status::Accepted,
+                issues,
+                result: serde_json::to_value(&r).expect("serializable"),
+                human,
+            }
+        }
+        Ok(r) => render(&r, "status"),
+        Err(e) => Report::error("", &e),
+    }
+}
+
+pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
+    let mut store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    match store.freeze_packet(root, packet) {
+        Ok(r) => render(
+            &r,
+            if r.created {
+                "frozen now"
+            } else {
+                "already frozen; record unchanged"
+            },
+        ),
+        Err(e) => Report::error("", &e),
+    }
+}
+
+pub fn materialize(ctx: &Ctx, root: &Path, packet: &Path, dest: &Path) -> Report {
+    let store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    match store.materialize_packet(root, packet, dest) {
+        Ok(n) => Report::accepted(
+            "",
+            json!({"dest": dest.display().to_string(), "files": n}),
+            format!("materialized {n} files into {}", dest.display()),
+        ),
+        Err(e) => Report::error("", &e),
+    }
+}

@@ -1,0 +1,556 @@
+//! `packet freeze`, `packet status` and `packet materialize`.
+//!
+//! Freeze stores every component and every fixture member as its own object
+//! (so fixtures that differ in one file share the rest), plus a tree object
+//! listing the members; only when all of that is durable is the freeze
+//! record written beside the packet, no-clobber: the first writer wins and
+//! every later freeze returns that record unchanged.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use rusqlite::params;
+use serde_json::{json, Value};
+
+use super::check::{load, pre_admission_digest, read_components, Components, HashSink, Loaded};
+use super::model::DigestObject;
+use super::{MEMBER_ROOT, PACKET_ROOT};
+use crate::catalog::Root;
+use crate::digest::Digest;
+use crate::dir::{Dir, Renamed};
+use crate::error::{Result, StoreError};
+use crate::issue::Issue;
+use crate::json::canonical::{canonical_digest, canonicalize};
+use crate::json::{self, Limits};
+use crate::layout::write_new_durable;
+use crate::schema::{self, DocKind};
+use crate::store::{PutOptions, Store};
+
+/// Where a packet stands.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PacketState {
+    /// A freeze record exists and matches the packet.
+    Frozen,
+    /// A freeze record exists and these components differ.
+    Changed,
+    /// Admitted, valid, no freeze record yet.
+    Unfrozen,
+    /// Proposed or rejected.
+    Unadmitted,
+    /// The packet or its components are invalid.
+    Invalid,
+}
+
+/// What a packet command found or did.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PacketReport {
+    /// The packet's locator under its root.
+    pub locator: String,
+    /// The packet id, when readable.
+    pub packet_id: Option<String>,
+    /// Where it stands.
+    pub state: PacketState,
+    /// Components that differ from the freeze record (state `changed`).
+    pub changed: Vec<String>,
+    /// The freeze record (frozen, or just written).
+    pub record: Option<Value>,
+    /// True when this call wrote the freeze record.
+    pub created: bool,
+    /// Fixture members.
+    pub members: usize,
+    /// Problems (state `invalid`).
+    pub issues: Vec<Issue>,
+}
+
+fn freeze_name(locator: &str) -> String {
+    format!("{locator}.freeze.json")
+}
+
+/// The tree object: the sorted member list, canonical JSON.
+fn tree_object(c: &Components) -> Vec<u8> {
+    let mut members: Vec<Value> = c
+        .members
+        .iter()
+        .map(|(m, d)| {
+            json!({
+                "path": m.path,
+                "kind": m.kind,
+                "mode": format!("{:o}", m.mode),
+                "size": m.size,
+                "digest": d.map(|d| d.to_string()),
+            })
+        })
+        .collect();
+    members.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+    canonicalize(&json!({"schemaVersion": "coffer.fixture-tree/v1", "archive": c.fixture.to_string(), "members": members})).into_bytes()
+}
+
+/// Reads the existing freeze record beside the packet, if any.
+fn read_record(loaded: &Loaded) -> Result<Option<Value>> {
+    let name = freeze_name(&loaded.locator);
+    match loaded.root.open_evidence(&name) {
+        Ok((mut f, _)) => {
+            let mut bytes = Vec::new();
+            (&mut f)
+                .take(Limits::DOCUMENT.max_bytes as u64 + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| StoreError::io(&name, "read", e))?;
+            let v = json::parse(&bytes, &Limits::DOCUMENT)
+                .map_err(|e| StoreError::CatalogData(format!("{name}: {e}")))?;
+            let problems = schema::validate(DocKind::PacketFreeze, &v);
+            if let Some(p) = problems.first() {
+                return Err(StoreError::CatalogData(format!(
+                    "{name}: not a freeze record: {}: {}",
+                    p.pointer, p.message
+                )));
+            }
+            Ok(Some(v))
+        }
+        Err(i) if i.code == "validation.missing_file" => Ok(None),
+        Err(i) => Err(StoreError::io(
+            &name,
+            "open",
+            std::io::Error::other(i.message),
+        )),
+    }
+}
+
+/// Names of the components that differ between a record and the current packet.
+fn differences(record: &Value, packet_digest: &Value, components: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if record.get("packetDigest") != Some(packet_digest) {
+        out.push("packet".to_string());
+    }
+    for name in [
+        "prompt",
+        "fixture",
+        "reference",
+        "verifier",
+        "reviewRecord",
+        "controlledPerturbation",
+    ] {
+        if record["components"].get(name) != components.get(name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+fn report(loaded: &Loaded, state: PacketState) -> PacketReport {
+    PacketReport {
+        locator: loaded.locator.clone(),
+        packet_id: loaded.packet.as_ref().map(|p| p.id.clone()),
+        state,
+        changed: Vec::new(),
+        record: None,
+        created: false,
+        members: 0,
+        issues: loaded.issues.clone(),
+    }
+}
+
+impl Store {
+    /// Validates a packet and its components without storing anything.
+    pub fn packet_status(&self, root: &Path, packet: &Path) -> Result<PacketReport> {
+        let loaded = load(root, packet)?;
+        if !loaded.issues.is_empty() || loaded.packet.is_none() {
+            return Ok(report(&loaded, PacketState::Invalid));
+        }
+        let (components, issues) = read_components(&loaded, &mut HashSink)?;
+        let mut out = report(&loaded, PacketState::Invalid);
+        out.issues = issues;
+        let Some(c) = components.filter(|_| out.issues.is_empty()) else {
+            return Ok(out);
+        };
+        out.members = c.members.len();
+        let p = loaded.packet.as_ref().expect("checked");
+        if p.admission.status != "admitted" {
+            out.state = PacketState::Unadmitted;
+            return Ok(out);
+        }
+        match read_record(&loaded)? {
+            None => out.state = PacketState::Unfrozen,
+            Some(rec) => {
+                let diff = differences(
+                    &rec,
+                    &DigestObject::json(&canonical_digest(&loaded.value)),
+                    &c.json(),
+                );
+                out.state = if diff.is_empty() {
+                    PacketState::Frozen
+                } else {
+                    PacketState::Changed
+                };
+                out.changed = diff;
+                out.record = Some(rec);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Freezes a packet: see the module documentation.
+    pub fn freeze_packet(&mut self, root: &Path, packet: &Path) -> Result<PacketReport> {
+        let loaded = load(root, packet)?;
+        if !loaded.issues.is_empty() || loaded.packet.is_none() {
+            return Ok(report(&loaded, PacketState::Invalid));
+        }
+        let p = loaded.packet.clone().expect("checked");
+        if p.admission.status != "admitted" {
+            return Err(StoreError::Conflict {
+                code: "policy.not_admitted",
+                message: format!(
+                    "packet {:?} is {}; only admitted packets can be frozen",
+                    p.id, p.admission.status
+                ),
+                subject: loaded.locator.clone(),
+            });
+        }
+        let packet_digest = DigestObject::json(&canonical_digest(&loaded.value));
+        let mut batch = self.batch()?;
+        let (components, issues) = read_components(&loaded, &mut batch)?;
+        let mut out = report(&loaded, PacketState::Invalid);
+        out.issues = issues;
+        let Some(c) = components.filter(|_| out.issues.is_empty()) else {
+            return Ok(out);
+        };
+        out.members = c.members.len();
+        let comp_json = c.json();
+        if let Some(rec) = read_record(&loaded)? {
+            return existing(out, rec, &packet_digest, &comp_json, &loaded);
+        }
+        // Objects first: members, components, and the tree.
+        let tree = tree_object(&c);
+        let (tree_digest, _) = batch.add_stream(
+            &mut &tree[..],
+            tree.len() as u64,
+            Path::new("fixture tree"),
+            PutOptions {
+                root: Some(Root {
+                    kind: PACKET_ROOT.into(),
+                    name: p.id.clone(),
+                }),
+                ..PutOptions::default()
+            },
+        )?;
+        let fixture = c.fixture;
+        batch.commit_with(|tx| {
+            tx.execute(
+                "INSERT INTO fixture_trees (archive_digest, tree_digest) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                params![fixture.to_string(), tree_digest.to_string()],
+            )?;
+            Ok(())
+        })?;
+
+        // Then the record, no-clobber beside the packet.
+        let frozen_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let pre = DigestObject::json(&pre_admission_digest(&loaded.value));
+        let aggregate = canonical_digest(&json!({
+            "packetId": p.id, "packetLocator": loaded.locator, "preAdmissionDigest": pre,
+            "packetDigest": packet_digest, "components": comp_json, "frozenAt": frozen_at,
+        }));
+        let mut record = json!({
+            "schemaVersion": "ebo.task-packet-freeze/v1",
+            "packetId": p.id,
+            "assessmentMode": p.mode(),
+            "packetLocator": loaded.locator,
+            "preAdmissionDigest": pre,
+            "packetDigest": packet_digest,
+            "components": comp_json,
+            "aggregateDigest": DigestObject::json(&aggregate),
+            "frozenAt": frozen_at,
+        });
+        if p.assessment_mode.is_none() {
+            record
+                .as_object_mut()
+                .expect("object")
+                .remove("assessmentMode");
+        }
+        let bytes = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&record).expect("serializable")
+        )
+        .into_bytes();
+        let (parent, name) = packet_parent(&loaded)?;
+        if !write_new_durable(&parent, &name, &bytes, 0o444)? {
+            // Another freeze won the race: its record is the record.
+            let rec = read_record(&loaded)?
+                .ok_or_else(|| StoreError::CatalogData("freeze record vanished".into()))?;
+            return existing(out, rec, &packet_digest, &comp_json, &loaded);
+        }
+        self.record_freeze(&p.id, &loaded.locator, &bytes, &record)?;
+        out.state = PacketState::Frozen;
+        out.record = Some(record);
+        out.created = true;
+        Ok(out)
+    }
+
+    fn record_freeze(
+        &mut self,
+        packet_id: &str,
+        locator: &str,
+        bytes: &[u8],
+        record: &Value,
+    ) -> Result<()> {
+        let mut batch = self.batch()?;
+        let (d, _) = batch.add_stream(
+            &mut &bytes[..],
+            bytes.len() as u64,
+            Path::new("freeze record"),
+            PutOptions {
+                root: Some(Root {
+                    kind: PACKET_ROOT.into(),
+                    name: packet_id.to_string(),
+                }),
+                ..PutOptions::default()
+            },
+        )?;
+        let agg = record["aggregateDigest"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let fixture = record["components"]["fixture"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let frozen_at = record["frozenAt"].as_str().unwrap_or_default().to_string();
+        batch.commit_with(|tx| {
+            tx.execute(
+                "INSERT INTO freezes (record_digest, packet_id, packet_locator, aggregate_digest, fixture_digest, frozen_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+                params![d.to_string(), packet_id, locator, format!("sha256:{agg}"), format!("sha256:{fixture}"), frozen_at],
+            )?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Writes the packet's allowlisted workspace from the store into `dest`
+    /// (a new directory): directories 0700, files 0600 (0700 when the owner
+    /// could execute), every file verified against the tree object.
+    pub fn materialize_packet(&self, root: &Path, packet: &Path, dest: &Path) -> Result<usize> {
+        let status = self.packet_status(root, packet)?;
+        if status.state != PacketState::Frozen {
+            return Err(StoreError::Conflict {
+                code: "conflict.packet_not_frozen",
+                message: format!(
+                    "packet {} is {:?}, not frozen",
+                    status.locator, status.state
+                ),
+                subject: status.locator,
+            });
+        }
+        let rec = status.record.expect("frozen has a record");
+        let fixture = Digest::from_hex(
+            rec["components"]["fixture"]["value"]
+                .as_str()
+                .unwrap_or_default(),
+        )
+        .map_err(|_| StoreError::CatalogData("freeze record without a fixture digest".into()))?;
+        let tree_digest: String = self
+            .catalog()
+            .conn()
+            .query_row(
+                "SELECT tree_digest FROM fixture_trees WHERE archive_digest = ?1",
+                [fixture.to_string()],
+                |r| r.get(0),
+            )
+            .map_err(|_| {
+                StoreError::CatalogData(format!(
+                    "no tree object for fixture {fixture}; freeze it with this store"
+                ))
+            })?;
+        let tree_digest: Digest = tree_digest
+            .parse()
+            .map_err(|_| StoreError::CatalogData("bad tree digest".into()))?;
+        let mut tree_bytes = Vec::new();
+        self.copy_object(&tree_digest, &mut tree_bytes)?;
+        let tree: Value = json::parse(&tree_bytes, &Limits::EVIDENCE)
+            .map_err(|e| StoreError::CatalogData(format!("tree object: {e}")))?;
+        let loaded = load(root, packet)?;
+        let include = loaded
+            .packet
+            .as_ref()
+            .map(|p| p.agent_input.fixture.materializer.include_paths.clone())
+            .unwrap_or_default();
+        let selected = |path: &str| {
+            include
+                .iter()
+                .any(|i| path == i || path.starts_with(&format!("{i}/")))
+        };
+
+        if dest.symlink_metadata().is_ok() {
+            return Err(StoreError::DestinationExists {
+                path: dest.to_path_buf(),
+            });
+        }
+        let parent = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(".coffer-materialize.")
+            .tempdir_in(parent)
+            .map_err(|e| StoreError::io(parent, "create temp directory", e))?;
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700))
+            .map_err(|e| StoreError::io(tmp.path(), "chmod", e))?;
+        let mut written = 0;
+        for m in tree["members"].as_array().into_iter().flatten() {
+            let path = m["path"].as_str().unwrap_or_default();
+            if !selected(path) {
+                continue;
+            }
+            super::archive::check_member_name(path.as_bytes(), false)
+                .map_err(|e| StoreError::CatalogData(format!("tree object: {}", e.message)))?;
+            let target = tmp.path().join(path);
+            let mkdirs = |d: &Path| -> Result<()> {
+                let mut cur = tmp.path().to_path_buf();
+                for c in d.strip_prefix(tmp.path()).unwrap_or(d).components() {
+                    cur.push(c);
+                    if !cur.exists() {
+                        fs::create_dir(&cur)
+                            .map_err(|e| StoreError::io(&cur, "create directory", e))?;
+                        fs::set_permissions(&cur, fs::Permissions::from_mode(0o700))
+                            .map_err(|e| StoreError::io(&cur, "chmod", e))?;
+                    }
+                }
+                Ok(())
+            };
+            if m["kind"] == "dir" {
+                mkdirs(&target)?;
+                continue;
+            }
+            if let Some(p) = target.parent() {
+                mkdirs(p)?;
+            }
+            let d: Digest = m["digest"]
+                .as_str()
+                .unwrap_or_default()
+                .parse()
+                .map_err(|_| {
+                    StoreError::CatalogData(format!("tree object: bad digest for {path}"))
+                })?;
+            let exec = u32::from_str_radix(m["mode"].as_str().unwrap_or("644"), 8).unwrap_or(0o644)
+                & 0o100
+                != 0;
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&target)
+                .map_err(|e| StoreError::io(&target, "create", e))?;
+            fs::set_permissions(
+                &target,
+                fs::Permissions::from_mode(if exec { 0o700 } else { 0o600 }),
+            )
+            .map_err(|e| StoreError::io(&target, "chmod", e))?;
+            let n = self.copy_object(&d, &mut f)?;
+            if Some(n) != m["size"].as_u64() {
+                return Err(StoreError::SizeMismatch {
+                    subject: path.to_string(),
+                    expected: m["size"].as_u64().unwrap_or(0),
+                    actual: n,
+                });
+            }
+            f.flush()
+                .and_then(|()| f.sync_all())
+                .map_err(|e| StoreError::io(&target, "fsync", e))?;
+            written += 1;
+        }
+        let parent_dir = Dir::open(parent).map_err(|e| StoreError::io(parent, "open", e))?;
+        let tmp_name = tmp
+            .path()
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("utf-8 temp name")
+            .to_string();
+        let name = dest.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+            StoreError::io(
+                dest,
+                "materialize",
+                std::io::Error::other("destination needs a UTF-8 name"),
+            )
+        })?;
+        match parent_dir
+            .rename_no_replace(&tmp_name, &parent_dir, name)
+            .map_err(|e| StoreError::io(dest, "publish", e))?
+        {
+            Renamed::Done => {
+                let _ = tmp.keep();
+                parent_dir
+                    .sync()
+                    .map_err(|e| StoreError::io(parent, "fsync directory", e))?;
+                Ok(written)
+            }
+            Renamed::TargetExists => Err(StoreError::DestinationExists {
+                path: dest.to_path_buf(),
+            }),
+        }
+    }
+
+    /// Totals over fixture members only (every packet's reference counted).
+    pub fn fixture_stats(&self) -> Result<Value> {
+        let (refs, logical, objects, unique, stored): (i64, i64, i64, i64, i64) = self.catalog().conn().query_row(
+            &format!(
+                "SELECT
+                   (SELECT count(*) FROM roots WHERE kind = '{MEMBER_ROOT}'),
+                   (SELECT coalesce(sum(o.size), 0) FROM roots r JOIN objects o USING (digest) WHERE r.kind = '{MEMBER_ROOT}'),
+                   (SELECT count(*) FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = '{MEMBER_ROOT}')),
+                   (SELECT coalesce(sum(size), 0) FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = '{MEMBER_ROOT}')),
+                   (SELECT coalesce(sum(stored_size), 0) FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = '{MEMBER_ROOT}'))"
+            ),
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )?;
+        Ok(
+            json!({"memberReferences": refs, "logicalBytes": logical, "objects": objects, "uniqueBytes": unique, "storedBytes": stored}),
+        )
+    }
+}
+
+fn existing(
+    mut out: PacketReport,
+    rec: Value,
+    packet_digest: &Value,
+    comp: &Value,
+    _loaded: &Loaded,
+) -> Result<PacketReport> {
+    let diff = differences(&rec, packet_digest, comp);
+    if !diff.is_empty() {
+        return Err(StoreError::Conflict {
+            code: "conflict.packet_changed",
+            message: format!(
+                "packet {} changed since it was frozen: {}",
+                out.locator,
+                diff.join(", ")
+            ),
+            subject: out.locator.clone(),
+        });
+    }
+    out.state = PacketState::Frozen;
+    out.record = Some(rec);
+    Ok(out)
+}
+
+/// The packet's parent directory (opened without following symlinks) and
+/// the freeze record's file name.
+fn packet_parent(loaded: &Loaded) -> Result<(Dir, String)> {
+    let name = freeze_name(&loaded.locator);
+    let (dir_part, file) = match name.rsplit_once('/') {
+        Some((d, f)) => (Some(d), f.to_string()),
+        None => (None, name.clone()),
+    };
+    let root =
+        Dir::open(loaded.root.path()).map_err(|e| StoreError::io(loaded.root.path(), "open", e))?;
+    let mut cur = root;
+    if let Some(d) = dir_part {
+        for part in d.split('/') {
+            cur = cur
+                .open_dir(part)
+                .map_err(|e| StoreError::io(cur.join(part), "open directory", e))?;
+        }
+    }
+    Ok((cur, file))
+}
