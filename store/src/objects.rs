@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::digest::Digest;
@@ -39,6 +40,9 @@ pub struct ObjectDirs {
     pub tmp: Dir,
     /// `quarantine`.
     pub quarantine: Dir,
+    /// Shard directories opened so far, by first digest byte. Handles stay
+    /// valid even if the name is later swapped for a symlink.
+    shards: Mutex<Vec<Option<Arc<Dir>>>>,
 }
 
 /// A complete object frame in `tmp/`, not yet published.
@@ -94,6 +98,7 @@ impl ObjectDirs {
             tmp: open(TMP_DIR)?,
             quarantine: open(QUARANTINE_DIR)?,
             root,
+            shards: Mutex::new(vec![None; 256]),
         })
     }
 
@@ -103,12 +108,27 @@ impl ObjectDirs {
     }
 
     /// Opens the shard directory of `d`; `None` if it does not exist yet.
-    fn shard(&self, d: &Digest) -> Result<Option<Dir>> {
-        match self.objects.open_dir(&d.shard()) {
-            Ok(s) => Ok(Some(s)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(self.entry_error(self.objects.join(d.shard()), e)),
+    fn shard(&self, d: &Digest) -> Result<Option<Arc<Dir>>> {
+        self.shard_with(d, false)
+    }
+
+    fn shard_with(&self, d: &Digest, create: bool) -> Result<Option<Arc<Dir>>> {
+        let slot = d.as_bytes()[0] as usize;
+        if let Some(s) = &self.shards.lock().expect("shard cache poisoned")[slot] {
+            return Ok(Some(Arc::clone(s)));
         }
+        let opened = if create {
+            self.objects.ensure_dir(&d.shard())
+        } else {
+            self.objects.open_dir(&d.shard())
+        };
+        let dir = match opened {
+            Ok(s) => Arc::new(s),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(self.entry_error(self.objects.join(d.shard()), e)),
+        };
+        self.shards.lock().expect("shard cache poisoned")[slot] = Some(Arc::clone(&dir));
+        Ok(Some(dir))
     }
 
     fn entry_error(&self, path: PathBuf, e: io::Error) -> StoreError {
@@ -221,10 +241,7 @@ impl ObjectDirs {
     /// directory durable ([`ObjectDirs::sync_shard`] or a filesystem sync).
     pub fn publish(&self, staged: &Staged) -> Result<bool> {
         let d = staged.encoded.digest;
-        let shard = self
-            .objects
-            .ensure_dir(&d.shard())
-            .map_err(|e| self.entry_error(self.objects.join(d.shard()), e))?;
+        let shard = self.shard_with(&d, true)?.expect("created on demand");
         let renamed = self
             .tmp
             .rename_no_replace(&staged.tmp_name, &shard, &d.hex())
