@@ -23,9 +23,11 @@ pub mod gc;
 pub mod issue;
 pub mod json;
 pub mod layout;
+pub mod new_tree;
 pub mod objects;
 pub mod packet;
 pub mod schema;
+pub mod sink;
 pub mod store;
 pub mod tree;
 

@@ -184,35 +184,11 @@ impl Store {
     /// the bytes go to a temp file beside it, are verified and fsynced, and
     /// only then appear under `dest` (never replacing anything).
     pub fn get_to_new_file(&self, d: &Digest, dest: &Path) -> Result<u64> {
-        if dest.symlink_metadata().is_ok() {
-            return Err(StoreError::DestinationExists {
-                path: dest.to_path_buf(),
-            });
-        }
-        let parent = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".coffer-get.")
-            .tempfile_in(parent)
-            .map_err(|e| StoreError::io(parent, "create temp", e))?;
-        let n = self.copy_object(d, tmp.as_file_mut())?;
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| StoreError::io(tmp.path(), "fsync", e))?;
-        tmp.persist_noclobber(dest).map_err(|e| {
-            if e.error.kind() == io::ErrorKind::AlreadyExists {
-                StoreError::DestinationExists {
-                    path: dest.to_path_buf(),
-                }
-            } else {
-                StoreError::io(dest, "publish", e.error)
-            }
+        let mut n = 0;
+        crate::new_tree::write_new_file(dest, |f| {
+            n = self.copy_object(d, f)?;
+            Ok(())
         })?;
-        if let Ok(d) = File::open(parent) {
-            let _ = d.sync_all();
-        }
         Ok(n)
     }
 

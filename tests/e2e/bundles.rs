@@ -366,7 +366,7 @@ fn checkout_refuses_an_existing_destination() {
                 .unwrap()
                 .file_name()
                 .to_string_lossy()
-                .starts_with(".coffer-checkout")
+                .starts_with(".coffer-")
         })
         .count();
     assert_eq!(leftovers, 0);

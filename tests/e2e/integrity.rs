@@ -67,7 +67,7 @@ fn get_to_a_file_never_publishes_corrupt_bytes() {
                 .unwrap()
                 .file_name()
                 .to_string_lossy()
-                .starts_with(".coffer-get")
+                .starts_with(".coffer-")
         })
         .collect();
     assert!(leftovers.is_empty(), "temp beside the destination removed");

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::inspect::{inspect, EvidenceSink};
+use super::inspect::inspect;
 use super::model::MissingEvidence;
 use super::paths::MANIFEST;
 use super::records::{insert_bundle, BUNDLE_ROOT};
@@ -19,6 +19,7 @@ use crate::error::{Result, StoreError};
 use crate::issue::Issue;
 use crate::json::{self, Limits};
 use crate::objects::now_ms;
+use crate::sink::Sink;
 use crate::store::{Batch, PutOptions, Store};
 
 /// What an ingest did.
@@ -46,29 +47,20 @@ struct BatchSink<'b, 's> {
     bundle_id: String,
 }
 
-impl EvidenceSink for BatchSink<'_, '_> {
-    fn accept(
+impl Sink for BatchSink<'_, '_> {
+    fn put(
         &mut self,
         input: &mut dyn std::io::Read,
         size: u64,
-        expected: Digest,
         subject: &Path,
-    ) -> Result<()> {
-        self.batch
-            .add_stream(
-                input,
-                size,
-                subject,
-                PutOptions {
-                    expected_digest: Some(expected),
-                    expected_size: Some(size),
-                    root: Some(Root {
-                        kind: BUNDLE_ROOT.into(),
-                        name: self.bundle_id.clone(),
-                    }),
-                },
-            )
-            .map(|_| ())
+        expected: Option<Digest>,
+        _root: Option<Root>,
+    ) -> Result<Digest> {
+        let root = Root {
+            kind: BUNDLE_ROOT.into(),
+            name: self.bundle_id.clone(),
+        };
+        self.batch.put(input, size, subject, expected, Some(root))
     }
 }
 

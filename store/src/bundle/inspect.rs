@@ -12,69 +12,12 @@ use super::model::{CaptureReport, ExportManifest, Manifest, VerifierResult};
 use super::paths::{check_relative_path, MANIFEST};
 use super::rules;
 use super::source::BundleDir;
-use crate::digest::{Digest, Hasher};
+use crate::digest::Digest;
 use crate::error::StoreError;
 use crate::issue::Issue;
 use crate::json::{self, Limits};
 use crate::schema::{self, DocKind};
-
-/// Where evidence bytes go once their location is trusted.
-pub trait EvidenceSink {
-    /// Consumes exactly `size` bytes that must hash to `expected`.
-    /// `DigestMismatch`, `SizeMismatch` and `SourceChanged` are reported as
-    /// issues; any other error stops the inspection.
-    fn accept(
-        &mut self,
-        input: &mut dyn Read,
-        size: u64,
-        expected: Digest,
-        subject: &Path,
-    ) -> Result<(), StoreError>;
-}
-
-/// A sink that only hashes (for `bundle validate`).
-pub struct HashOnly;
-
-impl EvidenceSink for HashOnly {
-    fn accept(
-        &mut self,
-        input: &mut dyn Read,
-        size: u64,
-        expected: Digest,
-        subject: &Path,
-    ) -> Result<(), StoreError> {
-        let mut h = Hasher::new();
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = match input.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(StoreError::io(subject, "read", e)),
-            };
-            h.update(&buf[..n]);
-            if h.len() > size {
-                break;
-            }
-        }
-        let (actual, len) = h.finish();
-        if len != size {
-            return Err(StoreError::SizeMismatch {
-                subject: subject.display().to_string(),
-                expected: size,
-                actual: len,
-            });
-        }
-        if actual != expected {
-            return Err(StoreError::DigestMismatch {
-                subject: subject.display().to_string(),
-                expected,
-                actual,
-            });
-        }
-        Ok(())
-    }
-}
+use crate::sink::Sink;
 
 /// What inspection learned.
 #[derive(Debug, Default)]
@@ -194,7 +137,7 @@ fn sink_issue(e: StoreError, rel: &str) -> Result<Issue, StoreError> {
 /// manifest itself has issues (ingest will refuse anyway).
 pub fn inspect(
     path: &Path,
-    sink: &mut dyn EvidenceSink,
+    sink: &mut dyn Sink,
     stop_early: bool,
 ) -> Result<Inspection, StoreError> {
     let mut out = Inspection::default();
@@ -297,7 +240,7 @@ pub fn inspect(
                 out.issues.push(issue);
                 continue;
             }
-            if let Err(e) = sink.accept(&mut &bytes[..], d.size_bytes, expected, subject) {
+            if let Err(e) = sink.put(&mut &bytes[..], d.size_bytes, subject, Some(expected), None) {
                 out.issues.push(sink_issue(e, rel)?);
                 continue;
             }
@@ -333,7 +276,7 @@ pub fn inspect(
             ContentCheck::for_media_type(&d.media_type),
             d.size_bytes,
         );
-        let accepted = sink.accept(&mut reader, d.size_bytes, expected, subject);
+        let accepted = sink.put(&mut reader, d.size_bytes, subject, Some(expected), None);
         if let Some(e) = reader.failure() {
             out.issues.push(Issue::from((rel, e.clone())));
             continue;

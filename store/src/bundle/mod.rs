@@ -11,6 +11,7 @@ pub mod records;
 pub mod rules;
 pub mod source;
 
+pub use crate::sink::{HashOnly, Sink};
 pub use ingest::IngestOutcome;
-pub use inspect::{inspect, EvidenceSink, HashOnly, Inspection};
+pub use inspect::{inspect, Inspection};
 pub use records::{ArtifactRow, BundleFilter, BundleRow};

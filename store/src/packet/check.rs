@@ -3,7 +3,7 @@
 //! Every locator is a root-relative safe path opened through the root's
 //! directory handle one component at a time without following symlinks
 //! (the same reader as run bundles). Component bytes go to a
-//! [`ComponentSink`]: a hasher for `packet validate`, a store batch for
+//! [`Sink`]: a hasher for `packet validate`, a store batch for
 //! `packet freeze`.
 
 use std::io::Read;
@@ -19,89 +19,13 @@ use super::model::{DigestObject, Packet, Reference};
 use crate::bundle::paths::check_relative_path;
 use crate::bundle::source::BundleDir;
 use crate::catalog::Root;
-use crate::digest::{Digest, Hasher};
+use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::issue::Issue;
 use crate::json::canonical::canonical_digest;
 use crate::json::{self, Limits};
 use crate::schema::{self, DocKind};
-use crate::store::{Batch, PutOptions};
-
-/// Where component bytes go.
-pub trait ComponentSink {
-    /// Consumes exactly `size` bytes; checks `expected` when given; returns the digest.
-    fn put(
-        &mut self,
-        input: &mut dyn Read,
-        size: u64,
-        subject: &Path,
-        expected: Option<Digest>,
-        root: Option<Root>,
-    ) -> Result<Digest>;
-}
-
-/// Hashes and checks, stores nothing.
-pub struct HashSink;
-
-impl ComponentSink for HashSink {
-    fn put(
-        &mut self,
-        input: &mut dyn Read,
-        size: u64,
-        subject: &Path,
-        expected: Option<Digest>,
-        _root: Option<Root>,
-    ) -> Result<Digest> {
-        let mut h = Hasher::new();
-        let mut buf = vec![0u8; 256 << 10];
-        loop {
-            let n = input
-                .read(&mut buf)
-                .map_err(|e| StoreError::io(subject, "read", e))?;
-            if n == 0 {
-                break;
-            }
-            h.update(&buf[..n]);
-        }
-        let (d, len) = h.finish();
-        if len != size {
-            return Err(StoreError::SourceChanged {
-                path: subject.to_path_buf(),
-            });
-        }
-        match expected {
-            Some(e) if e != d => Err(StoreError::DigestMismatch {
-                subject: subject.display().to_string(),
-                expected: e,
-                actual: d,
-            }),
-            _ => Ok(d),
-        }
-    }
-}
-
-impl ComponentSink for Batch<'_> {
-    fn put(
-        &mut self,
-        input: &mut dyn Read,
-        size: u64,
-        subject: &Path,
-        expected: Option<Digest>,
-        root: Option<Root>,
-    ) -> Result<Digest> {
-        self.add_stream(
-            input,
-            size,
-            subject,
-            PutOptions {
-                expected_digest: expected,
-                expected_size: Some(size),
-                root,
-            },
-        )
-        .map(|(d, _)| d)
-    }
-}
+use crate::sink::Sink;
 
 /// A packet read from disk and checked as far as the packet file alone allows.
 pub struct Loaded {
@@ -371,7 +295,7 @@ fn component_error(e: StoreError, file: &str) -> Result<Issue> {
 fn put_reference(
     loaded: &Loaded,
     r: &Reference,
-    sink: &mut dyn ComponentSink,
+    sink: &mut dyn Sink,
     root: &Root,
     issues: &mut Vec<Issue>,
 ) -> Result<Option<Digest>> {
@@ -409,7 +333,7 @@ fn put_reference(
 /// the sink too, rooted as (`fixture-member`, `<packet id>:<path>`).
 pub fn read_components(
     loaded: &Loaded,
-    sink: &mut dyn ComponentSink,
+    sink: &mut dyn Sink,
 ) -> Result<(Option<Components>, Vec<Issue>)> {
     let p = loaded
         .packet

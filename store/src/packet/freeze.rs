@@ -6,26 +6,26 @@
 //! record written beside the packet, no-clobber: the first writer wins and
 //! every later freeze returns that record unchanged.
 
-use std::fs;
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use rusqlite::params;
 use serde_json::{json, Value};
 
-use super::check::{load, pre_admission_digest, read_components, Components, HashSink, Loaded};
+use super::check::{load, pre_admission_digest, read_components, Components, Loaded};
 use super::model::DigestObject;
 use super::{MEMBER_ROOT, PACKET_ROOT};
 use crate::catalog::Root;
 use crate::digest::Digest;
-use crate::dir::{Dir, Renamed};
+use crate::dir::Dir;
 use crate::error::{Result, StoreError};
 use crate::issue::Issue;
 use crate::json::canonical::{canonical_digest, canonicalize};
 use crate::json::{self, Limits};
 use crate::layout::write_new_durable;
+use crate::new_tree::NewTree;
 use crate::schema::{self, DocKind};
+use crate::sink::HashOnly;
 use crate::store::{PutOptions, Store};
 
 /// Where a packet stands.
@@ -160,7 +160,7 @@ impl Store {
         if !loaded.issues.is_empty() || loaded.packet.is_none() {
             return Ok(report(&loaded, PacketState::Invalid));
         }
-        let (components, issues) = read_components(&loaded, &mut HashSink)?;
+        let (components, issues) = read_components(&loaded, &mut HashOnly)?;
         let mut out = report(&loaded, PacketState::Invalid);
         out.issues = issues;
         let Some(c) = components.filter(|_| out.issues.is_empty()) else {
@@ -382,21 +382,7 @@ impl Store {
                 .any(|i| path == i || path.starts_with(&format!("{i}/")))
         };
 
-        if dest.symlink_metadata().is_ok() {
-            return Err(StoreError::DestinationExists {
-                path: dest.to_path_buf(),
-            });
-        }
-        let parent = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(".coffer-materialize.")
-            .tempdir_in(parent)
-            .map_err(|e| StoreError::io(parent, "create temp directory", e))?;
-        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700))
-            .map_err(|e| StoreError::io(tmp.path(), "chmod", e))?;
+        let mut out = NewTree::begin(dest, 0o700)?;
         let mut written = 0;
         for m in tree["members"].as_array().into_iter().flatten() {
             let path = m["path"].as_str().unwrap_or_default();
@@ -405,26 +391,9 @@ impl Store {
             }
             super::archive::check_member_name(path.as_bytes(), false)
                 .map_err(|e| StoreError::CatalogData(format!("tree object: {}", e.message)))?;
-            let target = tmp.path().join(path);
-            let mkdirs = |d: &Path| -> Result<()> {
-                let mut cur = tmp.path().to_path_buf();
-                for c in d.strip_prefix(tmp.path()).unwrap_or(d).components() {
-                    cur.push(c);
-                    if !cur.exists() {
-                        fs::create_dir(&cur)
-                            .map_err(|e| StoreError::io(&cur, "create directory", e))?;
-                        fs::set_permissions(&cur, fs::Permissions::from_mode(0o700))
-                            .map_err(|e| StoreError::io(&cur, "chmod", e))?;
-                    }
-                }
-                Ok(())
-            };
             if m["kind"] == "dir" {
-                mkdirs(&target)?;
+                out.create_dir(path, 0o700)?;
                 continue;
-            }
-            if let Some(p) = target.parent() {
-                mkdirs(p)?;
             }
             let d: Digest = m["digest"]
                 .as_str()
@@ -436,16 +405,7 @@ impl Store {
             let exec = u32::from_str_radix(m["mode"].as_str().unwrap_or("644"), 8).unwrap_or(0o644)
                 & 0o100
                 != 0;
-            let mut f = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&target)
-                .map_err(|e| StoreError::io(&target, "create", e))?;
-            fs::set_permissions(
-                &target,
-                fs::Permissions::from_mode(if exec { 0o700 } else { 0o600 }),
-            )
-            .map_err(|e| StoreError::io(&target, "chmod", e))?;
+            let mut f = out.create_file(path, 0o700, if exec { 0o700 } else { 0o600 })?;
             let n = self.copy_object(&d, &mut f)?;
             if Some(n) != m["size"].as_u64() {
                 return Err(StoreError::SizeMismatch {
@@ -456,38 +416,11 @@ impl Store {
             }
             f.flush()
                 .and_then(|()| f.sync_all())
-                .map_err(|e| StoreError::io(&target, "fsync", e))?;
+                .map_err(|e| StoreError::io(dest.join(path), "fsync", e))?;
             written += 1;
         }
-        let parent_dir = Dir::open(parent).map_err(|e| StoreError::io(parent, "open", e))?;
-        let tmp_name = tmp
-            .path()
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("utf-8 temp name")
-            .to_string();
-        let name = dest.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
-            StoreError::io(
-                dest,
-                "materialize",
-                std::io::Error::other("destination needs a UTF-8 name"),
-            )
-        })?;
-        match parent_dir
-            .rename_no_replace(&tmp_name, &parent_dir, name)
-            .map_err(|e| StoreError::io(dest, "publish", e))?
-        {
-            Renamed::Done => {
-                let _ = tmp.keep();
-                parent_dir
-                    .sync()
-                    .map_err(|e| StoreError::io(parent, "fsync directory", e))?;
-                Ok(written)
-            }
-            Renamed::TargetExists => Err(StoreError::DestinationExists {
-                path: dest.to_path_buf(),
-            }),
-        }
+        out.publish()?;
+        Ok(written)
     }
 
     /// Totals over fixture members only (every packet's reference counted).
