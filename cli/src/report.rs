@@ -114,6 +114,16 @@ impl Report {
         }
     }
 
+    /// A usage error (exit 2): the command line was wrong, nothing was done.
+    pub fn usage(code: &str, message: impl Into<String>, path: Option<String>) -> Self {
+        Report::from_issues(
+            "",
+            vec![Issue::new(code, message, path)],
+            Value::Null,
+            String::new(),
+        )
+    }
+
     /// A report for a command that stopped on an error.
     pub fn error(command: &str, e: &StoreError) -> Self {
         Report::from_issues(command, vec![Issue::from(e)], Value::Null, String::new())

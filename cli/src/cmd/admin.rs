@@ -73,15 +73,10 @@ fn parse_grace(s: &str) -> Option<Duration> {
 
 pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
     let Some(grace) = parse_grace(grace) else {
-        return Report::from_issues(
-            "",
-            vec![Issue::new(
-                "usage.invalid_duration",
-                format!("--grace {grace:?} is not a duration (e.g. 30s, 15m, 24h, 7d)"),
-                None,
-            )],
-            serde_json::Value::Null,
-            String::new(),
+        return Report::usage(
+            "usage.invalid_duration",
+            format!("--grace {grace:?} is not a duration (e.g. 30s, 15m, 24h, 7d)"),
+            None,
         );
     };
     let mut store = match open_store(ctx) {

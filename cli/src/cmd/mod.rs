@@ -7,7 +7,7 @@ pub mod packets;
 
 use coffer_store::{Digest, Store};
 
-use crate::report::{Issue, Report};
+use crate::report::Report;
 use crate::Ctx;
 
 /// Opens the store named by the global flags.
@@ -18,15 +18,11 @@ pub fn open_store(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
 /// Parses a digest argument; a malformed one is a usage error.
 pub fn parse_digest(arg: &str) -> Result<Digest, Box<Report>> {
     arg.parse::<Digest>().map_err(|e| {
-        Box::new(Report::from_issues(
-            "",
-            vec![Issue::new(
-                "usage.invalid_digest",
-                e.to_string(),
-                Some(arg.chars().take(100).collect()),
-            )],
-            serde_json::Value::Null,
-            String::new(),
+        let shown = arg.chars().take(100).collect();
+        Box::new(Report::usage(
+            "usage.invalid_digest",
+            e.to_string(),
+            Some(shown),
         ))
     })
 }

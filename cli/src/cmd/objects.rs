@@ -21,15 +21,10 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
         Err(r) => return *r,
     };
     if expected_digest.is_some() && paths.len() != 1 {
-        return Report::from_issues(
-            "",
-            vec![Issue::new(
-                "usage.invalid_argument",
-                "--expect takes exactly one input",
-                None,
-            )],
-            serde_json::Value::Null,
-            String::new(),
+        return Report::usage(
+            "usage.invalid_argument",
+            "--expect takes exactly one input",
+            None,
         );
     }
     let mut store = match open_store(ctx) {
@@ -134,15 +129,10 @@ pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
             ),
             Err(e) => Report::error("", &e),
         },
-        None if ctx.json => Report::from_issues(
-            "",
-            vec![Issue::new(
-                "usage.invalid_argument",
-                "with --json, get needs -o FILE (stdout carries the JSON result)",
-                None,
-            )],
-            serde_json::Value::Null,
-            String::new(),
+        None if ctx.json => Report::usage(
+            "usage.invalid_argument",
+            "with --json, get needs -o FILE (stdout carries the JSON result)",
+            None,
         ),
         None => {
             // Verify the whole object before the first byte leaves, so a
