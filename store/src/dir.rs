@@ -85,6 +85,14 @@ impl Dir {
         })
     }
 
+    /// A second handle on the same directory (for another thread).
+    pub fn try_clone(&self) -> io::Result<Dir> {
+        Ok(Dir {
+            fd: rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?,
+            path: self.path.clone(),
+        })
+    }
+
     /// The path this handle was opened as.
     pub fn path(&self) -> &Path {
         &self.path

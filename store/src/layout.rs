@@ -149,7 +149,25 @@ pub fn init(path: &Path) -> Result<bool> {
             .map_err(|e| StoreError::io(parent.join(name), "create directory", e))
     };
     let objects = ensure(&root, "objects")?;
-    ensure(&objects, OBJECTS_DIR.rsplit('/').next().expect("path"))?;
+    let sha = ensure(&objects, OBJECTS_DIR.rsplit('/').next().expect("path"))?;
+    // All 256 shards up front: puts then never create directories, and an
+    // existence check never misses on a shard that is merely not made yet.
+    for b in 0..=255u8 {
+        let name = format!("{b:02x}");
+        if let Err(e) =
+            rustix::fs::mkdirat(&sha, name.as_str(), rustix::fs::Mode::from_raw_mode(0o755))
+        {
+            if e != rustix::io::Errno::EXIST {
+                return Err(StoreError::io(
+                    sha.join(&name),
+                    "create directory",
+                    e.into(),
+                ));
+            }
+        }
+    }
+    sha.sync()
+        .map_err(|e| StoreError::io(sha.path(), "fsync directory", e))?;
     ensure(&root, TMP_DIR)?;
     ensure(&root, QUARANTINE_DIR)?;
     let keys = ensure(&root, KEYS_DIR)?;

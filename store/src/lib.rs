@@ -28,6 +28,7 @@ pub mod objects;
 pub mod packet;
 pub mod schema;
 pub mod sink;
+pub mod stager;
 pub mod store;
 pub mod tree;
 

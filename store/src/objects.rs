@@ -58,16 +58,57 @@ pub struct Staged {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// A fresh, unpredictable temp name: `<prefix>.<pid>.<n>.<16 hex>`.
+/// A fresh temp name: `<prefix>.<pid>.<n>.<16 hex>`. The random part is
+/// drawn once per process (names must not be guessable by other local
+/// users); the counter makes each name unique within the process, and
+/// `O_EXCL` guarantees no name is ever reused.
 pub fn temp_name(prefix: &str) -> String {
-    let mut r = [0u8; 8];
-    getrandom::getrandom(&mut r).expect("OS random source unavailable");
+    static PROCESS_TAG: std::sync::OnceLock<(u32, String)> = std::sync::OnceLock::new();
+    let (pid, tag) = PROCESS_TAG.get_or_init(|| {
+        let mut r = [0u8; 8];
+        getrandom::getrandom(&mut r).expect("OS random source unavailable");
+        (std::process::id(), hex::encode(r))
+    });
     format!(
-        "{prefix}.{}.{}.{}",
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed),
-        hex::encode(r)
+        "{prefix}.{pid}.{}.{tag}",
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// Creates a new object temp file in `tmp`.
+fn create_temp(tmp: &Dir) -> Result<(String, File)> {
+    let name = temp_name("obj");
+    let f = tmp
+        .create_new(&name, OBJECT_MODE)
+        .map_err(|e| StoreError::io(tmp.join(&name), "create temp", e))?;
+    Ok((name, f))
+}
+
+/// Stages an in-memory object whose digest is already known: one frame
+/// into a new temp in `tmp` (not yet synced).
+pub fn stage_small(
+    tmp: &Dir,
+    data: &[u8],
+    digest: Digest,
+    enc: &mut SmallEncoder,
+) -> Result<Staged> {
+    let frame = enc
+        .encode(data)
+        .map_err(|e| StoreError::io(tmp.path(), "compress", e))?;
+    let (name, mut f) = create_temp(tmp)?;
+    if let Err(e) = f.write_all(frame) {
+        let _ = tmp.remove_file(&name);
+        return Err(StoreError::io(tmp.join(&name), "write temp", e));
+    }
+    Ok(Staged {
+        tmp_name: name,
+        encoded: Encoded {
+            digest,
+            size: data.len() as u64,
+            stored_size: frame.len() as u64,
+        },
+        synced: false,
+    })
 }
 
 /// Milliseconds since the Unix epoch.
@@ -164,34 +205,7 @@ impl ObjectDirs {
 
     /// Creates a new temp file in `tmp/`.
     fn create_temp(&self) -> Result<(String, File)> {
-        let name = temp_name("obj");
-        let f = self
-            .tmp
-            .create_new(&name, OBJECT_MODE)
-            .map_err(|e| StoreError::io(self.tmp.join(&name), "create temp", e))?;
-        Ok((name, f))
-    }
-
-    /// Stages an in-memory object (`data` is the whole content).
-    pub fn stage_bytes(&self, data: &[u8], enc: &mut SmallEncoder) -> Result<Staged> {
-        let digest = Digest::of(data);
-        let frame = enc
-            .encode(data)
-            .map_err(|e| StoreError::io(self.tmp.path(), "compress", e))?;
-        let (name, mut f) = self.create_temp()?;
-        if let Err(e) = f.write_all(frame) {
-            let _ = self.tmp.remove_file(&name);
-            return Err(StoreError::io(self.tmp.join(&name), "write temp", e));
-        }
-        Ok(Staged {
-            tmp_name: name,
-            encoded: Encoded {
-                digest,
-                size: data.len() as u64,
-                stored_size: frame.len() as u64,
-            },
-            synced: false,
-        })
+        create_temp(&self.tmp)
     }
 
     /// Stages a streamed object of exactly `size` bytes; `subject` names the

@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 use crate::catalog::{Catalog, CatalogStats, ObjectRow, Root, CATALOG_FILE};
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
-use crate::frame::{self, SmallEncoder, Verdict, VerifyFailed, VerifyingDecoder, SMALL_OBJECT_MAX};
+use crate::frame::{self, Verdict, VerifyFailed, VerifyingDecoder, SMALL_OBJECT_MAX};
 use crate::layout::{self, LockMode, StoreLock};
 use crate::objects::{now_ms, ObjectDirs, Staged};
+use crate::stager::Stager;
 
 /// An open store.
 pub struct Store {
@@ -110,7 +111,7 @@ impl Store {
             store: self,
             entries: Vec::new(),
             in_batch: HashMap::new(),
-            small: None,
+            stager: None,
             buf: Vec::new(),
             progress: None,
         })
@@ -267,6 +268,8 @@ struct Entry {
     digest: Digest,
     size: u64,
     staged: Option<Staged>,
+    /// The stager job writing this entry's temp, until commit collects it.
+    job: Option<u64>,
     root: Option<Root>,
 }
 
@@ -278,7 +281,7 @@ pub struct Batch<'s> {
     store: &'s mut Store,
     entries: Vec<Entry>,
     in_batch: HashMap<Digest, usize>,
-    small: Option<SmallEncoder>,
+    stager: Option<Stager>,
     buf: Vec<u8>,
     progress: Option<Box<dyn Fn(u64) + 's>>,
 }
@@ -390,6 +393,7 @@ impl<'s> Batch<'s> {
         let changed = || StoreError::SourceChanged {
             path: subject.to_path_buf(),
         };
+        let mut job = None;
         let (digest, staged) = if size <= SMALL_OBJECT_MAX as u64 {
             self.buf.resize(size as usize + 1, 0);
             let n = frame::read_full(input, &mut self.buf)
@@ -401,20 +405,26 @@ impl<'s> Batch<'s> {
             self.tick(n as u64);
             let digest = Digest::of(data);
             check_expected(&opts, subject, digest)?;
-            if self.in_batch.contains_key(&digest) || dirs.exists(&digest)? {
-                (digest, None)
-            } else {
-                if self.small.is_none() {
-                    self.small = Some(
-                        SmallEncoder::new().map_err(|e| StoreError::io(subject, "compress", e))?,
-                    );
+            if !self.in_batch.contains_key(&digest) && !dirs.exists(&digest)? {
+                if self.stager.is_none() {
+                    let tmp = dirs
+                        .tmp
+                        .try_clone()
+                        .map_err(|e| StoreError::io(dirs.tmp.path(), "dup", e))?;
+                    self.stager = Some(Stager::start(tmp)?);
                 }
-                let enc = self.small.as_mut().expect("just set");
-                (digest, Some(dirs.stage_bytes(data, enc)?))
+                let data = data.to_vec();
+                job = Some(
+                    self.stager
+                        .as_mut()
+                        .expect("just started")
+                        .submit(data, digest),
+                );
             }
+            (digest, None)
         } else {
             let tick = |n| self.tick(n);
-            let staged = dirs.stage_stream(input, size, subject, true, &tick)?;
+            let staged = dirs.stage_stream(input, size, subject, false, &tick)?;
             let digest = staged.encoded.digest;
             if let Err(e) = check_expected(&opts, subject, digest) {
                 dirs.discard(&staged);
@@ -427,6 +437,7 @@ impl<'s> Batch<'s> {
             digest,
             size,
             staged,
+            job,
             root: opts.root,
         });
         Ok((digest, size))
@@ -456,6 +467,7 @@ impl<'s> Batch<'s> {
         mut self,
         extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
     ) -> Result<Vec<PutOutcome>> {
+        self.collect_staged()?;
         let dirs = &self.store.dirs;
         let unsynced: Vec<&Staged> = self
             .entries
@@ -530,6 +542,37 @@ impl<'s> Batch<'s> {
             .collect())
     }
 
+    /// Waits for the stager and attaches its temps to their entries; a temp
+    /// whose entry was dropped meanwhile is removed.
+    fn collect_staged(&mut self) -> Result<()> {
+        let Some(stager) = self.stager.take() else {
+            return Ok(());
+        };
+        let mut first_err = None;
+        let mut by_job: HashMap<u64, usize> = HashMap::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if let Some(j) = e.job {
+                by_job.insert(j, i);
+            }
+        }
+        for (id, r) in stager.finish() {
+            match (r, by_job.get(&id)) {
+                (Ok(staged), Some(&i)) => {
+                    self.entries[i].staged = Some(staged);
+                    self.entries[i].job = None;
+                }
+                (Ok(staged), None) => self.store.dirs.discard(&staged),
+                (Err(e), _) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     fn existing_stored_size(&self, d: &Digest) -> Result<u64> {
         if let Some(row) = self.store.catalog.object(d)? {
             return Ok(row.stored_size);
@@ -544,6 +587,7 @@ impl<'s> Batch<'s> {
 
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
+        let _ = self.collect_staged();
         for e in &self.entries {
             if let Some(s) = &e.staged {
                 self.store.dirs.discard(s);
