@@ -639,3 +639,67 @@ fn check_expected(opts: &PutOptions, subject: &Path, actual: Digest) -> Result<(
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let t = tempfile::tempdir().unwrap();
+        let (s, created) = Store::init(&t.path().join("s")).unwrap();
+        assert!(created);
+        (t, s)
+    }
+
+    fn add(b: &mut Batch<'_>, data: &[u8]) -> Digest {
+        b.add_stream(
+            &mut &data[..],
+            data.len() as u64,
+            Path::new("x"),
+            PutOptions::default(),
+        )
+        .unwrap()
+        .0
+    }
+
+    #[test]
+    fn a_large_batch_of_small_objects_publishes_every_object() {
+        let (_t, mut s) = store();
+        let mut b = s.batch().unwrap();
+        let mut digests = Vec::new();
+        for i in 0..(PARALLEL_PUBLISH_MIN + 100) {
+            digests.push(add(
+                &mut b,
+                format!("object {i} ").repeat(i % 50 + 1).as_bytes(),
+            ));
+        }
+        add(&mut b, b"object 0 "); // a duplicate inside the batch
+        let out = b.commit().unwrap();
+        assert_eq!(out.len(), digests.len() + 1);
+        assert!(out[..digests.len()].iter().all(|o| o.created));
+        assert!(!out.last().unwrap().created);
+        assert_eq!(out.last().unwrap().stored_size, out[0].stored_size);
+        for o in &out {
+            assert_eq!(s.verify_object(&o.digest).unwrap(), o.size);
+        }
+        let report = s.fsck(true, &|_| {}).unwrap();
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+    }
+
+    #[test]
+    fn a_dropped_batch_leaves_no_temp_and_no_object() {
+        let (t, mut s) = store();
+        let mut b = s.batch().unwrap();
+        for i in 0..100 {
+            add(&mut b, format!("small {i}").as_bytes());
+        }
+        add(&mut b, &vec![7u8; 3 << 20]);
+        drop(b);
+        assert_eq!(
+            std::fs::read_dir(t.path().join("s/tmp")).unwrap().count(),
+            0
+        );
+        assert!(s.objects().unwrap().is_empty());
+        assert!(!s.has(&Digest::of(b"small 1")).unwrap());
+    }
+}
