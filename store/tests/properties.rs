@@ -12,7 +12,7 @@ fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        (-(1i64 << 53) + 1..(1i64 << 53)).prop_map(|n| Value::from(n)),
+        (-(1i64 << 53) + 1..(1i64 << 53)).prop_map(Value::from),
         (-1e12f64..1e12).prop_map(|f| serde_json::Number::from_f64(f)
             .map(Value::Number)
             .unwrap_or(Value::Null)),
