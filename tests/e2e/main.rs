@@ -6,4 +6,5 @@ mod integrity;
 mod interop;
 mod objects;
 mod packets;
+mod soak;
 mod support;
