@@ -220,3 +220,42 @@ fn a_symlinked_catalog_is_refused() {
     assert_eq!(code, 1);
     assert_eq!(codes(&v), vec!["integrity.unexpected_entry"]);
 }
+
+#[test]
+fn gc_racing_puts_never_loses_an_object_a_put_reported() {
+    let env = Env::new();
+    for i in 0..150 {
+        env.write(&format!("tree/f{i}"), &noise(500 + i * 13, i as u64));
+    }
+    // Unrooted copies first: exactly what gc may delete while the pinned
+    // puts below find them by dedup.
+    assert_eq!(env.json(&["put", "--no-pin", "tree"]).0, 0);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut kids: Vec<std::process::Child> = Vec::new();
+    for i in 0..12 {
+        let args: &[&str] = if i % 3 == 0 {
+            &["gc", "--grace", "0s"]
+        } else {
+            &["put", "tree"]
+        };
+        kids.push(
+            env.command(args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+    }
+    for k in kids {
+        assert!(k.wait_with_output().unwrap().status.success());
+    }
+    let digests: Vec<String> = (0..150)
+        .map(|i| crate::support::sha256(&noise(500 + i * 13, i as u64)))
+        .collect();
+    let mut args = vec!["has"];
+    args.extend(digests.iter().map(String::as_str));
+    let (code, v) = env.json(&args);
+    assert_eq!(code, 0, "a pinned object vanished: {v}");
+    let (code, v) = env.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+}
