@@ -120,16 +120,28 @@ impl Store {
         })
     }
 
-    /// Puts one file.
-    pub fn put_file(&mut self, path: &Path, opts: PutOptions) -> Result<PutOutcome> {
+    /// Puts one file; `progress` receives bytes read.
+    pub fn put_file(
+        &mut self,
+        path: &Path,
+        opts: PutOptions,
+        progress: &dyn Fn(u64),
+    ) -> Result<PutOutcome> {
         let mut b = self.batch()?;
+        b.on_progress(progress);
         b.add_file(path, opts)?;
         Ok(b.commit()?.remove(0))
     }
 
-    /// Puts a stream of unknown length (e.g. stdin).
-    pub fn put_reader(&mut self, input: &mut dyn Read, opts: PutOptions) -> Result<PutOutcome> {
+    /// Puts a stream of unknown length (e.g. stdin); `progress` receives bytes read.
+    pub fn put_reader(
+        &mut self,
+        input: &mut dyn Read,
+        opts: PutOptions,
+        progress: &dyn Fn(u64),
+    ) -> Result<PutOutcome> {
         let mut b = self.batch()?;
+        b.on_progress(progress);
         b.add_reader(input, Path::new("-"), opts)?;
         Ok(b.commit()?.remove(0))
     }

@@ -48,7 +48,7 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
         };
         let done = if p.as_os_str() == "-" {
             store
-                .put_reader(&mut std::io::stdin().lock(), opts)
+                .put_reader(&mut std::io::stdin().lock(), opts, &tick)
                 .map(|outcome| {
                     files.push(TreeFile {
                         path: p.clone(),
@@ -61,7 +61,7 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
                 skipped.extend(r.skipped);
             })
         } else {
-            store.put_file(p, opts).map(|outcome| {
+            store.put_file(p, opts, &tick).map(|outcome| {
                 files.push(TreeFile {
                     path: p.clone(),
                     outcome,
