@@ -66,7 +66,15 @@ fn sigkill_at_any_moment_leaves_a_consistent_store() {
         rng ^= rng >> 7;
         rng ^= rng << 17;
         let args: Vec<String> = if it % 2 == 0 {
-            vec!["put".into(), "tree".into()]
+            // New content each time, so the put has real work to be killed in.
+            for f in 0..60 {
+                env.write(
+                    &format!("work/{it}/f{f}"),
+                    &noise(2000 + f * 50, (it * 1000 + f) as u64),
+                );
+            }
+            env.write(&format!("work/{it}/big"), &noise(3 << 20, it as u64));
+            vec!["put".into(), format!("work/{it}")]
         } else {
             vec![
                 "bundle".into(),
@@ -81,13 +89,14 @@ fn sigkill_at_any_moment_leaves_a_consistent_store() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(rng % 120));
+        std::thread::sleep(Duration::from_millis(rng % 50));
         let _ = child.kill(); // SIGKILL
         let status = child.wait().unwrap();
         if std::os::unix::process::ExitStatusExt::signal(&status) == Some(9) {
             killed_midway += 1;
         }
     }
+    eprintln!("soak: {killed_midway} of {n} runs killed mid-way");
     assert!(
         killed_midway >= n / 4,
         "only {killed_midway} of {n} runs were killed mid-way: the soak would not bite"
@@ -125,7 +134,7 @@ fn sigkill_at_any_moment_leaves_a_consistent_store() {
         assert!(diff.success(), "{id} differs after the soak");
     }
     // And the interrupted operations complete when run again.
-    assert_eq!(env.json(&["put", "tree"]).0, 0);
+    assert_eq!(env.json(&["put", "tree", "work"]).0, 0);
     for it in (1..n).step_by(2) {
         let (code, v) = env.json(&[
             "bundle",
