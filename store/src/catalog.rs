@@ -251,6 +251,7 @@ impl Catalog {
         objects: &[(ObjectRow, Option<Root>)],
         extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
     ) -> Result<()> {
+        crate::crash::point("catalog_before_txn");
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -277,7 +278,9 @@ impl Catalog {
             }
         }
         extra(&tx)?;
+        crate::crash::point("catalog_in_txn");
         tx.commit()?;
+        crate::crash::point("catalog_committed");
         Ok(())
     }
 

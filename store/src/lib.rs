@@ -14,6 +14,7 @@
 
 pub mod bundle;
 pub mod catalog;
+pub mod crash;
 pub mod digest;
 pub mod dir;
 pub mod error;

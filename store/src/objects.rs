@@ -100,6 +100,7 @@ pub fn stage_small(
         let _ = tmp.remove_file(&name);
         return Err(StoreError::io(tmp.join(&name), "write temp", e));
     }
+    crate::crash::point("temp_written");
     Ok(Staged {
         tmp_name: name,
         encoded: Encoded {
@@ -225,6 +226,9 @@ impl ObjectDirs {
             }
             Ok(enc)
         });
+        if result.is_ok() {
+            crate::crash::point("temp_written");
+        }
         match result {
             Ok(encoded) => Ok(Staged {
                 tmp_name: name,

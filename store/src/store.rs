@@ -505,6 +505,7 @@ impl<'s> Batch<'s> {
                 .sync_filesystem()
                 .map_err(|e| StoreError::io(dirs.tmp.path(), "syncfs", e))?,
         }
+        crate::crash::point("temps_synced");
         let mut created = vec![false; self.entries.len()];
         let mut stored = vec![0u64; self.entries.len()];
         let staged: Vec<(usize, Staged)> = self
@@ -514,7 +515,13 @@ impl<'s> Batch<'s> {
             .filter_map(|(i, e)| e.staged.take().map(|s| (i, s)))
             .collect();
         let publish_all = |part: &[(usize, Staged)]| -> Vec<(usize, Result<bool>)> {
-            part.iter().map(|(i, s)| (*i, dirs.publish(s))).collect()
+            part.iter()
+                .map(|(i, s)| {
+                    let r = dirs.publish(s);
+                    crate::crash::point("published");
+                    (*i, r)
+                })
+                .collect()
         };
         // Renames are independent syscalls; two threads halve a large batch's wait.
         let results = if staged.len() >= PARALLEL_PUBLISH_MIN {
@@ -554,6 +561,7 @@ impl<'s> Batch<'s> {
                 .sync_filesystem()
                 .map_err(|e| StoreError::io(dirs.objects.path(), "syncfs", e))?,
         }
+        crate::crash::point("shards_synced");
         let now = now_ms();
         let mut rows = Vec::with_capacity(self.entries.len());
         for (i, e) in self.entries.iter().enumerate() {

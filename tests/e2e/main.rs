@@ -2,6 +2,7 @@
 
 mod bundles;
 mod cli_contract;
+mod crash;
 mod integrity;
 mod interop;
 mod objects;

@@ -60,7 +60,9 @@ impl Sink for BatchSink<'_, '_> {
             kind: BUNDLE_ROOT.into(),
             name: self.bundle_id.clone(),
         };
-        self.batch.put(input, size, subject, expected, Some(root))
+        let d = self.batch.put(input, size, subject, expected, Some(root))?;
+        crate::crash::point("ingest_artifact");
+        Ok(d)
     }
 }
 

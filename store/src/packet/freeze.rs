@@ -89,8 +89,8 @@ fn tree_object(c: &Components) -> Vec<u8> {
     canonicalize(&json!({"schemaVersion": "coffer.fixture-tree/v1", "archive": c.fixture.to_string(), "members": members})).into_bytes()
 }
 
-/// Reads the existing freeze record beside the packet, if any.
-fn read_record(loaded: &Loaded) -> Result<Option<Value>> {
+/// Reads the existing freeze record beside the packet (value and bytes), if any.
+fn read_record(loaded: &Loaded) -> Result<Option<(Value, Vec<u8>)>> {
     let name = freeze_name(&loaded.locator);
     match loaded.root.open_evidence(&name) {
         Ok((mut f, _)) => {
@@ -108,7 +108,7 @@ fn read_record(loaded: &Loaded) -> Result<Option<Value>> {
                     p.pointer, p.message
                 )));
             }
-            Ok(Some(v))
+            Ok(Some((v, bytes)))
         }
         Err(i) if i.code == "validation.missing_file" => Ok(None),
         Err(i) => Err(StoreError::io(
@@ -174,7 +174,7 @@ impl Store {
         }
         match read_record(&loaded)? {
             None => out.state = PacketState::Unfrozen,
-            Some(rec) => {
+            Some((rec, _)) => {
                 let diff = differences(
                     &rec,
                     &DigestObject::json(&canonical_digest(&loaded.value)),
@@ -219,8 +219,18 @@ impl Store {
         };
         out.members = c.members.len();
         let comp_json = c.json();
-        if let Some(rec) = read_record(&loaded)? {
-            return existing(out, rec, &packet_digest, &comp_json, &loaded);
+        if let Some((rec, bytes)) = read_record(&loaded)? {
+            drop(batch);
+            let out = existing(out, rec, &packet_digest, &comp_json)?;
+            // A freeze interrupted after writing its record left the record
+            // uncataloged; cataloging is idempotent, so finish it here.
+            self.record_freeze(
+                &p.id,
+                &loaded.locator,
+                &bytes,
+                out.record.as_ref().expect("frozen"),
+            )?;
+            return Ok(out);
         }
         // Objects first: members, components, and the tree.
         let tree = tree_object(&c);
@@ -245,6 +255,7 @@ impl Store {
             Ok(())
         })?;
 
+        crate::crash::point("freeze_objects_committed");
         // Then the record, no-clobber beside the packet.
         let frozen_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let pre = DigestObject::json(&pre_admission_digest(&loaded.value));
@@ -277,10 +288,18 @@ impl Store {
         let (parent, name) = packet_parent(&loaded)?;
         if !write_new_durable(&parent, &name, &bytes, 0o444)? {
             // Another freeze won the race: its record is the record.
-            let rec = read_record(&loaded)?
+            let (rec, bytes) = read_record(&loaded)?
                 .ok_or_else(|| StoreError::CatalogData("freeze record vanished".into()))?;
-            return existing(out, rec, &packet_digest, &comp_json, &loaded);
+            let out = existing(out, rec, &packet_digest, &comp_json)?;
+            self.record_freeze(
+                &p.id,
+                &loaded.locator,
+                &bytes,
+                out.record.as_ref().expect("frozen"),
+            )?;
+            return Ok(out);
         }
+        crate::crash::point("freeze_record_written");
         self.record_freeze(&p.id, &loaded.locator, &bytes, &record)?;
         out.state = PacketState::Frozen;
         out.record = Some(record);
@@ -448,7 +467,6 @@ fn existing(
     rec: Value,
     packet_digest: &Value,
     comp: &Value,
-    _loaded: &Loaded,
 ) -> Result<PacketReport> {
     let diff = differences(&rec, packet_digest, comp);
     if !diff.is_empty() {

@@ -1,0 +1,33 @@
+//! Crash points for fault-injection tests.
+//!
+//! In debug builds (what `cargo test` runs), setting `COFFER_CRASH_AT=name`
+//! or `name@N` aborts the process the first (or N-th) time execution passes
+//! the named point, as a power cut or `kill -9` would stop it there. Release
+//! builds compile every point to nothing. `tests/e2e/crash.rs` runs each
+//! operation once per point and checks that the store recovers.
+
+/// Marks a crash point.
+#[inline]
+pub fn point(name: &str) {
+    #[cfg(debug_assertions)]
+    {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::OnceLock;
+        static TARGET: OnceLock<Option<(String, u64)>> = OnceLock::new();
+        static HITS: AtomicU64 = AtomicU64::new(0);
+        let target = TARGET.get_or_init(|| {
+            let v = std::env::var("COFFER_CRASH_AT").ok()?;
+            Some(match v.split_once('@') {
+                Some((n, k)) => (n.to_string(), k.parse().unwrap_or(1)),
+                None => (v, 1),
+            })
+        });
+        if let Some((want, nth)) = target {
+            if want == name && HITS.fetch_add(1, Ordering::SeqCst) + 1 == *nth {
+                std::process::abort();
+            }
+        }
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+}
