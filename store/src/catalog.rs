@@ -225,6 +225,34 @@ impl Catalog {
         Ok(())
     }
 
+    /// Opens the catalog of a store on a read-only filesystem: nothing can
+    /// change it, so SQLite may read it as immutable (no WAL index needed).
+    pub fn open_immutable(path: &Path) -> Result<Self> {
+        let mut uri = String::from("file:");
+        for c in path.display().to_string().chars() {
+            match c {
+                '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
+                c => uri.push(c),
+            }
+        }
+        uri.push_str("?immutable=1");
+        let conn = Connection::open_with_flags(
+            &uri,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                | rusqlite::OpenFlags::SQLITE_OPEN_URI
+                | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        let cat = Catalog { conn };
+        let v = cat.schema_version()?;
+        if v != MIGRATIONS.len() as i64 {
+            return Err(StoreError::CatalogData(format!(
+                "catalog schema version {v} on a read-only store; this build needs {} and cannot migrate it",
+                MIGRATIONS.len()
+            )));
+        }
+        Ok(cat)
+    }
+
     /// The underlying connection, for the query modules of this crate.
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn

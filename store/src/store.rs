@@ -83,7 +83,14 @@ impl Store {
             }
             Err(e) => return Err(StoreError::io(dirs.root.join(CATALOG_FILE), "stat", e)),
         }
-        let catalog = Catalog::open(&path.join(CATALOG_FILE))?;
+        let read_only = rustix::fs::fstatvfs(&dirs.root)
+            .map(|st| st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
+            .unwrap_or(false);
+        let catalog = if read_only {
+            Catalog::open_immutable(&path.join(CATALOG_FILE))?
+        } else {
+            Catalog::open(&path.join(CATALOG_FILE))?
+        };
         let lock = StoreLock::open(&dirs.root)?;
         Ok(Store {
             path: path.to_path_buf(),

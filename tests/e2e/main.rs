@@ -3,6 +3,7 @@
 mod bundles;
 mod cli_contract;
 mod crash;
+mod disk_full;
 mod integrity;
 mod interop;
 mod objects;

@@ -1,0 +1,148 @@
+//! Disk full and read-only stores, on a small tmpfs mounted for the test
+//! (needs root, as CI has; set COFFER_SKIP_MOUNT_TESTS=1 to skip elsewhere).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::{codes, noise, Env};
+
+struct Mount(PathBuf);
+
+impl Mount {
+    fn tmpfs(dir: &Path, size: &str) -> Option<Mount> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            assert!(
+                std::env::var_os("COFFER_SKIP_MOUNT_TESTS").is_some(),
+                "could not mount a tmpfs at {} (run as root, or set COFFER_SKIP_MOUNT_TESTS=1)",
+                dir.display()
+            );
+            eprintln!("SKIPPED: no tmpfs mount possible here");
+            return None;
+        }
+        Some(Mount(dir.to_path_buf()))
+    }
+
+    fn remount(&self, opts: &str) {
+        assert!(Command::new("mount")
+            .args(["-o", &format!("remount,{opts}")])
+            .arg(&self.0)
+            .status()
+            .unwrap()
+            .success());
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_gives_io_no_space_and_keeps_everything_already_stored() {
+    let env = Env::bare();
+    let Some(_m) = Mount::tmpfs(&env.path("small"), "12m") else {
+        return;
+    };
+    let store = env.path("small/store");
+    let run = |args: &[&str]| {
+        let mut all = vec!["--json", "--store", store.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = Command::new(crate::support::bin())
+            .current_dir(env.dir.path())
+            .args(&all)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+        )
+    };
+    assert_eq!(run(&["init"]).0, 0);
+    env.write("keep", &noise(1 << 20, 1));
+    let (code, v) = run(&["put", "keep"]);
+    assert_eq!(code, 0, "{v}");
+    let keep = v["result"]["files"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // One large incompressible file that cannot fit.
+    env.write("huge", &noise(20 << 20, 2));
+    let (code, v) = run(&["put", "huge"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["io.no_space"]);
+    // Many small files until the disk fills.
+    for i in 0..400 {
+        env.write(&format!("many/f{i}"), &noise(40_000, 100 + i));
+    }
+    let (code, v) = run(&["put", "many"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["io.no_space"]);
+
+    assert_eq!(
+        std::fs::read_dir(store.join("tmp")).unwrap().count(),
+        0,
+        "temps removed"
+    );
+    let (code, v) = run(&["has", &keep]);
+    assert_eq!(code, 0, "{v}");
+    let (_, v) = run(&["fsck", "--read-data"]);
+    for c in codes(&v) {
+        assert!(c == "integrity.orphan_object", "after ENOSPC: {v}");
+    }
+    assert_eq!(run(&["gc", "--grace", "0s"]).0, 0);
+    let (code, v) = run(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+}
+
+#[test]
+fn a_read_only_store_refuses_writes_clearly_and_still_reads() {
+    let env = Env::bare();
+    let Some(m) = Mount::tmpfs(&env.path("ro"), "16m") else {
+        return;
+    };
+    let store = env.path("ro/store");
+    let run = |args: &[&str]| {
+        let mut all = vec!["--json", "--store", store.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = Command::new(crate::support::bin())
+            .current_dir(env.dir.path())
+            .args(&all)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code().is_some(),
+            "no crash: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            out.status.code().unwrap(),
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+        )
+    };
+    assert_eq!(run(&["init"]).0, 0);
+    env.write("a", b"stored before the remount");
+    let (_, v) = run(&["put", "a"]);
+    let d = v["result"]["files"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    m.remount("ro");
+    env.write("b", b"new");
+    let (code, v) = run(&["put", "b"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["io.read_only"], "{v}");
+    let out = env.path("copy");
+    let (code, v) = run(&["get", &d, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"stored before the remount");
+    m.remount("rw");
+}
