@@ -146,3 +146,62 @@ fn sigkill_at_any_moment_leaves_a_consistent_store() {
     let (code, v) = env.json(&["fsck", "--read-data"]);
     assert_eq!(code, 0, "{v}");
 }
+
+#[test]
+fn sixteen_overlapping_ingests_racing_gc_all_complete_intact() {
+    let env = Env::new();
+    let dirs: Vec<_> = (0..16)
+        .map(|n| make_bundle(&env, 1000 + n % 8 * 2 + n / 8 * 100))
+        .collect();
+    // Distinct bundles that share most of their objects (hooks, workspace
+    // patch, telemetry), ingested at once while gc runs.
+    let mut kids = Vec::new();
+    for (i, d) in dirs.iter().enumerate() {
+        kids.push(
+            env.command(&["bundle", "ingest", d.to_str().unwrap()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        if i % 4 == 0 {
+            kids.push(
+                env.command(&["gc", "--grace", "0s"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap(),
+            );
+        }
+    }
+    for k in kids {
+        let out = k.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(env.json(&["gc", "--grace", "0s"]).0, 0);
+    for (i, d) in dirs.iter().enumerate() {
+        let m: Value =
+            serde_json::from_slice(&std::fs::read(d.join("manifest.json")).unwrap()).unwrap();
+        let id = m["bundleId"].as_str().unwrap();
+        let out = env.path(&format!("check-{i}"));
+        assert_eq!(
+            env.json(&["bundle", "checkout", id, out.to_str().unwrap()])
+                .0,
+            0,
+            "{id}"
+        );
+        let diff = std::process::Command::new("diff")
+            .arg("-r")
+            .arg(d)
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(diff.success(), "{id} differs");
+    }
+    let (code, v) = env.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+}
