@@ -169,14 +169,38 @@ impl Store {
             }
             other => other?,
         };
-        let dec = VerifyingDecoder::new(file, *d, row.as_ref().map(|r| r.size))
+        // Every read is bounded by a known size: the catalog's, or for an
+        // uncataloged (orphan) file the frame header's, so a planted
+        // decompression bomb stops at once instead of inflating forever.
+        let expected_size = match &row {
+            Some(r) => r.size,
+            None => self.frame_content_size(d, &file)?,
+        };
+        let dec = VerifyingDecoder::new(file, *d, Some(expected_size))
             .map_err(|e| StoreError::io(self.dirs.object_path(d), "open", e))?;
         Ok(ObjectReader {
             dirs: &self.dirs,
             digest: *d,
-            expected_size: row.map(|r| r.size),
+            expected_size: Some(expected_size),
             dec,
         })
+    }
+
+    /// The content size recorded in an object's frame header.
+    fn frame_content_size(&self, d: &Digest, file: &File) -> Result<u64> {
+        let mut header = [0u8; 18];
+        let n = std::os::unix::fs::FileExt::read_at(file, &mut header, 0)
+            .map_err(|e| StoreError::io(self.dirs.object_path(d), "read", e))?;
+        match zstd::zstd_safe::get_frame_content_size(&header[..n]) {
+            Ok(Some(size)) => Ok(size),
+            _ => {
+                let _ = self.dirs.quarantine(d);
+                Err(StoreError::CorruptObject {
+                    digest: *d,
+                    detail: "frame header has no content size".into(),
+                })
+            }
+        }
     }
 
     /// Streams a verified object into `out`. Bytes reach `out` as they

@@ -259,3 +259,25 @@ fn gc_racing_puts_never_loses_an_object_a_put_reported() {
     let (code, v) = env.json(&["fsck", "--read-data"]);
     assert_eq!(code, 0, "{v}");
 }
+
+#[test]
+fn a_planted_decompression_bomb_is_stopped_by_the_frame_size() {
+    let env = Env::new();
+    // An uncataloged "object": a frame without a content size that inflates
+    // to 64 MiB. Reads are bounded by a known size, so it is refused unread.
+    let claimed = sha256(b"0123456789");
+    let path = env.object_file(&claimed);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut enc = zstd::stream::Encoder::new(Vec::new(), 19).unwrap();
+    enc.set_pledged_src_size(None).unwrap();
+    std::io::Write::write_all(&mut enc, &vec![0u8; 64 << 20]).unwrap();
+    let bomb = enc.finish().unwrap();
+    assert!(bomb.len() < 64 << 10);
+    std::fs::write(&path, &bomb).unwrap();
+    let (code, v) = env.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 1);
+    let c = codes(&v);
+    assert!(c.contains(&"integrity.orphan_object".to_string()), "{v}");
+    assert!(c.contains(&"integrity.digest_mismatch".to_string()), "{v}");
+    assert!(!path.exists(), "quarantined");
+}
