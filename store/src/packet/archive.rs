@@ -10,6 +10,8 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read};
 
+use unicode_normalization::UnicodeNormalization;
+
 /// The packet's declared limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArchiveLimits {
@@ -283,12 +285,16 @@ fn read_entries(
                 format!("{path:?} appears twice"),
             ));
         }
-        let f = path.to_lowercase();
+        // Names that differ only by case or Unicode normalization (NFC vs
+        // NFD) name the same file on common filesystems.
+        let f: String = path.nfc().collect::<String>().to_lowercase();
         if let Some(other) = folded.insert(f, path.clone()) {
             return Err(refuse(
                 "validation.archive_case_collision",
                 &path,
-                format!("{path:?} collides with {other:?} under case folding"),
+                format!(
+                    "{path:?} collides with {other:?} under case folding or Unicode normalization"
+                ),
             ));
         }
         let mode = header.mode().map_err(io_err)?;
@@ -496,6 +502,14 @@ mod tests {
                 file(b, "a/b", b"2")
             })),
             "validation.archive_path_conflict"
+        );
+        // "café" precomposed and decomposed name the same file.
+        assert_eq!(
+            code(&targz(|b| {
+                file(b, "caf\u{e9}", b"1");
+                file(b, "cafe\u{301}", b"2")
+            })),
+            "validation.archive_case_collision"
         );
     }
 
