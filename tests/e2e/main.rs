@@ -4,6 +4,7 @@ mod bundles;
 mod cli_contract;
 mod crash;
 mod disk_full;
+mod hostile;
 mod integrity;
 mod interop;
 mod objects;
