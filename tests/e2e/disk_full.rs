@@ -6,6 +6,22 @@ use std::process::Command;
 
 use crate::support::{codes, noise, Env};
 
+/// Runs `coffer --json --store STORE ARGS`; the process must exit, not crash.
+fn run_in(env: &Env, store: &Path, args: &[&str]) -> (i32, serde_json::Value) {
+    let mut all = vec!["--json", "--store", store.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = Command::new(crate::support::bin())
+        .current_dir(env.dir.path())
+        .args(&all)
+        .output()
+        .unwrap();
+    let code = out
+        .status
+        .code()
+        .unwrap_or_else(|| panic!("crashed: {}", String::from_utf8_lossy(&out.stderr)));
+    (code, serde_json::from_slice(&out.stdout).unwrap())
+}
+
 struct Mount(PathBuf);
 
 impl Mount {
@@ -52,19 +68,7 @@ fn a_full_disk_gives_io_no_space_and_keeps_everything_already_stored() {
         return;
     };
     let store = env.path("small/store");
-    let run = |args: &[&str]| {
-        let mut all = vec!["--json", "--store", store.to_str().unwrap()];
-        all.extend_from_slice(args);
-        let out = Command::new(crate::support::bin())
-            .current_dir(env.dir.path())
-            .args(&all)
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap(),
-            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
-        )
-    };
+    let run = |args: &[&str]| run_in(&env, &store, args);
     assert_eq!(run(&["init"]).0, 0);
     env.write("keep", &noise(1 << 20, 1));
     let (code, v) = run(&["put", "keep"]);
@@ -110,24 +114,7 @@ fn a_read_only_store_refuses_writes_clearly_and_still_reads() {
         return;
     };
     let store = env.path("ro/store");
-    let run = |args: &[&str]| {
-        let mut all = vec!["--json", "--store", store.to_str().unwrap()];
-        all.extend_from_slice(args);
-        let out = Command::new(crate::support::bin())
-            .current_dir(env.dir.path())
-            .args(&all)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.code().is_some(),
-            "no crash: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (
-            out.status.code().unwrap(),
-            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
-        )
-    };
+    let run = |args: &[&str]| run_in(&env, &store, args);
     assert_eq!(run(&["init"]).0, 0);
     env.write("a", b"stored before the remount");
     let (_, v) = run(&["put", "a"]);

@@ -219,18 +219,16 @@ impl Store {
         };
         out.members = c.members.len();
         let comp_json = c.json();
-        if let Some((rec, bytes)) = read_record(&loaded)? {
+        if let Some(found) = read_record(&loaded)? {
             drop(batch);
-            let out = existing(out, rec, &packet_digest, &comp_json)?;
-            // A freeze interrupted after writing its record left the record
-            // uncataloged; cataloging is idempotent, so finish it here.
-            self.record_freeze(
+            return self.adopt_record(
+                out,
+                found,
+                &packet_digest,
+                &comp_json,
                 &p.id,
                 &loaded.locator,
-                &bytes,
-                out.record.as_ref().expect("frozen"),
-            )?;
-            return Ok(out);
+            );
         }
         // Objects first: members, components, and the tree.
         let tree = tree_object(&c);
@@ -288,22 +286,44 @@ impl Store {
         let (parent, name) = packet_parent(&loaded)?;
         if !write_new_durable(&parent, &name, &bytes, 0o444)? {
             // Another freeze won the race: its record is the record.
-            let (rec, bytes) = read_record(&loaded)?
+            let found = read_record(&loaded)?
                 .ok_or_else(|| StoreError::CatalogData("freeze record vanished".into()))?;
-            let out = existing(out, rec, &packet_digest, &comp_json)?;
-            self.record_freeze(
+            return self.adopt_record(
+                out,
+                found,
+                &packet_digest,
+                &comp_json,
                 &p.id,
                 &loaded.locator,
-                &bytes,
-                out.record.as_ref().expect("frozen"),
-            )?;
-            return Ok(out);
+            );
         }
         crate::crash::point("freeze_record_written");
         self.record_freeze(&p.id, &loaded.locator, &bytes, &record)?;
         out.state = PacketState::Frozen;
         out.record = Some(record);
         out.created = true;
+        Ok(out)
+    }
+
+    /// Returns an existing freeze record if it matches the packet (else
+    /// `conflict.packet_changed`), cataloging it if an interrupted freeze
+    /// wrote it without doing so (cataloging is idempotent).
+    fn adopt_record(
+        &mut self,
+        out: PacketReport,
+        (rec, bytes): (Value, Vec<u8>),
+        packet_digest: &Value,
+        components: &Value,
+        packet_id: &str,
+        locator: &str,
+    ) -> Result<PacketReport> {
+        let out = existing(out, rec, packet_digest, components)?;
+        self.record_freeze(
+            packet_id,
+            locator,
+            &bytes,
+            out.record.as_ref().expect("frozen"),
+        )?;
         Ok(out)
     }
 
