@@ -25,7 +25,7 @@ use crate::json::{self, Limits};
 use crate::layout::write_new_durable;
 use crate::new_tree::NewTree;
 use crate::schema::{self, DocKind};
-use crate::sink::HashOnly;
+use crate::sink::{HashOnly, Sink};
 use crate::store::{PutOptions, Store};
 
 /// Where a packet stands.
@@ -140,6 +140,24 @@ fn differences(record: &Value, packet_digest: &Value, components: &Value) -> Vec
     out
 }
 
+/// Reads the components into `sink`: the components and a report to fill
+/// in, or a finished report of state `invalid` listing what is wrong.
+fn checked_components(
+    loaded: &Loaded,
+    sink: &mut dyn Sink,
+) -> Result<std::result::Result<(Components, PacketReport), PacketReport>> {
+    let (components, issues) = read_components(loaded, sink)?;
+    let mut out = report(loaded, PacketState::Invalid);
+    out.issues = issues;
+    Ok(match components.filter(|_| out.issues.is_empty()) {
+        Some(c) => {
+            out.members = c.members.len();
+            Ok((c, out))
+        }
+        None => Err(out),
+    })
+}
+
 fn report(loaded: &Loaded, state: PacketState) -> PacketReport {
     PacketReport {
         locator: loaded.locator.clone(),
@@ -160,13 +178,10 @@ impl Store {
         if !loaded.issues.is_empty() || loaded.packet.is_none() {
             return Ok(report(&loaded, PacketState::Invalid));
         }
-        let (components, issues) = read_components(&loaded, &mut HashOnly)?;
-        let mut out = report(&loaded, PacketState::Invalid);
-        out.issues = issues;
-        let Some(c) = components.filter(|_| out.issues.is_empty()) else {
-            return Ok(out);
+        let (c, mut out) = match checked_components(&loaded, &mut HashOnly)? {
+            Ok(x) => x,
+            Err(invalid) => return Ok(invalid),
         };
-        out.members = c.members.len();
         let p = loaded.packet.as_ref().expect("checked");
         if p.admission.status != "admitted" {
             out.state = PacketState::Unadmitted;
@@ -211,13 +226,10 @@ impl Store {
         }
         let packet_digest = DigestObject::json(&canonical_digest(&loaded.value));
         let mut batch = self.batch()?;
-        let (components, issues) = read_components(&loaded, &mut batch)?;
-        let mut out = report(&loaded, PacketState::Invalid);
-        out.issues = issues;
-        let Some(c) = components.filter(|_| out.issues.is_empty()) else {
-            return Ok(out);
+        let (c, mut out) = match checked_components(&loaded, &mut batch)? {
+            Ok(x) => x,
+            Err(invalid) => return Ok(invalid),
         };
-        out.members = c.members.len();
         let comp_json = c.json();
         if let Some(found) = read_record(&loaded)? {
             drop(batch);
