@@ -16,7 +16,12 @@ use report::{Issue, Report};
 
 /// A content-addressed store and sanitized exporter for agent-evaluation evidence.
 #[derive(Debug, Parser)]
-#[command(name = "coffer", version, about, max_term_width = 100)]
+#[command(
+    name = "coffer",
+    version,
+    about = "A content-addressed store and sanitized exporter for agent-evaluation evidence",
+    max_term_width = 100
+)]
 pub struct Cli {
     /// Store root (default: $COFFER_STORE, else ./.coffer).
     #[arg(long, global = true, env = "COFFER_STORE", default_value = ".coffer")]
