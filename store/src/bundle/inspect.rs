@@ -132,6 +132,15 @@ fn sink_issue(e: StoreError, rel: &str) -> Result<Issue, StoreError> {
     }
 }
 
+/// Checks manifest bytes on their own (strict JSON, schema, every rule
+/// that needs only the manifest); issues are appended. Touches no file.
+pub fn check_manifest(bytes: &[u8], issues: &mut Vec<Issue>) -> Option<Manifest> {
+    let raw = parse_doc(bytes, DocKind::RunManifest, MANIFEST, issues)?;
+    let manifest = typed::<Manifest>(raw.clone(), MANIFEST, issues)?;
+    issues.extend(rules::manifest_rules(&manifest, &raw));
+    Some(manifest)
+}
+
 /// Inspects the bundle at `path`, sending each evidence file (never the
 /// manifest) to `sink`. With `stop_early`, evidence is not read once the
 /// manifest itself has issues (ingest will refuse anyway).
@@ -166,18 +175,9 @@ pub fn inspect(
         out.issues.push(i);
         return Ok(out);
     }
-    let Some(raw) = parse_doc(
-        &out.manifest_bytes,
-        DocKind::RunManifest,
-        MANIFEST,
-        &mut out.issues,
-    ) else {
+    let Some(manifest) = check_manifest(&out.manifest_bytes, &mut out.issues) else {
         return Ok(out);
     };
-    let Some(manifest) = typed::<Manifest>(raw.clone(), MANIFEST, &mut out.issues) else {
-        return Ok(out);
-    };
-    out.issues.extend(rules::manifest_rules(&manifest, &raw));
     if stop_early && !out.issues.is_empty() {
         out.manifest = Some(manifest);
         return Ok(out);

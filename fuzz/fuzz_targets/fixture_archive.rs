@@ -1,0 +1,23 @@
+//! The bounded fixture reader never panics and never reads past its limits.
+#![no_main]
+use coffer_store::packet::archive::{read_archive, ArchiveError, ArchiveLimits};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let limits = ArchiveLimits {
+        max_compressed: 1 << 16,
+        max_expanded: 1 << 20,
+        max_members: 64,
+    };
+    let mut expanded = 0u64;
+    let _ = read_archive(&mut &data[..], limits, &mut |_, r| {
+        let n = std::io::copy(r, &mut std::io::sink()).map_err(|e| ArchiveError {
+            code: "io.archive_read",
+            member: String::new(),
+            message: e.to_string(),
+        })?;
+        expanded += n;
+        Ok(())
+    });
+    assert!(expanded <= limits.max_expanded);
+});
