@@ -359,17 +359,7 @@ fn checkout_refuses_an_existing_destination() {
         tree(&env.path("dest")),
         vec![("keep.txt".to_string(), b"mine".to_vec())]
     );
-    let leftovers = std::fs::read_dir(env.dir.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".coffer-")
-        })
-        .count();
-    assert_eq!(leftovers, 0);
+    assert_eq!(env.leftover_temps(), 0);
 }
 
 #[test]

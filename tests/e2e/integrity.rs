@@ -60,17 +60,11 @@ fn get_to_a_file_never_publishes_corrupt_bytes() {
     assert_eq!(code, 1);
     assert_eq!(codes(&v), vec!["integrity.digest_mismatch"]);
     assert!(!env.path("out").exists());
-    let leftovers: Vec<_> = std::fs::read_dir(env.dir.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".coffer-")
-        })
-        .collect();
-    assert!(leftovers.is_empty(), "temp beside the destination removed");
+    assert_eq!(
+        env.leftover_temps(),
+        0,
+        "temp beside the destination removed"
+    );
 }
 
 #[test]

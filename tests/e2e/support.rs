@@ -128,6 +128,20 @@ impl Env {
         self.store.join("objects/sha256").join(&hex[..2]).join(hex)
     }
 
+    /// Temp entries coffer left beside destinations in the work dir (`.coffer-*`).
+    pub fn leftover_temps(&self) -> usize {
+        std::fs::read_dir(self.dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".coffer-")
+            })
+            .count()
+    }
+
     /// Entries of a store subdirectory.
     pub fn entries(&self, sub: &str) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(self.store.join(sub))
