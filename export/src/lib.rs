@@ -1,6 +1,21 @@
-//! coffer-export: sanitized, read-back-verified exports of stored evidence.
+//! coffer-export: partner and public derivatives of run bundles.
 //!
-//! Not built yet: the export pipeline (policy, scrubbing, keyed identity
-//! rewriting, export manifest, readback, pack/unpack) is the subject of its
-//! own issue. The crate exists so the workspace has its final shape
-//! (`cli -> export -> store`) and the dependency direction is fixed.
+//! An export is built in two passes over the source artifacts. The first
+//! pass collects what must not leave: identities from typed fields,
+//! credentials found by [`rules`] in every decoded view ([`views`]), values
+//! of secret-named fields, user names and host names. The second pass
+//! rewrites each artifact record by record (JSON) or line by line (text),
+//! replacing everything collected in one Aho-Corasick sweep, with encoded
+//! variants, so a secret found once is gone from every artifact. The tree is
+//! then read back by an independent reader ([`readback`]) before it is
+//! published.
+
+pub mod error;
+pub mod identity;
+pub mod key;
+pub mod literals;
+pub mod names;
+pub mod paths;
+pub mod policy;
+pub mod rules;
+pub mod views;

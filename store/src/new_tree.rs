@@ -85,6 +85,11 @@ impl NewTree {
         })
     }
 
+    /// Where the tree is being built (for reading it back before publishing).
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
     /// Creates a new file at the (already validated) relative path `rel`,
     /// making missing parent directories with `dir_mode`; the file gets
     /// `file_mode`.

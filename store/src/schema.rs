@@ -27,6 +27,8 @@ pub enum DocKind {
     TaskPacket,
     /// `ebo.task-packet-freeze/v1`.
     PacketFreeze,
+    /// An export policy (EBO's, or `coffer.export-policy/v1`).
+    ExportPolicy,
 }
 
 const SCHEMAS: &[(DocKind, &str, &str)] = &[
@@ -65,6 +67,11 @@ const SCHEMAS: &[(DocKind, &str, &str)] = &[
         "urn:coffer:schema:task-packet-freeze:v1",
         include_str!("../../schemas/task-packet-freeze.v1.json"),
     ),
+    (
+        DocKind::ExportPolicy,
+        "urn:coffer:schema:export-policy:v1",
+        include_str!("../../schemas/export-policy.v1.json"),
+    ),
 ];
 
 impl DocKind {
@@ -78,6 +85,7 @@ impl DocKind {
             DocKind::ExportManifest => Some("export-manifest/v1"),
             DocKind::TaskPacket => Some("ebo.task-packet/v1"),
             DocKind::PacketFreeze => Some("ebo.task-packet-freeze/v1"),
+            DocKind::ExportPolicy => Some("coffer.export-policy/v1"),
         }
     }
 

@@ -1,0 +1,53 @@
+//! Export errors: every one carries coded, located issues.
+
+use coffer_store::issue::Issue;
+use coffer_store::StoreError;
+
+/// Why an export (or a verification) did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// Refused by policy or contract; nothing was written.
+    #[error("blocked: {}", first(.0))]
+    Blocked(Vec<Issue>),
+    /// The input or the produced tree is wrong; nothing was published.
+    #[error("failed: {}", first(.0))]
+    Invalid(Vec<Issue>),
+    /// A bad argument.
+    #[error("usage: {}", first(.0))]
+    Usage(Vec<Issue>),
+    /// The store or the filesystem failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn first(issues: &[Issue]) -> String {
+    issues
+        .first()
+        .map(|i| format!("{}: {}", i.code, i.message))
+        .unwrap_or_default()
+}
+
+impl ExportError {
+    /// A one-issue blocked error.
+    pub fn blocked(code: &'static str, file: &str, message: impl Into<String>) -> Self {
+        ExportError::Blocked(vec![Issue::file(code, file, message)])
+    }
+
+    /// A one-issue invalid-input error.
+    pub fn invalid(code: &'static str, file: &str, message: impl Into<String>) -> Self {
+        ExportError::Invalid(vec![Issue::file(code, file, message)])
+    }
+
+    /// A one-issue usage error.
+    pub fn usage(code: &'static str, file: &str, message: impl Into<String>) -> Self {
+        ExportError::Usage(vec![Issue::file(code, file, message)])
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(path: impl AsRef<std::path::Path>, op: &'static str, e: std::io::Error) -> Self {
+        ExportError::Store(StoreError::io(path.as_ref(), op, e))
+    }
+}
+
+/// Results of this crate.
+pub type Result<T, E = ExportError> = std::result::Result<T, E>;

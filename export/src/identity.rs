@@ -1,0 +1,231 @@
+//! Keyed identity rewriting.
+//!
+//! Native identities are collected from typed fields first; each maps to a
+//! keyed pseudonym in the identity's own shape: `<prefix>_<32 hex>` stays so,
+//! a UUID stays a UUID (version nibble 8, RFC 9562 variant), anything else
+//! becomes `<namespace>-<24 hex>`. Derived forms (upper-case hex, undashed
+//! UUIDs) map to the same pseudonym's derived form. Per-record identities
+//! (event, message, span ids) are rewritten where they stand by the same
+//! keyed function, so references between records stay consistent without a
+//! table that grows with the input.
+
+use std::collections::BTreeMap;
+
+use crate::error::{ExportError, Result};
+use crate::key::Keys;
+use crate::literals::{LiteralKind, LiteralsBuilder};
+
+/// Identities shorter than this are rewritten in typed fields only, never
+/// swept as substrings (a short id matches innocent text).
+pub const MIN_SWEPT_ID_BYTES: usize = 8;
+
+/// Namespace of per-record identities.
+pub const RECORD_NAMESPACE: &str = "record";
+
+/// Identities collected in the first pass, by value, with their namespace.
+#[derive(Debug, Default, Clone)]
+pub struct Identities {
+    ids: BTreeMap<String, String>,
+}
+
+fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_hexdigit())
+}
+
+fn is_uuid(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.len() == 5
+        && parts
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(p, n)| p.len() == n && is_hex(p))
+}
+
+fn prefixed_hex(s: &str) -> Option<(&str, &str)> {
+    let (prefix, hex) = s.rsplit_once('_')?;
+    let prefix_ok = !prefix.is_empty()
+        && prefix.len() <= 16
+        && prefix
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase())
+        && prefix
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    (prefix_ok && hex.len() == 32 && is_hex(hex)).then_some((prefix, hex))
+}
+
+fn uuid_from(bytes: &[u8; 32]) -> String {
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&bytes[..16]);
+    b[6] = (b[6] & 0x0f) | 0x80;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
+}
+
+/// The pseudonym of `id` in `namespace`, in the id's shape.
+pub fn pseudonym(keys: &Keys, namespace: &str, id: &str) -> String {
+    let p = keys.pseudonym(namespace, id);
+    if let Some((prefix, hex)) = prefixed_hex(id) {
+        let new = hex::encode(&p[..16]);
+        let upper = hex.bytes().any(|c| c.is_ascii_uppercase());
+        return format!("{prefix}_{}", if upper { new.to_uppercase() } else { new });
+    }
+    if is_uuid(id) {
+        let u = uuid_from(&p);
+        return if id.bytes().any(|c| c.is_ascii_uppercase()) {
+            u.to_uppercase()
+        } else {
+            u
+        };
+    }
+    format!("{namespace}-{}", hex::encode(&p[..12]))
+}
+
+impl Identities {
+    /// Records `id` under `namespace` (the first namespace seen wins).
+    pub fn add(&mut self, namespace: &str, id: &str) {
+        if !id.is_empty() {
+            self.ids
+                .entry(id.to_string())
+                .or_insert_with(|| namespace.to_string());
+        }
+    }
+
+    /// How many identities were collected.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether none were collected.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Renders every pseudonym; two identities with one pseudonym are an error.
+    pub fn finish(self, keys: &Keys) -> Result<IdMap> {
+        let mut map = BTreeMap::new();
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for (id, ns) in &self.ids {
+            let p = pseudonym(keys, ns, id);
+            if let Some(other) = seen.insert(p.clone(), id.clone()) {
+                return Err(ExportError::invalid(
+                    "integrity.identity_collision",
+                    "manifest.json",
+                    format!(
+                        "two identities ({} and {} bytes long) map to one pseudonym",
+                        other.len(),
+                        id.len()
+                    ),
+                ));
+            }
+            map.insert(id.clone(), p);
+        }
+        Ok(IdMap { map })
+    }
+}
+
+/// Identity → pseudonym.
+#[derive(Debug, Clone, Default)]
+pub struct IdMap {
+    map: BTreeMap<String, String>,
+}
+
+impl IdMap {
+    /// The pseudonym of a collected identity.
+    pub fn get(&self, id: &str) -> Option<&str> {
+        self.map.get(id).map(String::as_str)
+    }
+
+    /// Every original identity (for the final scan).
+    pub fn originals(&self) -> impl Iterator<Item = &str> {
+        self.map.keys().map(String::as_str)
+    }
+
+    /// Adds the identities long enough to sweep, with derived forms, to `b`.
+    pub fn add_literals(&self, b: &mut LiteralsBuilder) {
+        for (id, p) in &self.map {
+            if id.len() < MIN_SWEPT_ID_BYTES {
+                continue;
+            }
+            for (from, to) in derived_forms(id, p) {
+                b.add_with_variants(&from, &to, LiteralKind::Identity);
+            }
+        }
+    }
+}
+
+/// `(original, pseudonym)` pairs: the id itself and its derived forms.
+pub fn derived_forms(id: &str, p: &str) -> Vec<(String, String)> {
+    let mut v = vec![(id.to_string(), p.to_string())];
+    let hexish = is_uuid(id) || prefixed_hex(id).is_some();
+    if hexish {
+        v.push((id.to_uppercase(), p.to_uppercase()));
+        v.push((id.to_lowercase(), p.to_lowercase()));
+    }
+    if is_uuid(id) {
+        let (a, b) = (id.replace('-', ""), p.replace('-', ""));
+        v.push((a.to_lowercase(), b.to_lowercase()));
+        v.push((a.to_uppercase(), b.to_uppercase()));
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::ExportKey;
+
+    fn keys() -> Keys {
+        ExportKey::from_bytes([9; 32]).for_policy("sha256:00")
+    }
+
+    #[test]
+    fn shapes_are_kept() {
+        let k = keys();
+        let s = pseudonym(&k, "session", "sess_0123456789abcdef0123456789abcdef");
+        assert!(
+            s.starts_with("sess_") && s.len() == 37 && s != "sess_0123456789abcdef0123456789abcdef"
+        );
+        let u = pseudonym(&k, "run", "123e4567-e89b-42d3-a456-426614174000");
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "8", "version nibble 8: {u}");
+        assert!(matches!(&u[19..20], "8" | "9" | "a" | "b"));
+        let o = pseudonym(&k, "bundle", "bundle-complete");
+        assert!(o.starts_with("bundle-") && o.len() == 7 + 24);
+        assert_eq!(
+            o,
+            pseudonym(&k, "bundle", "bundle-complete"),
+            "deterministic"
+        );
+        let other = ExportKey::from_bytes([8; 32]).for_policy("sha256:00");
+        assert_ne!(o, pseudonym(&other, "bundle", "bundle-complete"), "keyed");
+    }
+
+    #[test]
+    fn derived_forms_follow() {
+        let k = keys();
+        let mut ids = Identities::default();
+        ids.add("session", "123E4567-E89B-42D3-A456-426614174000");
+        let m = ids.finish(&k).unwrap();
+        let mut b = LiteralsBuilder::default();
+        m.add_literals(&mut b);
+        let l = b.build();
+        let p = m
+            .get("123E4567-E89B-42D3-A456-426614174000")
+            .unwrap()
+            .to_string();
+        let (out, _) = l.replace("dir/123e4567e89b42d3a456426614174000/x").unwrap();
+        assert_eq!(out, format!("dir/{}/x", p.replace('-', "").to_lowercase()));
+    }
+}

@@ -1,0 +1,240 @@
+//! Literal replacement: one Aho-Corasick sweep for everything collected.
+//!
+//! Each literal (a secret, an identity, a user name) is added with its
+//! encoded variants (JSON-escaped, `\u`-escaped, percent-encoded, base64),
+//! all mapping to the same replacement. Matching is LeftmostLongest, so the
+//! longest literal wins where two overlap.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use base64::Engine;
+
+/// What a literal is (decides the transformation it counts as).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LiteralKind {
+    /// A credential or sensitive value.
+    Secret,
+    /// A native identity.
+    Identity,
+    /// A user or host name (matched as a whole word only).
+    LocalName,
+}
+
+/// The encoded forms a value can take inside other text.
+pub fn variants(v: &str) -> Vec<String> {
+    let mut out = vec![v.to_string()];
+    let json = serde_json::to_string(v).expect("strings serialize");
+    out.push(json[1..json.len() - 1].to_string());
+    // A string escaped twice (JSON inside a JSON string).
+    let json2 = serde_json::to_string(&json[1..json.len() - 1]).expect("strings serialize");
+    out.push(json2[1..json2.len() - 1].to_string());
+    let mut u = String::new();
+    for c in v.encode_utf16() {
+        u.push_str(&format!("\\u{c:04x}"));
+    }
+    out.push(u.clone());
+    out.push(u.to_uppercase().replace("\\U", "\\u"));
+    let mut pct = String::new();
+    let mut pct_all = String::new();
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            pct.push(b as char);
+        } else {
+            pct.push_str(&format!("%{b:02X}"));
+        }
+        pct_all.push_str(&format!("%{b:02X}"));
+    }
+    out.push(pct.clone());
+    out.push(pct.to_lowercase_hex());
+    out.push(pct_all);
+    let e = base64::engine::general_purpose::STANDARD;
+    let b64 = e.encode(v);
+    out.push(b64.trim_end_matches('=').to_string());
+    out.push(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v));
+    out.sort();
+    out.dedup();
+    out.retain(|x| !x.is_empty());
+    out
+}
+
+trait LowerHex {
+    fn to_lowercase_hex(&self) -> String;
+}
+
+impl LowerHex for String {
+    /// `%2F` → `%2f` (only the escapes change case).
+    fn to_lowercase_hex(&self) -> String {
+        let b = self.as_bytes();
+        let mut out = String::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'%' && i + 2 < b.len() {
+                out.push('%');
+                out.push((b[i + 1] as char).to_ascii_lowercase());
+                out.push((b[i + 2] as char).to_ascii_lowercase());
+                i += 3;
+            } else {
+                out.push(b[i] as char);
+                i += 1;
+            }
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    replacement: String,
+    kind: LiteralKind,
+}
+
+/// Collects literals, then builds the matcher.
+#[derive(Debug, Default)]
+pub struct LiteralsBuilder {
+    entries: std::collections::BTreeMap<String, Entry>,
+}
+
+impl LiteralsBuilder {
+    /// Adds `value` (only as itself: the caller adds variants it wants).
+    /// An earlier entry of a stronger kind (secret over identity over name)
+    /// wins.
+    pub fn add(&mut self, value: &str, replacement: &str, kind: LiteralKind) {
+        if value.is_empty() {
+            return;
+        }
+        match self.entries.get(value) {
+            Some(e) if e.kind <= kind => {}
+            _ => {
+                self.entries.insert(
+                    value.to_string(),
+                    Entry {
+                        replacement: replacement.to_string(),
+                        kind,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Adds `value` and all its [`variants`].
+    pub fn add_with_variants(&mut self, value: &str, replacement: &str, kind: LiteralKind) {
+        for v in variants(value) {
+            self.add(&v, replacement, kind);
+        }
+    }
+
+    /// How many literals were added.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Builds the matcher.
+    pub fn build(self) -> Literals {
+        let (patterns, entries): (Vec<String>, Vec<Entry>) = self.entries.into_iter().unzip();
+        let ac = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&patterns)
+            .expect("literal automaton builds");
+        Literals { ac, entries }
+    }
+}
+
+/// The built matcher.
+#[derive(Debug, Clone)]
+pub struct Literals {
+    ac: AhoCorasick,
+    entries: Vec<Entry>,
+}
+
+/// Replacements made in one string, by kind.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Replaced {
+    /// Secrets replaced.
+    pub secrets: u64,
+    /// Identities replaced.
+    pub identities: u64,
+    /// User and host names replaced.
+    pub names: u64,
+}
+
+fn word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+impl Literals {
+    /// Replaces every literal in `s`; `None` when nothing matched.
+    pub fn replace(&self, s: &str) -> Option<(String, Replaced)> {
+        let b = s.as_bytes();
+        let mut out: Option<String> = None;
+        let mut last = 0;
+        let mut counts = Replaced::default();
+        for m in self.ac.find_iter(b) {
+            let e = &self.entries[m.pattern().as_usize()];
+            if e.kind == LiteralKind::LocalName {
+                let before = m.start().checked_sub(1).map(|i| b[i]);
+                let after = b.get(m.end()).copied();
+                if before.is_some_and(word) || after.is_some_and(word) {
+                    continue;
+                }
+            }
+            let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+            o.push_str(&s[last..m.start()]);
+            o.push_str(&e.replacement);
+            last = m.end();
+            match e.kind {
+                LiteralKind::Secret => counts.secrets += 1,
+                LiteralKind::Identity => counts.identities += 1,
+                LiteralKind::LocalName => counts.names += 1,
+            }
+        }
+        let mut o = out?;
+        o.push_str(&s[last..]);
+        Some((o, counts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_cover_the_encodings() {
+        let v = variants("p@ss/wörd\"x");
+        assert!(v.contains(&"p@ss/wörd\\\"x".to_string()));
+        assert!(v.contains(&"p%40ss%2Fw%C3%B6rd%22x".to_string()));
+        assert!(v.contains(&"p%40ss%2fw%c3%b6rd%22x".to_string()));
+        assert!(v.iter().any(|x| x.starts_with("\\u0070\\u0040")));
+        assert!(v.contains(
+            &base64::engine::general_purpose::STANDARD
+                .encode("p@ss/wörd\"x")
+                .trim_end_matches('=')
+                .to_string()
+        ));
+    }
+
+    #[test]
+    fn longest_wins_and_names_need_word_boundaries() {
+        let mut b = LiteralsBuilder::default();
+        b.add("session-1", "S1", LiteralKind::Identity);
+        b.add("session-12", "S12", LiteralKind::Identity);
+        b.add("alice", "[LOCAL_USER:1]", LiteralKind::LocalName);
+        let l = b.build();
+        let (s, c) = l
+            .replace("session-12 and session-1; alice, malice")
+            .unwrap();
+        assert_eq!(s, "S12 and S1; [LOCAL_USER:1], malice");
+        assert_eq!(
+            c,
+            Replaced {
+                secrets: 0,
+                identities: 2,
+                names: 1
+            }
+        );
+        assert!(l.replace("nothing here").is_none());
+    }
+}

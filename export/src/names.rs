@@ -1,0 +1,214 @@
+//! Field-name classes: which JSON keys hold hidden reasoning, raw API
+//! bodies, secrets, user names or identities.
+//!
+//! Names are compared in EBO's normalized form (lowercase, only `[a-z0-9]`),
+//! so `api_key`, `apiKey` and `API-KEY` are one name.
+
+/// EBO's normalization: lowercase ASCII letters and digits, nothing else.
+pub fn normalize(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Hidden reasoning fields (removed with their whole value).
+const HIDDEN: &[&str] = &[
+    "chainofthought",
+    "extendedthinking",
+    "hiddenreasoning",
+    "encryptedreasoning",
+    "encryptedthinking",
+    "reasoning",
+    "reasoningcontent",
+    "reasoningdetails",
+    "reasoningsignature",
+    "thinking",
+    "thinkingcontent",
+    "thinkingsignature",
+    "textsignature",
+    "thoughtsignature",
+];
+
+/// Raw API bodies (removed with their whole value).
+const RAW_BODIES: &[&str] = &["rawapibody", "rawrequestbody", "rawresponsebody"];
+
+/// EBO's secret-named fields.
+const SECRET_EXACT: &[&str] = &[
+    "accesskey",
+    "accesstoken",
+    "apikey",
+    "authorization",
+    "clientsecret",
+    "connectionstring",
+    "credential",
+    "credentials",
+    "credentialsjson",
+    "databaseurl",
+    "idtoken",
+    "oauthtoken",
+    "password",
+    "privatekey",
+    "refreshtoken",
+    "secret",
+    "secretaccesskey",
+    "token",
+];
+
+/// Suffixes that make any name secret-named (`githubToken`, `OPENAI_API_KEY`,
+/// `db_password`), beyond EBO's exact list.
+const SECRET_SUFFIXES: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "clientsecret",
+    "credentials",
+    "credential",
+    "databaseurl",
+    "connectionstring",
+    "authorization",
+];
+
+/// Names that end like a secret but are not (normalized).
+const INNOCENT: &[&str] = &["maxtoken", "nexttoken", "pagetoken", "tokenizer"];
+
+/// Fields whose values are user names.
+const USER_FIELDS: &[&str] = &["user", "username", "owner", "login"];
+
+/// Fields whose values are correlation identities (rewritten wholesale).
+const ID_FIELDS: &[&str] = &[
+    "bundleid",
+    "runid",
+    "attemptid",
+    "sessionid",
+    "traceid",
+    "spanid",
+    "parentspanid",
+    "parentid",
+    "eventid",
+    "turnid",
+    "requestid",
+    "messageid",
+    "tooluseid",
+    "conversationid",
+];
+
+/// What a key's name says about its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldClass {
+    /// Hidden reasoning: removed.
+    Hidden,
+    /// A raw API request or response body: removed.
+    RawBody,
+    /// A secret: the value is replaced.
+    Secret,
+    /// A user name: replaced by a numbered placeholder.
+    User,
+    /// A correlation identity: rewritten.
+    Identity,
+    /// Anything else: the value is scrubbed as data.
+    Plain,
+}
+
+impl FieldClass {
+    /// Whether the field is removed from the export.
+    pub fn removed(self) -> bool {
+        matches!(self, FieldClass::Hidden | FieldClass::RawBody)
+    }
+}
+
+/// Classifies a key; `allow` holds extra innocent names (normalized).
+pub fn classify(name: &str, allow: &[String]) -> FieldClass {
+    let n = normalize(name);
+    if HIDDEN.contains(&n.as_str()) {
+        return FieldClass::Hidden;
+    }
+    if RAW_BODIES.contains(&n.as_str()) {
+        return FieldClass::RawBody;
+    }
+    if is_secret_name(&n, allow) {
+        return FieldClass::Secret;
+    }
+    if USER_FIELDS.contains(&n.as_str()) {
+        return FieldClass::User;
+    }
+    if ID_FIELDS.contains(&n.as_str()) {
+        return FieldClass::Identity;
+    }
+    FieldClass::Plain
+}
+
+/// Whether a normalized name is secret-named.
+pub fn is_secret_name(n: &str, allow: &[String]) -> bool {
+    if INNOCENT.contains(&n) || allow.iter().any(|a| a == n) {
+        return false;
+    }
+    SECRET_EXACT.contains(&n) || SECRET_SUFFIXES.iter().any(|s| n.ends_with(s))
+}
+
+/// The record type whose content is hidden reasoning (oneshot-v1).
+pub const THINKING_RECORD: &str = "observation.agent_thinking";
+
+/// Fields a hidden-reasoning record keeps (everything else is removed).
+pub const THINKING_KEEP: &[&str] = &["schema", "type", "id", "sessionId", "timestamp"];
+
+/// Names that look secret but are innocent (`max_tokens`, `token_count`,
+/// `*_file`, `*_path`, `*_ttl`), normalized.
+pub fn normalize_is_innocent(n: &str) -> bool {
+    INNOCENT.contains(&n)
+        || ["maxtokens", "tokencount", "tokens"].contains(&n)
+        || [
+            "file", "path", "ttl", "count", "limit", "type", "len", "length", "size", "id", "name",
+        ]
+        .iter()
+        .any(|s| n.ends_with(s) && !SECRET_SUFFIXES.iter().any(|x| n.ends_with(x)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ebo_names_in_any_spelling() {
+        for n in [
+            "apiKey",
+            "API_KEY",
+            "client-secret",
+            "DATABASE_URL",
+            "id_token",
+            "password",
+        ] {
+            assert_eq!(classify(n, &[]), FieldClass::Secret, "{n}");
+        }
+        for n in [
+            "thinking",
+            "reasoning_content",
+            "thoughtSignature",
+            "encrypted_thinking",
+        ] {
+            assert_eq!(classify(n, &[]), FieldClass::Hidden, "{n}");
+        }
+        assert_eq!(classify("raw_response_body", &[]), FieldClass::RawBody);
+        assert_eq!(classify("userName", &[]), FieldClass::User);
+        assert_eq!(classify("sessionId", &[]), FieldClass::Identity);
+    }
+
+    #[test]
+    fn suffixes_and_innocent_names() {
+        assert_eq!(classify("githubToken", &[]), FieldClass::Secret);
+        assert_eq!(classify("OPENAI_API_KEY", &[]), FieldClass::Secret);
+        assert_eq!(classify("max_tokens", &[]), FieldClass::Plain);
+        assert_eq!(classify("token_count", &[]), FieldClass::Plain);
+        assert_eq!(classify("GITHUB_TOKEN_FILE", &[]), FieldClass::Plain);
+        assert_eq!(classify("next_token", &[]), FieldClass::Plain);
+        assert_eq!(
+            classify("csrf_token", &["csrftoken".into()]),
+            FieldClass::Plain
+        );
+    }
+}

@@ -1,0 +1,289 @@
+//! Local paths, home directories, user names and host names.
+//!
+//! Absolute paths outside a short system allowlist become `[LOCAL_PATH]`;
+//! paths under a declared local root keep their tail (`[WORKSPACE]/src/x`).
+//! Relative paths, diff headers (`a/...`, `b/...`) and `/dev/null` are left
+//! alone, so a patch still applies. One-segment paths (`/help`) are kept:
+//! agent transcripts are full of slash commands and they name no place.
+
+use std::collections::BTreeSet;
+
+/// Placeholder for an absolute local path.
+pub const LOCAL_PATH: &str = "[LOCAL_PATH]";
+/// Placeholder for a declared local root.
+pub const WORKSPACE: &str = "[WORKSPACE]";
+/// Placeholder for a host name.
+pub const LOCAL_HOST: &str = "[LOCAL_HOST]";
+
+/// System paths that name nothing about the machine's owner.
+const SYSTEM_PREFIXES: &[&str] = &[
+    "/dev/",
+    "/usr/",
+    "/bin/",
+    "/sbin/",
+    "/lib/",
+    "/lib64/",
+    "/etc/",
+    "/proc/",
+    "/sys/",
+    "/opt/homebrew/",
+];
+const SYSTEM_EXACT: &[&str] = &["/dev/null", "/usr/bin/env", "/bin/sh", "/bin/bash"];
+/// One-segment paths that still name a user's place.
+const HOME_ROOTS: &[&str] = &["/root", "/home", "/Users", "/tmp"];
+
+fn path_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'~' | b'+' | b'@' | b'%' | b'/')
+}
+
+fn boundary_before(s: &[u8], i: usize) -> bool {
+    if i == 0 {
+        return true;
+    }
+    let p = s[i - 1];
+    if p.is_ascii_whitespace() || b"\"'`=(<[{,;|>:".contains(&p) {
+        return true;
+    }
+    // file:///home/u: the third slash starts the path.
+    p == b'/' && s[..i].ends_with(b"file://")
+}
+
+fn word_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Spans of absolute local paths in `s` (Unix and Windows drive paths).
+pub fn local_paths(s: &str) -> Vec<(usize, usize)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/'
+            && boundary_before(b, i)
+            && b.get(i + 1).is_some_and(|n| path_char(*n) && *n != b'/')
+        {
+            let start = i;
+            let mut end = i + 1;
+            while end < b.len() && path_char(b[end]) {
+                end += 1;
+            }
+            let p = &s[start..end];
+            let trimmed = p.trim_end_matches(['.', ',']);
+            let end = start + trimmed.len();
+            let segments = trimmed.split('/').filter(|x| !x.is_empty()).count();
+            let system = SYSTEM_EXACT.contains(&trimmed)
+                || SYSTEM_PREFIXES.iter().any(|x| trimmed.starts_with(x));
+            let homeish = HOME_ROOTS
+                .iter()
+                .any(|h| trimmed == *h || trimmed.starts_with(&format!("{h}/")));
+            if !system && (segments >= 2 || homeish) {
+                out.push((start, end));
+            }
+            i = end.max(i + 1);
+            continue;
+        }
+        if c.is_ascii_alphabetic()
+            && b.get(i + 1) == Some(&b':')
+            && b.get(i + 2) == Some(&b'\\')
+            && (i == 0 || !word_char(b[i - 1]))
+        {
+            let start = i;
+            let mut end = i + 3;
+            while end < b.len() && (path_char(b[end]) || b[end] == b'\\') {
+                end += 1;
+            }
+            out.push((start, end));
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Replaces local roots (followed by a path boundary) with `[WORKSPACE]`
+/// and every other absolute local path with `[LOCAL_PATH]`; returns how many
+/// were replaced.
+pub fn rewrite(s: &str, roots: &[String]) -> (String, u64) {
+    let mut count = 0;
+    let mut text = s.to_string();
+    for root in roots {
+        if !text.contains(root.as_str()) {
+            continue;
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text.as_str();
+        while let Some(pos) = rest.find(root.as_str()) {
+            let after = rest.as_bytes().get(pos + root.len()).copied();
+            let ok = after.is_none_or(|c| !path_char(c) || c == b'/');
+            out.push_str(&rest[..pos]);
+            if ok {
+                out.push_str(WORKSPACE);
+                count += 1;
+            } else {
+                out.push_str(root);
+            }
+            rest = &rest[pos + root.len()..];
+        }
+        out.push_str(rest);
+        text = out;
+    }
+    let spans = local_paths(&text);
+    if spans.is_empty() {
+        return (text, count);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (a, b) in &spans {
+        out.push_str(&text[last..*a]);
+        out.push_str(LOCAL_PATH);
+        last = *b;
+        count += 1;
+    }
+    out.push_str(&text[last..]);
+    (out, count)
+}
+
+/// What a string reveals about local users and hosts.
+#[derive(Debug, Default, Clone)]
+pub struct LocalNames {
+    /// User names.
+    pub users: BTreeSet<String>,
+    /// Host names.
+    pub hosts: BTreeSet<String>,
+}
+
+fn name_at(s: &str, start: usize) -> Option<&str> {
+    let rest = &s[start..];
+    let n = rest
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+        .count();
+    (n > 0).then(|| &rest[..n])
+}
+
+impl LocalNames {
+    /// Collects user and host names from home paths, prompts and
+    /// `USER=`/`HOME=`/`HOSTNAME=` assignments in `s`.
+    pub fn collect(&mut self, s: &str) {
+        for marker in [
+            "/home/",
+            "/Users/",
+            "\\Users\\",
+            "\\\\Users\\\\",
+            "%2Fhome%2F",
+            "%2FUsers%2F",
+        ] {
+            let mut from = 0;
+            while let Some(p) = s[from..].find(marker) {
+                let at = from + p + marker.len();
+                if let Some(u) = name_at(s, at) {
+                    self.users.insert(u.to_string());
+                }
+                from = at;
+            }
+        }
+        for (marker, hosts) in [
+            ("USER=", false),
+            ("LOGNAME=", false),
+            ("USERNAME=", false),
+            ("HOSTNAME=", true),
+        ] {
+            let mut from = 0;
+            while let Some(p) = s[from..].find(marker) {
+                let at = from + p + marker.len();
+                let at = if s[at..].starts_with(['"', '\'']) {
+                    at + 1
+                } else {
+                    at
+                };
+                if let Some(n) = name_at(s, at) {
+                    if hosts {
+                        self.hosts.insert(n.to_string());
+                    } else {
+                        self.users.insert(n.to_string());
+                    }
+                }
+                from = at;
+            }
+        }
+        // Shell prompts: user@host:~ or user@host:/path.
+        let b = s.as_bytes();
+        let mut from = 0;
+        while let Some(p) = s[from..].find('@') {
+            let at = from + p;
+            from = at + 1;
+            let ustart = s[..at]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+                .map_or(0, |x| x + 1);
+            let Some(host) = name_at(s, at + 1) else {
+                continue;
+            };
+            let after = at + 1 + host.len();
+            if ustart < at
+                && b.get(after) == Some(&b':')
+                && matches!(b.get(after + 1), Some(b'~') | Some(b'/'))
+            {
+                self.users.insert(s[ustart..at].to_string());
+                self.hosts.insert(host.to_string());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rw(s: &str) -> String {
+        rewrite(s, &["/home/alice/work/calc".to_string()]).0
+    }
+
+    #[test]
+    fn paths_become_placeholders() {
+        assert_eq!(
+            rw("cwd /home/alice/work/calc/src/x.py ok"),
+            "cwd [WORKSPACE]/src/x.py ok"
+        );
+        assert_eq!(rw("/home/alice/work/calculator"), "[LOCAL_PATH]");
+        assert_eq!(rw("see /home/bob/.ssh/id_rsa."), "see [LOCAL_PATH].");
+        assert_eq!(
+            rw("PATH=/opt/x/bin:/home/bob/bin"),
+            "PATH=[LOCAL_PATH]:[LOCAL_PATH]"
+        );
+        assert_eq!(rw("file:///Users/carol/a.txt"), "file://[LOCAL_PATH]");
+        assert_eq!(rw("C:\\Users\\dave\\src\\x.rs here"), "[LOCAL_PATH] here");
+        assert_eq!(rw("/root"), "[LOCAL_PATH]");
+        assert_eq!(rw("/var/folders/ab/T/tmp.1"), "[LOCAL_PATH]");
+    }
+
+    #[test]
+    fn diff_headers_urls_and_commands_survive() {
+        for s in [
+            "--- /dev/null",
+            "+++ b/src/calc.py",
+            "diff --git a/src/calc.py b/src/calc.py",
+            "see https://example.org/a/b/c",
+            "run /help now",
+            "#!/usr/bin/env python3",
+            "ratio 3/4/5",
+        ] {
+            assert_eq!(rw(s), s);
+        }
+    }
+
+    #[test]
+    fn users_and_hosts_are_collected() {
+        let mut n = LocalNames::default();
+        n.collect("cd /home/alice/x; C:\\Users\\bob\\y USER=carol HOSTNAME=box1 dave@devbox:~$ ls");
+        assert_eq!(
+            n.users.iter().collect::<Vec<_>>(),
+            ["alice", "bob", "carol", "dave"]
+        );
+        assert_eq!(n.hosts.iter().collect::<Vec<_>>(), ["box1", "devbox"]);
+        let mut m = LocalNames::default();
+        m.collect("mail me at a@b.org, git@github.com:org/repo");
+        assert!(m.users.is_empty(), "{:?}", m.users);
+    }
+}

@@ -1,0 +1,602 @@
+//! The credential rule catalog and its keyword prefilter.
+//!
+//! Every rule is a byte regex with Unicode off (`(?-u)`), anchored on a
+//! literal that also serves as its prefilter keyword: a rule's regex runs
+//! only on text where one of its keywords occurs (ASCII case-insensitively).
+//! Soundness, that every match contains one of its rule's keywords, is what
+//! `prefilter_is_sound` checks over every fixture. Each rule names the exact
+//! span that is the credential (`s` group, else the whole match): the value,
+//! never its label, and never less than the whole value.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::bytes::Regex;
+
+/// Extra checks a candidate match must pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// The match is a credential by shape alone.
+    Shape,
+    /// A value next to a label: placeholders and variable references are not
+    /// secrets.
+    Value,
+    /// A value next to a secret-sounding name: the name must not be
+    /// innocent, and weak names need a strong value.
+    Assignment,
+    /// `Basic` credentials: the value must decode to `user:password`.
+    Basic,
+}
+
+/// One rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Stable id (appears in placeholders).
+    pub id: String,
+    /// Prefilter keywords; empty means "always run".
+    pub keywords: Vec<String>,
+    /// The compiled regex.
+    pub regex: Regex,
+    /// Extra check.
+    pub check: Check,
+}
+
+/// A credential found in a byte string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    /// Index of the rule in its [`RuleSet`].
+    pub rule: usize,
+    /// Start of the credential.
+    pub start: usize,
+    /// End of the credential (exclusive).
+    pub end: usize,
+}
+
+type Spec = (&'static str, &'static [&'static str], &'static str, Check);
+
+/// The built-in catalog (SCRUB.md). Order breaks ties between rules that
+/// claim the same span.
+const CATALOG: &[Spec] = &[
+    (
+        "private-key",
+        &["PRIVATE KEY"],
+        r"(?s)(?P<s>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z))",
+        Check::Shape,
+    ),
+    (
+        "aws-access-key-id",
+        &["AKIA", "ASIA", "ABIA", "ACCA"],
+        r"\b(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b",
+        Check::Shape,
+    ),
+    (
+        "aws-secret-access-key",
+        &["secret"],
+        r#"(?i)(?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)["']?\s*(?:=>|:=|=|:)\s*["']?(?P<s>[A-Za-z0-9/+]{40})\b"#,
+        Check::Value,
+    ),
+    (
+        "aws-bedrock-api-key",
+        &["ABSK", "bedrock-api-key-"],
+        r"(?P<s>\bABSK[A-Za-z0-9+/]{40,}={0,2}|bedrock-api-key-[A-Za-z0-9+/=%]{40,})",
+        Check::Shape,
+    ),
+    (
+        "google-api-key",
+        &["AIza"],
+        r"(?P<s>AIza[0-9A-Za-z_-]{35})",
+        Check::Shape,
+    ),
+    (
+        "google-oauth-client-secret",
+        &["GOCSPX-"],
+        r"(?P<s>GOCSPX-[0-9A-Za-z_-]{28})",
+        Check::Shape,
+    ),
+    (
+        "google-oauth-access-token",
+        &["ya29."],
+        r"(?P<s>ya29\.[0-9A-Za-z_-]{20,})",
+        Check::Shape,
+    ),
+    (
+        "azure-ad-client-secret",
+        &["Q~"],
+        r"(?P<s>[0-9A-Za-z_~.-]{3}[0-9]Q~[0-9A-Za-z_~.-]{31,34})",
+        Check::Shape,
+    ),
+    (
+        "azure-storage-account-key",
+        &["AccountKey="],
+        r"AccountKey=(?P<s>[A-Za-z0-9+/]{86}==)",
+        Check::Shape,
+    ),
+    (
+        "azure-sas-signature",
+        &["sig="],
+        r"[?&]sig=(?P<s>[A-Za-z0-9%+/]{20,}(?:%3D|=){0,2})",
+        Check::Shape,
+    ),
+    (
+        "github-fine-grained-pat",
+        &["github_pat_"],
+        r"(?P<s>github_pat_[A-Za-z0-9_]{50,255})",
+        Check::Shape,
+    ),
+    (
+        "github-app-installation-token",
+        &["ghs_"],
+        r"(?P<s>ghs_[A-Za-z0-9]{36,}[A-Za-z0-9._-]*)",
+        Check::Shape,
+    ),
+    (
+        "github-token",
+        &["ghp_", "gho_", "ghu_", "ghr_"],
+        r"(?P<s>gh[pour]_[A-Za-z0-9]{36,255})",
+        Check::Shape,
+    ),
+    (
+        "gitlab-token",
+        &[
+            "glpat-",
+            "gldt-",
+            "glrt-",
+            "glptt-",
+            "glft-",
+            "glsoat-",
+            "glcbt-",
+            "glimt-",
+            "glagent-",
+            "gloas-",
+            "GR1348941",
+        ],
+        r"(?P<s>(?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt|glimt|glagent|gloas)-[0-9A-Za-z_.-]{20,}|GR1348941[0-9A-Za-z_-]{20,})",
+        Check::Shape,
+    ),
+    (
+        "slack-token",
+        &[
+            "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xapp-",
+        ],
+        r"(?P<s>(?:xoxe\.)?xox[abprse]-[0-9A-Za-z-]{10,}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+)",
+        Check::Shape,
+    ),
+    (
+        "slack-webhook",
+        &["hooks.slack.com"],
+        r"(?P<s>https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,})",
+        Check::Shape,
+    ),
+    (
+        "stripe-key",
+        &["sk_live_", "rk_live_", "sk_test_", "rk_test_", "whsec_"],
+        r"(?P<s>(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z+/=]{20,})",
+        Check::Shape,
+    ),
+    (
+        "anthropic-api-key",
+        &["sk-ant-"],
+        r"(?P<s>sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_-]{40,})",
+        Check::Shape,
+    ),
+    (
+        "openai-api-key",
+        &["sk-"],
+        r"\b(?P<s>sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20,}T3BlbkFJ[A-Za-z0-9]{20,}|sk-[A-Za-z0-9]{40,})",
+        Check::Shape,
+    ),
+    (
+        "huggingface-token",
+        &["hf_"],
+        r"\b(?P<s>hf_[A-Za-z0-9]{34,40})\b",
+        Check::Shape,
+    ),
+    (
+        "npm-token",
+        &["npm_"],
+        r"\b(?P<s>npm_[A-Za-z0-9]{36})\b",
+        Check::Shape,
+    ),
+    (
+        "npmrc-auth",
+        &["_auth", "_password"],
+        r#"(?i)_(?:authToken|auth|password)\s*=\s*["']?(?P<s>[^\s"']+)"#,
+        Check::Value,
+    ),
+    (
+        "pypi-token",
+        &["pypi-AgEIcHlwaS5vcmc"],
+        r"(?P<s>pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})",
+        Check::Shape,
+    ),
+    (
+        "jwt",
+        &["eyJ"],
+        r"\b(?P<s>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
+        Check::Shape,
+    ),
+    (
+        "url-credentials",
+        &["://"],
+        r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:@/"'<>]{1,256}:(?P<s>[^\s@/"'<>]{1,256})@[^\s@/"'<>]"#,
+        Check::Value,
+    ),
+    (
+        "authorization-header",
+        &["authorization"],
+        r#"(?i)authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate)\s+)?(?P<s>[^\s"',;]{8,})"#,
+        Check::Value,
+    ),
+    (
+        "bearer-token",
+        &["bearer"],
+        r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/-]{16,}=*)",
+        Check::Value,
+    ),
+    (
+        "basic-auth",
+        &["basic"],
+        r"(?i)\bbasic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})",
+        Check::Basic,
+    ),
+    (
+        "curl-user",
+        &["-u"],
+        r#"(?:\s|^)(?:-u|--user)(?:\s+|=)["']?[^\s:"']{1,128}:(?P<s>[^\s"']{1,256})"#,
+        Check::Value,
+    ),
+    (
+        "cli-secret-flag",
+        &[
+            "--api-key",
+            "--api_key",
+            "--apikey",
+            "--token",
+            "--password",
+            "--secret",
+            "--access-token",
+            "--access_token",
+            "--client-secret",
+            "--client_secret",
+            "--auth-token",
+            "--auth_token",
+        ],
+        r#"(?i)--(?:api[-_]?key|token|password|secret|access[-_]token|client[-_]secret|auth[-_]token)(?:\s+|=)["']?(?P<s>[^\s"']{6,})"#,
+        Check::Value,
+    ),
+    (
+        "query-secret",
+        &["token=", "key=", "secret=", "password=", "passwd="],
+        r#"(?i)[?&](?:[a-z_]*token|api_?key|key|[a-z_]*secret|password|passwd)=(?P<s>[^&\s"'#<>]{6,})"#,
+        Check::Value,
+    ),
+    (
+        "secret-assignment",
+        &[
+            "token",
+            "secret",
+            "pass",
+            "pwd",
+            "key",
+            "credential",
+            "database",
+            "connection",
+            "dsn",
+        ],
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|dsn|key|auth))["']?\s*(?:=>|:=|=|:)\s*(?:"(?P<q>[^"\r\n]{1,1024})"|'(?P<a>[^'\r\n]{1,1024})'|(?P<s>[^\s"'`,;&<>)\]}]{1,1024}))"#,
+        Check::Assignment,
+    ),
+];
+
+/// A compiled rule set with its prefilter.
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+    prefilter: AhoCorasick,
+    /// Keyword index → rule index.
+    keyword_rule: Vec<usize>,
+    /// Rules without keywords (always run).
+    always: Vec<usize>,
+}
+
+/// An extra rule from a policy (`extraRules`).
+#[derive(Debug, Clone)]
+pub struct ExtraRule {
+    /// Rule id.
+    pub id: String,
+    /// Regex source (compiled as a byte regex, Unicode off).
+    pub regex: String,
+    /// Prefilter keywords.
+    pub keywords: Vec<String>,
+}
+
+/// A rule that failed to compile.
+#[derive(Debug, thiserror::Error)]
+#[error("rule {id}: {message}")]
+pub struct RuleError {
+    /// Rule id.
+    pub id: String,
+    /// Why.
+    pub message: String,
+}
+
+fn compile(src: &str) -> Result<Regex, regex::Error> {
+    regex::bytes::RegexBuilder::new(&format!("(?-u){src}"))
+        .size_limit(16 << 20)
+        .build()
+}
+
+impl RuleSet {
+    /// The built-in catalog plus `extra`.
+    pub fn new(extra: &[ExtraRule]) -> Result<RuleSet, RuleError> {
+        let mut rules = Vec::new();
+        for (id, kws, src, check) in CATALOG {
+            rules.push(Rule {
+                id: id.to_string(),
+                keywords: kws.iter().map(|k| k.to_string()).collect(),
+                regex: compile(src).expect("built-in rules compile"),
+                check: *check,
+            });
+        }
+        for e in extra {
+            let regex = compile(&e.regex).map_err(|err| RuleError {
+                id: e.id.clone(),
+                message: err.to_string(),
+            })?;
+            rules.push(Rule {
+                id: e.id.clone(),
+                keywords: e.keywords.clone(),
+                regex,
+                check: Check::Shape,
+            });
+        }
+        let mut keywords = Vec::new();
+        let mut keyword_rule = Vec::new();
+        let mut always = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            if r.keywords.is_empty() {
+                always.push(i);
+            }
+            for k in &r.keywords {
+                keywords.push(k.as_bytes().to_vec());
+                keyword_rule.push(i);
+            }
+        }
+        let prefilter = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&keywords)
+            .expect("keyword automaton builds");
+        Ok(RuleSet {
+            rules,
+            prefilter,
+            keyword_rule,
+            always,
+        })
+    }
+
+    /// The rules, in catalog order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Credentials in `hay`, non-overlapping, in order of position.
+    pub fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
+        let mut wanted = vec![false; self.rules.len()];
+        let mut any = false;
+        for i in &self.always {
+            wanted[*i] = true;
+            any = true;
+        }
+        for m in self.prefilter.find_overlapping_iter(hay) {
+            wanted[self.keyword_rule[m.pattern().as_usize()]] = true;
+            any = true;
+        }
+        if !any {
+            return;
+        }
+        let mut hits = Vec::new();
+        for (i, r) in self.rules.iter().enumerate() {
+            if wanted[i] {
+                rule_hits(i, r, hay, &mut hits);
+            }
+        }
+        resolve(hits, out);
+    }
+
+    /// [`RuleSet::find`] without the prefilter (every rule runs); used to
+    /// prove the prefilter loses nothing.
+    pub fn find_unfiltered(&self, hay: &[u8], out: &mut Vec<Hit>) {
+        let mut hits = Vec::new();
+        for (i, r) in self.rules.iter().enumerate() {
+            rule_hits(i, r, hay, &mut hits);
+        }
+        resolve(hits, out);
+    }
+}
+
+/// Keeps the leftmost, then longest, then earliest-rule hit of each
+/// overlapping group.
+fn resolve(mut hits: Vec<Hit>, out: &mut Vec<Hit>) {
+    hits.sort_by(|a, b| {
+        a.start
+            .cmp(&b.start)
+            .then(b.end.cmp(&a.end))
+            .then(a.rule.cmp(&b.rule))
+    });
+    let mut last_end: Option<usize> = None;
+    for h in hits {
+        if last_end.is_none_or(|e| h.start >= e) {
+            last_end = Some(h.end);
+            out.push(h);
+        }
+    }
+}
+
+fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
+    for caps in r.regex.captures_iter(hay) {
+        let m = ["s", "q", "a"]
+            .iter()
+            .find_map(|g| caps.name(g))
+            .or_else(|| caps.get(0))
+            .expect("group 0 always matches");
+        let (mut start, end) = (m.start(), m.end());
+        let value = &hay[start..end];
+        match r.check {
+            Check::Shape => {}
+            Check::Basic => {
+                if !decodes_to_user_password(value) {
+                    continue;
+                }
+            }
+            Check::Value | Check::Assignment => {
+                let Some(inner) = literal_part(value) else {
+                    continue;
+                };
+                start += inner;
+                let value = &hay[start..end];
+                if is_placeholder(value) {
+                    continue;
+                }
+                if r.check == Check::Assignment {
+                    let name = caps.name("n").map(|n| n.as_bytes()).unwrap_or(b"");
+                    if !assignment_value_ok(name, value) {
+                        continue;
+                    }
+                }
+            }
+        }
+        if end > start {
+            out.push(Hit {
+                rule: i,
+                start,
+                end,
+            });
+        }
+    }
+}
+
+/// For a value that references a variable, the offset of its literal part
+/// (`${TOKEN:-literal}` → `literal`); `None` when it is only a reference.
+fn literal_part(v: &[u8]) -> Option<usize> {
+    if let Some(rest) = v.strip_prefix(b"${") {
+        let name_len = rest
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+        let after = &rest[name_len..];
+        for op in [&b":-"[..], b":=", b"-", b"="] {
+            if after.starts_with(op) {
+                let off = 2 + name_len + op.len();
+                let lit = &v[off..];
+                let lit = lit.strip_suffix(b"}").unwrap_or(lit);
+                return (!lit.is_empty()).then_some(off);
+            }
+        }
+        return None;
+    }
+    let refs: &[&[u8]] = &[
+        b"$",
+        b"process.env",
+        b"os.environ",
+        b"os.getenv",
+        b"env(",
+        b"ENV[",
+        b"getenv(",
+        b"System.getenv",
+    ];
+    if refs.iter().any(|r| v.starts_with(r)) {
+        return None;
+    }
+    if v.len() > 2 && v[0] == b'%' && v[v.len() - 1] == b'%' {
+        return None;
+    }
+    Some(0)
+}
+
+/// Values that stand for a secret without being one.
+pub fn is_placeholder(v: &[u8]) -> bool {
+    let s = String::from_utf8_lossy(v).to_ascii_lowercase();
+    let s = s.trim_end_matches('}');
+    if s.is_empty() {
+        return true;
+    }
+    let markers = [
+        "...",
+        "changeme",
+        "change_me",
+        "example",
+        "your_",
+        "your-",
+        "yourtoken",
+        "placeholder",
+        "redacted",
+        "xxxx",
+        "****",
+        "<",
+        "{{",
+        "[redacted",
+        "[local_",
+        "[workspace]",
+        "dummy",
+        "replace_me",
+        "replaceme",
+        "none",
+        "null",
+        "undefined",
+        "true",
+        "false",
+    ];
+    if markers.iter().any(|m| s.contains(m)) {
+        return true;
+    }
+    let mut distinct: Vec<u8> = s.bytes().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    distinct.len() <= 2
+}
+
+/// Names that are too generic to mean "secret" on their own.
+fn weak_name(n: &str) -> bool {
+    matches!(n, "key" | "pass" | "auth" | "dsn")
+        || (n.ends_with("key")
+            && ![
+                "apikey",
+                "accesskey",
+                "secretkey",
+                "privatekey",
+                "authkey",
+                "signingkey",
+            ]
+            .iter()
+            .any(|s| n.ends_with(s)))
+}
+
+fn assignment_value_ok(name: &[u8], value: &[u8]) -> bool {
+    let n = crate::names::normalize(&String::from_utf8_lossy(name));
+    if crate::names::normalize_is_innocent(&n) {
+        return false;
+    }
+    if weak_name(&n) {
+        let classes = [
+            value.iter().any(u8::is_ascii_lowercase),
+            value.iter().any(u8::is_ascii_uppercase),
+            value.iter().any(u8::is_ascii_digit),
+        ];
+        return value.len() >= 16 && classes.iter().filter(|c| **c).count() >= 2;
+    }
+    if value.iter().all(u8::is_ascii_digit) && value.len() < 6 {
+        return false;
+    }
+    value.len() >= 4
+}
+
+fn decodes_to_user_password(v: &[u8]) -> bool {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(v)
+        .ok()
+        .and_then(|d| String::from_utf8(d).ok())
+        .is_some_and(|s| s.contains(':') && s.chars().all(|c| !c.is_control()) && s.len() >= 3)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,346 @@
+//! Decoded views of a string: where escapes and encodings hide credentials.
+//!
+//! A rule run on raw text misses a secret written as `\u0067hp_...`, as
+//! `ghp%5F...` or inside a base64 blob. Each view decodes one layer and keeps
+//! the way back: every decoded byte knows the span of original bytes it came
+//! from, so a hit in a view becomes a span of the original string, which is
+//! then redacted as a literal everywhere. A hit inside a base64 run maps to
+//! the whole run: a secret inside a blob removes the blob.
+
+use base64::Engine;
+
+/// Shortest base64 run decoded (SCRUB.md: runs of 20 or more).
+pub const MIN_BASE64_RUN: usize = 20;
+/// How many layers of encoding are peeled (a view of a view).
+pub const MAX_VIEW_DEPTH: usize = 2;
+
+/// One decoded view.
+#[derive(Debug, Clone)]
+pub struct View {
+    /// The decoded bytes.
+    pub bytes: Vec<u8>,
+    origin: Origin,
+}
+
+#[derive(Debug, Clone)]
+enum Origin {
+    /// Per decoded byte: the original span it came from.
+    Map(Vec<(u32, u32)>),
+    /// Every decoded byte came from this one original span.
+    Whole(usize, usize),
+}
+
+impl View {
+    /// The original span behind decoded bytes `start..end`.
+    pub fn original_span(&self, start: usize, end: usize) -> (usize, usize) {
+        match &self.origin {
+            Origin::Whole(s, e) => (*s, *e),
+            Origin::Map(m) => {
+                if start >= end || end > m.len() {
+                    return (0, 0);
+                }
+                (m[start].0 as usize, m[end - 1].1 as usize)
+            }
+        }
+    }
+
+    /// Re-bases a view of `inner` (itself a view of the original) onto the original.
+    fn compose(&self, inner: View) -> View {
+        let origin = match inner.origin {
+            Origin::Whole(s, e) => {
+                let (a, b) = self.original_span(s, e);
+                Origin::Whole(a, b)
+            }
+            Origin::Map(m) => Origin::Map(
+                m.iter()
+                    .map(|(s, e)| {
+                        let (a, b) = self.original_span(*s as usize, *e as usize);
+                        (a as u32, b as u32)
+                    })
+                    .collect(),
+            ),
+        };
+        View {
+            bytes: inner.bytes,
+            origin,
+        }
+    }
+}
+
+/// Every decoded view of `s` (not `s` itself), peeling up to
+/// [`MAX_VIEW_DEPTH`] layers.
+pub fn decoded_views(s: &[u8]) -> Vec<View> {
+    let mut out = Vec::new();
+    one_layer(s, &mut out);
+    let mut frontier = 0;
+    for _ in 1..MAX_VIEW_DEPTH {
+        let end = out.len();
+        for i in frontier..end {
+            let mut inner = Vec::new();
+            one_layer(&out[i].bytes.clone(), &mut inner);
+            for v in inner {
+                let composed = out[i].compose(v);
+                out.push(composed);
+            }
+        }
+        frontier = end;
+    }
+    out
+}
+
+fn one_layer(s: &[u8], out: &mut Vec<View>) {
+    if s.contains(&b'\\') {
+        if let Some(v) = unescape(s) {
+            out.push(v);
+        }
+    }
+    if has_percent_escape(s) {
+        out.push(percent_decode(s));
+    }
+    base64_runs(s, out);
+}
+
+fn has_percent_escape(s: &[u8]) -> bool {
+    s.windows(3)
+        .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+}
+
+fn hex_val(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        _ => c - b'A' + 10,
+    }
+}
+
+fn percent_decode(s: &[u8]) -> View {
+    let mut bytes = Vec::with_capacity(s.len());
+    let mut map = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == b'%'
+            && i + 2 < s.len()
+            && s[i + 1].is_ascii_hexdigit()
+            && s[i + 2].is_ascii_hexdigit()
+        {
+            bytes.push(hex_val(s[i + 1]) << 4 | hex_val(s[i + 2]));
+            map.push((i as u32, (i + 3) as u32));
+            i += 3;
+        } else {
+            bytes.push(s[i]);
+            map.push((i as u32, (i + 1) as u32));
+            i += 1;
+        }
+    }
+    View {
+        bytes,
+        origin: Origin::Map(map),
+    }
+}
+
+/// JSON / JavaScript string escapes (`\n`, `\"`, `\uXXXX` with surrogate
+/// pairs, `\xHH`); `None` when nothing was decoded.
+fn unescape(s: &[u8]) -> Option<View> {
+    let mut bytes = Vec::with_capacity(s.len());
+    let mut map = Vec::with_capacity(s.len());
+    let mut i = 0;
+    let mut changed = false;
+    let push = |bytes: &mut Vec<u8>, map: &mut Vec<(u32, u32)>, b: &[u8], a: usize, e: usize| {
+        for x in b {
+            bytes.push(*x);
+            map.push((a as u32, e as u32));
+        }
+    };
+    while i < s.len() {
+        if s[i] != b'\\' || i + 1 >= s.len() {
+            push(&mut bytes, &mut map, &s[i..i + 1], i, i + 1);
+            i += 1;
+            continue;
+        }
+        let simple = match s[i + 1] {
+            b'n' => Some(b'\n'),
+            b't' => Some(b'\t'),
+            b'r' => Some(b'\r'),
+            b'"' => Some(b'"'),
+            b'\'' => Some(b'\''),
+            b'\\' => Some(b'\\'),
+            b'/' => Some(b'/'),
+            b'b' => Some(8),
+            b'f' => Some(12),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            push(&mut bytes, &mut map, &[c], i, i + 2);
+            i += 2;
+            changed = true;
+            continue;
+        }
+        let hex_at = |at: usize, n: usize| -> Option<u32> {
+            let h = s.get(at..at + n)?;
+            if !h.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            Some(h.iter().fold(0u32, |acc, c| acc << 4 | hex_val(*c) as u32))
+        };
+        if s[i + 1] == b'x' {
+            if let Some(v) = hex_at(i + 2, 2) {
+                push(&mut bytes, &mut map, &[v as u8], i, i + 4);
+                i += 4;
+                changed = true;
+                continue;
+            }
+        }
+        if s[i + 1] == b'u' {
+            if let Some(hi) = hex_at(i + 2, 4) {
+                let (cp, len) =
+                    if (0xD800..0xDC00).contains(&hi) && s.get(i + 6..i + 8) == Some(b"\\u") {
+                        match hex_at(i + 8, 4) {
+                            Some(lo) if (0xDC00..0xE000).contains(&lo) => {
+                                (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), 12)
+                            }
+                            _ => (0xFFFD, 6),
+                        }
+                    } else {
+                        (hi, 6)
+                    };
+                let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
+                let mut buf = [0u8; 4];
+                push(
+                    &mut bytes,
+                    &mut map,
+                    c.encode_utf8(&mut buf).as_bytes(),
+                    i,
+                    i + len,
+                );
+                i += len;
+                changed = true;
+                continue;
+            }
+        }
+        push(&mut bytes, &mut map, &s[i..i + 1], i, i + 1);
+        i += 1;
+    }
+    changed.then_some(View {
+        bytes,
+        origin: Origin::Map(map),
+    })
+}
+
+fn is_b64(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_')
+}
+
+/// Base64 / base64url runs of at least [`MIN_BASE64_RUN`] characters that
+/// decode to UTF-8 text.
+fn base64_runs(s: &[u8], out: &mut Vec<View>) {
+    let mut i = 0;
+    while i < s.len() {
+        if !is_b64(s[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < s.len() && is_b64(s[i]) {
+            i += 1;
+        }
+        let mut end = i;
+        while end < s.len() && s[end] == b'=' && end - i < 2 {
+            end += 1;
+        }
+        if i - start >= MIN_BASE64_RUN {
+            if let Some(text) = decode_text(&s[start..i]) {
+                out.push(View {
+                    bytes: text,
+                    origin: Origin::Whole(start, end),
+                });
+            }
+        }
+        i = end.max(i);
+    }
+}
+
+fn decode_text(run: &[u8]) -> Option<Vec<u8>> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    // A length of 1 mod 4 is never valid base64: drop the stray character.
+    let trimmed = if run.len() % 4 == 1 {
+        &run[..run.len() - 1]
+    } else {
+        run
+    };
+    let engine = if trimmed.iter().any(|c| matches!(c, b'-' | b'_')) {
+        URL_SAFE_NO_PAD
+    } else {
+        STANDARD_NO_PAD
+    };
+    let d = engine.decode(trimmed).ok()?;
+    let text = String::from_utf8(d).ok()?;
+    let printable = text
+        .chars()
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+        .count();
+    (printable * 10 >= text.chars().count() * 9).then(|| text.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(s: &str, needle: &str) -> Vec<(usize, usize)> {
+        decoded_views(s.as_bytes())
+            .iter()
+            .filter_map(|v| {
+                let pos = v
+                    .bytes
+                    .windows(needle.len())
+                    .position(|w| w == needle.as_bytes())?;
+                Some(v.original_span(pos, pos + needle.len()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unicode_escapes_map_back_to_their_source() {
+        let s = r"x \u0067hp_abc\n y";
+        let sp = spans(s, "ghp_abc");
+        assert!(sp.contains(&(2, 14)), "{sp:?}");
+        assert_eq!(&s[2..14], r"\u0067hp_abc");
+        let pair = r"a\ud83d\ude00b";
+        assert!(!spans(pair, "\u{1F600}").is_empty());
+    }
+
+    #[test]
+    fn percent_and_partial_percent() {
+        let s = "q=sk%2Dproj%2dAB&x";
+        let sp = spans(s, "sk-proj-AB");
+        assert!(sp.contains(&(2, 16)), "{sp:?}");
+    }
+
+    #[test]
+    fn base64_maps_to_the_whole_run() {
+        use base64::Engine;
+        let blob = base64::engine::general_purpose::STANDARD.encode("token=supersecretvalue123");
+        let s = format!("data {blob} end");
+        let sp = spans(&s, "supersecretvalue123");
+        assert_eq!(sp, vec![(5, 5 + blob.len())]);
+        let url =
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("a?b>c~~~ secret-value-here!!");
+        assert!(!spans(&url, "secret-value-here").is_empty());
+    }
+
+    #[test]
+    fn two_layers_percent_of_base64() {
+        use base64::Engine;
+        let blob = base64::engine::general_purpose::STANDARD.encode("password=abcdefghijkl");
+        let enc = blob
+            .replace('=', "%3D")
+            .replace('+', "%2B")
+            .replace('/', "%2F");
+        let s = format!("v={enc}");
+        assert!(!spans(&s, "abcdefghijkl").is_empty());
+    }
+
+    #[test]
+    fn random_hex_is_not_text() {
+        assert!(decoded_views(b"0123456789abcdef0123456789abcdef").is_empty());
+    }
+}
