@@ -100,6 +100,36 @@ enum Command {
         /// `sha256:<64 hex>`.
         digest: String,
     },
+    /// Make, check, pack and unpack partner/public exports.
+    Export {
+        #[command(subcommand)]
+        cmd: ExportCmd,
+    },
+    /// Scan files for credentials, local paths and placeholders (exit 1 on findings).
+    Scan {
+        /// Files to scan (.json, .jsonl/.ndjson parsed; anything else as text).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Also look for this policy's sensitive values and extra rules.
+        #[arg(long, value_name = "POLICY")]
+        policy: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ExportCmd {
+    /// Build a sanitized export of a bundle, read it back, publish it.
+    Create(cmd::exports::CreateArgs),
+    /// Check an export tree independently (no source, no key needed).
+    Verify {
+        /// The export directory.
+        dest: PathBuf,
+        /// Also check it was made with this policy (and scan for its values).
+        policy: Option<PathBuf>,
+        /// Environment variables named at create time with --redact-env.
+        #[arg(long, value_name = "NAME", num_args = 1..)]
+        redact_env: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -189,6 +219,11 @@ impl Command {
                 PacketCmd::Materialize { .. } => "packet materialize",
             },
             Command::Where { .. } => "where",
+            Command::Export { cmd } => match cmd {
+                ExportCmd::Create(_) => "export create",
+                ExportCmd::Verify { .. } => "export verify",
+            },
+            Command::Scan { .. } => "scan",
         }
     }
 }
@@ -241,6 +276,15 @@ fn main() -> ExitCode {
             }
         },
         Command::Where { digest } => cmd::bundles::where_is(&ctx, &digest),
+        Command::Export { cmd } => match cmd {
+            ExportCmd::Create(a) => cmd::exports::create(&ctx, &a),
+            ExportCmd::Verify {
+                dest,
+                policy,
+                redact_env,
+            } => cmd::exports::verify(&ctx, &dest, policy.as_deref(), &redact_env),
+        },
+        Command::Scan { paths, policy } => cmd::exports::scan(&ctx, &paths, policy.as_deref()),
     };
     let mut report = report;
     report.command = name.to_string();

@@ -10,12 +10,20 @@
 //! then read back by an independent reader ([`readback`]) before it is
 //! published.
 
+pub mod collect;
+pub mod create;
+pub mod detect;
 pub mod error;
 pub mod identity;
 pub mod key;
+pub mod lines;
 pub mod literals;
 pub mod names;
 pub mod paths;
+pub mod plan;
 pub mod policy;
+pub mod readback;
 pub mod rules;
+pub mod scrub;
+pub mod source;
 pub mod views;

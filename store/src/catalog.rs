@@ -120,6 +120,36 @@ BEGIN SELECT RAISE(ABORT, 'fixture_trees rows are insert-only'); END;
 CREATE TRIGGER freezes_insert_only BEFORE UPDATE ON freezes
 BEGIN SELECT RAISE(ABORT, 'freezes rows are insert-only'); END;
 "#,
+    r#"
+-- Published exports: one row per (export manifest, destination).
+CREATE TABLE exports (
+    manifest_digest        TEXT NOT NULL REFERENCES objects (digest),
+    dest                   TEXT NOT NULL,
+    source_bundle_id       TEXT NOT NULL,
+    source_manifest_digest TEXT NOT NULL,
+    sharing_class          TEXT NOT NULL,
+    policy_digest          TEXT NOT NULL,
+    created_ms             INTEGER NOT NULL,
+    PRIMARY KEY (manifest_digest, dest)
+) STRICT, WITHOUT ROWID;
+
+-- The sanitized_from edges: each exported artifact and its source.
+CREATE TABLE export_artifacts (
+    manifest_digest TEXT NOT NULL,
+    artifact_id     TEXT NOT NULL,
+    relative_path   TEXT NOT NULL,
+    digest          TEXT NOT NULL REFERENCES objects (digest),
+    source_digest   TEXT NOT NULL,
+    PRIMARY KEY (manifest_digest, artifact_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX export_artifacts_by_source ON export_artifacts (source_digest);
+CREATE INDEX export_artifacts_by_digest ON export_artifacts (digest);
+
+CREATE TRIGGER exports_insert_only BEFORE UPDATE ON exports
+BEGIN SELECT RAISE(ABORT, 'exports rows are insert-only'); END;
+CREATE TRIGGER export_artifacts_insert_only BEFORE UPDATE ON export_artifacts
+BEGIN SELECT RAISE(ABORT, 'export_artifacts rows are insert-only'); END;
+"#,
 ];
 
 /// One cataloged object.

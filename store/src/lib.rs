@@ -18,6 +18,7 @@ pub mod crash;
 pub mod digest;
 pub mod dir;
 pub mod error;
+pub mod exports;
 pub mod frame;
 pub mod fsck;
 pub mod gc;

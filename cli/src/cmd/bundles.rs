@@ -265,9 +265,10 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
             c.artifacts_with_digest(&d)?,
             c.bundles_with_manifest(&d)?,
             c.roots_of(&d)?,
+            c.exports_of(&d.to_string())?,
         ))
     })();
-    let (object, artifacts, manifests, roots) = match found {
+    let (object, artifacts, manifests, roots, exports) = match found {
         Ok(x) => x,
         Err(e) => return Report::error("", &e),
     };
@@ -281,7 +282,13 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
             a.bundle_id, a.relative_path, a.artifact_id
         ));
     }
-    for (kind, name) in roots.iter().filter(|(k, _)| k != "bundle") {
+    for e in &exports {
+        human.push_str(&format!(
+            "export {}  {} of bundle {} ({})\n",
+            e.dest, e.sharing_class, e.source_bundle_id, e.manifest_digest
+        ));
+    }
+    for (kind, name) in roots.iter().filter(|(k, _)| k != "bundle" && k != "export") {
         human.push_str(&format!("{kind} {name}\n"));
     }
     let result = json!({
@@ -290,8 +297,9 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
         "bundleManifests": manifests,
         "bundleArtifacts": artifacts,
         "roots": roots.iter().map(|(k, n)| json!({"kind": k, "name": n})).collect::<Vec<_>>(),
+        "exports": exports,
     });
-    if object.is_none() {
+    if object.is_none() && exports.is_empty() {
         return Report::from_issues(
             "",
             vec![Issue::new(

@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod bundles;
+pub mod exports;
 pub mod objects;
 pub mod packets;
 

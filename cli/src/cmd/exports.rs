@@ -1,0 +1,217 @@
+//! `export create|verify|pack|unpack` and `scan`.
+
+use std::path::{Path, PathBuf};
+
+use coffer_export::create::{create as create_export, CreateOptions};
+use coffer_export::error::ExportError;
+use coffer_export::key::ExportKey;
+use coffer_export::policy::{Policy, PolicyOptions};
+use coffer_export::readback::{self, Expectations, FinalScan};
+use coffer_export::source::Source;
+use coffer_store::layout::{EXPORT_KEY_FILE, KEYS_DIR};
+use serde_json::json;
+
+use super::open_store;
+use crate::report::{Issue, Report, Status};
+use crate::Ctx;
+
+/// Arguments of `export create`.
+#[derive(Debug, clap::Args)]
+pub struct CreateArgs {
+    /// A stored bundle (id or manifest digest) or a bundle directory.
+    source: String,
+    /// The export policy (EBO's form or coffer.export-policy/v1).
+    policy: PathBuf,
+    /// Destination directory; must not exist.
+    dest: PathBuf,
+    /// Identity key (32 raw bytes or 64 hex digits, mode 0600) instead of
+    /// the store's keys/export.key.
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<PathBuf>,
+    /// Environment variables whose values are sensitive (none are read otherwise).
+    #[arg(long, value_name = "NAME", num_args = 1..)]
+    redact_env: Vec<String>,
+    /// Accept sensitive values shorter than 8 bytes.
+    #[arg(long)]
+    force_short_values: bool,
+    /// Export a bundle whose capture is incomplete (status: incomplete).
+    #[arg(long)]
+    allow_incomplete: bool,
+}
+
+fn issues_of(list: &[coffer_store::issue::Issue]) -> Vec<Issue> {
+    list.iter()
+        .map(|i| Issue::new(i.code, i.message.clone(), i.location()))
+        .collect()
+}
+
+/// The report of a failed export step.
+pub fn export_error(e: &ExportError) -> Report {
+    match e {
+        ExportError::Store(s) => Report::error("", s),
+        ExportError::Blocked(i) => {
+            let mut r = Report::from_issues("", issues_of(i), json!(null), String::new());
+            r.status = Status::Blocked;
+            r
+        }
+        ExportError::Invalid(i) => {
+            let mut r = Report::from_issues("", issues_of(i), json!(null), String::new());
+            r.status = Status::Failed;
+            r
+        }
+        ExportError::Usage(i) => {
+            let mut r = Report::from_issues("", issues_of(i), json!(null), String::new());
+            r.status = Status::Usage;
+            r
+        }
+    }
+}
+
+fn load_policy(
+    path: &Path,
+    redact_env: &[String],
+    force_short: bool,
+) -> Result<Policy, ExportError> {
+    Policy::load(
+        path,
+        &PolicyOptions {
+            redact_env: redact_env.to_vec(),
+            force_short,
+        },
+    )
+}
+
+pub fn create(ctx: &Ctx, a: &CreateArgs) -> Report {
+    match run_create(ctx, a) {
+        Ok(r) => r,
+        Err(e) => export_error(&e),
+    }
+}
+
+fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
+    let policy = load_policy(&a.policy, &a.redact_env, a.force_short_values)?;
+    let mut store = open_store(ctx)?;
+    let key_path = a
+        .key_file
+        .clone()
+        .unwrap_or_else(|| store.path().join(KEYS_DIR).join(EXPORT_KEY_FILE));
+    let key = ExportKey::load(&key_path)?;
+    let as_dir = Path::new(&a.source);
+    let opts = CreateOptions {
+        allow_incomplete: a.allow_incomplete,
+    };
+    let outcome = if as_dir.is_dir() {
+        let src = Source::directory(as_dir)?;
+        create_export(&mut store, &src, &policy, &key, &a.dest, &opts)?
+    } else {
+        // The store is borrowed by the source for reads and by create for
+        // the final put; read through a second handle.
+        let reader = open_store(ctx)?;
+        let src = Source::stored(&reader, &a.source)?;
+        create_export(&mut store, &src, &policy, &key, &a.dest, &opts)?
+    };
+    let human = format!(
+        "exported {} as {} to {} ({} artifact(s), {} excluded; read back: {} strings, {} placeholders, 0 findings)\nmanifest {}",
+        outcome.source_bundle_id,
+        outcome.bundle_id,
+        outcome.dest,
+        outcome.artifacts.len(),
+        outcome.excluded.len(),
+        outcome.readback.strings_scanned,
+        outcome.readback.placeholders,
+        outcome.manifest_digest,
+    );
+    let incomplete = outcome.qualification != "qualified";
+    let result = serde_json::to_value(&outcome).expect("outcome serializes");
+    let mut r = Report::accepted("", result, human);
+    if incomplete {
+        r.status = Status::Incomplete;
+        r.issues.push(Issue::new(
+            "validation.capture_incomplete",
+            "exported with --allow-incomplete: the source capture is not qualified",
+            Some("capture-report.json".into()),
+        ));
+    }
+    Ok(r)
+}
+
+pub fn verify(_ctx: &Ctx, dest: &Path, policy: Option<&Path>, redact_env: &[String]) -> Report {
+    let run = || -> Result<Report, ExportError> {
+        let policy = match policy {
+            Some(p) => Some(load_policy(p, redact_env, true)?),
+            None => None,
+        };
+        let exp = Expectations {
+            policy: policy.as_ref(),
+            ..Default::default()
+        };
+        let report = readback::verify(dest, &exp)?;
+        let human = format!(
+            "{}: verified {} artifact(s), {} bytes, {} strings scanned, {} placeholders, 0 findings{}",
+            dest.display(),
+            report.artifacts,
+            report.bytes,
+            report.strings_scanned,
+            report.placeholders,
+            if policy.is_some() { "; policy matches" } else { "" }
+        );
+        Ok(Report::accepted(
+            "",
+            serde_json::to_value(&report).expect("serializes"),
+            human,
+        ))
+    };
+    run().unwrap_or_else(|e| export_error(&e))
+}
+
+pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
+    let run = || -> Result<Report, ExportError> {
+        let policy = match policy {
+            Some(p) => Some(load_policy(p, &[], true)?),
+            None => None,
+        };
+        let exp = Expectations {
+            policy: policy.as_ref(),
+            ..Default::default()
+        };
+        let mut scan = FinalScan::new(&exp)?;
+        let mut issues = Vec::new();
+        for p in paths {
+            let shown = p.display().to_string();
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let media = if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
+                "application/x-ndjson"
+            } else if name.ends_with(".json") {
+                "application/json"
+            } else {
+                "text/plain"
+            };
+            if let Err(i) = scan.file(p, &shown, media) {
+                issues.push(i);
+            }
+        }
+        issues.append(&mut scan.findings);
+        let result = json!({
+            "files": paths.len(),
+            "stringsScanned": scan.report.strings_scanned,
+            "bytes": scan.report.bytes,
+            "findings": issues.len(),
+        });
+        if issues.is_empty() {
+            return Ok(Report::accepted(
+                "",
+                result,
+                format!(
+                    "{} file(s), {} strings: no findings",
+                    paths.len(),
+                    scan.report.strings_scanned
+                ),
+            ));
+        }
+        let human = format!("{} finding(s)", issues.len());
+        let mut r = Report::from_issues("", issues_of(&issues), result, human);
+        r.status = Status::Failed;
+        Ok(r)
+    };
+    run().unwrap_or_else(|e| export_error(&e))
+}

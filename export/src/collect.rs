@@ -1,0 +1,186 @@
+//! The first pass: everything that must not leave, collected from every
+//! artifact before any is written, so a secret found in one artifact is
+//! removed from all of them.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::detect::{Detector, Finding};
+use crate::identity::Identities;
+use crate::names::{classify, normalize, FieldClass, THINKING_RECORD};
+use crate::paths::LocalNames;
+use crate::rules::is_placeholder;
+
+/// Rule id of a secret-named field's value.
+pub const FIELD_RULE: &str = "secret-field";
+/// Most distinct secrets one export collects (bounds the literal matcher).
+pub const MAX_SECRETS: usize = 1_000_000;
+/// Most identities swept as literals (per-record ids beyond it are still
+/// rewritten where they stand).
+pub const MAX_SWEPT_IDS: usize = 100_000;
+/// How deep JSON nested inside strings is followed.
+pub const MAX_NESTED_JSON_DEPTH: usize = 3;
+/// Largest string parsed as nested JSON.
+pub const MAX_NESTED_JSON_BYTES: usize = 8 << 20;
+
+/// Global correlation fields and the namespace of their pseudonyms.
+pub fn correlation_namespace(normalized: &str) -> Option<&'static str> {
+    Some(match normalized {
+        "bundleid" => "bundle",
+        "runid" => "run",
+        "attemptid" => "attempt",
+        "sessionid" => "session",
+        "traceid" => "trace",
+        "conversationid" => "conversation",
+        _ => return None,
+    })
+}
+
+/// Widens `a..b` to character boundaries of `s`.
+pub fn char_span(s: &str, mut a: usize, mut b: usize) -> (usize, usize) {
+    b = b.min(s.len());
+    a = a.min(b);
+    while !s.is_char_boundary(a) {
+        a -= 1;
+    }
+    while !s.is_char_boundary(b) {
+        b += 1;
+    }
+    (a, b)
+}
+
+/// What the first pass found.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// Secret value → the rule that found it first.
+    pub secrets: BTreeMap<String, String>,
+    /// User and host names.
+    pub names: LocalNames,
+    /// Identities.
+    pub ids: Identities,
+    /// Secrets dropped because [`MAX_SECRETS`] was reached (an error later).
+    pub overflow: bool,
+}
+
+/// Walks artifacts, filling a [`Collected`].
+pub struct Collector<'a> {
+    det: &'a Detector,
+    allow: &'a [String],
+    /// The findings so far.
+    pub found: Collected,
+    scratch: Vec<Finding>,
+}
+
+impl<'a> Collector<'a> {
+    /// A collector using `det`; `allow` are innocent names (normalized).
+    pub fn new(det: &'a Detector, allow: &'a [String]) -> Self {
+        Collector {
+            det,
+            allow,
+            found: Collected::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    fn secret(&mut self, value: &str, rule: &str) {
+        if self.found.secrets.len() >= MAX_SECRETS {
+            self.found.overflow = true;
+            return;
+        }
+        if !self.found.secrets.contains_key(value) {
+            self.found
+                .secrets
+                .insert(value.to_string(), rule.to_string());
+        }
+    }
+
+    /// An identity from a typed field.
+    pub fn identity(&mut self, namespace: &str, id: &str) {
+        if self.found.ids.len() < MAX_SWEPT_IDS {
+            self.found.ids.add(namespace, id);
+        }
+    }
+
+    /// One string leaf (or text line).
+    pub fn string(&mut self, s: &str, depth: usize) {
+        self.scratch.clear();
+        self.det.find(s.as_bytes(), &mut self.scratch);
+        let found = std::mem::take(&mut self.scratch);
+        for f in &found {
+            let (a, b) = char_span(s, f.start, f.end);
+            self.secret(&s[a..b], &f.rule);
+        }
+        self.scratch = found;
+        self.found.names.collect(s);
+        let t = s.trim_start();
+        if depth < MAX_NESTED_JSON_DEPTH
+            && s.len() <= MAX_NESTED_JSON_BYTES
+            && (t.starts_with('{') || t.starts_with('['))
+        {
+            if let Ok(v) = serde_json::from_str::<Value>(t.trim_end()) {
+                self.value(&v, depth + 1);
+            }
+        }
+    }
+
+    /// Every string below a secret-named field is a secret.
+    fn secret_value(&mut self, v: &Value) {
+        match v {
+            Value::String(s) if !is_placeholder(s.as_bytes()) && s.len() >= 4 => {
+                self.secret(s, FIELD_RULE)
+            }
+            Value::Array(a) => a.iter().for_each(|x| self.secret_value(x)),
+            Value::Object(m) => m.values().for_each(|x| self.secret_value(x)),
+            _ => {}
+        }
+    }
+
+    /// One JSON value (a record, a document, or JSON nested in a string).
+    pub fn value(&mut self, v: &Value, depth: usize) {
+        match v {
+            Value::String(s) => self.string(s, depth),
+            Value::Array(a) => a.iter().for_each(|x| self.value(x, depth)),
+            Value::Object(m) => {
+                let thinking = m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD);
+                // {"name": "GITHUB_TOKEN", "value": "..."} pairs.
+                let pair_name = m
+                    .get("name")
+                    .or_else(|| m.get("key"))
+                    .and_then(Value::as_str)
+                    .map(normalize);
+                if let (Some(n), Some(val)) = (pair_name, m.get("value")) {
+                    if crate::names::is_secret_name(&n, self.allow) {
+                        self.secret_value(val);
+                    }
+                }
+                for (k, val) in m {
+                    if thinking && !crate::names::THINKING_KEEP.contains(&k.as_str()) {
+                        continue;
+                    }
+                    self.string(k, depth);
+                    match classify(k, self.allow) {
+                        FieldClass::Hidden | FieldClass::RawBody => {}
+                        FieldClass::Secret => self.secret_value(val),
+                        FieldClass::User => {
+                            if let Some(u) = val.as_str() {
+                                self.found.names.users.insert(u.to_string());
+                            }
+                            self.value(val, depth);
+                        }
+                        FieldClass::Identity => {
+                            if let (Some(ns), Some(id)) =
+                                (correlation_namespace(&normalize(k)), val.as_str())
+                            {
+                                self.identity(ns, id);
+                            }
+                            self.value(val, depth);
+                        }
+                        FieldClass::Plain => self.value(val, depth),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

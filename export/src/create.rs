@@ -1,0 +1,600 @@
+//! `export create`: plan, collect, rewrite, read back, publish, record.
+
+use std::collections::BTreeMap;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use coffer_store::bundle::model::Descriptor;
+use coffer_store::bundle::paths::check_relative_path;
+use coffer_store::catalog::Root;
+use coffer_store::digest::Digest;
+use coffer_store::exports::{insert_export, ExportEdge, ExportRow};
+use coffer_store::issue::Issue;
+use coffer_store::json::{self, JsonlLimits, Limits};
+use coffer_store::new_tree::NewTree;
+use coffer_store::{PutOptions, Store};
+use serde_json::{json, Value};
+
+use crate::collect::Collector;
+use crate::detect::Detector;
+use crate::error::{ExportError, Result};
+use crate::key::ExportKey;
+use crate::lines::{next_line, split_terminator, HashingWriter};
+use crate::plan::{plan, Fate};
+use crate::policy::Policy;
+use crate::readback::{self, Expectations, ReadbackReport};
+use crate::rules::RuleSet;
+use crate::scrub::{Counts, Scrubber, TextState};
+use crate::source::Source;
+
+/// Options of `export create`.
+#[derive(Debug, Default, Clone)]
+pub struct CreateOptions {
+    /// Export a bundle whose capture is `incomplete`.
+    pub allow_incomplete: bool,
+}
+
+/// One exported artifact.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Exported {
+    /// Artifact id.
+    pub id: String,
+    /// Path in the tree.
+    pub relative_path: String,
+    /// Digest of the derivative.
+    pub digest: String,
+    /// Its size.
+    pub size_bytes: u64,
+    /// Digest of the source.
+    pub source_digest: String,
+    /// Transformations (action → count).
+    pub transformations: BTreeMap<&'static str, u64>,
+}
+
+/// What `export create` did.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateOutcome {
+    /// Where the export was published.
+    pub dest: String,
+    /// Digest of its `manifest.json`.
+    pub manifest_digest: String,
+    /// The exported bundle id (a pseudonym).
+    pub bundle_id: String,
+    /// The source bundle id.
+    pub source_bundle_id: String,
+    /// `partner` or `public`.
+    pub sharing_class: String,
+    /// The policy digest.
+    pub policy_digest: String,
+    /// The source capture qualification.
+    pub qualification: String,
+    /// Exported artifacts.
+    pub artifacts: Vec<Exported>,
+    /// Excluded artifacts (id, reason).
+    pub excluded: Vec<(String, String)>,
+    /// What the readback gate checked.
+    pub readback: ReadbackReport,
+}
+
+/// Largest JSON document artifact (telemetry, verifier, capture report).
+pub const MAX_JSON_DOC_BYTES: usize = Limits::EVIDENCE.max_bytes;
+
+fn line_limits() -> Limits {
+    JsonlLimits::EVIDENCE.line
+}
+
+fn read_error(d: &Descriptor, e: std::io::Error) -> ExportError {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        ExportError::invalid("integrity.source_changed", &d.relative_path, e.to_string())
+    } else {
+        ExportError::invalid(
+            "io.error",
+            &d.relative_path,
+            format!("{}: {e}", d.relative_path),
+        )
+    }
+}
+
+fn utf8<'b>(bytes: &'b [u8], d: &Descriptor, line: u64) -> Result<&'b str> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        ExportError::Blocked(vec![Issue::at(
+            "validation.invalid_utf8",
+            &d.relative_path,
+            format!("/{line}"),
+            format!("line {}: not UTF-8 at byte {}", line + 1, e.valid_up_to()),
+        )])
+    })
+}
+
+fn parse_line(bytes: &[u8], d: &Descriptor, line: u64) -> Result<Value> {
+    json::parse(bytes, &line_limits()).map_err(|e| {
+        ExportError::Blocked(vec![Issue::at(
+            e.code,
+            &d.relative_path,
+            format!("/{line}{}", e.pointer),
+            format!("line {}: {}", line + 1, e.message),
+        )])
+    })
+}
+
+fn read_doc(r: &mut dyn Read, d: &Descriptor) -> Result<Value> {
+    let mut buf = Vec::new();
+    r.take(MAX_JSON_DOC_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| read_error(d, e))?;
+    if buf.len() > MAX_JSON_DOC_BYTES {
+        return Err(ExportError::blocked(
+            "limit.json_bytes",
+            &d.relative_path,
+            format!("larger than {MAX_JSON_DOC_BYTES} bytes"),
+        ));
+    }
+    // Drain, so a directory source's digest check runs.
+    let mut rest = [0u8; 1];
+    let _ = r.read(&mut rest).map_err(|e| read_error(d, e))?;
+    json::parse(&buf, &Limits::EVIDENCE)
+        .map_err(|e| ExportError::Blocked(vec![Issue::from((d.relative_path.as_str(), e))]))
+}
+
+/// Pass 1 over one artifact.
+fn collect_artifact(src: &Source<'_>, d: &Descriptor, c: &mut Collector<'_>) -> Result<()> {
+    let mut r = src.open(d)?;
+    match d.media_type.as_str() {
+        "application/json" => {
+            let v = read_doc(&mut r, d)?;
+            c.value(&v, 0);
+        }
+        media => {
+            let jsonl = media == "application/x-ndjson";
+            let mut br = BufReader::with_capacity(1 << 20, r);
+            let mut buf = Vec::new();
+            let mut n = 0u64;
+            while next_line(&mut br, &mut buf, line_limits().max_bytes)
+                .map_err(|e| read_error(d, e))?
+            {
+                let (content, _) = split_terminator(&buf);
+                if jsonl {
+                    let v = parse_line(content, d, n)?;
+                    c.value(&v, 0);
+                } else {
+                    c.string(utf8(content, d, n)?, 0);
+                }
+                n += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Typed identities of the manifest.
+fn collect_manifest(src: &Source<'_>, c: &mut Collector<'_>) {
+    let m = &src.manifest;
+    c.identity("bundle", &m.bundle_id);
+    c.identity("run", &m.run.id);
+    c.identity("attempt", &m.attempt.id);
+    if let Some(r) = &m.attempt.retry_of {
+        c.identity("attempt", r);
+    }
+    if let Some(s) = &m.run.native.session_id {
+        c.identity("session", s);
+    }
+    if let Some(t) = &m.run.native.trace_id {
+        c.identity("trace", t);
+    }
+    for d in &m.evidence {
+        if let Some(n) = &d.native_reference {
+            let ns = match n.kind.as_str() {
+                "session" => "session",
+                "trace" => "trace",
+                _ => "native",
+            };
+            c.identity(ns, &n.id);
+        }
+    }
+}
+
+/// Serializes a scrubbed record; counts it as canonicalized if its bytes changed.
+fn write_record(
+    w: &mut impl Write,
+    v: &Value,
+    input: &[u8],
+    c: &mut Counts,
+) -> std::io::Result<()> {
+    let out = serde_json::to_vec(v).expect("values serialize");
+    if out != input {
+        c.canonicalized += 1;
+    }
+    w.write_all(&out)?;
+    w.write_all(b"\n")
+}
+
+/// Derivative digests by source relative path (for the verifier's references).
+type Written = BTreeMap<String, (String, String, u64)>;
+
+/// Pass 2 over one artifact, into `w`.
+fn rewrite_artifact(
+    src: &Source<'_>,
+    d: &Descriptor,
+    s: &mut Scrubber<'_>,
+    w: &mut impl Write,
+    written: &Written,
+) -> Result<Counts> {
+    let mut c = Counts::default();
+    let mut r = src.open(d)?;
+    let werr = |e: std::io::Error| {
+        ExportError::invalid("io.error", &d.relative_path, format!("write: {e}"))
+    };
+    match d.media_type.as_str() {
+        "application/json" => {
+            let mut v = read_doc(&mut r, d)?;
+            let truncatable = d.kind == "telemetry";
+            s.value(&mut v, truncatable, &mut c)?;
+            if d.kind == "verifier" {
+                rebind_verifier(&mut v, written, &mut c);
+            }
+            let mut out = serde_json::to_vec_pretty(&v).expect("values serialize");
+            out.push(b'\n');
+            c.canonicalized += 1;
+            w.write_all(&out).map_err(werr)?;
+        }
+        media => {
+            let jsonl = media == "application/x-ndjson";
+            let diff = media == "text/x-diff";
+            let mut st = TextState::default();
+            let mut br = BufReader::with_capacity(1 << 20, r);
+            let mut buf = Vec::new();
+            let mut n = 0u64;
+            while next_line(&mut br, &mut buf, line_limits().max_bytes)
+                .map_err(|e| read_error(d, e))?
+            {
+                let (content, term) = split_terminator(&buf);
+                if jsonl {
+                    let mut v = parse_line(content, d, n)?;
+                    s.value(&mut v, true, &mut c)?;
+                    write_record(w, &v, content, &mut c).map_err(werr)?;
+                } else {
+                    let line = utf8(content, d, n)?;
+                    let out = s.line(line, diff, &mut st, &mut c);
+                    w.write_all(out.as_bytes())
+                        .and_then(|()| w.write_all(term))
+                        .map_err(werr)?;
+                }
+                n += 1;
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// Points the verifier result at the exported workspace and diagnostics.
+fn rebind_verifier(v: &mut Value, written: &Written, c: &mut Counts) {
+    if let Some(ws) = v.get_mut("workspace").and_then(Value::as_object_mut) {
+        if ws.remove("fingerprint").is_some() {
+            c.removed_field += 1;
+        }
+        let id = ws
+            .get("artifactId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let Some((_, (_, digest, _))) = written
+            .iter()
+            .find(|(_, (aid, _, _))| Some(aid) == id.as_ref())
+        {
+            ws.insert("digest".into(), json!(digest));
+        }
+    }
+    if let Some(diags) = v.get_mut("diagnostics").and_then(Value::as_array_mut) {
+        for dg in diags {
+            let loc = dg
+                .get("locator")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if let Some((_, digest, size)) = loc.and_then(|l| written.get(&l)) {
+                dg["digest"] = json!(digest);
+                dg["sizeBytes"] = json!(size);
+            }
+        }
+    }
+}
+
+fn counts_map(c: &Counts) -> BTreeMap<&'static str, u64> {
+    let mut m = BTreeMap::new();
+    m.insert("sanitized", 1);
+    for (k, v) in [
+        ("canonicalized", c.canonicalized),
+        ("removed-field", c.removed_field),
+        ("redacted-secret", c.redacted_secret),
+        ("redacted-local-identifier", c.redacted_local),
+        ("rewritten-correlation", c.rewritten_correlation),
+        ("truncated", c.truncated),
+    ] {
+        if v > 0 {
+            m.insert(k, v);
+        }
+    }
+    m
+}
+
+/// The action order of EBO's enum, for a stable manifest.
+const ACTIONS: &[&str] = &[
+    "sanitized",
+    "canonicalized",
+    "removed-field",
+    "redacted-secret",
+    "redacted-local-identifier",
+    "rewritten-correlation",
+    "truncated",
+];
+
+/// Builds the export and publishes it at `dest`.
+pub fn create(
+    store: &mut Store,
+    src: &Source<'_>,
+    policy: &Policy,
+    key: &ExportKey,
+    dest: &Path,
+    opts: &CreateOptions,
+) -> Result<CreateOutcome> {
+    let m = &src.manifest;
+    let planned = plan(m, policy)?;
+    if src.qualification != "qualified" && !opts.allow_incomplete {
+        return Err(ExportError::blocked(
+            "policy.capture_incomplete",
+            "capture-report.json",
+            "the capture is not qualified; use --allow-incomplete to export it anyway",
+        ));
+    }
+    let rules = RuleSet::new(&policy.extra_rules)
+        .map_err(|e| ExportError::usage("validation.policy_rule", &e.id, e.to_string()))?;
+    let det = Detector::new(rules, &policy.sensitive_values, true);
+    let exported: Vec<&Descriptor> = planned
+        .iter()
+        .filter(|(_, f)| *f == Fate::Export)
+        .map(|(d, _)| d)
+        .collect();
+
+    // Pass 1.
+    let mut col = Collector::new(&det, &policy.allow_names);
+    collect_manifest(src, &mut col);
+    for d in &exported {
+        collect_artifact(src, d, &mut col)?;
+    }
+    let keys = key.for_policy(&policy.digest);
+    let safety = Detector::new(
+        RuleSet::new(&policy.extra_rules).expect("compiled above"),
+        &policy.sensitive_values,
+        false,
+    );
+    let mut scrubber = Scrubber::new(
+        &safety,
+        keys.clone(),
+        col.found,
+        &policy.sensitive_values,
+        &policy.local_roots,
+        &policy.allow_names,
+        usize::try_from(policy.max_string_bytes).unwrap_or(usize::MAX),
+    )?;
+
+    // Pass 2: contract documents last, so they can point at derivatives.
+    let mut order: Vec<&Descriptor> = exported.clone();
+    order.sort_by_key(|d| matches!(d.kind.as_str(), "verifier" | "capture-report"));
+    let mut tree = NewTree::begin(dest, 0o755)?;
+    let mut written: Written = BTreeMap::new();
+    let mut results: BTreeMap<String, Exported> = BTreeMap::new();
+    let mut used_paths: Vec<String> = Vec::new();
+    for (i, d) in order.iter().enumerate() {
+        let mut unused = Counts::default();
+        let rel = {
+            let r = scrubber.string(&d.relative_path, &mut unused);
+            if r == d.relative_path && check_relative_path(&r).is_ok() {
+                r
+            } else {
+                format!("evidence/{i}")
+            }
+        };
+        let id = scrubber.string(&d.id, &mut unused);
+        let f = tree.create_file(&rel, 0o755, 0o644)?;
+        let mut w = HashingWriter::new(BufWriter::with_capacity(1 << 20, f));
+        let counts = rewrite_artifact(src, d, &mut scrubber, &mut w, &written)?;
+        let (bw, digest, size) = w.finish();
+        let f = bw
+            .into_inner()
+            .map_err(|e| ExportError::io(tree.path().join(&rel), "write", e.into_error()))?;
+        f.sync_all()
+            .map_err(|e| ExportError::io(tree.path().join(&rel), "fsync", e))?;
+        coffer_store::crash::point("export_artifact_written");
+        written.insert(
+            d.relative_path.clone(),
+            (d.id.clone(), digest.to_string(), size),
+        );
+        used_paths.push(rel.clone());
+        results.insert(
+            d.id.clone(),
+            Exported {
+                id,
+                relative_path: rel,
+                digest: digest.to_string(),
+                size_bytes: size,
+                source_digest: d.digest.clone(),
+                transformations: counts_map(&counts),
+            },
+        );
+    }
+
+    // The export manifest, artifacts in source order.
+    let mut artifacts = Vec::new();
+    let mut transformations = Vec::new();
+    let mut listed = Vec::new();
+    for d in &exported {
+        let e = &results[&d.id];
+        let mut a = json!({
+            "id": e.id,
+            "sourceArtifactId": d.id,
+            "kind": d.kind,
+            "mediaType": d.media_type,
+            "digest": e.digest,
+            "sizeBytes": e.size_bytes,
+            "relativePath": e.relative_path,
+            "sourceDigest": d.digest,
+        });
+        if let Some(ds) = src.manifest_value["evidence"]
+            .as_array()
+            .and_then(|ev| ev.iter().find(|x| x["id"] == d.id.as_str()))
+            .and_then(|x| x.get("diagnosticSource"))
+        {
+            a["diagnosticSource"] = ds.clone();
+        }
+        artifacts.push(a);
+        listed.push(e.id.clone());
+        for action in ACTIONS {
+            if let Some(n) = e.transformations.get(action) {
+                transformations.push(json!({"artifactId": e.id, "action": action, "count": n}));
+            }
+        }
+    }
+    let excluded: Vec<(String, String)> = planned
+        .iter()
+        .filter_map(|(d, f)| match f {
+            Fate::Exclude(r) => Some((d.id.clone(), r.to_string())),
+            Fate::Export => None,
+        })
+        .collect();
+    let mut correlations = json!({
+        "bundleId": scrubber.identity(&m.bundle_id),
+        "runId": scrubber.identity(&m.run.id),
+        "attemptId": scrubber.identity(&m.attempt.id),
+    });
+    if let Some(s) = &m.run.native.session_id {
+        correlations["sessionId"] = json!(scrubber.identity(s));
+    }
+    if let Some(t) = &m.run.native.trace_id {
+        correlations["traceId"] = json!(scrubber.identity(t));
+    }
+    let bundle_id = scrubber.identity(&m.bundle_id);
+    let manifest = json!({
+        "schemaVersion": "export-manifest/v1",
+        "bundleId": bundle_id,
+        "status": "ready",
+        "sharingClass": policy.sharing_class,
+        "assessmentMode": m.run.mode(),
+        "policyDigest": policy.digest,
+        "artifactIds": listed,
+        "sourceManifestDigest": src.manifest_digest().to_string(),
+        "correlations": correlations,
+        "artifacts": artifacts,
+        "transformations": transformations,
+        "excludedArtifacts": excluded.iter().map(|(id, r)| json!({"artifactId": id, "reason": r})).collect::<Vec<_>>(),
+    });
+    let mut bytes = serde_json::to_vec_pretty(&manifest).expect("values serialize");
+    bytes.push(b'\n');
+    let manifest_digest = Digest::of(&bytes);
+    {
+        let mut f = tree.create_file("manifest.json", 0o755, 0o644)?;
+        f.write_all(&bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| ExportError::io(tree.path().join("manifest.json"), "write", e))?;
+    }
+    coffer_store::crash::point("export_tree_built");
+
+    // The gate: an independent reader over the bytes on disk.
+    let originals: Vec<String> = scrubber.ids().originals().map(str::to_string).collect();
+    let users: Vec<String> = scrubber.users().map(str::to_string).collect();
+    let exp = Expectations {
+        policy: Some(policy),
+        issued: Some(scrubber.issued().clone()),
+        identities: originals,
+        users,
+    };
+    let report = readback::verify(tree.path(), &exp)?;
+    coffer_store::crash::point("export_verified");
+
+    tree.publish()?;
+    coffer_store::crash::point("export_published");
+    let shown = dest.display().to_string();
+    let recorded = record(
+        store,
+        dest,
+        &manifest_digest,
+        src,
+        policy,
+        &results,
+        exported.as_slice(),
+    );
+    if let Err(e) = recorded {
+        // Nothing may claim success without its catalog record: take the
+        // tree we just published back down.
+        let _ = std::fs::remove_dir_all(dest);
+        return Err(e);
+    }
+    Ok(CreateOutcome {
+        dest: shown,
+        manifest_digest: manifest_digest.to_string(),
+        bundle_id,
+        source_bundle_id: m.bundle_id.clone(),
+        sharing_class: policy.sharing_class.clone(),
+        policy_digest: policy.digest.clone(),
+        qualification: src.qualification.clone(),
+        artifacts: exported.iter().map(|d| results[&d.id].clone()).collect(),
+        excluded,
+        readback: report,
+    })
+}
+
+/// Stores the published files and records the export and its edges.
+fn record(
+    store: &mut Store,
+    dest: &Path,
+    manifest_digest: &Digest,
+    src: &Source<'_>,
+    policy: &Policy,
+    results: &BTreeMap<String, Exported>,
+    exported: &[&Descriptor],
+) -> Result<()> {
+    let root = Root {
+        kind: "export".into(),
+        name: manifest_digest.to_string(),
+    };
+    let mut batch = store.batch()?;
+    batch.add_file(
+        &dest.join("manifest.json"),
+        PutOptions {
+            expected_digest: Some(*manifest_digest),
+            root: Some(root.clone()),
+            ..Default::default()
+        },
+    )?;
+    let mut edges = Vec::new();
+    for d in exported {
+        let e = &results[&d.id];
+        let digest: Digest = e.digest.parse().expect("we formatted it");
+        batch.add_file(
+            &dest.join(&e.relative_path),
+            PutOptions {
+                expected_digest: Some(digest),
+                expected_size: Some(e.size_bytes),
+                root: Some(root.clone()),
+            },
+        )?;
+        edges.push(ExportEdge {
+            artifact_id: e.id.clone(),
+            relative_path: e.relative_path.clone(),
+            digest: e.digest.clone(),
+            source_digest: e.source_digest.clone(),
+        });
+    }
+    let row = ExportRow {
+        manifest_digest: manifest_digest.to_string(),
+        dest: std::fs::canonicalize(dest)
+            .unwrap_or_else(|_| dest.to_path_buf())
+            .display()
+            .to_string(),
+        source_bundle_id: src.manifest.bundle_id.clone(),
+        source_manifest_digest: src.manifest_digest().to_string(),
+        sharing_class: policy.sharing_class.clone(),
+        policy_digest: policy.digest.clone(),
+    };
+    batch.commit_with(|tx| insert_export(tx, &row, &edges, coffer_store::objects::now_ms()))?;
+    Ok(())
+}

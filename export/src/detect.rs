@@ -1,0 +1,101 @@
+//! Finding secrets in a string: every rule and every sensitive value, over
+//! the string and each of its decoded views, reported as spans of the
+//! original string.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::bytes::Regex;
+
+use crate::rules::{Hit, RuleSet};
+use crate::views;
+
+/// Rule id of a caller's sensitive value.
+pub const SENSITIVE_RULE: &str = "sensitive-value";
+/// Rule id of input text that imitates one of our placeholders.
+pub const FORGERY_RULE: &str = "placeholder-forgery";
+
+/// One secret span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// Start in the original string.
+    pub start: usize,
+    /// End in the original string.
+    pub end: usize,
+    /// The rule that found it.
+    pub rule: String,
+}
+
+/// Rules plus sensitive values.
+#[derive(Debug, Clone)]
+pub struct Detector {
+    rules: RuleSet,
+    sensitive: Option<AhoCorasick>,
+    forgery: Option<Regex>,
+}
+
+/// The shape of every placeholder coffer writes (and of imitations).
+pub const PLACEHOLDER_PATTERN: &str =
+    r"\[(?:REDACTED_SECRET|LOCAL_PATH|LOCAL_USER|LOCAL_HOST|WORKSPACE)[^\]\s]{0,120}\]";
+
+impl Detector {
+    /// A detector; with `forgery`, text shaped like a placeholder is a finding.
+    pub fn new(rules: RuleSet, sensitive_values: &[String], forgery: bool) -> Detector {
+        let sensitive = (!sensitive_values.is_empty()).then(|| {
+            AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(sensitive_values)
+                .expect("sensitive value automaton builds")
+        });
+        Detector {
+            rules,
+            sensitive,
+            forgery: forgery
+                .then(|| Regex::new(&format!("(?-u){PLACEHOLDER_PATTERN}")).expect("compiles")),
+        }
+    }
+
+    /// The rule set.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    fn raw(&self, s: &[u8], out: &mut Vec<(usize, usize, String)>) {
+        let mut hits: Vec<Hit> = Vec::new();
+        self.rules.find(s, &mut hits);
+        for h in hits {
+            out.push((h.start, h.end, self.rules.rules()[h.rule].id.clone()));
+        }
+        if let Some(ac) = &self.sensitive {
+            for m in ac.find_iter(s) {
+                out.push((m.start(), m.end(), SENSITIVE_RULE.to_string()));
+            }
+        }
+    }
+
+    /// Every finding in `s`, over `s` and its decoded views, in `s`'s
+    /// coordinates; deduplicated by span.
+    pub fn find(&self, s: &[u8], out: &mut Vec<Finding>) {
+        let mut raw = Vec::new();
+        self.raw(s, &mut raw);
+        if let Some(re) = &self.forgery {
+            for m in re.find_iter(s) {
+                raw.push((m.start(), m.end(), FORGERY_RULE.to_string()));
+            }
+        }
+        for v in views::decoded_views(s) {
+            let mut inner = Vec::new();
+            self.raw(&v.bytes, &mut inner);
+            for (a, b, rule) in inner {
+                let (x, y) = v.original_span(a, b);
+                if y > x {
+                    raw.push((x, y, rule));
+                }
+            }
+        }
+        raw.sort();
+        raw.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+        out.extend(
+            raw.into_iter()
+                .map(|(start, end, rule)| Finding { start, end, rule }),
+        );
+    }
+}

@@ -1,0 +1,756 @@
+//! The readback gate and `export verify`: an independent reader of an
+//! export tree.
+//!
+//! Nothing here shares state with the writer: the tree is re-read from
+//! disk, the manifest re-parsed and checked against the schema and the
+//! contract, every file re-hashed, every record re-parsed, and every string
+//! scanned by a freshly built detector and a separately built literal
+//! matcher. Findings name the file, the JSON pointer (or line) and the rule,
+//! never the value.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use coffer_store::bundle::paths::{check_path_set, check_relative_path, MANIFEST};
+use coffer_store::digest::Hasher;
+use coffer_store::issue::Issue;
+use coffer_store::json::{self, escape_pointer_token, JsonlLimits, Limits};
+use coffer_store::schema::{self, DocKind};
+use regex::bytes::Regex;
+use serde_json::Value;
+
+use crate::detect::{Detector, Finding, FORGERY_RULE, SENSITIVE_RULE};
+use crate::error::{ExportError, Result};
+use crate::lines::{next_line, split_terminator};
+use crate::names::{classify, FieldClass, THINKING_KEEP, THINKING_RECORD};
+use crate::plan::allowed;
+use crate::policy::Policy;
+use crate::rules::{is_placeholder, RuleSet};
+
+/// Most files an export tree may hold (the unpack limit too).
+pub const MAX_FILES: usize = 10_000;
+/// Findings reported before the scan stops collecting.
+pub const MAX_FINDINGS: usize = 1_000;
+
+/// What the reader knows besides the tree.
+#[derive(Debug, Default, Clone)]
+pub struct Expectations<'a> {
+    /// The policy (digest match, sensitive values, extra rules).
+    pub policy: Option<&'a Policy>,
+    /// Every secret placeholder the writer issued (provenance).
+    pub issued: Option<BTreeSet<String>>,
+    /// Original identities that must not appear.
+    pub identities: Vec<String>,
+    /// Local user names that must not appear.
+    pub users: Vec<String>,
+}
+
+/// What the reader checked.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadbackReport {
+    /// Artifacts verified.
+    pub artifacts: usize,
+    /// Bytes re-read and re-hashed.
+    pub bytes: u64,
+    /// String leaves and text lines scanned.
+    pub strings_scanned: u64,
+    /// Placeholders seen (all accounted for).
+    pub placeholders: u64,
+    /// Rules run over every decoded view.
+    pub rules: usize,
+    /// Literals in the final matcher (values, encodings, identities, users).
+    pub literals: usize,
+}
+
+const SECRET_FIELD_RULE: &str = "secret-field";
+
+/// The final scan: rules over every decoded view, literals, paths,
+/// forbidden fields and placeholders.
+pub struct FinalScan {
+    det: Detector,
+    literals: Option<(AhoCorasick, Vec<&'static str>)>,
+    placeholder: Regex,
+    known_rules: BTreeSet<String>,
+    issued: Option<BTreeSet<String>>,
+    allow: Vec<String>,
+    /// Findings so far.
+    pub findings: Vec<Issue>,
+    /// Counters.
+    pub report: ReadbackReport,
+    scratch: Vec<Finding>,
+}
+
+fn literal_set(exp: &Expectations<'_>) -> (Vec<String>, Vec<&'static str>) {
+    let mut pats: BTreeMap<String, &'static str> = BTreeMap::new();
+    if let Some(p) = exp.policy {
+        for v in &p.sensitive_values {
+            for x in crate::literals::variants(v) {
+                pats.insert(x, "validation.sensitive_value_in_export");
+            }
+        }
+    }
+    for id in &exp.identities {
+        if id.len() < crate::identity::MIN_SWEPT_ID_BYTES {
+            continue;
+        }
+        let mut forms = vec![id.clone(), id.to_uppercase(), id.to_lowercase()];
+        if id.len() == 36 && id.matches('-').count() == 4 {
+            forms.push(id.replace('-', "").to_lowercase());
+            forms.push(id.replace('-', "").to_uppercase());
+        }
+        for f in forms {
+            // Letter case only matters for hex-like ids; a lowered word id
+            // ("bundle-complete") is still that id.
+            pats.entry(f).or_insert("validation.identity_in_export");
+        }
+    }
+    for u in &exp.users {
+        if u.len() >= 3
+            && !["root", "user", "users", "home", "admin", "localhost"]
+                .contains(&u.to_lowercase().as_str())
+        {
+            pats.entry(u.clone())
+                .or_insert("validation.local_user_in_export");
+        }
+    }
+    pats.into_iter().unzip()
+}
+
+impl FinalScan {
+    /// A scan for `exp`.
+    pub fn new(exp: &Expectations<'_>) -> Result<FinalScan> {
+        let extra = exp
+            .policy
+            .map(|p| p.extra_rules.clone())
+            .unwrap_or_default();
+        let rules = RuleSet::new(&extra)
+            .map_err(|e| ExportError::usage("validation.policy_rule", &e.id, e.to_string()))?;
+        let mut known_rules: BTreeSet<String> =
+            rules.rules().iter().map(|r| r.id.clone()).collect();
+        for r in [SENSITIVE_RULE, FORGERY_RULE, SECRET_FIELD_RULE] {
+            known_rules.insert(r.to_string());
+        }
+        let values = exp
+            .policy
+            .map(|p| p.sensitive_values.clone())
+            .unwrap_or_default();
+        let det = Detector::new(rules, &values, false);
+        let (pats, kinds) = literal_set(exp);
+        let mut report = ReadbackReport {
+            rules: det.rules().rules().len(),
+            literals: pats.len(),
+            ..Default::default()
+        };
+        report.literals = pats.len();
+        let literals = (!pats.is_empty()).then(|| {
+            (
+                AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(&pats)
+                    .expect("literal automaton builds"),
+                kinds,
+            )
+        });
+        Ok(FinalScan {
+            det,
+            literals,
+            placeholder: Regex::new(&format!("(?-u){}", crate::detect::PLACEHOLDER_PATTERN))
+                .expect("compiles"),
+            known_rules,
+            issued: exp.issued.clone(),
+            allow: exp
+                .policy
+                .map(|p| p.allow_names.clone())
+                .unwrap_or_default(),
+            findings: Vec::new(),
+            report,
+            scratch: Vec::new(),
+        })
+    }
+
+    fn finding(&mut self, code: &'static str, file: &str, pointer: &str, message: String) {
+        if self.findings.len() < MAX_FINDINGS {
+            self.findings.push(Issue::at(code, file, pointer, message));
+        }
+    }
+
+    fn placeholder_ok(&self, p: &str) -> bool {
+        if matches!(p, "[LOCAL_PATH]" | "[WORKSPACE]" | "[LOCAL_HOST]") {
+            return true;
+        }
+        if let Some(n) = p
+            .strip_prefix("[LOCAL_USER:")
+            .and_then(|r| r.strip_suffix(']'))
+        {
+            return !n.is_empty() && n.len() <= 6 && n.bytes().all(|c| c.is_ascii_digit());
+        }
+        let Some(body) = p
+            .strip_prefix("[REDACTED_SECRET:")
+            .and_then(|r| r.strip_suffix(']'))
+        else {
+            return false;
+        };
+        let Some((rule, fp)) = body.rsplit_once(':') else {
+            return false;
+        };
+        let shaped = self.known_rules.contains(rule)
+            && fp.len() == 8
+            && fp
+                .bytes()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c));
+        shaped && self.issued.as_ref().is_none_or(|i| i.contains(p))
+    }
+
+    /// Scans one string (a JSON leaf or key, or a text line).
+    pub fn string(&mut self, s: &str, file: &str, pointer: &str) {
+        self.report.strings_scanned += 1;
+        self.scratch.clear();
+        self.det.find(s.as_bytes(), &mut self.scratch);
+        let found = std::mem::take(&mut self.scratch);
+        for f in &found {
+            let code = if f.rule == SENSITIVE_RULE {
+                "validation.sensitive_value_in_export"
+            } else {
+                "validation.secret_in_export"
+            };
+            self.finding(
+                code,
+                file,
+                pointer,
+                format!("rule {} matched {} bytes", f.rule, f.end - f.start),
+            );
+        }
+        self.scratch = found;
+        if let Some((ac, kinds)) = &self.literals {
+            let hits: Vec<(&'static str, usize, usize)> = ac
+                .find_iter(s)
+                .map(|m| (kinds[m.pattern().as_usize()], m.start(), m.end()))
+                .collect();
+            let b = s.as_bytes();
+            for (code, a, e) in hits {
+                let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+                if code == "validation.local_user_in_export"
+                    && (a.checked_sub(1).is_some_and(|i| word(b[i]))
+                        || b.get(e).is_some_and(|c| word(*c)))
+                {
+                    continue;
+                }
+                self.finding(
+                    code,
+                    file,
+                    pointer,
+                    format!("a {}-byte literal the export must not contain", e - a),
+                );
+            }
+        }
+        for _ in crate::paths::local_paths(s) {
+            self.finding(
+                "validation.local_path_in_export",
+                file,
+                pointer,
+                "an absolute local path".into(),
+            );
+        }
+        let placeholders: Vec<String> = self
+            .placeholder
+            .find_iter(s.as_bytes())
+            .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
+            .collect();
+        for p in placeholders {
+            self.report.placeholders += 1;
+            if !self.placeholder_ok(&p) {
+                self.finding(
+                    "validation.placeholder_unknown",
+                    file,
+                    pointer,
+                    "a placeholder this export did not issue".into(),
+                );
+            }
+        }
+    }
+
+    /// Scans a JSON value: every key and string, forbidden fields.
+    pub fn value(&mut self, v: &Value, file: &str, pointer: &mut String) {
+        match v {
+            Value::String(s) => self.string(s, file, pointer),
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    let len = pointer.len();
+                    pointer.push_str(&format!("/{i}"));
+                    self.value(x, file, pointer);
+                    pointer.truncate(len);
+                }
+            }
+            Value::Object(m) => {
+                if m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD)
+                    && m.keys().any(|k| !THINKING_KEEP.contains(&k.as_str()))
+                {
+                    self.finding(
+                        "validation.hidden_reasoning",
+                        file,
+                        pointer,
+                        "a thinking record keeps content".into(),
+                    );
+                }
+                for (k, x) in m {
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&escape_pointer_token(k));
+                    self.string(k, file, pointer);
+                    match classify(k, &self.allow) {
+                        FieldClass::Hidden | FieldClass::RawBody => self.finding(
+                            "validation.forbidden_field",
+                            file,
+                            pointer,
+                            "hidden reasoning or a raw API body".into(),
+                        ),
+                        FieldClass::Secret => match x {
+                            Value::Null | Value::Bool(_) => {}
+                            Value::String(s) if is_placeholder(s.as_bytes()) => {
+                                self.string(s, file, pointer)
+                            }
+                            _ => self.finding(
+                                "validation.secret_field_in_export",
+                                file,
+                                pointer,
+                                "a secret-named field keeps a value".into(),
+                            ),
+                        },
+                        _ => self.value(x, file, pointer),
+                    }
+                    pointer.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Scans one file by its media type, hashing it on the way; returns
+    /// its digest and size, or the content issue that stopped the read.
+    pub fn file(
+        &mut self,
+        path: &Path,
+        rel: &str,
+        media_type: &str,
+    ) -> Result<(String, u64), Issue> {
+        let f = std::fs::File::open(path)
+            .map_err(|e| Issue::file("io.error", rel, format!("{rel}: {e}")))?;
+        let mut r = Hashing {
+            inner: f,
+            h: Hasher::new(),
+        };
+        match media_type {
+            "application/json" => {
+                let mut buf = Vec::new();
+                (&mut r)
+                    .take(Limits::EVIDENCE.max_bytes as u64 + 1)
+                    .read_to_end(&mut buf)
+                    .map_err(|e| Issue::file("io.error", rel, format!("{rel}: {e}")))?;
+                if buf.len() > Limits::EVIDENCE.max_bytes {
+                    return Err(Issue::file(
+                        "limit.json_bytes",
+                        rel,
+                        format!("{rel}: too large"),
+                    ));
+                }
+                let v = json::parse(&buf, &Limits::EVIDENCE).map_err(|e| Issue::from((rel, e)))?;
+                self.value(&v, rel, &mut String::new());
+            }
+            media => {
+                let jsonl = media == "application/x-ndjson";
+                let limits = JsonlLimits::EVIDENCE.line;
+                let mut br = BufReader::with_capacity(1 << 20, &mut r);
+                let mut buf = Vec::new();
+                let mut n = 0u64;
+                while next_line(&mut br, &mut buf, limits.max_bytes)
+                    .map_err(|e| Issue::file("limit.line_bytes", rel, format!("{rel}: {e}")))?
+                {
+                    let (content, _) = split_terminator(&buf);
+                    let mut pointer = format!("/{n}");
+                    if jsonl {
+                        let v = json::parse(content, &limits).map_err(|e| {
+                            Issue::at(
+                                e.code,
+                                rel,
+                                format!("/{n}{}", e.pointer),
+                                format!("line {}: {}", n + 1, e.message),
+                            )
+                        })?;
+                        self.value(&v, rel, &mut pointer);
+                    } else {
+                        let s = std::str::from_utf8(content).map_err(|_| {
+                            Issue::at(
+                                "validation.invalid_utf8",
+                                rel,
+                                &pointer,
+                                format!("line {}: not UTF-8", n + 1),
+                            )
+                        })?;
+                        self.string(s, rel, &pointer);
+                    }
+                    n += 1;
+                }
+            }
+        }
+        let (d, size) = r.h.finish();
+        self.report.bytes += size;
+        Ok((d.to_string(), size))
+    }
+}
+
+struct Hashing<R> {
+    inner: R,
+    h: Hasher,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.h.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Every file below `root` (relative paths); links and special files are issues.
+fn walk(root: &Path, issues: &mut Vec<Issue>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(root.to_path_buf(), String::new(), 0usize)];
+    while let Some((dir, prefix, depth)) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) => {
+                issues.push(Issue::file(
+                    "io.error",
+                    &prefix,
+                    format!("{}: {e}", dir.display()),
+                ));
+                continue;
+            }
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let rel = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            let ft = meta.file_type();
+            if ft.is_dir() && depth < 64 {
+                stack.push((e.path(), rel, depth + 1));
+            } else if ft.is_file() {
+                if std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+                    issues.push(Issue::file(
+                        "validation.hard_link",
+                        &rel,
+                        format!("{rel}: has more than one link"),
+                    ));
+                }
+                out.push(rel);
+            } else {
+                issues.push(Issue::file(
+                    "validation.not_regular_file",
+                    &rel,
+                    format!("{rel}: not a regular file or directory"),
+                ));
+            }
+            if out.len() > MAX_FILES {
+                issues.push(Issue::file(
+                    "limit.members",
+                    "",
+                    format!("more than {MAX_FILES} files"),
+                ));
+                return out;
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn s<'v>(v: &'v Value, k: &str) -> &'v str {
+    v.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Checks the export tree at `root`; every problem is an issue.
+pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
+    let mut issues = Vec::new();
+    let files = walk(root, &mut issues);
+    let mbytes = match std::fs::read(root.join(MANIFEST)) {
+        Ok(b) => b,
+        Err(e) => {
+            issues.push(Issue::file(
+                "validation.missing_file",
+                MANIFEST,
+                format!("manifest.json: {e}"),
+            ));
+            return Err(ExportError::Invalid(issues));
+        }
+    };
+    let manifest = match json::parse(&mbytes, &Limits::DOCUMENT) {
+        Ok(v) => v,
+        Err(e) => {
+            issues.push(Issue::from((MANIFEST, e)));
+            return Err(ExportError::Invalid(issues));
+        }
+    };
+    for p in schema::validate(DocKind::ExportManifest, &manifest) {
+        issues.push(Issue::at(
+            "validation.schema",
+            MANIFEST,
+            p.pointer,
+            p.message,
+        ));
+    }
+    if !issues.is_empty() {
+        return Err(ExportError::Invalid(issues));
+    }
+    let bad = |issues: &mut Vec<Issue>, ptr: &str, msg: String| {
+        issues.push(Issue::at("validation.export_manifest", MANIFEST, ptr, msg));
+    };
+    let bundle_id = s(&manifest, "bundleId");
+    if s(&manifest, "status") != "ready" {
+        bad(
+            &mut issues,
+            "/status",
+            "an export tree's manifest has status ready".into(),
+        );
+    }
+    let class = s(&manifest, "sharingClass");
+    if !matches!(class, "partner" | "public") {
+        bad(
+            &mut issues,
+            "/sharingClass",
+            format!("sharing class {class:?} is not an export class"),
+        );
+    }
+    if let Some(p) = exp.policy {
+        if s(&manifest, "policyDigest") != p.digest || class != p.sharing_class {
+            issues.push(Issue::at(
+                "validation.policy_mismatch",
+                MANIFEST,
+                "/policyDigest",
+                "the export was not made with this policy",
+            ));
+        }
+    }
+    let empty = Vec::new();
+    let arr = |k: &str| manifest.get(k).and_then(Value::as_array).unwrap_or(&empty);
+    let artifacts = arr("artifacts");
+    if artifacts.is_empty() {
+        bad(
+            &mut issues,
+            "/artifacts",
+            "a portable export lists its artifacts".into(),
+        );
+    }
+    if s(&manifest["correlations"], "bundleId") != bundle_id {
+        bad(
+            &mut issues,
+            "/correlations/bundleId",
+            "differs from bundleId".into(),
+        );
+    }
+    let ids: Vec<&str> = artifacts.iter().map(|a| s(a, "id")).collect();
+    let listed: Vec<&str> = arr("artifactIds")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    if ids != listed {
+        bad(
+            &mut issues,
+            "/artifactIds",
+            "artifactIds differ from the artifacts' ids".into(),
+        );
+    }
+    let paths: Vec<&str> = artifacts.iter().map(|a| s(a, "relativePath")).collect();
+    for (i, p) in paths.iter().enumerate() {
+        if let Err(e) = check_relative_path(p) {
+            issues.push(Issue::at(
+                e.code,
+                MANIFEST,
+                format!("/artifacts/{i}/relativePath"),
+                e.message,
+            ));
+        }
+    }
+    for (i, e) in check_path_set(&paths) {
+        issues.push(Issue::at(
+            e.code,
+            MANIFEST,
+            format!("/artifacts/{i}/relativePath"),
+            e.message,
+        ));
+    }
+    let mut with_transformation = BTreeSet::new();
+    let mut seen_pairs = BTreeSet::new();
+    for (i, t) in arr("transformations").iter().enumerate() {
+        let id = s(t, "artifactId");
+        if !ids.contains(&id) {
+            bad(
+                &mut issues,
+                &format!("/transformations/{i}/artifactId"),
+                format!("names no exported artifact ({id:?})"),
+            );
+        }
+        if !seen_pairs.insert((id, s(t, "action"))) {
+            bad(
+                &mut issues,
+                &format!("/transformations/{i}"),
+                "a repeated (artifact, action) record".into(),
+            );
+        }
+        with_transformation.insert(id);
+    }
+    for (i, id) in ids.iter().enumerate() {
+        if !with_transformation.contains(id) {
+            bad(
+                &mut issues,
+                &format!("/artifacts/{i}"),
+                "an exported artifact without a transformation record".into(),
+            );
+        }
+    }
+    for (i, x) in arr("excludedArtifacts").iter().enumerate() {
+        let id = s(x, "artifactId");
+        if artifacts.iter().any(|a| s(a, "sourceArtifactId") == id) {
+            bad(
+                &mut issues,
+                &format!("/excludedArtifacts/{i}"),
+                "both exported and excluded".into(),
+            );
+        }
+    }
+    if !artifacts.iter().any(|a| s(a, "kind") != "capture-report") {
+        bad(
+            &mut issues,
+            "/artifacts",
+            "no evidence artifact besides the capture report".into(),
+        );
+    }
+    // The tree holds exactly the manifest and the listed files.
+    let expected: BTreeSet<&str> = paths.iter().copied().chain([MANIFEST]).collect();
+    for f in &files {
+        if !expected.contains(f.as_str()) {
+            issues.push(Issue::file(
+                "validation.unlisted_file",
+                f,
+                format!("{f}: not listed in the manifest"),
+            ));
+        }
+    }
+    for p in &paths {
+        if !files.iter().any(|f| f == p) {
+            issues.push(Issue::file(
+                "validation.missing_file",
+                p,
+                format!("{p}: listed but absent"),
+            ));
+        }
+    }
+    if !issues.is_empty() {
+        return Err(ExportError::Invalid(issues));
+    }
+
+    let mut scan = FinalScan::new(exp)?;
+    scan.value(&manifest, MANIFEST, &mut String::new());
+    let mut digests: BTreeMap<&str, (String, u64)> = BTreeMap::new();
+    for (i, a) in artifacts.iter().enumerate() {
+        let rel = s(a, "relativePath");
+        if !allowed(s(a, "kind"), s(a, "mediaType")) {
+            bad(
+                &mut issues,
+                &format!("/artifacts/{i}/mediaType"),
+                "not an exportable (kind, media type) pair".into(),
+            );
+            continue;
+        }
+        match scan.file(&root.join(rel), rel, s(a, "mediaType")) {
+            Ok((d, n)) => {
+                if d != s(a, "digest") {
+                    issues.push(Issue::file(
+                        "integrity.digest_mismatch",
+                        rel,
+                        format!("{rel}: digest differs from the manifest"),
+                    ));
+                }
+                if Some(n) != a.get("sizeBytes").and_then(Value::as_u64) {
+                    issues.push(Issue::file(
+                        "integrity.size_mismatch",
+                        rel,
+                        format!("{rel}: size differs from the manifest"),
+                    ));
+                }
+                digests.insert(s(a, "id"), (d, n));
+            }
+            Err(i) => issues.push(i),
+        }
+        scan.report.artifacts += 1;
+    }
+    // References between the exported contract documents.
+    for a in artifacts {
+        let rel = s(a, "relativePath");
+        let kind = s(a, "kind");
+        if !matches!(kind, "verifier" | "capture-report") {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(root.join(rel)) else {
+            continue;
+        };
+        let Ok(doc) = json::parse(&bytes, &Limits::EVIDENCE) else {
+            continue;
+        };
+        if s(&doc, "bundleId") != bundle_id {
+            issues.push(Issue::at(
+                "validation.reference",
+                rel,
+                "/bundleId",
+                "differs from the export's bundleId",
+            ));
+        }
+        if kind == "verifier" {
+            if let Some(ws) = doc.get("workspace") {
+                let ok = artifacts.iter().any(|x| {
+                    s(x, "id") == s(ws, "artifactId") && s(x, "digest") == s(ws, "digest")
+                });
+                if !ok {
+                    issues.push(Issue::at(
+                        "validation.reference",
+                        rel,
+                        "/workspace",
+                        "names no exported workspace with that digest",
+                    ));
+                }
+            }
+            for (j, dg) in doc
+                .get("diagnostics")
+                .and_then(Value::as_array)
+                .unwrap_or(&empty)
+                .iter()
+                .enumerate()
+            {
+                let ok = artifacts.iter().any(|x| {
+                    s(x, "relativePath") == s(dg, "locator") && s(x, "digest") == s(dg, "digest")
+                });
+                if !ok {
+                    issues.push(Issue::at(
+                        "validation.reference",
+                        rel,
+                        format!("/diagnostics/{j}"),
+                        "names no exported diagnostic with that digest",
+                    ));
+                }
+            }
+        }
+    }
+    issues.append(&mut scan.findings);
+    if !issues.is_empty() {
+        return Err(ExportError::Invalid(issues));
+    }
+    Ok(scan.report)
+}

@@ -1,0 +1,355 @@
+//! The second pass: rewriting records and lines.
+//!
+//! JSON is rewritten on parsed structure: hidden reasoning and raw API
+//! bodies are removed, secret-named fields replaced, user fields numbered,
+//! identity fields rewritten, and every other string (key names included)
+//! goes through [`Scrubber::string`]: local roots and paths first (a path
+//! that holds a secret or an id goes as a whole), then the literal sweep,
+//! then every rule again over every decoded view as a safety net, then the
+//! string limit. Text is rewritten line by line; a private key block that
+//! spans lines is replaced line by line until its END marker.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use crate::collect::{char_span, correlation_namespace, Collected, FIELD_RULE};
+use crate::detect::Detector;
+use crate::error::{ExportError, Result};
+use crate::identity::{pseudonym, IdMap, RECORD_NAMESPACE};
+use crate::key::Keys;
+use crate::literals::{LiteralKind, Literals, LiteralsBuilder};
+use crate::names::{classify, normalize, FieldClass, THINKING_KEEP, THINKING_RECORD};
+use crate::paths::{self, LOCAL_HOST};
+
+/// Transformations made in one artifact (the export manifest's counts).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Fields removed (hidden reasoning, raw bodies).
+    pub removed_field: u64,
+    /// Secrets replaced.
+    pub redacted_secret: u64,
+    /// Paths, user and host names replaced.
+    pub redacted_local: u64,
+    /// Identities rewritten.
+    pub rewritten_correlation: u64,
+    /// Strings cut to the limit.
+    pub truncated: u64,
+    /// Records whose serialized form changed.
+    pub canonicalized: u64,
+}
+
+/// Names too common to sweep as words (they stay replaced in typed fields).
+const UNSWEPT_NAMES: &[&str] = &["root", "user", "users", "home", "admin", "localhost"];
+/// Shortest user or host name swept as a word.
+const MIN_SWEPT_NAME: usize = 3;
+
+/// Per-record identity fields (rewritten where they stand).
+fn record_id_field(normalized: &str) -> bool {
+    matches!(
+        normalized,
+        "spanid"
+            | "parentspanid"
+            | "parentid"
+            | "eventid"
+            | "turnid"
+            | "requestid"
+            | "messageid"
+            | "tooluseid"
+    )
+}
+
+/// The placeholder of a secret.
+pub fn secret_placeholder(rule: &str, fingerprint: &str) -> String {
+    format!("[REDACTED_SECRET:{rule}:{fingerprint}]")
+}
+
+/// Rewrites strings, records and lines of one export.
+pub struct Scrubber<'a> {
+    det: &'a Detector,
+    keys: Keys,
+    lits: Literals,
+    ids: IdMap,
+    users: BTreeMap<String, usize>,
+    roots: Vec<String>,
+    allow: Vec<String>,
+    max_string: usize,
+    issued: BTreeSet<String>,
+}
+
+/// State carried from line to line of a text artifact.
+#[derive(Debug, Default)]
+pub struct TextState {
+    in_private_key: bool,
+}
+
+impl<'a> Scrubber<'a> {
+    /// Builds the sweep from what the first pass collected.
+    pub fn new(
+        det: &'a Detector,
+        keys: Keys,
+        collected: Collected,
+        sensitive_values: &[String],
+        roots: &[String],
+        allow: &[String],
+        max_string: usize,
+    ) -> Result<Scrubber<'a>> {
+        if collected.overflow {
+            return Err(ExportError::blocked(
+                "limit.secrets",
+                "",
+                format!("more than {} distinct secrets", crate::collect::MAX_SECRETS),
+            ));
+        }
+        let ids = collected.ids.finish(&keys)?;
+        let mut b = LiteralsBuilder::default();
+        let mut issued = BTreeSet::new();
+        for v in sensitive_values {
+            let p = secret_placeholder(
+                crate::detect::SENSITIVE_RULE,
+                &keys.fingerprint(v.as_bytes()),
+            );
+            b.add_with_variants(v, &p, LiteralKind::Secret);
+            issued.insert(p);
+        }
+        for (v, rule) in &collected.secrets {
+            let p = secret_placeholder(rule, &keys.fingerprint(v.as_bytes()));
+            b.add_with_variants(v, &p, LiteralKind::Secret);
+            issued.insert(p);
+        }
+        ids.add_literals(&mut b);
+        let mut ordered: Vec<&String> = collected.names.users.iter().collect();
+        ordered.sort_by_key(|u| keys.user_order(u));
+        let users: BTreeMap<String, usize> = ordered
+            .iter()
+            .enumerate()
+            .map(|(i, u)| ((*u).clone(), i + 1))
+            .collect();
+        for (u, n) in &users {
+            if u.len() >= MIN_SWEPT_NAME && !UNSWEPT_NAMES.contains(&u.to_lowercase().as_str()) {
+                b.add_with_variants(u, &format!("[LOCAL_USER:{n}]"), LiteralKind::LocalName);
+            }
+        }
+        for h in &collected.names.hosts {
+            if h.len() >= MIN_SWEPT_NAME && !UNSWEPT_NAMES.contains(&h.to_lowercase().as_str()) {
+                b.add_with_variants(h, LOCAL_HOST, LiteralKind::LocalName);
+            }
+        }
+        Ok(Scrubber {
+            det,
+            keys,
+            lits: b.build(),
+            ids,
+            users,
+            roots: roots.to_vec(),
+            allow: allow.to_vec(),
+            max_string,
+            issued,
+        })
+    }
+
+    /// Every secret placeholder this export may contain.
+    pub fn issued(&self) -> &BTreeSet<String> {
+        &self.issued
+    }
+
+    /// The identity map.
+    pub fn ids(&self) -> &IdMap {
+        &self.ids
+    }
+
+    /// User names seen (for the final scan).
+    pub fn users(&self) -> impl Iterator<Item = &str> {
+        self.users.keys().map(String::as_str)
+    }
+
+    /// The pseudonym of an identity (collected, or per-record).
+    pub fn identity(&self, id: &str) -> String {
+        match self.ids.get(id) {
+            Some(p) => p.to_string(),
+            None => pseudonym(&self.keys, RECORD_NAMESPACE, id),
+        }
+    }
+
+    fn placeholder(&mut self, rule: &str, secret: &[u8]) -> String {
+        let p = secret_placeholder(rule, &self.keys.fingerprint(secret));
+        self.issued.insert(p.clone());
+        p
+    }
+
+    /// Scrubs one string (no string limit).
+    pub fn string(&mut self, s: &str, c: &mut Counts) -> String {
+        let (mut text, n) = paths::rewrite(s, &self.roots);
+        c.redacted_local += n;
+        if let Some((t, r)) = self.lits.replace(&text) {
+            text = t;
+            c.redacted_secret += r.secrets;
+            c.rewritten_correlation += r.identities;
+            c.redacted_local += r.names;
+        }
+        // Safety net: anything a rule still finds (in any view) goes.
+        let mut found = Vec::new();
+        self.det.find(text.as_bytes(), &mut found);
+        if found.is_empty() {
+            return text;
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for f in found {
+            let (a, b) = char_span(&text, f.start, f.end);
+            if a < last {
+                continue;
+            }
+            out.push_str(&text[last..a]);
+            let p = self.placeholder(&f.rule, &text.as_bytes()[a..b]);
+            out.push_str(&p);
+            c.redacted_secret += 1;
+            last = b;
+        }
+        out.push_str(&text[last..]);
+        out
+    }
+
+    /// Cuts `s` to the string limit at a character boundary, never inside
+    /// a placeholder.
+    fn bound(&self, s: String, c: &mut Counts) -> String {
+        if s.len() <= self.max_string {
+            return s;
+        }
+        let mut cut = self.max_string;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if let Some(open) = s[..cut].rfind('[') {
+            if !s[open..cut].contains(']') && s[open..].starts_with(['[']) {
+                let rest = &s[open..];
+                if ["[REDACTED_SECRET", "[LOCAL_", "[WORKSPACE"]
+                    .iter()
+                    .any(|p| rest.starts_with(p))
+                {
+                    cut = open;
+                }
+            }
+        }
+        c.truncated += 1;
+        s[..cut].to_string()
+    }
+
+    fn secret_field(&mut self, v: &Value, c: &mut Counts) -> Value {
+        match v {
+            Value::Null | Value::Bool(_) => v.clone(),
+            _ => {
+                c.redacted_secret += 1;
+                let raw = serde_json::to_vec(v).expect("values serialize");
+                Value::String(self.placeholder(FIELD_RULE, &raw))
+            }
+        }
+    }
+
+    /// Rewrites one JSON value in place; `truncatable` applies the string limit.
+    pub fn value(&mut self, v: &mut Value, truncatable: bool, c: &mut Counts) -> Result<()> {
+        match v {
+            Value::String(s) => {
+                let t = self.string(s, c);
+                *s = if truncatable { self.bound(t, c) } else { t };
+            }
+            Value::Array(a) => {
+                for x in a {
+                    self.value(x, truncatable, c)?;
+                }
+            }
+            Value::Object(m) => self.object(m, truncatable, c)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn object(
+        &mut self,
+        m: &mut Map<String, Value>,
+        truncatable: bool,
+        c: &mut Counts,
+    ) -> Result<()> {
+        let thinking = m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD);
+        let oneshot = m.get("schema").and_then(Value::as_str) == Some("oneshot-v1");
+        let pair_secret = m
+            .get("name")
+            .or_else(|| m.get("key"))
+            .and_then(Value::as_str)
+            .is_some_and(|n| crate::names::is_secret_name(&normalize(n), &self.allow));
+        let old = std::mem::take(m);
+        for (k, mut val) in old {
+            if thinking && !THINKING_KEEP.contains(&k.as_str()) {
+                c.removed_field += 1;
+                continue;
+            }
+            let class = classify(&k, &self.allow);
+            if class.removed() {
+                c.removed_field += 1;
+                continue;
+            }
+            let key = self.string(&k, c);
+            let n = normalize(&k);
+            match class {
+                FieldClass::Secret => val = self.secret_field(&val, c),
+                _ if pair_secret && k == "value" => val = self.secret_field(&val, c),
+                FieldClass::User if val.is_string() => {
+                    let u = val.as_str().expect("checked");
+                    let n = self.users.get(u).copied().unwrap_or(0);
+                    val = Value::String(format!("[LOCAL_USER:{n}]"));
+                    c.redacted_local += 1;
+                }
+                FieldClass::Identity | FieldClass::Plain
+                    if val.is_string()
+                        && (correlation_namespace(&n).is_some()
+                            || record_id_field(&n)
+                            || (oneshot && n == "id")) =>
+                {
+                    let id = val.as_str().expect("checked");
+                    val = Value::String(self.identity(id));
+                    c.rewritten_correlation += 1;
+                }
+                _ => self.value(&mut val, truncatable, c)?,
+            }
+            if m.insert(key.clone(), val).is_some() {
+                return Err(ExportError::invalid(
+                    "validation.key_collision",
+                    "",
+                    "two keys of one object became equal after scrubbing",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Rewrites one line of text (without its terminator). In a patch the
+    /// first character (`+`, `-`, space) is kept.
+    pub fn line(&mut self, line: &str, diff: bool, st: &mut TextState, c: &mut Counts) -> String {
+        let keep_prefix = diff
+            && line.starts_with(['+', '-', ' '])
+            && !line.starts_with("+++ ")
+            && !line.starts_with("--- ");
+        let (prefix, body) = if keep_prefix {
+            line.split_at(1)
+        } else {
+            ("", line)
+        };
+        let is_begin = body.contains("-----BEGIN") && body.contains("PRIVATE KEY");
+        let is_end = body.contains("-----END") && body.contains("PRIVATE KEY");
+        if st.in_private_key {
+            if is_end {
+                st.in_private_key = false;
+            }
+            if body.trim().is_empty() {
+                return line.to_string();
+            }
+            c.redacted_secret += 1;
+            let p = self.placeholder("private-key", body.as_bytes());
+            return format!("{prefix}{p}");
+        }
+        if is_begin && !is_end {
+            st.in_private_key = true;
+        }
+        format!("{prefix}{}", self.string(body, c))
+    }
+}

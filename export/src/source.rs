@@ -1,0 +1,162 @@
+//! Where an export's source bundle comes from: the store (by bundle id or
+//! manifest digest) or a bundle directory (validated first). Every read is
+//! verified: store objects by the store, directory files by hashing them as
+//! they stream and comparing with the descriptor at the end.
+
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use coffer_store::bundle::inspect::{check_manifest, inspect};
+use coffer_store::bundle::model::{Descriptor, Manifest};
+use coffer_store::bundle::source::BundleDir;
+use coffer_store::digest::{Digest, Hasher};
+use coffer_store::issue::Issue;
+use coffer_store::sink::HashOnly;
+use coffer_store::Store;
+
+use crate::error::{ExportError, Result};
+
+/// A source bundle, opened and validated.
+pub struct Source<'s> {
+    /// The manifest's bytes.
+    pub manifest_bytes: Vec<u8>,
+    /// The typed manifest.
+    pub manifest: Manifest,
+    /// The raw manifest value.
+    pub manifest_value: serde_json::Value,
+    /// `qualified` or `incomplete`.
+    pub qualification: String,
+    from: From<'s>,
+}
+
+enum From<'s> {
+    Store(&'s Store),
+    Dir(BundleDir, PathBuf),
+}
+
+impl<'s> Source<'s> {
+    /// A stored bundle by id or manifest digest.
+    pub fn stored(store: &'s Store, id_or_digest: &str) -> Result<Source<'s>> {
+        let row = store.catalog().find_bundle(id_or_digest)?.ok_or_else(|| {
+            ExportError::usage(
+                "io.not_found",
+                id_or_digest,
+                format!("no stored bundle {id_or_digest:?} (give a bundle id, a manifest digest or a bundle directory)"),
+            )
+        })?;
+        let d: Digest = row.manifest_digest.parse().map_err(|_| {
+            ExportError::invalid(
+                "integrity.catalog",
+                "manifest.json",
+                "bad manifest digest in catalog",
+            )
+        })?;
+        let mut bytes = Vec::new();
+        store
+            .open_object(&d)?
+            .read_to_end(&mut bytes)
+            .map_err(|e| ExportError::io(store.path(), "read manifest", e))?;
+        Source::from_manifest(bytes, row.qualification, From::Store(store))
+    }
+
+    /// A bundle directory: validated completely before anything is exported.
+    pub fn directory(path: &Path) -> Result<Source<'static>> {
+        let insp = inspect(path, &mut HashOnly, false)?;
+        if !insp.issues.is_empty() {
+            return Err(ExportError::Invalid(insp.issues));
+        }
+        let qualification = insp.qualification().unwrap_or("incomplete").to_string();
+        let dir = BundleDir::open(path).map_err(|i| ExportError::Invalid(vec![i]))?;
+        Source::from_manifest(
+            insp.manifest_bytes,
+            qualification,
+            From::Dir(dir, path.to_path_buf()),
+        )
+    }
+
+    fn from_manifest(bytes: Vec<u8>, qualification: String, from: From<'s>) -> Result<Source<'s>> {
+        let mut issues = Vec::new();
+        let manifest = check_manifest(&bytes, &mut issues);
+        let manifest = match (manifest, issues.is_empty()) {
+            (Some(m), true) => m,
+            _ => return Err(ExportError::Invalid(issues)),
+        };
+        let manifest_value =
+            coffer_store::json::parse(&bytes, &coffer_store::json::Limits::DOCUMENT)
+                .map_err(|e| ExportError::Invalid(vec![Issue::from(("manifest.json", e))]))?;
+        Ok(Source {
+            manifest_bytes: bytes,
+            manifest,
+            manifest_value,
+            qualification,
+            from,
+        })
+    }
+
+    /// Digest of the source manifest.
+    pub fn manifest_digest(&self) -> Digest {
+        Digest::of(&self.manifest_bytes)
+    }
+
+    /// Opens an artifact; the reader fails at the end if the bytes are not
+    /// the descriptor's.
+    pub fn open(&self, d: &Descriptor) -> Result<Box<dyn Read + '_>> {
+        let digest: Digest = d.digest.parse().map_err(|_| {
+            ExportError::invalid(
+                "validation.digest",
+                &d.relative_path,
+                "bad digest in manifest",
+            )
+        })?;
+        match &self.from {
+            From::Store(store) => Ok(Box::new(store.open_object(&digest)?)),
+            From::Dir(dir, _) => {
+                let (f, _) = dir
+                    .open_evidence(&d.relative_path)
+                    .map_err(|i| ExportError::Invalid(vec![i]))?;
+                Ok(Box::new(Checked {
+                    inner: f,
+                    hasher: Hasher::new(),
+                    size: d.size_bytes,
+                    digest,
+                    rel: d.relative_path.clone(),
+                }))
+            }
+        }
+    }
+
+    /// The bundle directory, when the source is one.
+    pub fn dir_path(&self) -> Option<&Path> {
+        match &self.from {
+            From::Dir(_, p) => Some(p),
+            From::Store(_) => None,
+        }
+    }
+}
+
+/// Hashes what streams through and fails at the end on a mismatch (the
+/// file changed after validation).
+struct Checked<R> {
+    inner: R,
+    hasher: Hasher,
+    size: u64,
+    digest: Digest,
+    rel: String,
+}
+
+impl<R: Read> Read for Checked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        if self.hasher.len() > self.size || (n == 0 && !buf.is_empty()) {
+            let (got, len) = self.hasher.clone().finish();
+            if len != self.size || got != self.digest {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: changed after it was validated", self.rel),
+                ));
+            }
+        }
+        Ok(n)
+    }
+}

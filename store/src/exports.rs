@@ -1,0 +1,122 @@
+//! Catalog rows of published exports and their `sanitized_from` edges.
+
+use rusqlite::{params, Transaction};
+
+use crate::catalog::Catalog;
+use crate::error::Result;
+
+/// One exported artifact and the source artifact it was derived from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportEdge {
+    /// Artifact id in the export.
+    pub artifact_id: String,
+    /// Path in the export tree.
+    pub relative_path: String,
+    /// Digest of the derivative.
+    pub digest: String,
+    /// Digest of the source artifact.
+    pub source_digest: String,
+}
+
+/// One published export.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportRow {
+    /// Digest of the export's `manifest.json`.
+    pub manifest_digest: String,
+    /// Where it was published.
+    pub dest: String,
+    /// The source bundle id.
+    pub source_bundle_id: String,
+    /// The source bundle's manifest digest.
+    pub source_manifest_digest: String,
+    /// `partner` or `public`.
+    pub sharing_class: String,
+    /// The policy digest.
+    pub policy_digest: String,
+}
+
+/// Records an export; runs in the transaction that records its objects.
+/// Recording the same export at the same destination twice is a no-op.
+pub fn insert_export(
+    tx: &Transaction<'_>,
+    row: &ExportRow,
+    edges: &[ExportEdge],
+    now_ms: i64,
+) -> Result<()> {
+    tx.execute(
+        "INSERT INTO exports (manifest_digest, dest, source_bundle_id, source_manifest_digest,
+            sharing_class, policy_digest, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT DO NOTHING",
+        params![
+            row.manifest_digest,
+            row.dest,
+            row.source_bundle_id,
+            row.source_manifest_digest,
+            row.sharing_class,
+            row.policy_digest,
+            now_ms
+        ],
+    )?;
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO export_artifacts (manifest_digest, artifact_id, relative_path, digest, source_digest)
+         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+    )?;
+    for e in edges {
+        ins.execute(params![
+            row.manifest_digest,
+            e.artifact_id,
+            e.relative_path,
+            e.digest,
+            e.source_digest
+        ])?;
+    }
+    Ok(())
+}
+
+fn export_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ExportRow> {
+    Ok(ExportRow {
+        manifest_digest: r.get(0)?,
+        dest: r.get(1)?,
+        source_bundle_id: r.get(2)?,
+        source_manifest_digest: r.get(3)?,
+        sharing_class: r.get(4)?,
+        policy_digest: r.get(5)?,
+    })
+}
+
+const EXPORT_COLUMNS: &str = "e.manifest_digest, e.dest, e.source_bundle_id, e.source_manifest_digest, e.sharing_class, e.policy_digest";
+
+impl Catalog {
+    /// Every export that holds `digest` (as its manifest or an artifact) or
+    /// derives from it (as a source artifact or source manifest).
+    pub fn exports_of(&self, digest: &str) -> Result<Vec<ExportRow>> {
+        let mut st = self.conn().prepare(&format!(
+            "SELECT DISTINCT {EXPORT_COLUMNS} FROM exports e
+             LEFT JOIN export_artifacts a ON a.manifest_digest = e.manifest_digest
+             WHERE e.manifest_digest = ?1 OR e.source_manifest_digest = ?1
+                OR a.digest = ?1 OR a.source_digest = ?1
+             ORDER BY e.manifest_digest, e.dest"
+        ))?;
+        let rows = st.query_map([digest], export_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The artifacts of the export with this manifest digest.
+    pub fn export_edges(&self, manifest_digest: &str) -> Result<Vec<ExportEdge>> {
+        let mut st = self.conn().prepare(
+            "SELECT artifact_id, relative_path, digest, source_digest FROM export_artifacts
+             WHERE manifest_digest = ?1 ORDER BY artifact_id",
+        )?;
+        let rows = st.query_map([manifest_digest], |r| {
+            Ok(ExportEdge {
+                artifact_id: r.get(0)?,
+                relative_path: r.get(1)?,
+                digest: r.get(2)?,
+                source_digest: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
