@@ -29,7 +29,8 @@ pub struct Finding {
 pub struct Detector {
     rules: RuleSet,
     sensitive: Option<AhoCorasick>,
-    forgery: Option<Regex>,
+    forgery: bool,
+    placeholder: Regex,
 }
 
 /// The shape of every placeholder coffer writes (and of imitations).
@@ -48,8 +49,8 @@ impl Detector {
         Detector {
             rules,
             sensitive,
-            forgery: forgery
-                .then(|| Regex::new(&format!("(?-u){PLACEHOLDER_PATTERN}")).expect("compiles")),
+            forgery,
+            placeholder: Regex::new(&format!("(?-u){PLACEHOLDER_PATTERN}")).expect("compiles"),
         }
     }
 
@@ -72,13 +73,20 @@ impl Detector {
     }
 
     /// Every finding in `s`, over `s` and its decoded views, in `s`'s
-    /// coordinates; deduplicated by span.
+    /// coordinates; deduplicated by span. Text inside a placeholder-shaped
+    /// span (`[REDACTED_SECRET:rule:fp]`) is not a credential; with
+    /// `forgery` on, the placeholder-shaped span itself is a finding.
     pub fn find(&self, s: &[u8], out: &mut Vec<Finding>) {
         let mut raw = Vec::new();
         self.raw(s, &mut raw);
-        if let Some(re) = &self.forgery {
-            for m in re.find_iter(s) {
-                raw.push((m.start(), m.end(), FORGERY_RULE.to_string()));
+        let placeholders: Vec<(usize, usize)> = self
+            .placeholder
+            .find_iter(s)
+            .map(|m| (m.start(), m.end()))
+            .collect();
+        if self.forgery {
+            for (a, b) in &placeholders {
+                raw.push((*a, *b, FORGERY_RULE.to_string()));
             }
         }
         for v in views::decoded_views(s) {
@@ -91,6 +99,9 @@ impl Detector {
                 }
             }
         }
+        raw.retain(|(a, b, rule)| {
+            rule == FORGERY_RULE || !placeholders.iter().any(|(x, y)| x <= a && b <= y)
+        });
         raw.sort();
         raw.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
         out.extend(

@@ -353,3 +353,62 @@ impl<'a> Scrubber<'a> {
         format!("{prefix}{}", self.string(body, c))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::Collector;
+    use crate::key::ExportKey;
+    use crate::rules::RuleSet;
+
+    fn scrub_lines(lines: &[&str], diff: bool) -> Vec<String> {
+        let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], true);
+        let mut col = Collector::new(&det, &[]);
+        for l in lines {
+            col.string(l, 0);
+        }
+        let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], false);
+        let keys = ExportKey::from_bytes([3; 32]).for_policy("p");
+        let mut s = Scrubber::new(&safety, keys, col.found, &[], &[], &[], 1 << 20).unwrap();
+        let mut st = TextState::default();
+        let mut c = Counts::default();
+        lines
+            .iter()
+            .map(|l| s.line(l, diff, &mut st, &mut c))
+            .collect()
+    }
+
+    #[test]
+    fn private_key_blocks_go_line_by_line_and_keep_the_diff_prefix() {
+        let out = scrub_lines(
+            &[
+                "+key:",
+                "+-----BEGIN RSA PRIVATE KEY-----",
+                "+MIIEowIBAAKCAQEAuZ0bAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                "+-----END RSA PRIVATE KEY-----",
+                "+after",
+            ],
+            true,
+        );
+        assert_eq!(out[0], "+key:");
+        for l in &out[1..4] {
+            assert!(l.starts_with("+[REDACTED_SECRET:private-key:"), "{l}");
+        }
+        assert_eq!(out[4], "+after");
+    }
+
+    #[test]
+    fn secrets_found_once_are_swept_everywhere_with_their_encodings() {
+        let tok = "ghp_Q7abcdefghijklmnopqrstuvwxyz0123456789";
+        let out = scrub_lines(
+            &[
+                &format!("token {tok}"),
+                &format!("again \\\"{tok}\\\" and {}", tok.replace('_', "%5F")),
+            ],
+            false,
+        );
+        for l in &out {
+            assert!(!l.contains("Q7abcdefghij"), "{l}");
+        }
+    }
+}

@@ -1,0 +1,641 @@
+//! `export create|verify` and `scan`: EBO's export behaviours, fail-closed
+//! cases, determinism, tampering. Planted secrets are generated here at
+//! test time; the repository holds none.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::bundles::{copy_tree, fixture};
+use crate::support::{codes, sha256, Env};
+
+/// Deterministic credential-shaped strings.
+pub struct Gen(u64);
+
+impl Gen {
+    pub fn new(seed: u64) -> Gen {
+        Gen(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn chars(&mut self, alphabet: &str, n: usize) -> String {
+        let a = alphabet.as_bytes();
+        (0..n)
+            .map(|_| {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                a[(self.0 % a.len() as u64) as usize] as char
+            })
+            .collect()
+    }
+    pub fn alnum(&mut self, n: usize) -> String {
+        format!(
+            "Q7{}",
+            self.chars(
+                "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789",
+                n - 2
+            )
+        )
+    }
+}
+
+/// The secrets planted in [`planted_bundle`].
+pub struct Planted {
+    pub dir: PathBuf,
+    pub secrets: Vec<String>,
+    pub user: String,
+    pub ids: Vec<String>,
+}
+
+fn b64(s: &str) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let b = s.as_bytes();
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn pct(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// Rewrites the manifest's digest and size of `rel` after its file changed.
+pub fn refresh(dir: &Path, rel: &str) {
+    let mpath = dir.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    let bytes = std::fs::read(dir.join(rel)).unwrap();
+    for e in m["evidence"].as_array_mut().unwrap() {
+        if e["relativePath"] == rel {
+            e["digest"] = json!(sha256(&bytes));
+            e["sizeBytes"] = json!(bytes.len());
+        }
+    }
+    std::fs::write(&mpath, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+}
+
+/// A copy of the `complete` fixture with credentials, paths, a user name,
+/// hidden reasoning and encoded sensitive values planted in every artifact.
+pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
+    let dir = env.path(name);
+    copy_tree(&fixture("run-bundles/complete"), &dir);
+    let mut g = Gen::new(7);
+    let ghp = format!("ghp_{}", g.alnum(36));
+    let aws = format!("AKIA{}", g.chars("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16));
+    let db_pass = g.alnum(16);
+    let client_secret = g.alnum(30);
+    let pk_body = g.chars(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        64,
+    );
+    let basic = b64(&format!("deploy:{}", g.alnum(14)));
+    let password = g.alnum(12);
+    let refresh_tok = g.alnum(28);
+    let id_token = g.alnum(28);
+    let escaped_gh = format!("ghp_{}", g.alnum(36));
+    let user = "jdoe7";
+    let session = [
+        json!({"type": "session.start", "sessionId": "sess-coffer-complete", "cwd": format!("/home/{user}/work/calc"), "user": user}),
+        json!({"type": "assistant.message", "text": "Setting the key.", "thinking": "I should not reveal my plan", "apiKey": ghp}),
+        json!({"type": "tool.call", "input": {"command": format!("export AWS_ACCESS_KEY_ID={aws}\nls /home/{user}/.aws")}, "client_secret": client_secret, "private_key": format!("-----BEGIN RSA PRIVATE KEY-----\n{pk_body}\n-----END RSA PRIVATE KEY-----")}),
+        json!({"type": "tool.result", "output": format!("{{\"config\": {{\"note\": \"{sensitive}\"}}}}"), "encoded": b64(&format!("value={sensitive}")), "url": format!("https://h.test/cb?x={}", pct(sensitive))}),
+        json!({"type": "tool.result", "output": format!("token line\\n{escaped_gh} after escape")}),
+        json!({"schema": "oneshot-v1", "type": "observation.agent_thinking", "id": "obs-9", "content": "hidden plan"}),
+        json!({"type": "assistant.message", "text": "ran in /home/jdoe7/work/calc/src", "raw_response_body": {"id": "x"}}),
+    ];
+    let mut s = String::new();
+    for r in &session {
+        s.push_str(&serde_json::to_string(r).unwrap());
+        s.push('\n');
+    }
+    std::fs::write(dir.join("session.jsonl"), s).unwrap();
+    let hooks = format!(
+        "{}\n{}\n",
+        json!({"type": "PostToolUse", "tool": "edit", "file": "src/calc.py", "sessionId": "sess-coffer-complete"}),
+        json!({"type": "PreToolUse", "tool": "bash", "command": format!("curl -H 'Authorization: Basic {basic}' https://api.test/"), "env": {"DATABASE_URL": format!("postgres://app:{db_pass}@db.internal/x")}})
+    );
+    std::fs::write(dir.join("hooks.jsonl"), hooks).unwrap();
+    std::fs::write(
+        dir.join("telemetry/trace.json"),
+        serde_json::to_vec_pretty(&json!({"traceId": "trace-coffer-complete", "sessionId": "sess-coffer-complete", "spans": [{"name": "turn", "durationMs": 1200, "attributes": {"host.user": user}}]})).unwrap(),
+    )
+    .unwrap();
+    let patch = format!(
+        "diff --git a/config.env b/config.env\nnew file mode 100644\n--- /dev/null\n+++ b/config.env\n@@ -0,0 +1,9 @@\n+DATABASE_URL=postgres://app:{db_pass}@db.internal/x\n+password=\"{password}\"\n+refresh_token={refresh_tok}\n+id_token='{id_token}'\n+Authorization: Basic {basic}\n+GITHUB={ghp}\n+-----BEGIN RSA PRIVATE KEY-----\n+{pk_body}\n+-----END RSA PRIVATE KEY-----\n"
+    );
+    std::fs::write(dir.join("workspace.patch"), patch).unwrap();
+    // The verifier is bound to the workspace's digest.
+    let vpath = dir.join("verifier.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&vpath).unwrap()).unwrap();
+    v["workspace"]["digest"] = json!(sha256(&std::fs::read(dir.join("workspace.patch")).unwrap()));
+    std::fs::write(&vpath, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    for rel in [
+        "session.jsonl",
+        "hooks.jsonl",
+        "telemetry/trace.json",
+        "workspace.patch",
+        "verifier.json",
+    ] {
+        refresh(&dir, rel);
+    }
+    let r = env.run(&["bundle", "validate", dir.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "planted bundle must be valid: {}", r.stderr);
+    Planted {
+        dir,
+        secrets: vec![
+            ghp,
+            aws,
+            db_pass,
+            client_secret,
+            pk_body,
+            basic,
+            password,
+            refresh_tok,
+            id_token,
+            escaped_gh,
+            sensitive.to_string(),
+        ],
+        user: user.to_string(),
+        ids: vec![
+            "sess-coffer-complete".into(),
+            "trace-coffer-complete".into(),
+            "coffer-complete".into(),
+            "attempt-coffer-complete".into(),
+            "run-coffer-complete".into(),
+        ],
+    }
+}
+
+pub fn write_policy(env: &Env, name: &str, class: &str, sensitive: &[&str]) -> PathBuf {
+    env.write(
+        name,
+        serde_json::to_string(&json!({
+            "schemaVersion": "coffer.export-policy/v1",
+            "sharingClass": class,
+            "maxArtifactBytes": 16777216,
+            "maxStringBytes": 8192,
+            "sensitiveValues": sensitive,
+            "localRoots": ["/home/jdoe7/work/calc"],
+        }))
+        .unwrap()
+        .as_bytes(),
+    )
+}
+
+/// Every file of a tree, sorted, with its bytes.
+pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            out.push((rel, std::fs::read(e.path()).unwrap()));
+        }
+    }
+    out
+}
+
+fn all_bytes(dir: &Path) -> Vec<u8> {
+    tree(dir).into_iter().flat_map(|(_, b)| b).collect()
+}
+
+fn contains(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+const SENSITIVE: &str = "Tr0ub4dor&3-horse";
+
+fn export(env: &Env, source: &str, policy: &Path, dest: &str, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["export", "create", source, policy.to_str().unwrap(), dest];
+    args.extend_from_slice(extra);
+    env.json(&args)
+}
+
+#[test]
+fn public_export_removes_every_planted_secret_and_rewrites_ids_consistently() {
+    let env = Env::new();
+    let p = planted_bundle(&env, "src", SENSITIVE);
+    let policy = write_policy(&env, "policy.json", "public", &[SENSITIVE]);
+    let (code, v) = export(&env, p.dir.to_str().unwrap(), &policy, "out", &[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["status"], "accepted");
+    let out = env.path("out");
+    let bytes = all_bytes(&out);
+    for s in &p.secrets {
+        assert!(!contains(&bytes, s), "secret {}... survived", &s[..6]);
+        for enc in [b64(s), pct(s), serde_json::to_string(s).unwrap()] {
+            assert!(
+                !contains(&bytes, enc.trim_end_matches('=').trim_matches('"')),
+                "an encoding of {}... survived",
+                &s[..6]
+            );
+        }
+    }
+    assert!(
+        !contains(&bytes, &b64(&format!("value={SENSITIVE}"))[..20]),
+        "the base64 blob survived"
+    );
+    for id in &p.ids {
+        assert!(!contains(&bytes, id), "identity {id} survived");
+    }
+    assert!(!contains(&bytes, "/home/"), "a home path survived");
+    assert!(!contains(&bytes, &p.user), "the user name survived");
+    assert!(
+        !contains(&bytes, "I should not reveal"),
+        "hidden reasoning survived"
+    );
+    assert!(
+        !contains(&bytes, "hidden plan"),
+        "agent_thinking content survived"
+    );
+    assert!(
+        !contains(&bytes, "raw_response_body"),
+        "a raw API body survived"
+    );
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(
+        text.contains("[WORKSPACE]/src"),
+        "local roots keep their tail"
+    );
+    assert!(text.contains("[LOCAL_USER:1]"));
+    assert!(text.contains("[REDACTED_SECRET:"));
+    assert!(
+        text.contains("--- /dev/null\n+++ b/config.env"),
+        "diff headers survive"
+    );
+
+    // Correlations are consistent across artifacts and the manifest.
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    let sid = m["correlations"]["sessionId"].as_str().unwrap().to_string();
+    let tid = m["correlations"]["traceId"].as_str().unwrap().to_string();
+    let session = std::fs::read_to_string(out.join("session.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(session.lines().next().unwrap()).unwrap();
+    assert_eq!(first["sessionId"], sid.as_str());
+    let hooks = std::fs::read_to_string(out.join("hooks.jsonl")).unwrap();
+    let h: Value = serde_json::from_str(hooks.lines().next().unwrap()).unwrap();
+    assert_eq!(h["sessionId"], sid.as_str());
+    let t: Value =
+        serde_json::from_slice(&std::fs::read(out.join("telemetry/trace.json")).unwrap()).unwrap();
+    assert_eq!(t["traceId"], tid.as_str());
+    assert_eq!(t["sessionId"], sid.as_str());
+    let ver: Value =
+        serde_json::from_slice(&std::fs::read(out.join("verifier.json")).unwrap()).unwrap();
+    assert_eq!(ver["bundleId"], m["bundleId"]);
+    let ws = m["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "workspace")
+        .unwrap();
+    assert_eq!(
+        ver["workspace"]["digest"], ws["digest"],
+        "the verifier points at the exported patch"
+    );
+    assert_eq!(m["status"], "ready");
+    assert_eq!(
+        m["excludedArtifacts"],
+        json!([{"artifactId": "export-manifest", "reason": "source-export-manifest"}])
+    );
+    let actions: Vec<&str> = m["transformations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["artifactId"] == "session")
+        .map(|t| t["action"].as_str().unwrap())
+        .collect();
+    for a in [
+        "sanitized",
+        "removed-field",
+        "redacted-secret",
+        "redacted-local-identifier",
+        "rewritten-correlation",
+    ] {
+        assert!(actions.contains(&a), "session lacks {a}: {actions:?}");
+    }
+
+    // A recipient verifies without source or key; scan agrees.
+    let (code, v) = env.json(&["export", "verify", "out"]);
+    assert_eq!(code, 0, "{v}");
+    let (code, v) = env.json(&["export", "verify", "out", policy.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    let files: Vec<String> = tree(&out)
+        .into_iter()
+        .map(|(r, _)| format!("out/{r}"))
+        .collect();
+    let mut args = vec!["scan"];
+    args.extend(files.iter().map(String::as_str));
+    let (code, v) = env.json(&args);
+    assert_eq!(code, 0, "{v}");
+    // ... and scan finds the planted secrets in the source.
+    let (code, v) = env.json(&["scan", "src/session.jsonl", "src/workspace.patch"]);
+    assert_eq!(code, 1, "{v}");
+    assert!(codes(&v).iter().any(|c| c == "validation.secret_in_export"));
+    assert!(codes(&v)
+        .iter()
+        .any(|c| c == "validation.local_path_in_export"));
+}
+
+#[test]
+fn exports_are_deterministic_keyed_and_recorded() {
+    let env = Env::new();
+    let p = planted_bundle(&env, "src", SENSITIVE);
+    let policy = write_policy(&env, "policy.json", "partner", &[SENSITIVE]);
+    let (code, v) = env.json(&["bundle", "ingest", p.dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    let (c1, v1) = export(&env, "coffer-complete", &policy, "a", &[]);
+    let (c2, v2) = export(&env, p.dir.to_str().unwrap(), &policy, "b", &[]);
+    assert_eq!((c1, c2), (0, 0), "{v1} {v2}");
+    assert_eq!(
+        tree(&env.path("a")),
+        tree(&env.path("b")),
+        "same source, policy and key: same bytes"
+    );
+    // Another key: other pseudonyms and fingerprints, same shape.
+    let key = env.write("other.key", &[42u8; 32]);
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let (c3, v3) = export(
+        &env,
+        "coffer-complete",
+        &policy,
+        "c",
+        &["--key-file", "other.key"],
+    );
+    assert_eq!(c3, 0, "{v3}");
+    let ma: Value =
+        serde_json::from_slice(&std::fs::read(env.path("a/manifest.json")).unwrap()).unwrap();
+    let mc: Value =
+        serde_json::from_slice(&std::fs::read(env.path("c/manifest.json")).unwrap()).unwrap();
+    assert_ne!(ma["bundleId"], mc["bundleId"]);
+    assert_eq!(ma["policyDigest"], mc["policyDigest"]);
+    // where: the source session lists every export derived from it.
+    let src_session = sha256(&std::fs::read(p.dir.join("session.jsonl")).unwrap());
+    let (code, w) = env.json(&["where", &src_session]);
+    assert_eq!(code, 0, "{w}");
+    let dests: Vec<String> = w["result"]["exports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["dest"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(dests.len(), 3, "{dests:?}");
+    // The derivatives are objects in the store and survive gc.
+    let exported = ma["artifacts"][0]["digest"].as_str().unwrap();
+    assert_eq!(env.run(&["gc", "--grace", "0s"]).code, 0);
+    assert_eq!(env.run(&["has", exported]).code, 0);
+    assert_eq!(env.run(&["fsck", "--read-data"]).code, 0);
+}
+
+#[test]
+fn fail_closed_cases_write_nothing() {
+    let env = Env::new();
+    let p = planted_bundle(&env, "src", SENSITIVE);
+    let policy = write_policy(&env, "policy.json", "partner", &[SENSITIVE]);
+
+    // A sensitive value equal to a manifest word fails the final scan.
+    let word = write_policy(&env, "word.json", "partner", &["capture-report"]);
+    let (code, v) = export(&env, p.dir.to_str().unwrap(), &word, "w", &[]);
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        codes(&v).contains(&"validation.sensitive_value_in_export".to_string()),
+        "{v}"
+    );
+    assert!(!env.path("w").exists());
+
+    // Unknown sharing class; unsupported media type.
+    let bad = env.path("bad");
+    copy_tree(&p.dir, &bad);
+    let mpath = bad.join("manifest.json");
+    let orig: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    let mut m = orig.clone();
+    m["evidence"][1]["sharingClass"] = json!("unknown");
+    std::fs::write(&mpath, serde_json::to_vec(&m).unwrap()).unwrap();
+    let (code, v) = export(&env, bad.to_str().unwrap(), &policy, "u", &[]);
+    assert_eq!(code, 3, "{v}");
+    assert_eq!(v["status"], "blocked");
+    assert_eq!(codes(&v)[0], "policy.unknown_sharing_class");
+    let mut m = orig.clone();
+    m["evidence"][1]["mediaType"] = json!("application/octet-stream");
+    std::fs::write(&mpath, serde_json::to_vec(&m).unwrap()).unwrap();
+    let (code, v) = export(&env, bad.to_str().unwrap(), &policy, "u", &[]);
+    assert_eq!(code, 3, "{v}");
+    assert_eq!(codes(&v)[0], "policy.unsupported_media_type");
+    assert!(!env.path("u").exists());
+
+    // A short sensitive value is refused unless forced.
+    let short = write_policy(&env, "short.json", "partner", &["abc123"]);
+    let (code, v) = export(&env, p.dir.to_str().unwrap(), &short, "s", &[]);
+    assert_eq!(code, 3, "{v}");
+    assert_eq!(codes(&v)[0], "policy.sensitive_value_too_short");
+
+    // An existing destination is never touched.
+    env.write("taken/keep.txt", b"mine");
+    let (code, v) = export(&env, p.dir.to_str().unwrap(), &policy, "taken", &[]);
+    assert_eq!(code, 3, "{v}");
+    assert_eq!(codes(&v)[0], "conflict.destination_exists");
+    assert_eq!(std::fs::read(env.path("taken/keep.txt")).unwrap(), b"mine");
+    assert_eq!(std::fs::read_dir(env.path("taken")).unwrap().count(), 1);
+
+    // No temp trees are left beside the destinations.
+    let temps = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".coffer-new.")
+        })
+        .count();
+    assert_eq!(temps, 0);
+}
+
+#[test]
+fn incomplete_capture_needs_the_flag() {
+    let env = Env::new();
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let src = fixture("run-bundles/telemetry-incomplete");
+    let (code, v) = export(&env, src.to_str().unwrap(), &policy, "x", &[]);
+    assert_eq!(code, 3, "{v}");
+    assert_eq!(codes(&v)[0], "policy.capture_incomplete");
+    assert!(!env.path("x").exists());
+    let (code, v) = export(
+        &env,
+        src.to_str().unwrap(),
+        &policy,
+        "x",
+        &["--allow-incomplete"],
+    );
+    assert_eq!(code, 4, "{v}");
+    assert_eq!(v["status"], "incomplete");
+    assert_eq!(env.run(&["export", "verify", "x"]).code, 0);
+}
+
+#[test]
+fn redact_env_names_the_variables_whose_values_go() {
+    let env = Env::new();
+    let p = planted_bundle(&env, "src", SENSITIVE);
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    // The sensitive value is not in the policy; it comes from the environment.
+    let out = env
+        .command(&[
+            "--json",
+            "export",
+            "create",
+            p.dir.to_str().unwrap(),
+            policy.to_str().unwrap(),
+            "e",
+            "--redact-env",
+            "COFFER_TEST_SECRET",
+        ])
+        .env("COFFER_TEST_SECRET", SENSITIVE)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!contains(&all_bytes(&env.path("e")), SENSITIVE));
+    let (code, v) = env.json(&[
+        "export",
+        "create",
+        p.dir.to_str().unwrap(),
+        policy.to_str().unwrap(),
+        "f",
+        "--redact-env",
+        "COFFER_TEST_UNSET_VAR",
+    ]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(codes(&v)[0], "usage.env_not_set");
+}
+
+#[test]
+fn tampering_makes_verify_fail() {
+    let env = Env::new();
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let src = fixture("run-bundles/complete");
+    let (code, v) = export(&env, src.to_str().unwrap(), &policy, "t", &[]);
+    assert_eq!(code, 0, "{v}");
+    let orig = tree(&env.path("t"));
+    let restore = |env: &Env| {
+        for (rel, b) in &orig {
+            std::fs::write(env.path("t").join(rel), b).unwrap();
+        }
+    };
+    // An artifact edited after export.
+    let p = env.path("t/session.jsonl");
+    let mut b = std::fs::read(&p).unwrap();
+    b[2] ^= 1;
+    std::fs::write(&p, &b).unwrap();
+    let (code, v) = env.json(&["export", "verify", "t"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["integrity.digest_mismatch"]);
+    restore(&env);
+    // A secret smuggled in with a matching manifest entry.
+    let mut g = Gen::new(99);
+    let line = format!(
+        "{}\n",
+        json!({"type": "note", "text": format!("ghp_{}", g.alnum(36))})
+    );
+    let mut s = std::fs::read(&p).unwrap();
+    s.extend_from_slice(line.as_bytes());
+    std::fs::write(&p, &s).unwrap();
+    let mpath = env.path("t/manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    m["artifacts"][0]["digest"] = json!(sha256(&s));
+    m["artifacts"][0]["sizeBytes"] = json!(s.len());
+    std::fs::write(&mpath, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let (code, v) = env.json(&["export", "verify", "t"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["validation.secret_in_export"]);
+    restore(&env);
+    // An extra file; a forged placeholder; the manifest's status.
+    env.write("t/extra.txt", b"x");
+    let (code, v) = env.json(&["export", "verify", "t"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["validation.unlisted_file"]);
+    std::fs::remove_file(env.path("t/extra.txt")).unwrap();
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    m["status"] = json!("blocked");
+    std::fs::write(&mpath, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let (code, v) = env.json(&["export", "verify", "t"]);
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        codes(&v).contains(&"validation.export_manifest".to_string()),
+        "{v}"
+    );
+    restore(&env);
+    assert_eq!(env.run(&["export", "verify", "t"]).code, 0);
+    // Another policy does not match.
+    let other = write_policy(&env, "other.json", "public", &[]);
+    let (code, v) = env.json(&["export", "verify", "t", other.to_str().unwrap()]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["validation.policy_mismatch"]);
+}
+
+#[test]
+fn an_unredacted_patch_still_applies() {
+    let env = Env::new();
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let src = fixture("run-bundles/complete");
+    let (code, v) = export(&env, src.to_str().unwrap(), &policy, "p", &[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        std::fs::read(env.path("p/workspace.patch")).unwrap(),
+        std::fs::read(src.join("workspace.patch")).unwrap(),
+        "a patch that needed no redaction is unchanged"
+    );
+    let repo = env.path("repo");
+    copy_tree(
+        &src.join("..")
+            .join("..")
+            .join("..")
+            .join("fixtures/run-bundles/complete"),
+        &env.path("unused"),
+    );
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(
+        repo.join("src/calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    )
+    .unwrap();
+    let git = std::process::Command::new("git")
+        .args([
+            "apply",
+            "--check",
+            env.path("p/workspace.patch").to_str().unwrap(),
+        ])
+        .current_dir(&repo)
+        .output();
+    if let Ok(out) = git {
+        assert!(
+            out.status.success(),
+            "git apply --check: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
