@@ -130,6 +130,20 @@ enum ExportCmd {
         #[arg(long, value_name = "NAME", num_args = 1..)]
         redact_env: Vec<String>,
     },
+    /// Write a verified export as a reproducible .tar.zst or .tar.gz.
+    Pack {
+        /// The export directory.
+        dest: PathBuf,
+        /// The new archive (.tar.zst or .tar.gz); must not exist.
+        archive: PathBuf,
+    },
+    /// Unpack an export archive into a new directory, verified.
+    Unpack {
+        /// The archive (.tar.zst or .tar.gz).
+        archive: PathBuf,
+        /// Destination directory; must not exist.
+        dest: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -222,6 +236,8 @@ impl Command {
             Command::Export { cmd } => match cmd {
                 ExportCmd::Create(_) => "export create",
                 ExportCmd::Verify { .. } => "export verify",
+                ExportCmd::Pack { .. } => "export pack",
+                ExportCmd::Unpack { .. } => "export unpack",
             },
             Command::Scan { .. } => "scan",
         }
@@ -283,6 +299,8 @@ fn main() -> ExitCode {
                 policy,
                 redact_env,
             } => cmd::exports::verify(&ctx, &dest, policy.as_deref(), &redact_env),
+            ExportCmd::Pack { dest, archive } => cmd::exports::pack(&ctx, &dest, &archive),
+            ExportCmd::Unpack { archive, dest } => cmd::exports::unpack(&ctx, &archive, &dest),
         },
         Command::Scan { paths, policy } => cmd::exports::scan(&ctx, &paths, policy.as_deref()),
     };

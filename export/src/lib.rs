@@ -19,6 +19,7 @@ pub mod key;
 pub mod lines;
 pub mod literals;
 pub mod names;
+pub mod pack;
 pub mod paths;
 pub mod plan;
 pub mod policy;

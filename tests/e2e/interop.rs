@@ -121,3 +121,28 @@ fn our_fixture_documents_are_accepted_by_the_peer_schema_too() {
         assert!(peer_accepts("runManifest", &manifest), "{}", dir.display());
     }
 }
+
+#[test]
+fn our_export_manifests_satisfy_the_peer_export_manifest_definition() {
+    let env = crate::support::Env::new();
+    let policy = crate::exports::write_policy(&env, "policy.json", "public", &[]);
+    let p = crate::exports::planted_bundle(&env, "src", "Tr0ub4dor&3-horse");
+    for (i, src) in [p.dir.clone(), peer().join("run-bundles/complete")]
+        .iter()
+        .enumerate()
+    {
+        let dest = format!("out{i}");
+        let (code, v) = env.json(&[
+            "export",
+            "create",
+            src.to_str().unwrap(),
+            policy.to_str().unwrap(),
+            &dest,
+        ]);
+        assert_eq!(code, 0, "{v}");
+        let m: Value =
+            serde_json::from_slice(&std::fs::read(env.path(&dest).join("manifest.json")).unwrap())
+                .unwrap();
+        assert!(peer_accepts("exportManifest", &m), "{m}");
+    }
+}

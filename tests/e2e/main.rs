@@ -4,6 +4,7 @@ mod bundles;
 mod cli_contract;
 mod crash;
 mod disk_full;
+mod export_archives;
 mod exports;
 mod hostile;
 mod integrity;

@@ -215,3 +215,35 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
     };
     run().unwrap_or_else(|e| export_error(&e))
 }
+
+pub fn pack(_ctx: &Ctx, dest: &Path, archive: &Path) -> Report {
+    match coffer_export::pack::pack(dest, archive) {
+        Ok(o) => {
+            let human = format!(
+                "packed {} into {} ({} members, {} bytes)\n{}",
+                dest.display(),
+                o.archive,
+                o.members,
+                o.size_bytes,
+                o.digest
+            );
+            Report::accepted("", serde_json::to_value(&o).expect("serializes"), human)
+        }
+        Err(e) => export_error(&e),
+    }
+}
+
+pub fn unpack(_ctx: &Ctx, archive: &Path, dest: &Path) -> Report {
+    match coffer_export::pack::unpack(archive, dest) {
+        Ok(r) => {
+            let human = format!(
+                "unpacked {} into {}: verified {} artifact(s), 0 findings",
+                archive.display(),
+                dest.display(),
+                r.artifacts
+            );
+            Report::accepted("", serde_json::to_value(&r).expect("serializes"), human)
+        }
+        Err(e) => export_error(&e),
+    }
+}
