@@ -7,6 +7,9 @@ use crate::bundles::fixture;
 use crate::exports::{tree, write_policy};
 use crate::support::{codes, sha256, Env};
 
+/// An archive member: name, type, bytes.
+type Member = (String, tar::EntryType, Vec<u8>);
+
 fn exported(env: &Env, dest: &str) {
     let policy = write_policy(env, "policy.json", "partner", &[]);
     let src = fixture("run-bundles/complete");
@@ -98,18 +101,18 @@ fn hostile_archives_are_refused_and_leave_nothing() {
         .unwrap()
         .1
         .clone();
-    let all: Vec<(String, tar::EntryType, Vec<u8>)> = files
+    let all: Vec<Member> = files
         .iter()
         .map(|(r, b)| (r.clone(), tar::EntryType::Regular, b.clone()))
         .collect();
     let with = |extra: (&str, tar::EntryType, Vec<u8>)| {
-        let mut v: Vec<(String, tar::EntryType, Vec<u8>)> = all.clone();
+        let mut v: Vec<Member> = all.clone();
         v.push((extra.0.to_string(), extra.1, extra.2));
         v
     };
     let mut tampered = session.clone();
     tampered[3] ^= 1;
-    let cases: Vec<(&str, Vec<(String, tar::EntryType, Vec<u8>)>, &str)> = vec![
+    let cases: Vec<(&str, Vec<Member>, &str)> = vec![
         (
             "traversal",
             with(("../escape", tar::EntryType::Regular, b"x".to_vec())),
@@ -242,7 +245,7 @@ fn unpack_is_bounded_against_bombs_and_member_floods() {
     assert_eq!(codes(&v)[0], "limit.archive_bytes");
     assert!(!env.path("b").exists());
 
-    let many: Vec<(String, tar::EntryType, Vec<u8>)> = (0..10_001)
+    let many: Vec<Member> = (0..10_001)
         .map(|i| (format!("f{i}"), tar::EntryType::Regular, vec![]))
         .collect();
     let m: Vec<(&str, tar::EntryType, Vec<u8>)> = many
