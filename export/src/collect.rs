@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::detect::{Detector, Finding};
+use crate::detect::{CleanCache, Detector, Finding};
 use crate::identity::Identities;
 use crate::names::{classify, normalize, FieldClass, THINKING_RECORD};
 use crate::paths::LocalNames;
@@ -67,19 +67,37 @@ pub struct Collected {
 pub struct Collector<'a> {
     det: &'a Detector,
     allow: &'a [String],
+    roots: &'a [String],
+    max_string: usize,
     /// The findings so far.
     pub found: Collected,
+    /// Whether anything since the last reset could make the second pass
+    /// change a record (a finding, a path, a name, a typed field, a long
+    /// string). A record left clean is copied as it is unless one of the
+    /// collected literals occurs in its raw bytes.
+    pub dirty: bool,
     scratch: Vec<Finding>,
+    clean: CleanCache,
 }
 
 impl<'a> Collector<'a> {
-    /// A collector using `det`; `allow` are innocent names (normalized).
-    pub fn new(det: &'a Detector, allow: &'a [String]) -> Self {
+    /// A collector using `det`; `allow` are innocent names (normalized),
+    /// `roots` the policy's local roots, `max_string` its string limit.
+    pub fn new(
+        det: &'a Detector,
+        allow: &'a [String],
+        roots: &'a [String],
+        max_string: usize,
+    ) -> Self {
         Collector {
             det,
             allow,
+            roots,
+            max_string,
             found: Collected::default(),
+            dirty: false,
             scratch: Vec::new(),
+            clean: CleanCache::default(),
         }
     }
 
@@ -104,6 +122,19 @@ impl<'a> Collector<'a> {
 
     /// One string leaf (or text line).
     pub fn string(&mut self, s: &str, depth: usize) {
+        if self.clean.contains(s) {
+            return;
+        }
+        let (dirty, secrets) = (self.dirty, self.found.secrets.len());
+        self.dirty = false;
+        self.scan(s, depth);
+        if !self.dirty && self.found.secrets.len() == secrets {
+            self.clean.insert(s);
+        }
+        self.dirty |= dirty;
+    }
+
+    fn scan(&mut self, s: &str, depth: usize) {
         self.scratch.clear();
         self.det.find(s.as_bytes(), &mut self.scratch);
         let found = std::mem::take(&mut self.scratch);
@@ -111,8 +142,12 @@ impl<'a> Collector<'a> {
             let (a, b) = char_span(s, f.start, f.end);
             self.secret(&s[a..b], &f.rule);
         }
+        self.dirty |= !found.is_empty();
         self.scratch = found;
-        self.found.names.collect(s);
+        self.dirty |= self.found.names.collect(s);
+        self.dirty |= s.len() > self.max_string
+            || !crate::paths::local_paths(s).is_empty()
+            || self.roots.iter().any(|r| s.contains(r.as_str()));
         let t = s.trim_start();
         if depth < MAX_NESTED_JSON_DEPTH
             && s.len() <= MAX_NESTED_JSON_BYTES
@@ -143,6 +178,8 @@ impl<'a> Collector<'a> {
             Value::Array(a) => a.iter().for_each(|x| self.value(x, depth)),
             Value::Object(m) => {
                 let thinking = m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD);
+                self.dirty |=
+                    thinking || m.get("schema").and_then(Value::as_str) == Some("oneshot-v1");
                 // {"name": "GITHUB_TOKEN", "value": "..."} pairs.
                 let pair_name = m
                     .get("name")
@@ -151,6 +188,7 @@ impl<'a> Collector<'a> {
                     .map(normalize);
                 if let (Some(n), Some(val)) = (pair_name, m.get("value")) {
                     if crate::names::is_secret_name(&n, self.allow) {
+                        self.dirty = true;
                         self.secret_value(val);
                     }
                 }
@@ -159,7 +197,9 @@ impl<'a> Collector<'a> {
                         continue;
                     }
                     self.string(k, depth);
-                    match classify(k, self.allow) {
+                    let class = classify(k, self.allow);
+                    self.dirty |= class != FieldClass::Plain;
+                    match class {
                         FieldClass::Hidden | FieldClass::RawBody => {}
                         FieldClass::Secret => self.secret_value(val),
                         FieldClass::User => {

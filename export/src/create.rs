@@ -138,9 +138,31 @@ fn read_doc(r: &mut dyn Read, d: &Descriptor) -> Result<Value> {
         .map_err(|e| ExportError::Blocked(vec![Issue::from((d.relative_path.as_str(), e))]))
 }
 
+/// Which records of a JSONL artifact the first pass found nothing to
+/// change in (one bit a record, so memory grows by a bit a line).
+#[derive(Debug, Default)]
+pub struct CleanLines(Vec<u64>);
+
+impl CleanLines {
+    fn set(&mut self, n: u64) {
+        let (w, b) = ((n / 64) as usize, n % 64);
+        if self.0.len() <= w {
+            self.0.resize(w + 1, 0);
+        }
+        self.0[w] |= 1 << b;
+    }
+
+    fn get(&self, n: u64) -> bool {
+        self.0
+            .get((n / 64) as usize)
+            .is_some_and(|w| w & (1 << (n % 64)) != 0)
+    }
+}
+
 /// Pass 1 over one artifact.
-fn collect_artifact(src: &Source<'_>, d: &Descriptor, c: &mut Collector<'_>) -> Result<()> {
+fn collect_artifact(src: &Source<'_>, d: &Descriptor, c: &mut Collector<'_>) -> Result<CleanLines> {
     let mut r = src.open(d)?;
+    let mut clean = CleanLines::default();
     match d.media_type.as_str() {
         "application/json" => {
             let v = read_doc(&mut r, d)?;
@@ -155,17 +177,27 @@ fn collect_artifact(src: &Source<'_>, d: &Descriptor, c: &mut Collector<'_>) -> 
                 .map_err(|e| read_error(d, e))?
             {
                 let (content, _) = split_terminator(&buf);
+                c.dirty = false;
                 if jsonl {
                     let v = parse_line(content, d, n)?;
                     c.value(&v, 0);
                 } else {
                     c.string(utf8(content, d, n)?, 0);
                 }
+                if !c.dirty {
+                    clean.set(n);
+                }
                 n += 1;
             }
         }
     }
-    Ok(())
+    Ok(clean)
+}
+
+/// Escapes other serializers use that the literal sweep's JSON-escaped
+/// variants do not cover; a record holding one is always rewritten.
+fn unusual_escapes(raw: &[u8]) -> bool {
+    memchr::memchr_iter(b'\\', raw).any(|i| matches!(raw.get(i + 1), Some(b'u') | Some(b'/')))
 }
 
 /// Typed identities of the manifest.
@@ -220,6 +252,7 @@ fn rewrite_artifact(
     s: &mut Scrubber<'_>,
     w: &mut impl Write,
     written: &Written,
+    clean: &CleanLines,
 ) -> Result<Counts> {
     let mut c = Counts::default();
     let mut r = src.open(d)?;
@@ -250,7 +283,12 @@ fn rewrite_artifact(
                 .map_err(|e| read_error(d, e))?
             {
                 let (content, term) = split_terminator(&buf);
-                if jsonl {
+                if jsonl && clean.get(n) && !unusual_escapes(content) && !s.touches(content) {
+                    // Nothing to change: the record goes out as it came.
+                    w.write_all(content)
+                        .and_then(|()| w.write_all(b"\n"))
+                        .map_err(werr)?;
+                } else if jsonl {
                     let mut v = parse_line(content, d, n)?;
                     s.value(&mut v, true, &mut c)?;
                     write_record(w, &v, content, &mut c).map_err(werr)?;
@@ -356,10 +394,12 @@ pub fn create(
         .collect();
 
     // Pass 1.
-    let mut col = Collector::new(&det, &policy.allow_names);
+    let max_string = usize::try_from(policy.max_string_bytes).unwrap_or(usize::MAX);
+    let mut col = Collector::new(&det, &policy.allow_names, &policy.local_roots, max_string);
     collect_manifest(src, &mut col);
+    let mut clean: BTreeMap<String, CleanLines> = BTreeMap::new();
     for d in &exported {
-        collect_artifact(src, d, &mut col)?;
+        clean.insert(d.id.clone(), collect_artifact(src, d, &mut col)?);
     }
     let keys = key.for_policy(&policy.digest);
     let safety = Detector::new(
@@ -374,7 +414,7 @@ pub fn create(
         &policy.sensitive_values,
         &policy.local_roots,
         &policy.allow_names,
-        usize::try_from(policy.max_string_bytes).unwrap_or(usize::MAX),
+        max_string,
     )?;
 
     // Pass 2: contract documents last, so they can point at derivatives.
@@ -397,7 +437,7 @@ pub fn create(
         let id = scrubber.string(&d.id, &mut unused);
         let f = tree.create_file(&rel, 0o755, 0o644)?;
         let mut w = HashingWriter::new(BufWriter::with_capacity(1 << 20, f));
-        let counts = rewrite_artifact(src, d, &mut scrubber, &mut w, &written)?;
+        let counts = rewrite_artifact(src, d, &mut scrubber, &mut w, &written, &clean[&d.id])?;
         let (bw, digest, size) = w.finish();
         let f = bw
             .into_inner()

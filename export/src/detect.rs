@@ -79,11 +79,14 @@ impl Detector {
     pub fn find(&self, s: &[u8], out: &mut Vec<Finding>) {
         let mut raw = Vec::new();
         self.raw(s, &mut raw);
-        let placeholders: Vec<(usize, usize)> = self
-            .placeholder
-            .find_iter(s)
-            .map(|m| (m.start(), m.end()))
-            .collect();
+        let placeholders: Vec<(usize, usize)> = if memchr::memchr(b'[', s).is_some() {
+            self.placeholder
+                .find_iter(s)
+                .map(|m| (m.start(), m.end()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         if self.forgery {
             for (a, b) in &placeholders {
                 raw.push((*a, *b, FORGERY_RULE.to_string()));
@@ -108,5 +111,30 @@ impl Detector {
             raw.into_iter()
                 .map(|(start, end, rule)| Finding { start, end, rule }),
         );
+    }
+}
+
+/// Short strings already scanned and found clean (keys, enum-like values
+/// that repeat in every record). Scanning is a pure function of the
+/// string, so a clean string stays clean; the cache is bounded.
+#[derive(Debug, Default)]
+pub struct CleanCache(std::collections::HashSet<Box<str>>);
+
+impl CleanCache {
+    /// Longest string cached.
+    pub const MAX_LEN: usize = 128;
+    /// Most strings cached.
+    pub const MAX_ENTRIES: usize = 1 << 16;
+
+    /// Whether `s` is known clean.
+    pub fn contains(&self, s: &str) -> bool {
+        s.len() <= Self::MAX_LEN && self.0.contains(s)
+    }
+
+    /// Remembers that `s` is clean.
+    pub fn insert(&mut self, s: &str) {
+        if s.len() <= Self::MAX_LEN && self.0.len() < Self::MAX_ENTRIES {
+            self.0.insert(s.into());
+        }
     }
 }

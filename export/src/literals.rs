@@ -135,12 +135,29 @@ impl LiteralsBuilder {
     /// Builds the matcher.
     pub fn build(self) -> Literals {
         let (patterns, entries): (Vec<String>, Vec<Entry>) = self.entries.into_iter().unzip();
-        let ac = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&patterns)
-            .expect("literal automaton builds");
+        let ac = automaton(&patterns);
         Literals { ac, entries }
     }
+}
+
+/// Pattern bytes up to which a DFA is built (several times faster than
+/// the NFA, at a few hundred bytes of memory per pattern byte).
+pub const DFA_MAX_PATTERN_BYTES: usize = 128 << 10;
+
+/// A LeftmostLongest automaton over `patterns`: a DFA while they are few,
+/// an NFA beyond (memory stays bounded whatever was collected).
+pub fn automaton<P: AsRef<[u8]>>(patterns: &[P]) -> AhoCorasick {
+    let bytes: usize = patterns.iter().map(|p| p.as_ref().len()).sum();
+    let kind = if bytes <= DFA_MAX_PATTERN_BYTES {
+        aho_corasick::AhoCorasickKind::DFA
+    } else {
+        aho_corasick::AhoCorasickKind::ContiguousNFA
+    };
+    AhoCorasickBuilder::new()
+        .match_kind(MatchKind::LeftmostLongest)
+        .kind(Some(kind))
+        .build(patterns)
+        .expect("literal automaton builds")
 }
 
 /// The built matcher.
@@ -166,6 +183,12 @@ fn word(c: u8) -> bool {
 }
 
 impl Literals {
+    /// Whether any literal occurs in `s` (names even inside words: a
+    /// conservative test).
+    pub fn is_match(&self, s: &[u8]) -> bool {
+        self.ac.is_match(s)
+    }
+
     /// Replaces every literal in `s`; `None` when nothing matched.
     pub fn replace(&self, s: &str) -> Option<(String, Replaced)> {
         let b = s.as_bytes();

@@ -56,8 +56,16 @@ fn word_char(c: u8) -> bool {
 pub fn local_paths(s: &str) -> Vec<(usize, usize)> {
     let b = s.as_bytes();
     let mut out = Vec::new();
+    if memchr::memchr2(b'/', b':', b).is_none() {
+        return out;
+    }
     let mut i = 0;
     while i < b.len() {
+        // Jump to the next byte that can start a path.
+        match memchr::memchr2(b'/', b':', &b[i..]) {
+            Some(off) => i += off.saturating_sub(1),
+            None => break,
+        }
         let c = b[i];
         if c == b'/'
             && boundary_before(b, i)
@@ -145,6 +153,36 @@ pub fn rewrite(s: &str, roots: &[String]) -> (String, u64) {
     (out, count)
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marker {
+    Home,
+    User,
+    Host,
+}
+
+const MARKERS: &[(&str, Marker)] = &[
+    ("/home/", Marker::Home),
+    ("/Users/", Marker::Home),
+    ("\\Users\\", Marker::Home),
+    ("\\\\Users\\\\", Marker::Home),
+    ("%2Fhome%2F", Marker::Home),
+    ("%2FUsers%2F", Marker::Home),
+    ("USER=", Marker::User),
+    ("LOGNAME=", Marker::User),
+    ("USERNAME=", Marker::User),
+    ("HOSTNAME=", Marker::Host),
+];
+
+fn markers() -> &'static aho_corasick::AhoCorasick {
+    static AC: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    AC.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(MARKERS.iter().map(|(m, _)| m))
+            .expect("markers build")
+    })
+}
+
 /// What a string reveals about local users and hosts.
 #[derive(Debug, Default, Clone)]
 pub struct LocalNames {
@@ -165,50 +203,35 @@ fn name_at(s: &str, start: usize) -> Option<&str> {
 
 impl LocalNames {
     /// Collects user and host names from home paths, prompts and
-    /// `USER=`/`HOME=`/`HOSTNAME=` assignments in `s`.
-    pub fn collect(&mut self, s: &str) {
-        for marker in [
-            "/home/",
-            "/Users/",
-            "\\Users\\",
-            "\\\\Users\\\\",
-            "%2Fhome%2F",
-            "%2FUsers%2F",
-        ] {
-            let mut from = 0;
-            while let Some(p) = s[from..].find(marker) {
-                let at = from + p + marker.len();
-                if let Some(u) = name_at(s, at) {
-                    self.users.insert(u.to_string());
-                }
-                from = at;
+    /// `USER=`/`HOME=`/`HOSTNAME=` assignments in `s`; whether any was found.
+    pub fn collect(&mut self, s: &str) -> bool {
+        let before = self.users.len() + self.hosts.len();
+        // A marker with a name seen before still marks the string.
+        let marked = self.collect_inner(s);
+        marked || self.users.len() + self.hosts.len() > before
+    }
+
+    fn collect_inner(&mut self, s: &str) -> bool {
+        let mut marked = false;
+        // One pass over the string finds every marker; most strings have none.
+        for m in markers().find_overlapping_iter(s) {
+            marked = true;
+            let (_, kind) = MARKERS[m.pattern().as_usize()];
+            let mut at = m.end();
+            if kind != Marker::Home && s[at..].starts_with(['"', '\'']) {
+                at += 1;
             }
-        }
-        for (marker, hosts) in [
-            ("USER=", false),
-            ("LOGNAME=", false),
-            ("USERNAME=", false),
-            ("HOSTNAME=", true),
-        ] {
-            let mut from = 0;
-            while let Some(p) = s[from..].find(marker) {
-                let at = from + p + marker.len();
-                let at = if s[at..].starts_with(['"', '\'']) {
-                    at + 1
+            if let Some(n) = name_at(s, at) {
+                if kind == Marker::Host {
+                    self.hosts.insert(n.to_string());
                 } else {
-                    at
-                };
-                if let Some(n) = name_at(s, at) {
-                    if hosts {
-                        self.hosts.insert(n.to_string());
-                    } else {
-                        self.users.insert(n.to_string());
-                    }
+                    self.users.insert(n.to_string());
                 }
-                from = at;
             }
         }
-        // Shell prompts: user@host:~ or user@host:/path.
+        if !s.contains('@') {
+            return marked;
+        }
         let b = s.as_bytes();
         let mut from = 0;
         while let Some(p) = s[from..].find('@') {
@@ -229,6 +252,7 @@ impl LocalNames {
                 self.hosts.insert(host.to_string());
             }
         }
+        marked
     }
 }
 

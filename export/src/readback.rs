@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::AhoCorasick;
 use coffer_store::bundle::paths::{check_path_set, check_relative_path, MANIFEST};
 use coffer_store::digest::Hasher;
 use coffer_store::issue::Issue;
@@ -21,7 +21,7 @@ use coffer_store::schema::{self, DocKind};
 use regex::bytes::Regex;
 use serde_json::Value;
 
-use crate::detect::{Detector, Finding, FORGERY_RULE, SENSITIVE_RULE};
+use crate::detect::{CleanCache, Detector, Finding, FORGERY_RULE, SENSITIVE_RULE};
 use crate::error::{ExportError, Result};
 use crate::lines::{next_line, split_terminator};
 use crate::names::{classify, FieldClass, THINKING_KEEP, THINKING_RECORD};
@@ -81,6 +81,7 @@ pub struct FinalScan {
     /// Counters.
     pub report: ReadbackReport,
     scratch: Vec<Finding>,
+    clean: CleanCache,
 }
 
 fn literal_set(exp: &Expectations<'_>) -> (Vec<String>, Vec<&'static str>) {
@@ -145,15 +146,7 @@ impl FinalScan {
             ..Default::default()
         };
         report.literals = pats.len();
-        let literals = (!pats.is_empty()).then(|| {
-            (
-                AhoCorasickBuilder::new()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(&pats)
-                    .expect("literal automaton builds"),
-                kinds,
-            )
-        });
+        let literals = (!pats.is_empty()).then(|| (crate::literals::automaton(&pats), kinds));
         Ok(FinalScan {
             det,
             literals,
@@ -168,6 +161,7 @@ impl FinalScan {
             findings: Vec::new(),
             report,
             scratch: Vec::new(),
+            clean: CleanCache::default(),
         })
     }
 
@@ -207,6 +201,17 @@ impl FinalScan {
     /// Scans one string (a JSON leaf or key, or a text line).
     pub fn string(&mut self, s: &str, file: &str, pointer: &str) {
         self.report.strings_scanned += 1;
+        if self.clean.contains(s) {
+            return;
+        }
+        let (before, seen) = (self.findings.len(), self.report.placeholders);
+        self.scan(s, file, pointer);
+        if self.findings.len() == before && self.report.placeholders == seen {
+            self.clean.insert(s);
+        }
+    }
+
+    fn scan(&mut self, s: &str, file: &str, pointer: &str) {
         self.scratch.clear();
         self.det.find(s.as_bytes(), &mut self.scratch);
         let found = std::mem::take(&mut self.scratch);

@@ -361,6 +361,7 @@ impl RuleSet {
             }
         }
         let prefilter = AhoCorasickBuilder::new()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
             .build(&keywords)

@@ -148,6 +148,15 @@ impl<'a> Scrubber<'a> {
         })
     }
 
+    /// Whether any collected literal (or root) occurs in raw bytes.
+    pub fn touches(&self, raw: &[u8]) -> bool {
+        self.lits.is_match(raw)
+            || self
+                .roots
+                .iter()
+                .any(|r| memchr::memmem::find(raw, r.as_bytes()).is_some())
+    }
+
     /// Every secret placeholder this export may contain.
     pub fn issued(&self) -> &BTreeSet<String> {
         &self.issued
@@ -181,11 +190,19 @@ impl<'a> Scrubber<'a> {
     pub fn string(&mut self, s: &str, c: &mut Counts) -> String {
         let (mut text, n) = paths::rewrite(s, &self.roots);
         c.redacted_local += n;
+        let mut changed = n > 0;
         if let Some((t, r)) = self.lits.replace(&text) {
             text = t;
             c.redacted_secret += r.secrets;
             c.rewritten_correlation += r.identities;
             c.redacted_local += r.names;
+            changed = true;
+        }
+        // The first pass ran the same detector over this very string: had it
+        // found anything, a literal would have changed it. Only a changed
+        // string can hold something new (a secret split by a path, say).
+        if !changed {
+            return text;
         }
         // Safety net: anything a rule still finds (in any view) goes.
         let mut found = Vec::new();
@@ -363,7 +380,7 @@ mod tests {
 
     fn scrub_lines(lines: &[&str], diff: bool) -> Vec<String> {
         let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], true);
-        let mut col = Collector::new(&det, &[]);
+        let mut col = Collector::new(&det, &[], &[], 1 << 20);
         for l in lines {
             col.string(l, 0);
         }

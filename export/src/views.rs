@@ -89,7 +89,7 @@ pub fn decoded_views(s: &[u8]) -> Vec<View> {
 }
 
 fn one_layer(s: &[u8], out: &mut Vec<View>) {
-    if s.contains(&b'\\') {
+    if memchr::memchr(b'\\', s).is_some() {
         if let Some(v) = unescape(s) {
             out.push(v);
         }
@@ -101,8 +101,10 @@ fn one_layer(s: &[u8], out: &mut Vec<View>) {
 }
 
 fn has_percent_escape(s: &[u8]) -> bool {
-    s.windows(3)
-        .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+    memchr::memchr_iter(b'%', s).any(|i| {
+        s.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+            && s.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+    })
 }
 
 fn hex_val(c: u8) -> u8 {
@@ -233,6 +235,9 @@ fn is_b64(c: u8) -> bool {
 /// Base64 / base64url runs of at least [`MIN_BASE64_RUN`] characters that
 /// decode to UTF-8 text.
 fn base64_runs(s: &[u8], out: &mut Vec<View>) {
+    if s.len() < MIN_BASE64_RUN {
+        return;
+    }
     let mut i = 0;
     while i < s.len() {
         if !is_b64(s[i]) {
