@@ -54,4 +54,15 @@ print(f"detect-secrets flagged {hit} of {len(planted_lines)} planted records in 
 PY
 echo "detect-secrets scan -n: $((DS_MIB)) MiB in ${d_s}s = $(python3 -c "print(f'{$pbytes/1e6/$d_s:.2f}')") MB/s, peak ${d_kb} KiB"
 python3 -c "print(f'throughput ratio coffer export / detect-secrets: {($bytes/$e_s)/($pbytes/$d_s):.0f}x')"
+# Recall on the planted records alone (fast for both tools).
+grep '^{"type"' "$B/planted-$MIB.jsonl" > "$B/planted-only.jsonl"
+"$B/venv/bin/detect-secrets" scan -n "$B/planted-only.jsonl" > "$B/ds-planted.json"
+python3 - "$B/ds-planted.json" "$B/planted-only.jsonl" <<'PY'
+import json, sys
+found = json.load(open(sys.argv[1]))["results"]
+lines = {r["line_number"] for rs in found.values() for r in rs}
+total = sum(1 for _ in open(sys.argv[2]))
+print(f"detect-secrets recall on the planted records: {len(lines)} of {total}")
+PY
+"$COFFER" --json scan "$B/planted-only.jsonl" | python3 -c "import json,sys; v=json.load(sys.stdin); print('coffer scan recall on the planted records:', len({i['path'].split('#/')[1].split('/')[0] for i in v['issues'] if '#/' in (i.get('path') or '')}), 'of', sum(1 for _ in open(sys.argv[1])))" "$B/planted-only.jsonl"
 rm -rf "$B/store" "$B/export-out"

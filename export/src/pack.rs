@@ -14,6 +14,7 @@ use std::path::Path;
 use coffer_store::bundle::paths::{check_relative_path, MANIFEST};
 use coffer_store::issue::Issue;
 use coffer_store::new_tree::{write_new_file, NewTree};
+use coffer_store::packet::archive::{check_member_name, member_kind, ArchiveError, MemberKind};
 use serde_json::Value;
 
 use crate::error::{ExportError, Result};
@@ -230,22 +231,13 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
             ));
         }
         let raw = entry.path_bytes().into_owned();
-        let name = String::from_utf8(raw).map_err(|_| {
-            bad(
-                "validation.invalid_utf8",
-                format!("{shown}: a member name is not UTF-8"),
-            )
-        })?;
-        let kind = entry.header().entry_type();
-        if kind.is_dir() {
+        let shown_member = String::from_utf8_lossy(&raw).into_owned();
+        let refused =
+            |e: ArchiveError| ExportError::Invalid(vec![Issue::file(e.code, &e.member, e.message)]);
+        let kind = member_kind(entry.header().entry_type(), &shown_member).map_err(refused)?;
+        let name = check_member_name(&raw, kind == MemberKind::Dir).map_err(refused)?;
+        if kind == MemberKind::Dir {
             continue;
-        }
-        if !kind.is_file() {
-            return Err(ExportError::Invalid(vec![Issue::file(
-                "validation.special_member",
-                &name,
-                format!("{name}: links and special members are refused ({kind:?})"),
-            )]));
         }
         if name != MANIFEST {
             check_relative_path(&name)
@@ -253,7 +245,7 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
         }
         if !seen.insert(name.clone()) {
             return Err(ExportError::Invalid(vec![Issue::file(
-                "validation.duplicate_member",
+                "validation.archive_duplicate_member",
                 &name,
                 format!("{name}: appears twice in the archive"),
             )]));

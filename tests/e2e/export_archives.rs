@@ -116,37 +116,47 @@ fn hostile_archives_are_refused_and_leave_nothing() {
         (
             "traversal",
             with(("../escape", tar::EntryType::Regular, b"x".to_vec())),
-            "validation.unsafe_path",
+            "validation.archive_path_traversal",
         ),
         (
             "absolute",
             with(("/tmp/abs", tar::EntryType::Regular, b"x".to_vec())),
-            "validation.unsafe_path",
+            "validation.archive_absolute_path",
         ),
         (
             "symlink",
             with(("link", tar::EntryType::Symlink, vec![])),
-            "validation.special_member",
+            "validation.archive_link",
         ),
         (
             "hardlink",
             with(("hard", tar::EntryType::Link, vec![])),
-            "validation.special_member",
+            "validation.archive_link",
         ),
         (
             "fifo",
             with(("pipe", tar::EntryType::Fifo, vec![])),
-            "validation.special_member",
+            "validation.archive_special_member",
         ),
         (
             "device",
             with(("con", tar::EntryType::Char, vec![])),
-            "validation.special_member",
+            "validation.archive_special_member",
         ),
         (
             "duplicate",
             with(("session.jsonl", tar::EntryType::Regular, session.clone())),
-            "validation.duplicate_member",
+            "validation.archive_duplicate_member",
+        ),
+        (
+            "git",
+            with((".git/config", tar::EntryType::Regular, b"x".to_vec())),
+            "validation.archive_member_name",
+        ),
+        (
+            "device-name",
+            with(("nul.txt", tar::EntryType::Regular, b"x".to_vec())),
+            "validation.device_name",
         ),
         (
             "extra",

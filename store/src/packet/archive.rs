@@ -164,6 +164,36 @@ pub fn check_member_name(raw: &[u8], is_dir: bool) -> Result<String, ArchiveErro
     Ok(trimmed.to_string())
 }
 
+/// The kind of a tar member: files and directories only; links, devices,
+/// FIFOs and anything else are refused with their own code.
+pub fn member_kind(et: tar::EntryType, shown: &str) -> Result<MemberKind, ArchiveError> {
+    Ok(match et {
+        tar::EntryType::Regular | tar::EntryType::Continuous => MemberKind::File,
+        tar::EntryType::Directory => MemberKind::Dir,
+        tar::EntryType::Symlink | tar::EntryType::Link => {
+            return Err(refuse(
+                "validation.archive_link",
+                shown,
+                format!("{shown:?}: links are not allowed in archives"),
+            ))
+        }
+        tar::EntryType::Char | tar::EntryType::Block | tar::EntryType::Fifo => {
+            return Err(refuse(
+                "validation.archive_special_member",
+                shown,
+                format!("{shown:?}: device or FIFO member"),
+            ))
+        }
+        other => {
+            return Err(refuse(
+                "validation.archive_member_type",
+                shown,
+                format!("{shown:?}: unsupported member type {other:?}"),
+            ))
+        }
+    })
+}
+
 /// Reads the archive from `input`, calling `on_file` with each regular
 /// file's content stream (which it must consume, or the read fails).
 /// Returns the members in archive order.
@@ -245,31 +275,7 @@ fn read_entries(
         let et = header.entry_type();
         let raw = entry.path_bytes().into_owned();
         let shown = String::from_utf8_lossy(&raw).into_owned();
-        let kind = match et {
-            tar::EntryType::Regular | tar::EntryType::Continuous => MemberKind::File,
-            tar::EntryType::Directory => MemberKind::Dir,
-            tar::EntryType::Symlink | tar::EntryType::Link => {
-                return Err(refuse(
-                    "validation.archive_link",
-                    &shown,
-                    format!("{shown:?}: links are not allowed in fixtures"),
-                ))
-            }
-            tar::EntryType::Char | tar::EntryType::Block | tar::EntryType::Fifo => {
-                return Err(refuse(
-                    "validation.archive_special_member",
-                    &shown,
-                    format!("{shown:?}: device or FIFO member"),
-                ))
-            }
-            other => {
-                return Err(refuse(
-                    "validation.archive_member_type",
-                    &shown,
-                    format!("{shown:?}: unsupported member type {other:?}"),
-                ))
-            }
-        };
+        let kind = member_kind(et, &shown)?;
         if kind == MemberKind::File && raw.ends_with(b"/") {
             return Err(refuse(
                 "validation.archive_noncanonical_name",
