@@ -86,14 +86,16 @@ fn line_limits() -> Limits {
 }
 
 fn read_error(d: &Descriptor, e: std::io::Error) -> ExportError {
-    if e.kind() == std::io::ErrorKind::InvalidData {
-        ExportError::invalid("integrity.source_changed", &d.relative_path, e.to_string())
-    } else {
-        ExportError::invalid(
-            "io.error",
+    match e.kind() {
+        std::io::ErrorKind::InvalidData => {
+            ExportError::invalid("integrity.source_changed", &d.relative_path, e.to_string())
+        }
+        std::io::ErrorKind::InvalidInput => ExportError::blocked(
+            "limit.jsonl_line_bytes",
             &d.relative_path,
             format!("{}: {e}", d.relative_path),
-        )
+        ),
+        _ => ExportError::io(&d.relative_path, "read", e),
     }
 }
 
@@ -256,9 +258,7 @@ fn rewrite_artifact(
 ) -> Result<Counts> {
     let mut c = Counts::default();
     let mut r = src.open(d)?;
-    let werr = |e: std::io::Error| {
-        ExportError::invalid("io.error", &d.relative_path, format!("write: {e}"))
-    };
+    let werr = |e: std::io::Error| ExportError::io(&d.relative_path, "write", e);
     match d.media_type.as_str() {
         "application/json" => {
             let mut v = read_doc(&mut r, d)?;

@@ -15,6 +15,7 @@ pub mod create;
 pub mod detect;
 pub mod error;
 pub mod identity;
+pub mod inline;
 pub mod key;
 pub mod lines;
 pub mod literals;

@@ -21,7 +21,7 @@ pub fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Res
         };
         if buf.len() + take > max + 2 {
             return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
+                io::ErrorKind::InvalidInput,
                 format!("a line is longer than {max} bytes"),
             ));
         }

@@ -183,6 +183,15 @@ fn markers() -> &'static aho_corasick::AhoCorasick {
     })
 }
 
+/// Names too common to sweep as words (they stay replaced in typed fields).
+const UNSWEPT_NAMES: &[&str] = &["root", "user", "users", "home", "admin", "localhost"];
+
+/// Whether a user or host name is swept as a word everywhere (long enough,
+/// and not a word every transcript uses).
+pub fn sweepable_name(name: &str) -> bool {
+    name.len() >= 3 && !UNSWEPT_NAMES.contains(&name.to_ascii_lowercase().as_str())
+}
+
 /// What a string reveals about local users and hosts.
 #[derive(Debug, Default, Clone)]
 pub struct LocalNames {

@@ -97,15 +97,8 @@ fn literal_set(exp: &Expectations<'_>) -> (Vec<String>, Vec<&'static str>) {
         if id.len() < crate::identity::MIN_SWEPT_ID_BYTES {
             continue;
         }
-        let mut forms = vec![id.clone(), id.to_uppercase(), id.to_lowercase()];
-        if id.len() == 36 && id.matches('-').count() == 4 {
-            forms.push(id.replace('-', "").to_lowercase());
-            forms.push(id.replace('-', "").to_uppercase());
-        }
-        for f in forms {
-            // Letter case only matters for hex-like ids; a lowered word id
-            // ("bundle-complete") is still that id.
-            pats.entry(f).or_insert("validation.identity_in_export");
+        for (form, _) in crate::identity::derived_forms(id, id) {
+            pats.entry(form).or_insert("validation.identity_in_export");
         }
     }
     for u in &exp.users {

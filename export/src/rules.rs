@@ -325,8 +325,19 @@ fn compile(src: &str) -> Result<Regex, regex::Error> {
 }
 
 impl RuleSet {
-    /// The built-in catalog plus `extra`.
+    /// The built-in catalog plus `extra`. The built-in set is compiled once
+    /// per process (regexes and automata are shared, cheap to clone).
     pub fn new(extra: &[ExtraRule]) -> Result<RuleSet, RuleError> {
+        static BUILTIN: std::sync::OnceLock<RuleSet> = std::sync::OnceLock::new();
+        if extra.is_empty() {
+            return Ok(BUILTIN
+                .get_or_init(|| RuleSet::build(&[]).expect("built-in rules compile"))
+                .clone());
+        }
+        RuleSet::build(extra)
+    }
+
+    fn build(extra: &[ExtraRule]) -> Result<RuleSet, RuleError> {
         let mut rules = Vec::new();
         for (id, kws, src, check) in CATALOG {
             rules.push(Rule {

@@ -39,11 +39,6 @@ pub struct Counts {
     pub canonicalized: u64,
 }
 
-/// Names too common to sweep as words (they stay replaced in typed fields).
-const UNSWEPT_NAMES: &[&str] = &["root", "user", "users", "home", "admin", "localhost"];
-/// Shortest user or host name swept as a word.
-const MIN_SWEPT_NAME: usize = 3;
-
 /// Per-record identity fields (rewritten where they stand).
 fn record_id_field(normalized: &str) -> bool {
     matches!(
@@ -126,12 +121,12 @@ impl<'a> Scrubber<'a> {
             .map(|(i, u)| ((*u).clone(), i + 1))
             .collect();
         for (u, n) in &users {
-            if u.len() >= MIN_SWEPT_NAME && !UNSWEPT_NAMES.contains(&u.to_lowercase().as_str()) {
+            if paths::sweepable_name(u) {
                 b.add_with_variants(u, &format!("[LOCAL_USER:{n}]"), LiteralKind::LocalName);
             }
         }
         for h in &collected.names.hosts {
-            if h.len() >= MIN_SWEPT_NAME && !UNSWEPT_NAMES.contains(&h.to_lowercase().as_str()) {
+            if paths::sweepable_name(h) {
                 b.add_with_variants(h, LOCAL_HOST, LiteralKind::LocalName);
             }
         }

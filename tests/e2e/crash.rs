@@ -162,3 +162,67 @@ fn freeze_recovers_from_a_crash_at_every_step() {
         assert_eq!(code, 0, "{point}: {v}");
     }
 }
+
+/// Hidden temp trees (`.coffer-new.*`) an aborted process left in `dir`.
+fn temp_trees(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".coffer-new.")
+        })
+        .count()
+}
+
+#[test]
+fn export_recovers_from_a_crash_at_every_step() {
+    let before_publish = [
+        "export_artifact_written",
+        "export_tree_built",
+        "export_verified",
+    ];
+    let after_publish: Vec<&str> = ["export_published"]
+        .iter()
+        .chain(PUBLICATION)
+        .copied()
+        .collect();
+    for point in before_publish.iter().chain(after_publish.iter()) {
+        let env = Env::new();
+        let policy = crate::exports::write_policy(&env, "policy.json", "partner", &[]);
+        let src = fixture("run-bundles/complete");
+        let args = [
+            "export",
+            "create",
+            src.to_str().unwrap(),
+            policy.to_str().unwrap(),
+            "out",
+        ];
+        crash(&env, point, &args);
+        recover(&env, point);
+        if before_publish.contains(point) {
+            // Nothing at DEST; the abandoned temp tree is hidden beside it.
+            assert!(
+                !env.path("out").exists(),
+                "{point}: a partial export is visible"
+            );
+            assert_eq!(temp_trees(env.dir.path()), 1, "{point}");
+            let (code, v) = env.json(&args);
+            assert_eq!(code, 0, "{point}: {v}");
+        } else {
+            // Published and complete: a recipient's verify passes; only the
+            // catalog record may be missing.
+            assert_eq!(temp_trees(env.dir.path()), 0, "{point}");
+            let (code, v) = env.json(&["export", "verify", "out"]);
+            assert_eq!(code, 0, "{point}: {v}");
+            let (code, v) = env.json(&args);
+            assert_eq!(code, 3, "{point}: {v}");
+        }
+        let (code, v) = env.json(&["export", "verify", "out"]);
+        assert_eq!(code, 0, "{point}: {v}");
+        let (code, v) = env.json(&["fsck", "--read-data"]);
+        assert_eq!(code, 0, "{point}: {v}");
+    }
+}

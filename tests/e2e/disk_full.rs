@@ -133,3 +133,87 @@ fn a_read_only_store_refuses_writes_clearly_and_still_reads() {
     assert_eq!(std::fs::read(&out).unwrap(), b"stored before the remount");
     m.remount("rw");
 }
+
+#[test]
+fn an_export_onto_a_full_disk_fails_cleanly_and_leaves_nothing() {
+    let env = Env::new();
+    let small = env.path("small");
+    let Some(_m) = Mount::tmpfs(&small, "64k") else {
+        return;
+    };
+    // A bundle whose session is larger than the whole tmpfs.
+    let src = env.path("big");
+    crate::bundles::copy_tree(&crate::bundles::fixture("run-bundles/complete"), &src);
+    let mut session = String::new();
+    for i in 0..4000 {
+        session.push_str(&format!(
+            "{{\"type\":\"assistant.message\",\"text\":\"line {i} of a long session\"}}\n"
+        ));
+    }
+    std::fs::write(src.join("session.jsonl"), session).unwrap();
+    crate::exports::refresh(&src, "session.jsonl");
+    let policy = crate::exports::write_policy(&env, "policy.json", "partner", &[]);
+    let dest = small.join("out");
+    let (code, v) = run_in(
+        &env,
+        &env.store,
+        &[
+            "export",
+            "create",
+            src.to_str().unwrap(),
+            policy.to_str().unwrap(),
+            dest.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v)[0], "io.no_space", "{v}");
+    assert!(!dest.exists());
+    assert_eq!(
+        std::fs::read_dir(&small).unwrap().count(),
+        0,
+        "the temp tree is gone"
+    );
+}
+
+#[test]
+fn an_ingest_onto_a_full_disk_fails_cleanly_and_stores_nothing() {
+    let env = Env::bare();
+    let Some(_m) = Mount::tmpfs(&env.path("small"), "12m") else {
+        return;
+    };
+    let store = env.path("small/store");
+    let run = |args: &[&str]| run_in(&env, &store, args);
+    assert_eq!(run(&["init"]).0, 0);
+    // A valid bundle whose incompressible telemetry cannot fit.
+    let src = env.path("big");
+    crate::bundles::copy_tree(&crate::bundles::fixture("run-bundles/complete"), &src);
+    let blob: String = noise(16 << 20, 9)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    std::fs::write(
+        src.join("telemetry/trace.json"),
+        serde_json::to_vec(&serde_json::json!({"traceId": "trace-coffer-complete", "blob": blob}))
+            .unwrap(),
+    )
+    .unwrap();
+    crate::exports::refresh(&src, "telemetry/trace.json");
+    let (code, v) = run(&["bundle", "ingest", src.to_str().unwrap()]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["io.no_space"], "{v}");
+    assert_eq!(
+        std::fs::read_dir(store.join("tmp")).unwrap().count(),
+        0,
+        "temps removed"
+    );
+    let (code, v) = run(&["bundle", "ls", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["result"]["bundles"].as_array().unwrap().len(),
+        0,
+        "no partial bundle"
+    );
+    assert_eq!(run(&["gc", "--grace", "0s"]).0, 0);
+    let (code, v) = run(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+}

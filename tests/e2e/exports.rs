@@ -639,3 +639,49 @@ fn an_unredacted_patch_still_applies() {
         );
     }
 }
+
+#[test]
+fn concurrent_exports_to_one_destination_exactly_one_wins() {
+    let env = Env::new();
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let src = fixture("run-bundles/complete");
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            env.command(&[
+                "--json",
+                "export",
+                "create",
+                src.to_str().unwrap(),
+                policy.to_str().unwrap(),
+                "same",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    let mut won = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        match out.status.code() {
+            Some(0) => won += 1,
+            Some(3) => assert_eq!(codes(&v), vec!["conflict.destination_exists"], "{v}"),
+            other => panic!("{other:?}: {v}"),
+        }
+    }
+    assert_eq!(won, 1);
+    assert_eq!(env.run(&["export", "verify", "same"]).code, 0);
+    let temps = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".coffer-new.")
+        })
+        .count();
+    assert_eq!(temps, 0, "losers remove their temp trees");
+    assert_eq!(env.json(&["fsck", "--read-data"]).0, 0);
+}

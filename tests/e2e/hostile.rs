@@ -214,3 +214,108 @@ fn hostile_packet_locators_are_refused() {
     let (_, s) = env.json(&["stats"]);
     assert_eq!(s["result"]["objects"], 0);
 }
+
+/// A session file swapped for a symlink while ingest reads the bundle: the
+/// symlink is never followed. Each run either stores exactly the original
+/// bytes (the swap came after the file was opened) or is refused with a
+/// code; the symlink target's bytes are never stored.
+#[test]
+fn a_file_swapped_for_a_symlink_during_a_read_is_never_followed() {
+    let env = Env::new();
+    let mut line = String::new();
+    for i in 0..60_000 {
+        line.push_str(&format!(
+            "{{\"type\":\"assistant.message\",\"text\":\"record {i:08}\"}}\n"
+        ));
+    }
+    let original = line.into_bytes();
+    let mut decoy = original.clone();
+    decoy[20] = b'X';
+    let decoy_path = env.write("decoy.jsonl", &decoy);
+    let decoy_digest = sha256(&decoy);
+    let mut outcomes = std::collections::BTreeMap::new();
+    for delay_us in [0u64, 200, 1000, 3000, 8000, 20000] {
+        let dir = env.path(&format!("b{delay_us}"));
+        copy_tree(&fixture("run-bundles/complete"), &dir);
+        std::fs::write(dir.join("session.jsonl"), &original).unwrap();
+        crate::exports::refresh(&dir, "session.jsonl");
+        let child = env
+            .command(&["--json", "bundle", "ingest", dir.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(delay_us));
+        let tmp = dir.join("swap.tmp");
+        std::os::unix::fs::symlink(&decoy_path, &tmp).unwrap();
+        std::fs::rename(&tmp, dir.join("session.jsonl")).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let code = out.status.code().expect("exited, not killed");
+        let label = if code == 0 {
+            "stored".to_string()
+        } else {
+            codes(&v)[0].clone()
+        };
+        assert!(
+            [
+                "stored",
+                "validation.symlink",
+                "io.source_changed",
+                "conflict.bundle_exists"
+            ]
+            .contains(&label.as_str()),
+            "{delay_us}us: {v}"
+        );
+        *outcomes.entry(label).or_insert(0) += 1;
+        assert_ne!(
+            env.run(&["has", &decoy_digest]).code,
+            0,
+            "the decoy was stored"
+        );
+    }
+    assert_eq!(env.json(&["fsck", "--read-data"]).0, 0);
+    eprintln!("swap outcomes: {outcomes:?}");
+}
+
+/// Every case of `fixtures/hostile/` (made by `fixtures/make-hostile.py`)
+/// is refused with its expected code, and nothing is written.
+#[test]
+fn the_hostile_export_corpus_is_refused_with_its_codes() {
+    let env = Env::new();
+    let root = crate::bundles::repo().join("fixtures/hostile");
+    let expected: Value =
+        serde_json::from_slice(&std::fs::read(root.join("EXPECTED.json")).unwrap()).unwrap();
+    let src = fixture("run-bundles/complete");
+    for (i, (rel, want)) in expected.as_object().unwrap().iter().enumerate() {
+        let input = root.join(rel);
+        let dest = format!("out{i}");
+        let (code, v) = match want["command"].as_str().unwrap() {
+            "export unpack" => env.json(&["export", "unpack", input.to_str().unwrap(), &dest]),
+            _ => env.json(&[
+                "export",
+                "create",
+                src.to_str().unwrap(),
+                input.to_str().unwrap(),
+                &dest,
+            ]),
+        };
+        assert_ne!(code, 0, "{rel}: {v}");
+        assert_eq!(
+            codes(&v).first().map(String::as_str),
+            want["code"].as_str(),
+            "{rel}: {v}"
+        );
+        assert!(!env.path(&dest).exists(), "{rel}: wrote its destination");
+    }
+    let temps = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".coffer-new.")
+        })
+        .count();
+    assert_eq!(temps, 0);
+}
