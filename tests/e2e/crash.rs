@@ -163,20 +163,6 @@ fn freeze_recovers_from_a_crash_at_every_step() {
     }
 }
 
-/// Hidden temp trees (`.coffer-new.*`) an aborted process left in `dir`.
-fn temp_trees(dir: &std::path::Path) -> usize {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".coffer-new.")
-        })
-        .count()
-}
-
 #[test]
 fn export_recovers_from_a_crash_at_every_step() {
     let before_publish = [
@@ -208,13 +194,13 @@ fn export_recovers_from_a_crash_at_every_step() {
                 !env.path("out").exists(),
                 "{point}: a partial export is visible"
             );
-            assert_eq!(temp_trees(env.dir.path()), 1, "{point}");
+            assert_eq!(env.leftover_temps(), 1, "{point}");
             let (code, v) = env.json(&args);
             assert_eq!(code, 0, "{point}: {v}");
         } else {
             // Published and complete: a recipient's verify passes; only the
             // catalog record may be missing.
-            assert_eq!(temp_trees(env.dir.path()), 0, "{point}");
+            assert_eq!(env.leftover_temps(), 0, "{point}");
             let (code, v) = env.json(&["export", "verify", "out"]);
             assert_eq!(code, 0, "{point}: {v}");
             let (code, v) = env.json(&args);

@@ -215,16 +215,7 @@ fn hostile_archives_are_refused_and_leave_nothing() {
         assert_eq!(codes(&v)[0], code, "{name}: {v}");
         assert!(!env.path(&dest).exists(), "{name}: nothing published");
     }
-    let leftovers = std::fs::read_dir(env.dir.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".coffer-new.")
-        })
-        .count();
+    let leftovers = env.leftover_temps();
     assert_eq!(leftovers, 0, "failed unpacks leave no temp trees");
     // Not an archive at all.
     env.write("junk.tar.gz", b"not an archive");

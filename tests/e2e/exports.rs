@@ -459,16 +459,7 @@ fn fail_closed_cases_write_nothing() {
     assert_eq!(std::fs::read_dir(env.path("taken")).unwrap().count(), 1);
 
     // No temp trees are left beside the destinations.
-    let temps = std::fs::read_dir(env.dir.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".coffer-new.")
-        })
-        .count();
+    let temps = env.leftover_temps();
     assert_eq!(temps, 0);
 }
 
@@ -672,16 +663,7 @@ fn concurrent_exports_to_one_destination_exactly_one_wins() {
     }
     assert_eq!(won, 1);
     assert_eq!(env.run(&["export", "verify", "same"]).code, 0);
-    let temps = std::fs::read_dir(env.dir.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".coffer-new.")
-        })
-        .count();
+    let temps = env.leftover_temps();
     assert_eq!(temps, 0, "losers remove their temp trees");
     assert_eq!(env.json(&["fsck", "--read-data"]).0, 0);
 }

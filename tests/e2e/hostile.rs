@@ -307,15 +307,6 @@ fn the_hostile_export_corpus_is_refused_with_its_codes() {
         );
         assert!(!env.path(&dest).exists(), "{rel}: wrote its destination");
     }
-    let temps = std::fs::read_dir(env.dir.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".coffer-new.")
-        })
-        .count();
+    let temps = env.leftover_temps();
     assert_eq!(temps, 0);
 }
