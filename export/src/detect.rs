@@ -118,11 +118,36 @@ impl Detector {
 /// that repeat in every record). Scanning is a pure function of the
 /// string, so a clean string stays clean; the cache is bounded.
 #[derive(Debug, Default)]
-pub struct CleanCache(std::collections::HashSet<Box<str>>);
+pub struct CleanCache(std::collections::HashSet<Box<str>, std::hash::BuildHasherDefault<FxHasher>>);
+
+/// The Fx hash (rustc's): a multiply-rotate per word. The cache holds
+/// strings from the input, but a collision only costs a comparison, and
+/// the table is bounded, so a fast non-keyed hash is enough here.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(K);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 impl CleanCache {
-    /// Longest string cached.
-    pub const MAX_LEN: usize = 128;
+    /// Longest string cached: keys and enum-like values repeat in every
+    /// record; longer strings (timestamps, ids, prose) rarely do, and
+    /// caching them only costs a hash and a probe each.
+    pub const MAX_LEN: usize = 32;
     /// Most strings cached.
     pub const MAX_ENTRIES: usize = 1 << 16;
 

@@ -124,20 +124,34 @@ impl FieldClass {
 
 /// Classifies a key; `allow` holds extra innocent names (normalized).
 pub fn classify(name: &str, allow: &[String]) -> FieldClass {
-    let n = normalize(name);
-    if HIDDEN.contains(&n.as_str()) {
+    // Keys are short: normalize on the stack (this runs for every key of
+    // every record, three times per export).
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    for c in name.bytes().filter(u8::is_ascii_alphanumeric) {
+        if len == buf.len() {
+            return classify_normalized(&normalize(name), allow);
+        }
+        buf[len] = c.to_ascii_lowercase();
+        len += 1;
+    }
+    classify_normalized(std::str::from_utf8(&buf[..len]).expect("ASCII"), allow)
+}
+
+fn classify_normalized(n: &str, allow: &[String]) -> FieldClass {
+    if HIDDEN.contains(&n) {
         return FieldClass::Hidden;
     }
-    if RAW_BODIES.contains(&n.as_str()) {
+    if RAW_BODIES.contains(&n) {
         return FieldClass::RawBody;
     }
-    if is_secret_name(&n, allow) {
+    if is_secret_name(n, allow) {
         return FieldClass::Secret;
     }
-    if USER_FIELDS.contains(&n.as_str()) {
+    if USER_FIELDS.contains(&n) {
         return FieldClass::User;
     }
-    if ID_FIELDS.contains(&n.as_str()) {
+    if ID_FIELDS.contains(&n) {
         return FieldClass::Identity;
     }
     FieldClass::Plain

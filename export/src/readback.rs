@@ -9,6 +9,7 @@
 //! never the value.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
@@ -160,6 +161,7 @@ impl FinalScan {
 
     fn finding(&mut self, code: &'static str, file: &str, pointer: &str, message: String) {
         if self.findings.len() < MAX_FINDINGS {
+            let message = format!("{file}#{pointer}: {message}");
             self.findings.push(Issue::at(code, file, pointer, message));
         }
     }
@@ -277,7 +279,7 @@ impl FinalScan {
             Value::Array(a) => {
                 for (i, x) in a.iter().enumerate() {
                     let len = pointer.len();
-                    pointer.push_str(&format!("/{i}"));
+                    let _ = write!(pointer, "/{i}");
                     self.value(x, file, pointer);
                     pointer.truncate(len);
                 }
@@ -296,7 +298,11 @@ impl FinalScan {
                 for (k, x) in m {
                     let len = pointer.len();
                     pointer.push('/');
-                    pointer.push_str(&escape_pointer_token(k));
+                    if k.contains(['~', '/']) {
+                        pointer.push_str(&escape_pointer_token(k));
+                    } else {
+                        pointer.push_str(k);
+                    }
                     self.string(k, file, pointer);
                     match classify(k, &self.allow) {
                         FieldClass::Hidden | FieldClass::RawBody => self.finding(

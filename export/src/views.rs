@@ -228,8 +228,20 @@ fn unescape(s: &[u8]) -> Option<View> {
     })
 }
 
+/// Base64 and base64url alphabet membership, by byte.
+const B64: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'-' || b == b'_';
+        c += 1;
+    }
+    t
+};
+
 fn is_b64(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_')
+    B64[c as usize]
 }
 
 /// Base64 / base64url runs of at least [`MIN_BASE64_RUN`] characters that
