@@ -372,6 +372,7 @@ mod tests {
     use crate::collect::Collector;
     use crate::key::ExportKey;
     use crate::rules::RuleSet;
+    use serde_json::Value;
 
     fn scrub_lines(lines: &[&str], diff: bool) -> Vec<String> {
         let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], true);
@@ -407,6 +408,57 @@ mod tests {
             assert!(l.starts_with("+[REDACTED_SECRET:private-key:"), "{l}");
         }
         assert_eq!(out[4], "+after");
+    }
+
+    fn scrub_records(records: &[Value], max_string: usize) -> (Vec<Value>, Counts) {
+        let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], true);
+        let mut col = Collector::new(&det, &[], &[], max_string);
+        for r in records {
+            col.value(r, 0);
+        }
+        let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], false);
+        let keys = ExportKey::from_bytes([3; 32]).for_policy("p");
+        let mut s = Scrubber::new(&safety, keys, col.found, &[], &[], &[], max_string).unwrap();
+        let mut c = Counts::default();
+        let out = records
+            .iter()
+            .map(|r| {
+                let mut v = r.clone();
+                s.value(&mut v, true, &mut c).unwrap();
+                v
+            })
+            .collect();
+        (out, c)
+    }
+
+    #[test]
+    fn distinct_users_stay_distinct_and_consistent() {
+        let (out, c) = scrub_records(
+            &[
+                serde_json::json!({"user": "alice7", "cwd": "/home/alice7/x"}),
+                serde_json::json!({"user": "bob9", "text": "bob9 and alice7 met"}),
+            ],
+            1 << 20,
+        );
+        let a = out[0]["user"].as_str().unwrap().to_string();
+        let b = out[1]["user"].as_str().unwrap().to_string();
+        assert_ne!(a, b);
+        assert!(a.starts_with("[LOCAL_USER:") && b.starts_with("[LOCAL_USER:"));
+        assert_eq!(out[1]["text"], format!("{b} and {a} met"));
+        assert!(c.redacted_local >= 4);
+    }
+
+    #[test]
+    fn long_strings_are_cut_at_a_character_boundary_never_inside_a_placeholder() {
+        let long = "é".repeat(40); // 80 bytes
+        let (out, c) = scrub_records(&[serde_json::json!({"text": long})], 33);
+        let t = out[0]["text"].as_str().unwrap();
+        assert_eq!(t.len(), 32, "33 would split a character");
+        assert_eq!(c.truncated, 1);
+        let tok = "ghp_Q7abcdefghijklmnopqrstuvwxyz0123456789";
+        let (out, _) = scrub_records(&[serde_json::json!({"text": format!("see {tok} end")})], 20);
+        let t = out[0]["text"].as_str().unwrap();
+        assert_eq!(t, "see ", "the cut backs off to before the placeholder");
     }
 
     #[test]

@@ -63,7 +63,8 @@ impl<'s> Source<'s> {
     pub fn directory(path: &Path) -> Result<Source<'static>> {
         let insp = inspect(path, &mut HashOnly, false)?;
         if !insp.issues.is_empty() {
-            return Err(ExportError::Invalid(insp.issues));
+            // An invalid source is refused before anything is written.
+            return Err(ExportError::Blocked(insp.issues));
         }
         let qualification = insp.qualification().unwrap_or("incomplete").to_string();
         let dir = BundleDir::open(path).map_err(|i| ExportError::Invalid(vec![i]))?;
