@@ -31,11 +31,16 @@ pub struct Detector {
     sensitive: Option<AhoCorasick>,
     forgery: bool,
     placeholder: Regex,
+    prefix: Regex,
 }
 
-/// The shape of every placeholder coffer writes (and of imitations).
-pub const PLACEHOLDER_PATTERN: &str =
-    r"\[(?:REDACTED_SECRET|LOCAL_PATH|LOCAL_USER|LOCAL_HOST|WORKSPACE)[^\]\s]{0,120}\]";
+/// The exact grammar of the placeholders coffer writes.
+pub const PLACEHOLDER_PATTERN: &str = r"\[(?:REDACTED_SECRET:[a-z0-9-]{1,64}:[0-9a-f]{8}|LOCAL_PATH|WORKSPACE|LOCAL_HOST|LOCAL_USER:[0-9]{1,6})\]";
+/// How every placeholder begins. In scrubbed output each occurrence starts
+/// an exact placeholder; in input, each one (with the token it starts) is
+/// a forgery to replace.
+pub const PLACEHOLDER_PREFIX: &str =
+    r"\[(?:REDACTED_SECRET|LOCAL_PATH|LOCAL_USER|LOCAL_HOST|WORKSPACE)[A-Za-z0-9_:-]{0,120}\]?";
 
 impl Detector {
     /// A detector; with `forgery`, text shaped like a placeholder is a finding.
@@ -51,6 +56,7 @@ impl Detector {
             sensitive,
             forgery,
             placeholder: Regex::new(&format!("(?-u){PLACEHOLDER_PATTERN}")).expect("compiles"),
+            prefix: Regex::new(&format!("(?-u){PLACEHOLDER_PREFIX}")).expect("compiles"),
         }
     }
 
@@ -87,9 +93,9 @@ impl Detector {
         } else {
             Vec::new()
         };
-        if self.forgery {
-            for (a, b) in &placeholders {
-                raw.push((*a, *b, FORGERY_RULE.to_string()));
+        if self.forgery && memchr::memchr(b'[', s).is_some() {
+            for m in self.prefix.find_iter(s) {
+                raw.push((m.start(), m.end(), FORGERY_RULE.to_string()));
             }
         }
         for v in views::decoded_views(s) {

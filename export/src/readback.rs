@@ -74,6 +74,7 @@ pub struct FinalScan {
     det: Detector,
     literals: Option<(AhoCorasick, Vec<&'static str>)>,
     placeholder: Regex,
+    prefix: Regex,
     known_rules: BTreeSet<String>,
     issued: Option<BTreeSet<String>>,
     allow: Vec<String>,
@@ -145,6 +146,8 @@ impl FinalScan {
             det,
             literals,
             placeholder: Regex::new(&format!("(?-u){}", crate::detect::PLACEHOLDER_PATTERN))
+                .expect("compiles"),
+            prefix: Regex::new(&format!("(?-u){}", crate::detect::PLACEHOLDER_PREFIX))
                 .expect("compiles"),
             known_rules,
             issued: exp.issued.clone(),
@@ -254,14 +257,22 @@ impl FinalScan {
                 "an absolute local path".into(),
             );
         }
-        let placeholders: Vec<String> = self
+        if memchr::memchr(b'[', s.as_bytes()).is_none() {
+            return;
+        }
+        let exact: Vec<(usize, String)> = self
             .placeholder
             .find_iter(s.as_bytes())
-            .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
+            .map(|m| {
+                (
+                    m.start(),
+                    String::from_utf8_lossy(m.as_bytes()).into_owned(),
+                )
+            })
             .collect();
-        for p in placeholders {
+        for (_, p) in &exact {
             self.report.placeholders += 1;
-            if !self.placeholder_ok(&p) {
+            if !self.placeholder_ok(p) {
                 self.finding(
                     "validation.placeholder_unknown",
                     file,
@@ -269,6 +280,20 @@ impl FinalScan {
                     "a placeholder this export did not issue".into(),
                 );
             }
+        }
+        // Every placeholder-like prefix must begin one of those.
+        let stray = self
+            .prefix
+            .find_iter(s.as_bytes())
+            .filter(|m| !exact.iter().any(|(at, _)| *at == m.start()))
+            .count();
+        for _ in 0..stray {
+            self.finding(
+                "validation.placeholder_unknown",
+                file,
+                pointer,
+                "text shaped like a placeholder that is not one".into(),
+            );
         }
     }
 

@@ -159,3 +159,26 @@ proptest! {
         prop_assert!(final_scan(&out, &p).unwrap().is_empty());
     }
 }
+
+/// Found by the `scrubber` fuzz target: an unclosed placeholder-like prefix
+/// in the input, followed by a secret, made the scrubbed output contain a
+/// placeholder-shaped span (input prefix + our placeholder's `]`) that the
+/// final scan rejected. Input prefixes are now forgeries replaced whole.
+#[test]
+fn an_unclosed_placeholder_prefix_before_a_secret_is_not_joined_to_ours() {
+    let p = policy();
+    let lines =
+        vec!["one\\nA[LOCAL_PATHEKF\u{0}\u{0}i4-v %\":\"nxoxb-28667533-dBmKs\":o".to_string()];
+    let records = vec![
+        json!({"text": lines[0].clone()}),
+        json!({"text": "[REDACTED_SECRET:github-token:0123abcd]"}),
+    ];
+    let out = sanitize(&records, &lines, &p, &ExportKey::from_bytes([5; 32])).unwrap();
+    assert_eq!(final_scan(&out, &p).unwrap(), vec![]);
+    let all = format!("{:?} {:?}", out.records, out.lines);
+    assert!(!all.contains("[LOCAL_PATHEKF"), "{all}");
+    assert!(
+        !all.contains("0123abcd"),
+        "a forged placeholder is replaced: {all}"
+    );
+}
