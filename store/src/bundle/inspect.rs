@@ -1,5 +1,5 @@
 //! Validation of a bundle directory: manifest, contract rules, and every
-//! evidence file, each read once and handed to an [`EvidenceSink`] (a plain
+//! evidence file, each read once and handed to a [`Sink`](crate::sink::Sink) (a plain
 //! hasher for `bundle validate`, a store batch for `bundle ingest`).
 
 use std::io::Read;
