@@ -52,6 +52,16 @@ pub struct Exported {
     pub transformations: BTreeMap<&'static str, u64>,
 }
 
+/// A source artifact left out, with EBO's reason.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Excluded {
+    /// Source artifact id.
+    pub artifact_id: String,
+    /// `source-export-manifest` or `unsupported-workspace-snapshot`.
+    pub reason: String,
+}
+
 /// What `export create` did.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -72,8 +82,8 @@ pub struct CreateOutcome {
     pub qualification: String,
     /// Exported artifacts.
     pub artifacts: Vec<Exported>,
-    /// Excluded artifacts (id, reason).
-    pub excluded: Vec<(String, String)>,
+    /// Excluded artifacts.
+    pub excluded: Vec<Excluded>,
     /// What the readback gate checked.
     pub readback: ReadbackReport,
 }
@@ -494,10 +504,13 @@ pub fn create(
             }
         }
     }
-    let excluded: Vec<(String, String)> = planned
+    let excluded: Vec<Excluded> = planned
         .iter()
         .filter_map(|(d, f)| match f {
-            Fate::Exclude(r) => Some((d.id.clone(), r.to_string())),
+            Fate::Exclude(r) => Some(Excluded {
+                artifact_id: d.id.clone(),
+                reason: r.to_string(),
+            }),
             Fate::Export => None,
         })
         .collect();
@@ -525,7 +538,7 @@ pub fn create(
         "correlations": correlations,
         "artifacts": artifacts,
         "transformations": transformations,
-        "excludedArtifacts": excluded.iter().map(|(id, r)| json!({"artifactId": id, "reason": r})).collect::<Vec<_>>(),
+        "excludedArtifacts": excluded,
     });
     let mut bytes = serde_json::to_vec_pretty(&manifest).expect("values serialize");
     bytes.push(b'\n');
