@@ -38,7 +38,7 @@ impl<'s> Source<'s> {
     /// A stored bundle by id or manifest digest.
     pub fn stored(store: &'s Store, id_or_digest: &str) -> Result<Source<'s>> {
         let row = store.catalog().find_bundle(id_or_digest)?.ok_or_else(|| {
-            ExportError::usage(
+            ExportError::invalid(
                 "io.not_found",
                 id_or_digest,
                 format!("no stored bundle {id_or_digest:?} (give a bundle id, a manifest digest or a bundle directory)"),
