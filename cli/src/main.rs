@@ -107,7 +107,7 @@ enum Command {
     },
     /// Scan files for credentials, local paths and placeholders (exit 1 on findings).
     Scan {
-        /// Files to scan (.json, .jsonl/.ndjson parsed; anything else as text).
+        /// Files or directories to scan (.json, .jsonl/.ndjson parsed; anything else as text).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Also look for this policy's sensitive values and extra rules.

@@ -176,7 +176,26 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
         };
         let mut scan = FinalScan::new(&exp)?;
         let mut issues = Vec::new();
+        // Directories are scanned file by file (sorted, symlinks not followed).
+        let mut files = Vec::new();
         for p in paths {
+            if p.is_dir() {
+                for e in walkdir::WalkDir::new(p).sort_by_file_name() {
+                    match e {
+                        Ok(e) if e.file_type().is_file() => files.push(e.into_path()),
+                        Ok(_) => {}
+                        Err(err) => issues.push(coffer_store::issue::Issue::file(
+                            "io.error",
+                            &p.display().to_string(),
+                            err.to_string(),
+                        )),
+                    }
+                }
+            } else {
+                files.push(p.clone());
+            }
+        }
+        for p in &files {
             let shown = p.display().to_string();
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
             let media = if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
@@ -192,7 +211,7 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
         }
         issues.append(&mut scan.findings);
         let result = json!({
-            "files": paths.len(),
+            "files": files.len(),
             "stringsScanned": scan.report.strings_scanned,
             "bytes": scan.report.bytes,
             "findings": issues.len(),
