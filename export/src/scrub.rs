@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::collect::{char_span, correlation_namespace, Collected, FIELD_RULE};
+use crate::collect::{char_span, Collected, FIELD_RULE};
 use crate::detect::Detector;
 use crate::error::{ExportError, Result};
 use crate::identity::{pseudonym, IdMap, RECORD_NAMESPACE};
@@ -37,21 +37,6 @@ pub struct Counts {
     pub truncated: u64,
     /// Records whose serialized form changed.
     pub canonicalized: u64,
-}
-
-/// Per-record identity fields (rewritten where they stand).
-fn record_id_field(normalized: &str) -> bool {
-    matches!(
-        normalized,
-        "spanid"
-            | "parentspanid"
-            | "parentid"
-            | "eventid"
-            | "turnid"
-            | "requestid"
-            | "messageid"
-            | "tooluseid"
-    )
 }
 
 /// The placeholder of a secret.
@@ -301,7 +286,6 @@ impl<'a> Scrubber<'a> {
                 continue;
             }
             let key = self.string(&k, c);
-            let n = normalize(&k);
             match class {
                 FieldClass::Secret => val = self.secret_field(&val, c),
                 _ if pair_secret && k == "value" => val = self.secret_field(&val, c),
@@ -311,11 +295,11 @@ impl<'a> Scrubber<'a> {
                     val = Value::String(format!("[LOCAL_USER:{n}]"));
                     c.redacted_local += 1;
                 }
+                // Correlation and per-record id fields, and oneshot-v1 ids.
                 FieldClass::Identity | FieldClass::Plain
                     if val.is_string()
-                        && (correlation_namespace(&n).is_some()
-                            || record_id_field(&n)
-                            || (oneshot && n == "id")) =>
+                        && (class == FieldClass::Identity
+                            || (oneshot && k.eq_ignore_ascii_case("id"))) =>
                 {
                     let id = val.as_str().expect("checked");
                     val = Value::String(self.identity(id));
