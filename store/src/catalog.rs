@@ -150,6 +150,19 @@ BEGIN SELECT RAISE(ABORT, 'exports rows are insert-only'); END;
 CREATE TRIGGER export_artifacts_insert_only BEFORE UPDATE ON export_artifacts
 BEGIN SELECT RAISE(ABORT, 'export_artifacts rows are insert-only'); END;
 "#,
+    r#"
+-- Refs this catalog has applied: each names the record object holding the
+-- rows one transaction inserted (see refs.rs); `catalog rebuild` applies
+-- the refs a backend holds that are not here yet.
+CREATE TABLE refs (
+    key           TEXT    PRIMARY KEY,
+    target        TEXT    NOT NULL,
+    record_digest TEXT    NOT NULL REFERENCES objects (digest),
+    created_ms    INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER refs_insert_only BEFORE UPDATE ON refs
+BEGIN SELECT RAISE(ABORT, 'refs rows are insert-only'); END;
+"#,
 ];
 
 /// One cataloged object.
@@ -190,6 +203,8 @@ pub struct CatalogStats {
     pub unique_bytes: u64,
     /// Bytes of the stored frames.
     pub stored_bytes: u64,
+    /// Catalog records (refs applied); not counted above.
+    pub records: u64,
 }
 
 /// A connection to the catalog.
@@ -227,6 +242,7 @@ impl Catalog {
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
         let mut cat = Catalog { conn };
         cat.migrate()?;
+        crate::refs::install_capture(&cat.conn)?;
         Ok(cat)
     }
 
@@ -283,6 +299,13 @@ impl Catalog {
         Ok(cat)
     }
 
+    /// A write transaction, for `catalog rebuild`.
+    pub(crate) fn transaction(&mut self) -> Result<rusqlite::Transaction<'_>> {
+        Ok(self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?)
+    }
+
     /// The underlying connection, for the query modules of this crate.
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
@@ -298,21 +321,25 @@ impl Catalog {
     /// Records objects (already durable on disk) and the roots holding them,
     /// in one transaction. Existing rows are left as they are.
     pub fn record(&mut self, objects: &[(ObjectRow, Option<Root>)]) -> Result<()> {
-        self.record_with(objects, |_| Ok(()))
+        self.record_with(objects, |_| Ok(()), |_, _| Ok(()))
     }
 
     /// Like [`Catalog::record`], and runs `extra` in the same transaction
-    /// (e.g. the rows of a bundle that names these objects); if `extra`
+    /// (e.g. the rows of a bundle that names these objects); then hands
+    /// every row the transaction inserted to `seal` (which publishes them
+    /// as a record and its ref) before committing. If `extra` or `seal`
     /// fails, nothing is recorded.
     pub fn record_with(
         &mut self,
         objects: &[(ObjectRow, Option<Root>)],
         extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
+        seal: impl FnOnce(&rusqlite::Transaction<'_>, Vec<crate::refs::Row>) -> Result<()>,
     ) -> Result<()> {
         crate::crash::point("catalog_before_txn");
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        crate::refs::clear_capture(&tx)?;
         {
             let mut ins_obj = tx.prepare_cached(
                 "INSERT INTO objects (digest, size, stored_size, first_seen_ms) VALUES (?1, ?2, ?3, ?4)
@@ -336,6 +363,10 @@ impl Catalog {
             }
         }
         extra(&tx)?;
+        let rows = crate::refs::take_capture(&tx)?;
+        if !rows.is_empty() {
+            seal(&tx, rows)?;
+        }
         crate::crash::point("catalog_in_txn");
         tx.commit()?;
         crate::crash::point("catalog_committed");
@@ -355,8 +386,17 @@ impl Catalog {
 
     /// Every cataloged object, in digest order.
     pub fn objects(&self) -> Result<Vec<ObjectRow>> {
+        self.objects_where("")
+    }
+
+    /// Every cataloged object except catalog records: what users stored.
+    pub fn evidence_objects(&self) -> Result<Vec<ObjectRow>> {
+        self.objects_where("WHERE digest NOT IN (SELECT record_digest FROM refs)")
+    }
+
+    fn objects_where(&self, filter: &str) -> Result<Vec<ObjectRow>> {
         let mut st = self.conn.prepare(
-            "SELECT digest, size, stored_size, first_seen_ms FROM objects ORDER BY digest",
+            &format!("SELECT digest, size, stored_size, first_seen_ms FROM objects {filter} ORDER BY digest"),
         )?;
         let rows = st.query_map([], row_to_object)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -436,14 +476,19 @@ impl Catalog {
 
     /// Totals for `coffer stats`.
     pub fn stats(&self) -> Result<CatalogStats> {
+        // Record objects (the catalog's own copy in the backend) are counted
+        // apart, so the figures describe what users stored.
         Ok(self.conn.query_row(
-            "SELECT
-               (SELECT count(*) FROM objects),
-               (SELECT count(*) FROM roots),
-               (SELECT coalesce(sum(o.size), 0) FROM roots r JOIN objects o USING (digest))
-                 + (SELECT coalesce(sum(size), 0) FROM objects WHERE digest NOT IN (SELECT digest FROM roots)),
-               (SELECT coalesce(sum(size), 0) FROM objects),
-               (SELECT coalesce(sum(stored_size), 0) FROM objects)",
+            "WITH ev AS (SELECT * FROM objects WHERE digest NOT IN (SELECT record_digest FROM refs)),
+                  rt AS (SELECT * FROM roots WHERE kind <> 'ref')
+             SELECT
+               (SELECT count(*) FROM ev),
+               (SELECT count(*) FROM rt),
+               (SELECT coalesce(sum(o.size), 0) FROM rt r JOIN ev o USING (digest))
+                 + (SELECT coalesce(sum(size), 0) FROM ev WHERE digest NOT IN (SELECT digest FROM rt)),
+               (SELECT coalesce(sum(size), 0) FROM ev),
+               (SELECT coalesce(sum(stored_size), 0) FROM ev),
+               (SELECT count(*) FROM refs)",
             [],
             |r| {
                 Ok(CatalogStats {
@@ -452,6 +497,7 @@ impl Catalog {
                     logical_bytes: r.get::<_, i64>(2)? as u64,
                     unique_bytes: r.get::<_, i64>(3)? as u64,
                     stored_bytes: r.get::<_, i64>(4)? as u64,
+                    records: r.get::<_, i64>(5)? as u64,
                 })
             },
         )?)

@@ -127,6 +127,18 @@ pub enum StoreError {
         /// The OS error.
         source: io::Error,
     },
+    /// A remote backend (a bucket) refused or failed a request.
+    #[error("{location}/{key}: {op}: {detail}")]
+    Remote {
+        /// The backend (`s3://bucket/prefix`).
+        location: String,
+        /// The key involved.
+        key: String,
+        /// What coffer was doing.
+        op: &'static str,
+        /// The backend's complaint.
+        detail: String,
+    },
     /// The SQLite catalog failed.
     #[error("catalog: {0}")]
     Catalog(#[from] rusqlite::Error),
@@ -155,6 +167,7 @@ impl StoreError {
             StoreError::UnknownBundle { .. } => "io.not_found",
             StoreError::NotRegularFile { .. } => "validation.not_regular_file",
             StoreError::Io { source, .. } => io_code(source),
+            StoreError::Remote { .. } => "io.remote",
             StoreError::Catalog(e) => catalog_code(e),
             StoreError::CatalogData(_) => "integrity.catalog",
         }
@@ -178,6 +191,7 @@ impl StoreError {
             | StoreError::SizeMismatch { subject, .. } => Some(subject.clone()),
             StoreError::Conflict { subject, .. } => Some(subject.clone()),
             StoreError::UnknownBundle { id } => Some(id.clone()),
+            StoreError::Remote { location, key, .. } => Some(format!("{location}/{key}")),
             StoreError::Catalog(_) | StoreError::CatalogData(_) => {
                 Some(crate::catalog::CATALOG_FILE.into())
             }

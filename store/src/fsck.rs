@@ -9,10 +9,10 @@
 use std::collections::HashSet;
 
 use crate::digest::Digest;
-use crate::dir::EntryKind;
+use crate::backend::{object_of_key, OBJECTS_PREFIX, QUARANTINE_PREFIX};
 use crate::error::{Result, StoreError};
 use crate::layout::LockMode;
-use crate::objects::{OBJECTS_DIR, QUARANTINE_DIR, TMP_DIR};
+use crate::objects::TMP_DIR;
 use crate::store::Store;
 
 /// One problem fsck found.
@@ -76,48 +76,22 @@ impl Store {
         let mut on_disk: Vec<(Digest, u64)> = Vec::new();
         let list =
             |d: &crate::dir::Dir| d.entries().map_err(|e| StoreError::io(d.path(), "list", e));
-        for (shard_name, kind) in list(&dirs.objects)? {
-            let rel = format!("{OBJECTS_DIR}/{shard_name}");
-            let is_shard = kind == EntryKind::Dir
-                && shard_name.len() == 2
-                && shard_name
-                    .bytes()
-                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
-            if !is_shard {
-                find(
-                    "integrity.unexpected_entry",
-                    rel,
-                    format!("unexpected {} in the object directory", kind.describe()),
-                );
-                continue;
-            }
-            let shard = dirs
-                .objects
-                .open_dir(&shard_name)
-                .map_err(|e| StoreError::io(dirs.objects.join(&shard_name), "open", e))?;
-            for (name, kind) in list(&shard)? {
-                let rel = format!("{rel}/{name}");
-                let digest = Digest::from_hex(&name)
-                    .ok()
-                    .filter(|d| d.shard() == shard_name);
-                match (kind, digest) {
-                    (EntryKind::File, Some(d)) => {
-                        let stored = shard
-                            .entry_kind(&name)
-                            .map_err(|e| StoreError::io(shard.join(&name), "stat", e))?
-                            .map(|(_, st)| st.st_size as u64)
-                            .unwrap_or(0);
-                        if !cataloged.contains(&d) {
-                            find("integrity.orphan_object", rel, format!("{d} is on disk but not cataloged (a put was interrupted; gc reclaims it)"));
-                        }
-                        on_disk.push((d, stored));
+        for entry in dirs.backend.list(OBJECTS_PREFIX)? {
+            match object_of_key(&entry.key).filter(|_| entry.regular) {
+                Some(d) => {
+                    if !cataloged.contains(&d) {
+                        find("integrity.orphan_object", entry.key, format!("{d} is stored but not cataloged (a put was interrupted, or another store wrote it: gc reclaims it, catalog rebuild adopts it if a ref names it)"));
                     }
-                    (kind, _) => find(
-                        "integrity.unexpected_entry",
-                        rel,
-                        format!("unexpected {} among objects", kind.describe()),
-                    ),
+                    on_disk.push((d, entry.meta.size));
                 }
+                None => find(
+                    "integrity.unexpected_entry",
+                    entry.key,
+                    format!(
+                        "unexpected {} among objects",
+                        if entry.regular { "name" } else { "non-regular entry" }
+                    ),
+                ),
             }
         }
         report.on_disk = on_disk.len() as u64;
@@ -155,10 +129,10 @@ impl Store {
                     .into(),
             );
         }
-        for (name, _) in list(&dirs.quarantine)? {
+        for entry in dirs.backend.list(QUARANTINE_PREFIX)? {
             find(
                 "integrity.quarantined_object",
-                format!("{QUARANTINE_DIR}/{name}"),
+                entry.key,
                 "object that failed verification, kept for inspection".into(),
             );
         }
@@ -174,7 +148,7 @@ impl Store {
                     Err(e) => report.findings.push(Finding {
                         code: e.code(),
                         path: d.to_string(),
-                        message: format!("{e}; moved to {QUARANTINE_DIR}/"),
+                        message: format!("{e}; moved to {QUARANTINE_PREFIX}"),
                     }),
                 }
             }

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use crate::digest::Digest;
+use crate::backend::{object_key, object_of_key, OBJECTS_PREFIX};
 use crate::dir::{Dir, EntryKind};
 use crate::error::{Result, StoreError};
 use crate::layout::LockMode;
@@ -50,36 +51,19 @@ fn remove(d: &Dir, name: &str) -> Result<()> {
         .map_err(|e| StoreError::io(d.join(name), "remove", e))
 }
 
-/// Object files older than `cutoff_ms` that `keep` does not name.
+/// Stored frames older than `cutoff_ms` that the catalog does not name.
 fn old_orphans(
     dirs: &ObjectDirs,
     cutoff_ms: i64,
     is_cataloged: &dyn Fn(&Digest) -> Result<bool>,
 ) -> Result<Vec<(Digest, u64)>> {
     let mut out = Vec::new();
-    for (shard_name, kind) in list(&dirs.objects)? {
-        if kind != EntryKind::Dir {
+    for entry in dirs.backend.list(OBJECTS_PREFIX)? {
+        let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
             continue;
-        }
-        let shard = dirs
-            .objects
-            .open_dir(&shard_name)
-            .map_err(|e| StoreError::io(dirs.objects.join(&shard_name), "open", e))?;
-        for (name, kind) in list(&shard)? {
-            let Some(d) = Digest::from_hex(&name)
-                .ok()
-                .filter(|d| d.shard() == shard_name)
-            else {
-                continue;
-            };
-            if kind != EntryKind::File || is_cataloged(&d)? {
-                continue;
-            }
-            if let Some(st) = stat(&shard, &name)? {
-                if mtime_ms(&st) < cutoff_ms {
-                    out.push((d, st.st_size as u64));
-                }
-            }
+        };
+        if entry.meta.modified_ms < cutoff_ms && !is_cataloged(&d)? {
+            out.push((d, entry.meta.size));
         }
     }
     Ok(out)
@@ -89,6 +73,12 @@ impl Store {
     /// Removes unreachable objects, orphans and temps older than `grace`.
     pub fn gc(&mut self, grace: Duration, dry_run: bool) -> Result<GcReport> {
         let cutoff = now_ms() - grace.as_millis() as i64;
+        // A ref whose transaction never committed (a crash in between) names
+        // a record and objects the catalog lacks: adopt it before deciding
+        // what is unreachable, or its objects would be collected under it.
+        if !self.shared_backend() && !dry_run {
+            self.rebuild_catalog()?;
+        }
         let (dirs, catalog, lock) = self.parts();
         lock.acquire(LockMode::Exclusive)?;
         let mut report = GcReport {
@@ -96,7 +86,15 @@ impl Store {
             ..GcReport::default()
         };
 
-        let unreachable = catalog.unreachable_before(cutoff)?;
+        // A bucket other stores write to holds objects this catalog has not
+        // seen (yet): deleting from it on a local view could lose their
+        // evidence, so gc there only sweeps local temps.
+        let shared = dirs.backend.shared();
+        let unreachable = if shared {
+            Vec::new()
+        } else {
+            catalog.unreachable_before(cutoff)?
+        };
         let digests: Vec<Digest> = unreachable.iter().map(|r| r.digest).collect();
         let removed = if dry_run {
             digests
@@ -108,21 +106,20 @@ impl Store {
         }
         if !dry_run {
             for d in &removed {
-                if let Ok(shard) = dirs.objects.open_dir(&d.shard()) {
-                    remove(&shard, &d.hex())?;
-                }
+                dirs.backend.delete(&object_key(d))?;
             }
         }
         report.unreachable = removed;
 
         let cataloged = |d: &Digest| -> Result<bool> { Ok(catalog.object(d)?.is_some()) };
-        for (d, size) in old_orphans(dirs, cutoff, &cataloged)? {
+        let orphans = if shared {
+            Vec::new()
+        } else {
+            old_orphans(dirs, cutoff, &cataloged)?
+        };
+        for (d, size) in orphans {
             if !dry_run {
-                let shard = dirs
-                    .objects
-                    .open_dir(&d.shard())
-                    .map_err(|e| StoreError::io(dirs.objects.join(d.shard()), "open", e))?;
-                remove(&shard, &d.hex())?;
+                dirs.backend.delete(&object_key(&d))?;
             }
             report.freed_bytes += size;
             report.orphans.push(d);
@@ -140,9 +137,9 @@ impl Store {
             }
         }
         if !dry_run {
-            dirs.objects
+            dirs.root
                 .sync_filesystem()
-                .map_err(|e| StoreError::io(dirs.objects.path(), "syncfs", e))?;
+                .map_err(|e| StoreError::io(dirs.root.path(), "syncfs", e))?;
         }
         Ok(report)
     }

@@ -15,6 +15,7 @@ use rustix::fs::FlockOperation;
 use crate::catalog::{Catalog, CATALOG_FILE};
 use crate::dir::Dir;
 use crate::error::{Result, StoreError};
+use crate::backend::{Backend, BackendConfig, Put};
 use crate::objects::{temp_name, ObjectDirs, OBJECTS_DIR, QUARANTINE_DIR, TMP_DIR};
 
 /// Name of the format marker in the store root.
@@ -34,6 +35,7 @@ const FORMAT_MAX_BYTES: u64 = 64 << 10;
 /// interrupted `init`).
 const OWN_ENTRIES: &[&str] = &[
     "objects",
+    "refs",
     TMP_DIR,
     QUARANTINE_DIR,
     KEYS_DIR,
@@ -44,9 +46,10 @@ const OWN_ENTRIES: &[&str] = &[
     "catalog.sqlite-journal",
 ];
 
-/// The JSON written to `STORE-FORMAT`.
-pub fn format_document() -> String {
-    let doc = serde_json::json!({
+/// The JSON written to `STORE-FORMAT` (and, for a bucket, to its
+/// `STORE-FORMAT` key, without the local catalog's name).
+pub fn format_document(backend: &BackendConfig) -> String {
+    let mut doc = serde_json::json!({
         "format": "coffer",
         "version": FORMAT_VERSION,
         "objectKey": "sha256",
@@ -54,14 +57,18 @@ pub fn format_document() -> String {
         "objectEncoding": "zstd-frame; content checksum; content size",
         "catalog": CATALOG_FILE,
     });
+    if let Some(b) = backend.to_json() {
+        doc["backend"] = b;
+    }
     format!(
         "{}\n",
         serde_json::to_string_pretty(&doc).expect("static JSON")
     )
 }
 
-/// Checks the `STORE-FORMAT` file of an opened root.
-pub fn check_format(root: &Dir) -> Result<()> {
+/// Checks the `STORE-FORMAT` file of an opened root; returns the backend it
+/// records.
+pub fn check_format(root: &Dir) -> Result<BackendConfig> {
     let path = root.join(FORMAT_FILE);
     let f = match root.open_file(FORMAT_FILE) {
         Ok(f) => f,
@@ -86,10 +93,35 @@ pub fn check_format(root: &Dir) -> Result<()> {
         return Err(bad("\"format\" is not \"coffer\"".into()));
     }
     match v.get("version").and_then(|f| f.as_u64()) {
-        Some(FORMAT_VERSION) => Ok(()),
-        other => Err(bad(format!(
-            "version {other:?}; this build reads version {FORMAT_VERSION}"
-        ))),
+        Some(FORMAT_VERSION) => {}
+        other => {
+            return Err(bad(format!(
+                "version {other:?}; this build reads version {FORMAT_VERSION}"
+            )))
+        }
+    }
+    BackendConfig::from_json(v.get("backend")).map_err(bad)
+}
+
+/// Marks a bucket as holding a coffer store (put-if-absent), or checks that
+/// the marker already there is one this build reads.
+fn claim_backend(backend: &dyn Backend, config: &BackendConfig) -> Result<()> {
+    let doc = format_document(config);
+    if backend.put_bytes(FORMAT_FILE, doc.as_bytes())? == Put::Created {
+        return Ok(());
+    }
+    let found = crate::backend::read_small(backend, FORMAT_FILE, FORMAT_MAX_BYTES)?
+        .unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_slice(&found).unwrap_or_default();
+    let ok = v.get("format").and_then(|f| f.as_str()) == Some("coffer")
+        && v.get("version").and_then(|f| f.as_u64()) == Some(FORMAT_VERSION);
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::UnsupportedFormat {
+            path: PathBuf::from(format!("{}/{FORMAT_FILE}", backend.location())),
+            detail: "the bucket holds something that is not a coffer store of this version".into(),
+        })
     }
 }
 
@@ -116,7 +148,7 @@ pub fn write_new_durable(dir: &Dir, name: &str, bytes: &[u8], mode: u32) -> Resu
 
 /// Creates a store at `path` (or completes an interrupted `init`). Returns
 /// whether a new store was created; an existing store is left untouched.
-pub fn init(path: &Path) -> Result<bool> {
+pub fn init(path: &Path, backend: &BackendConfig) -> Result<bool> {
     std::fs::create_dir_all(path).map_err(|e| StoreError::io(path, "create directory", e))?;
     let root = Dir::open(path).map_err(|e| StoreError::io(path, "open", e))?;
     if root
@@ -124,7 +156,19 @@ pub fn init(path: &Path) -> Result<bool> {
         .map_err(|e| StoreError::io(root.join(FORMAT_FILE), "stat", e))?
         .is_some()
     {
-        check_format(&root)?;
+        let existing = check_format(&root)?;
+        if &existing != backend {
+            return Err(StoreError::Conflict {
+                code: "conflict.store_exists",
+                message: format!(
+                    "{}: already a store with backend {}, not {}",
+                    path.display(),
+                    existing.describe(),
+                    backend.describe()
+                ),
+                subject: path.display().to_string(),
+            });
+        }
         return Ok(false);
     }
     for (name, _) in root
@@ -143,33 +187,12 @@ pub fn init(path: &Path) -> Result<bool> {
             let _ = root.remove_file(&name);
         }
     }
-    let ensure = |parent: &Dir, name: &str| {
-        parent
-            .ensure_dir(name)
-            .map_err(|e| StoreError::io(parent.join(name), "create directory", e))
-    };
-    let objects = ensure(&root, "objects")?;
-    let sha = ensure(&objects, OBJECTS_DIR.rsplit('/').next().expect("path"))?;
-    // All 256 shards up front: puts then never create directories, and an
-    // existence check never misses on a shard that is merely not made yet.
-    for b in 0..=255u8 {
-        let name = format!("{b:02x}");
-        if let Err(e) =
-            rustix::fs::mkdirat(&sha, name.as_str(), rustix::fs::Mode::from_raw_mode(0o755))
-        {
-            if e != rustix::io::Errno::EXIST {
-                return Err(StoreError::io(
-                    sha.join(&name),
-                    "create directory",
-                    e.into(),
-                ));
-            }
-        }
-    }
-    sha.sync()
-        .map_err(|e| StoreError::io(sha.path(), "fsync directory", e))?;
     ensure(&root, TMP_DIR)?;
-    ensure(&root, QUARANTINE_DIR)?;
+    if *backend != BackendConfig::Local {
+        claim_backend(&*backend.open(&root)?, backend)?;
+    } else {
+        init_local_objects(&root)?;
+    }
     let keys = ensure(&root, KEYS_DIR)?;
     std::fs::set_permissions(
         keys.path(),
@@ -195,7 +218,39 @@ pub fn init(path: &Path) -> Result<bool> {
     }
     root.sync()
         .map_err(|e| StoreError::io(path, "fsync directory", e))?;
-    write_new_durable(&root, FORMAT_FILE, format_document().as_bytes(), 0o444)
+    write_new_durable(&root, FORMAT_FILE, format_document(backend).as_bytes(), 0o444)
+}
+
+fn ensure(parent: &Dir, name: &str) -> Result<Dir> {
+    parent
+        .ensure_dir(name)
+        .map_err(|e| StoreError::io(parent.join(name), "create directory", e))
+}
+
+/// The object and quarantine directories of a store that keeps its objects.
+fn init_local_objects(root: &Dir) -> Result<()> {
+    let objects = ensure(root, "objects")?;
+    let sha = ensure(&objects, OBJECTS_DIR.rsplit('/').next().expect("path"))?;
+    // All 256 shards up front: puts then never create directories, and an
+    // existence check never misses on a shard that is merely not made yet.
+    for b in 0..=255u8 {
+        let name = format!("{b:02x}");
+        if let Err(e) =
+            rustix::fs::mkdirat(&sha, name.as_str(), rustix::fs::Mode::from_raw_mode(0o755))
+        {
+            if e != rustix::io::Errno::EXIST {
+                return Err(StoreError::io(
+                    sha.join(&name),
+                    "create directory",
+                    e.into(),
+                ));
+            }
+        }
+    }
+    sha.sync()
+        .map_err(|e| StoreError::io(sha.path(), "fsync directory", e))?;
+    ensure(root, QUARANTINE_DIR)?;
+    Ok(())
 }
 
 /// Opens the root and object directories of an existing store.
@@ -206,8 +261,8 @@ pub fn open_dirs(path: &Path) -> Result<ObjectDirs> {
         },
         _ => StoreError::io(path, "open", e),
     })?;
-    check_format(&root)?;
-    ObjectDirs::open(root)
+    let backend = check_format(&root)?.open(&root)?;
+    ObjectDirs::open(root, backend)
 }
 
 fn open_lock_file(root: &Dir) -> Result<File> {

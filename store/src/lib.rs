@@ -12,6 +12,7 @@
 //! returned exactly the bytes the key names; nothing under the store root is
 //! reached through a symlink.
 
+pub mod backend;
 pub mod bundle;
 pub mod catalog;
 pub mod crash;
@@ -28,12 +29,14 @@ pub mod layout;
 pub mod new_tree;
 pub mod objects;
 pub mod packet;
+pub mod refs;
 pub mod schema;
 pub mod sink;
 pub mod stager;
 pub mod store;
 pub mod tree;
 
+pub use backend::{Backend, BackendConfig};
 pub use catalog::{Catalog, CatalogStats, ObjectRow, Root};
 pub use digest::Digest;
 pub use error::{Result, StoreError};

@@ -9,14 +9,15 @@
 //! - nothing under the store root is reached through a symlink (see [`Dir`]).
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::digest::Digest;
-use crate::dir::{Dir, EntryKind, Renamed};
+use crate::backend::{object_key, Backend, Body, Put};
+use crate::dir::Dir;
 use crate::error::{Result, StoreError};
 use crate::frame::{self, EncodeError, Encoded, SmallEncoder};
 
@@ -26,23 +27,19 @@ pub const OBJECTS_DIR: &str = "objects/sha256";
 pub const TMP_DIR: &str = "tmp";
 /// Where objects that failed verification are moved.
 pub const QUARANTINE_DIR: &str = "quarantine";
-/// Mode of published object files: nobody writes an object after publication.
+/// Mode of staged (and so of published) object files: nobody writes an object after publication.
 const OBJECT_MODE: u32 = 0o444;
 
-/// Open handles on the store's object directories.
+/// The store's local staging directory plus the backend objects are
+/// published to (the root's own directories, or a bucket).
 #[derive(Debug)]
 pub struct ObjectDirs {
     /// The store root.
     pub root: Dir,
-    /// `objects/sha256`.
-    pub objects: Dir,
-    /// `tmp`.
+    /// `tmp`: staging, always local.
     pub tmp: Dir,
-    /// `quarantine`.
-    pub quarantine: Dir,
-    /// Shard directories opened so far, by first digest byte. Handles stay
-    /// valid even if the name is later swapped for a symlink.
-    shards: Mutex<Vec<Option<Arc<Dir>>>>,
+    /// Where published frames and refs live.
+    pub backend: Arc<dyn Backend>,
 }
 
 /// A complete object frame in `tmp/`, not yet published.
@@ -121,87 +118,22 @@ pub fn now_ms() -> i64 {
 }
 
 impl ObjectDirs {
-    /// Opens the object directories below `root`.
-    pub fn open(root: Dir) -> Result<Self> {
-        let open = |path: &str| -> Result<Dir> {
-            let mut d: Option<Dir> = None;
-            for part in path.split('/') {
-                let parent = d.as_ref().unwrap_or(&root);
-                d = Some(
-                    parent
-                        .open_dir(part)
-                        .map_err(|e| StoreError::io(parent.join(part), "open directory", e))?,
-                );
-            }
-            Ok(d.expect("non-empty path"))
-        };
-        Ok(ObjectDirs {
-            objects: open(OBJECTS_DIR)?,
-            tmp: open(TMP_DIR)?,
-            quarantine: open(QUARANTINE_DIR)?,
-            root,
-            shards: Mutex::new(vec![None; 256]),
-        })
+    /// Opens the staging directory below `root`, with `backend` for objects.
+    pub fn open(root: Dir, backend: Arc<dyn Backend>) -> Result<Self> {
+        let tmp = root
+            .open_dir(TMP_DIR)
+            .map_err(|e| StoreError::io(root.join(TMP_DIR), "open directory", e))?;
+        Ok(ObjectDirs { root, tmp, backend })
     }
 
-    /// The path of an object's file, for messages.
+    /// The object's location, for messages.
     pub fn object_path(&self, d: &Digest) -> PathBuf {
-        self.objects.join(d.shard()).join(d.hex())
+        PathBuf::from(format!("{}/{}", self.backend.location(), object_key(d)))
     }
 
-    /// Opens the shard directory of `d`; `None` if it does not exist yet.
-    fn shard(&self, d: &Digest) -> Result<Option<Arc<Dir>>> {
-        self.shard_with(d, false)
-    }
-
-    fn shard_with(&self, d: &Digest, create: bool) -> Result<Option<Arc<Dir>>> {
-        let slot = d.as_bytes()[0] as usize;
-        if let Some(s) = &self.shards.lock().expect("shard cache poisoned")[slot] {
-            return Ok(Some(Arc::clone(s)));
-        }
-        let opened = if create {
-            self.objects.ensure_dir(&d.shard())
-        } else {
-            self.objects.open_dir(&d.shard())
-        };
-        let dir = match opened {
-            Ok(s) => Arc::new(s),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(self.entry_error(self.objects.join(d.shard()), e)),
-        };
-        self.shards.lock().expect("shard cache poisoned")[slot] = Some(Arc::clone(&dir));
-        Ok(Some(dir))
-    }
-
-    fn entry_error(&self, path: PathBuf, e: io::Error) -> StoreError {
-        match e.raw_os_error() {
-            Some(c)
-                if c == rustix::io::Errno::LOOP.raw_os_error()
-                    || c == rustix::io::Errno::NOTDIR.raw_os_error() =>
-            {
-                StoreError::UnexpectedEntry {
-                    path,
-                    what: "symlink or non-directory",
-                }
-            }
-            _ => StoreError::io(path, "open", e),
-        }
-    }
-
-    /// Whether a regular object file exists for `d` (no content check).
+    /// Whether a stored frame exists for `d` (no content check).
     pub fn exists(&self, d: &Digest) -> Result<bool> {
-        let Some(shard) = self.shard(d)? else {
-            return Ok(false);
-        };
-        match shard.entry_kind(&d.hex()) {
-            Ok(Some((EntryKind::File, _))) => Ok(true),
-            Ok(Some((kind, _))) => Err(StoreError::UnexpectedEntry {
-                path: self.object_path(d),
-                what: kind.describe(),
-            }),
-            Ok(None) => Ok(false),
-            Err(e) => Err(StoreError::io(self.object_path(d), "stat", e)),
-        }
+        Ok(self.backend.head(&object_key(d))?.is_some())
     }
 
     /// Creates a new temp file in `tmp/`.
@@ -255,73 +187,32 @@ impl ObjectDirs {
 
     /// Publishes a staged temp under its digest, never replacing an existing
     /// object. Returns whether this call created the object (`false` is a
-    /// dedup hit; the temp is removed either way). The caller makes the shard
-    /// directory durable ([`ObjectDirs::sync_shard`] or a filesystem sync).
+    /// dedup hit; the temp is consumed either way). The caller then makes
+    /// the names durable ([`ObjectDirs::sync_published`]).
     pub fn publish(&self, staged: &Staged) -> Result<bool> {
-        let d = staged.encoded.digest;
-        let shard = self.shard_with(&d, true)?.expect("created on demand");
-        let renamed = self
-            .tmp
-            .rename_no_replace(&staged.tmp_name, &shard, &d.hex())
-            .map_err(|e| StoreError::io(self.object_path(&d), "publish", e))?;
-        match renamed {
-            Renamed::Done => Ok(true),
-            Renamed::TargetExists => {
-                self.discard(staged);
-                Ok(false)
-            }
+        let key = object_key(&staged.encoded.digest);
+        Ok(self.backend.publish(&key, &self.tmp, &staged.tmp_name)? == Put::Created)
+    }
+
+    /// Makes the published names of `digests` durable.
+    pub fn sync_published(&self, digests: &[Digest]) -> Result<()> {
+        let keys: Vec<String> = digests.iter().map(object_key).collect();
+        self.backend.sync_published(&keys)
+    }
+
+    /// Opens the stored frame of `d` and its stored size.
+    pub fn open_frame(&self, d: &Digest) -> Result<(Body, u64)> {
+        match self.backend.get(&object_key(d))? {
+            Some((body, meta)) => Ok((body, meta.size)),
+            None => Err(StoreError::NotFound { digest: *d }),
         }
     }
 
-    /// fsyncs the shard directory of `d`.
-    pub fn sync_shard(&self, d: &Digest) -> Result<()> {
-        let shard = self
-            .shard(d)?
-            .ok_or_else(|| StoreError::MissingObject { digest: *d })?;
-        shard
-            .sync()
-            .map_err(|e| StoreError::io(shard.path(), "fsync directory", e))
-    }
-
-    /// Opens the stored frame of `d`.
-    pub fn open_frame(&self, d: &Digest) -> Result<File> {
-        let shard = self.shard(d)?.ok_or(StoreError::NotFound { digest: *d })?;
-        shard
-            .open_file(&d.hex())
-            .map_err(|e| match e.raw_os_error() {
-                Some(c) if c == rustix::io::Errno::NOENT.raw_os_error() => {
-                    StoreError::NotFound { digest: *d }
-                }
-                Some(c)
-                    if c == rustix::io::Errno::LOOP.raw_os_error()
-                        || c == rustix::io::Errno::INVAL.raw_os_error() =>
-                {
-                    StoreError::UnexpectedEntry {
-                        path: self.object_path(d),
-                        what: "symlink or non-regular file",
-                    }
-                }
-                _ => StoreError::io(self.object_path(d), "open", e),
-            })
-    }
-
-    /// Moves the object file of `d` into `quarantine/` (never deleting it);
+    /// Moves the frame of `d` into `quarantine/` (never deleting it);
     /// returns the quarantine name.
     pub fn quarantine(&self, d: &Digest) -> Result<String> {
-        let shard = self.shard(d)?.ok_or(StoreError::NotFound { digest: *d })?;
         let name = format!("{}.{}", d.hex(), now_ms());
-        let q = shard
-            .rename_no_replace(&d.hex(), &self.quarantine, &name)
-            .map_err(|e| StoreError::io(self.quarantine.join(&name), "quarantine", e))?;
-        if q == Renamed::TargetExists {
-            return Err(StoreError::io(
-                self.quarantine.join(&name),
-                "quarantine",
-                io::Error::from(io::ErrorKind::AlreadyExists),
-            ));
-        }
-        let _ = self.quarantine.sync();
-        let _ = shard.sync();
+        self.backend.quarantine(&object_key(d), &name)?;
         Ok(name)
     }
 }

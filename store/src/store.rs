@@ -12,16 +12,20 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::backend::{BackendConfig, Body};
 use crate::catalog::{Catalog, CatalogStats, ObjectRow, Root, CATALOG_FILE};
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::frame::{self, Verdict, VerifyFailed, VerifyingDecoder, SMALL_OBJECT_MAX};
 use crate::layout::{self, LockMode, StoreLock};
 use crate::objects::{now_ms, ObjectDirs, Staged};
+use crate::refs::RefSpec;
 use crate::stager::Stager;
 
 /// Batches with at least this many new objects publish on two threads.
 const PARALLEL_PUBLISH_MIN: usize = 512;
+/// Uploads in flight at once when publishing a batch to a bucket.
+const REMOTE_PUBLISH_THREADS: usize = 8;
 
 /// An open store.
 pub struct Store {
@@ -64,7 +68,12 @@ impl Store {
     /// Creates a store at `path` (or completes an interrupted init) and opens
     /// it. The flag tells whether a new store was created.
     pub fn init(path: &Path) -> Result<(Store, bool)> {
-        let created = layout::init(path)?;
+        Store::init_with(path, &BackendConfig::Local)
+    }
+
+    /// Like [`Store::init`], keeping objects and refs in `backend`.
+    pub fn init_with(path: &Path, backend: &BackendConfig) -> Result<(Store, bool)> {
+        let created = layout::init(path, backend)?;
         Ok((Store::open(path)?, created))
     }
 
@@ -105,6 +114,16 @@ impl Store {
         &self.path
     }
 
+    /// Whether other stores write to this store's backend too.
+    pub fn shared_backend(&self) -> bool {
+        self.dirs.backend.shared()
+    }
+
+    /// The backend objects and refs live in.
+    pub fn backend(&self) -> &std::sync::Arc<dyn crate::backend::Backend> {
+        &self.dirs.backend
+    }
+
     /// The catalog (read access).
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
@@ -124,6 +143,7 @@ impl Store {
             stager: None,
             buf: Vec::new(),
             progress: None,
+            named: None,
         })
     }
 
@@ -163,7 +183,7 @@ impl Store {
     /// quarantines the file if they do not match.
     pub fn open_object(&self, d: &Digest) -> Result<ObjectReader<'_>> {
         let row = self.catalog.object(d)?;
-        let file = match self.dirs.open_frame(d) {
+        let (body, _) = match self.dirs.open_frame(d) {
             Err(StoreError::NotFound { .. }) if row.is_some() => {
                 return Err(StoreError::MissingObject { digest: *d })
             }
@@ -172,11 +192,11 @@ impl Store {
         // Every read is bounded by a known size: the catalog's, or for an
         // uncataloged (orphan) file the frame header's, so a planted
         // decompression bomb stops at once instead of inflating forever.
-        let expected_size = match &row {
-            Some(r) => r.size,
-            None => self.frame_content_size(d, &file)?,
+        let (body, expected_size) = match &row {
+            Some(r) => (body, r.size),
+            None => self.frame_content_size(d, body)?,
         };
-        let dec = VerifyingDecoder::new(file, *d, Some(expected_size))
+        let dec = VerifyingDecoder::new(body, *d, Some(expected_size))
             .map_err(|e| StoreError::io(self.dirs.object_path(d), "open", e))?;
         Ok(ObjectReader {
             dirs: &self.dirs,
@@ -186,13 +206,15 @@ impl Store {
         })
     }
 
-    /// The content size recorded in an object's frame header.
-    fn frame_content_size(&self, d: &Digest, file: &File) -> Result<u64> {
-        let mut header = [0u8; 18];
-        let n = std::os::unix::fs::FileExt::read_at(file, &mut header, 0)
+    /// The content size recorded in an object's frame header; returns the
+    /// body with the header bytes put back in front.
+    fn frame_content_size(&self, d: &Digest, mut body: Body) -> Result<(Body, u64)> {
+        let mut header = vec![0u8; 18];
+        let n = frame::read_full(&mut body, &mut header)
             .map_err(|e| StoreError::io(self.dirs.object_path(d), "read", e))?;
-        match zstd::zstd_safe::get_frame_content_size(&header[..n]) {
-            Ok(Some(size)) => Ok(size),
+        header.truncate(n);
+        match zstd::zstd_safe::get_frame_content_size(&header) {
+            Ok(Some(size)) => Ok((Box::new(io::Cursor::new(header).chain(body)), size)),
             _ => {
                 let _ = self.dirs.quarantine(d);
                 Err(StoreError::CorruptObject {
@@ -239,9 +261,9 @@ impl Store {
         Ok(n)
     }
 
-    /// Every cataloged object.
+    /// Every cataloged object users stored (catalog records excluded).
     pub fn objects(&self) -> Result<Vec<ObjectRow>> {
-        self.catalog.objects()
+        self.catalog.evidence_objects()
     }
 
     /// Catalog totals.
@@ -255,7 +277,7 @@ pub struct ObjectReader<'s> {
     dirs: &'s ObjectDirs,
     digest: Digest,
     expected_size: Option<u64>,
-    dec: VerifyingDecoder<File>,
+    dec: VerifyingDecoder<Body>,
 }
 
 impl ObjectReader<'_> {
@@ -330,12 +352,19 @@ pub struct Batch<'s> {
     stager: Option<Stager>,
     buf: Vec<u8>,
     progress: Option<Box<dyn Fn(u64) + 's>>,
+    named: Option<RefSpec>,
 }
 
 impl<'s> Batch<'s> {
     /// Reports bytes consumed to `f` as inputs are read.
     pub fn on_progress(&mut self, f: impl Fn(u64) + 's) {
         self.progress = Some(Box::new(f));
+    }
+
+    /// Makes the commit create the named ref `spec` (put-if-absent) for
+    /// its record; another target under that key fails the commit.
+    pub fn name_ref(&mut self, spec: RefSpec) {
+        self.named = Some(spec);
     }
 
     /// Number of puts in the batch.
@@ -554,15 +583,26 @@ impl<'s> Batch<'s> {
                 })
                 .collect()
         };
-        // Renames are independent syscalls; two threads halve a large batch's wait.
-        let results = if staged.len() >= PARALLEL_PUBLISH_MIN {
-            let (a, b) = staged.split_at(staged.len() / 2);
+        // Publications are independent: renames on two threads halve a
+        // large local batch's wait; a bucket keeps several uploads in flight.
+        let threads = if dirs.backend.shared() {
+            REMOTE_PUBLISH_THREADS
+        } else if staged.len() >= PARALLEL_PUBLISH_MIN {
+            2
+        } else {
+            1
+        };
+        let results = if threads > 1 && staged.len() > 1 {
+            let per = staged.len().div_ceil(threads);
             std::thread::scope(|sc| {
-                let other = sc.spawn(|| publish_all(a));
-                let mut mine = publish_all(b);
-                let mut all = other.join().expect("publishing thread panicked");
-                all.append(&mut mine);
-                all
+                let handles: Vec<_> = staged
+                    .chunks(per)
+                    .map(|part| sc.spawn(|| publish_all(part)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("publishing thread panicked"))
+                    .collect::<Vec<_>>()
             })
         } else {
             publish_all(&staged)
@@ -581,17 +621,11 @@ impl<'s> Batch<'s> {
         if let Some(e) = first_err {
             return Err(e);
         }
-        // The shard entries (new, or found by dedup: an orphan left by a
-        // crashed writer may not be durable yet) must be on disk before the
+        // The published names (new, or found by dedup: an orphan left by a
+        // crashed writer may not be durable yet) must be durable before the
         // catalog names them.
-        match self.entries.as_slice() {
-            [] => {}
-            [one] => dirs.sync_shard(&one.digest)?,
-            _ => dirs
-                .objects
-                .sync_filesystem()
-                .map_err(|e| StoreError::io(dirs.objects.path(), "syncfs", e))?,
-        }
+        let digests: Vec<Digest> = self.entries.iter().map(|e| e.digest).collect();
+        dirs.sync_published(&digests)?;
         crate::crash::point("shards_synced");
         let now = now_ms();
         let mut rows = Vec::with_capacity(self.entries.len());
@@ -612,7 +646,12 @@ impl<'s> Batch<'s> {
                 e.root.clone(),
             ));
         }
-        self.store.catalog.record_with(&rows, extra)?;
+        let named = self.named.as_ref();
+        self.store
+            .catalog
+            .record_with(&rows, extra, |tx, captured| {
+                crate::refs::seal(dirs, tx, captured, named, now)
+            })?;
         Ok(self
             .entries
             .iter()
@@ -661,11 +700,10 @@ impl<'s> Batch<'s> {
         if let Some(row) = self.store.catalog.object(d)? {
             return Ok(row.stored_size);
         }
-        let f = self.store.dirs.open_frame(d)?;
-        let md = f
-            .metadata()
-            .map_err(|e| StoreError::io(self.store.dirs.object_path(d), "stat", e))?;
-        Ok(md.len())
+        match self.store.dirs.backend.head(&crate::backend::object_key(d))? {
+            Some(meta) => Ok(meta.size),
+            None => Err(StoreError::NotFound { digest: *d }),
+        }
     }
 }
 

@@ -1,0 +1,297 @@
+//! The store root's own directories as a backend: a key is a path below the
+//! root, resolved one component at a time without following symlinks.
+//!
+//! Publication is a no-replace rename from the staging directory (same
+//! filesystem), so a published name never holds a partial frame; a ref is
+//! written to a temp in `tmp/`, fsynced, and renamed the same way.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use super::{Backend, Body, Listed, Meta, Put, OBJECTS_PREFIX, QUARANTINE_PREFIX};
+use crate::dir::{is_plain_name, Dir, EntryKind, Renamed};
+use crate::error::{Result, StoreError};
+use crate::objects::{temp_name, TMP_DIR};
+
+/// Directory levels a listing descends (`objects/sha256/<2hex>/<64hex>` is 4).
+const MAX_LIST_DEPTH: usize = 6;
+
+/// A backend on the store root's directories.
+#[derive(Debug)]
+pub struct LocalBackend {
+    root: Dir,
+    /// `objects/sha256`.
+    objects: Dir,
+    /// Shard directories opened so far, by name. Handles stay valid even if
+    /// the name is later swapped for a symlink.
+    shards: Mutex<Vec<Option<Arc<Dir>>>>,
+}
+
+fn mtime_ms(st: &rustix::fs::Stat) -> i64 {
+    st.st_mtime as i64 * 1000 + st.st_mtime_nsec as i64 / 1_000_000
+}
+
+fn meta_of(st: &rustix::fs::Stat) -> Meta {
+    Meta {
+        size: st.st_size as u64,
+        modified_ms: mtime_ms(st),
+    }
+}
+
+/// A symlink or non-directory where a directory was expected.
+fn entry_error(path: std::path::PathBuf, e: io::Error, op: &'static str) -> StoreError {
+    match e.raw_os_error() {
+        Some(c)
+            if c == rustix::io::Errno::LOOP.raw_os_error()
+                || c == rustix::io::Errno::NOTDIR.raw_os_error() =>
+        {
+            StoreError::UnexpectedEntry {
+                path,
+                what: "symlink or non-directory",
+            }
+        }
+        _ => StoreError::io(path, op, e),
+    }
+}
+
+impl LocalBackend {
+    /// The backend of the store whose root is `root`.
+    pub fn open(root: Dir) -> Result<Self> {
+        let objects = open_path(&root, OBJECTS_PREFIX.trim_end_matches('/'), false)?
+            .expect("open without create returns a directory or an error");
+        Ok(LocalBackend {
+            root,
+            objects,
+            shards: Mutex::new(vec![None; 256]),
+        })
+    }
+
+    /// Splits a key into its parent directory (opened, or created with
+    /// `create`) and its file name. `None`: the parent does not exist.
+    fn parent_of(&self, key: &str, create: bool) -> Result<Option<(Arc<Dir>, String)>> {
+        let (dir, name) = key.rsplit_once('/').unwrap_or(("", key));
+        if !is_plain_name(name.as_ref()) {
+            return Err(StoreError::CatalogData(format!("invalid key {key:?}")));
+        }
+        if let Some(shard) = dir
+            .strip_prefix(OBJECTS_PREFIX)
+            .filter(|s| s.len() == 2 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            let slot = usize::from_str_radix(shard, 16).expect("two hex digits");
+            if let Some(s) = &self.shards.lock().expect("shard cache poisoned")[slot] {
+                return Ok(Some((Arc::clone(s), name.to_string())));
+            }
+            let opened = if create {
+                self.objects.ensure_dir(shard)
+            } else {
+                self.objects.open_dir(shard)
+            };
+            let d = match opened {
+                Ok(d) => Arc::new(d),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(entry_error(self.objects.join(shard), e, "open")),
+            };
+            self.shards.lock().expect("shard cache poisoned")[slot] = Some(Arc::clone(&d));
+            return Ok(Some((d, name.to_string())));
+        }
+        Ok(open_path(&self.root, dir, create)?.map(|d| (Arc::new(d), name.to_string())))
+    }
+
+    fn path_of(&self, key: &str) -> std::path::PathBuf {
+        self.root.join(key)
+    }
+}
+
+/// Opens (or creates) the directory `path` below `root`, one component at a
+/// time; `None` when a component is absent and `create` is off.
+fn open_path(root: &Dir, path: &str, create: bool) -> Result<Option<Dir>> {
+    let mut d: Option<Dir> = None;
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        if !is_plain_name(part.as_ref()) {
+            return Err(StoreError::CatalogData(format!("invalid key path {path:?}")));
+        }
+        let parent = d.as_ref().unwrap_or(root);
+        let next = if create {
+            parent.ensure_dir(part)
+        } else {
+            parent.open_dir(part)
+        };
+        d = Some(match next {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && !create => return Ok(None),
+            Err(e) => return Err(entry_error(parent.join(part), e, "open directory")),
+        });
+    }
+    match d {
+        Some(d) => Ok(Some(d)),
+        None => root
+            .try_clone()
+            .map(Some)
+            .map_err(|e| StoreError::io(root.path(), "dup", e)),
+    }
+}
+
+impl Backend for LocalBackend {
+    fn location(&self) -> String {
+        format!("file://{}", self.root.path().display())
+    }
+
+    fn shared(&self) -> bool {
+        false
+    }
+
+    fn publish(&self, key: &str, tmp: &Dir, tmp_name: &str) -> Result<Put> {
+        let (dir, name) = self.parent_of(key, true)?.expect("created on demand");
+        let renamed = tmp
+            .rename_no_replace(tmp_name, &dir, &name)
+            .map_err(|e| StoreError::io(self.path_of(key), "publish", e))?;
+        match renamed {
+            Renamed::Done => Ok(Put::Created),
+            Renamed::TargetExists => {
+                let _ = tmp.remove_file(tmp_name);
+                Ok(Put::Existed)
+            }
+        }
+    }
+
+    fn put_bytes(&self, key: &str, bytes: &[u8]) -> Result<Put> {
+        let tmp = open_path(&self.root, TMP_DIR, false)?.expect("tmp exists");
+        let name = temp_name("ref");
+        let mut f = tmp
+            .create_new(&name, 0o444)
+            .map_err(|e| StoreError::io(tmp.join(&name), "create temp", e))?;
+        if let Err(e) = f.write_all(bytes).and_then(|()| f.sync_all()) {
+            let _ = tmp.remove_file(&name);
+            return Err(StoreError::io(tmp.join(&name), "write temp", e));
+        }
+        drop(f);
+        let put = self.publish(key, &tmp, &name)?;
+        self.sync_published(&[key.to_string()])?;
+        Ok(put)
+    }
+
+    fn get(&self, key: &str) -> Result<Option<(Body, Meta)>> {
+        let Some((dir, name)) = self.parent_of(key, false)? else {
+            return Ok(None);
+        };
+        let f = match dir.open_file(&name) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(match e.raw_os_error() {
+                    Some(c)
+                        if c == rustix::io::Errno::LOOP.raw_os_error()
+                            || c == rustix::io::Errno::INVAL.raw_os_error() =>
+                    {
+                        StoreError::UnexpectedEntry {
+                            path: self.path_of(key),
+                            what: "symlink or non-regular file",
+                        }
+                    }
+                    _ => StoreError::io(self.path_of(key), "open", e),
+                })
+            }
+        };
+        let st = rustix::fs::fstat(&f).map_err(|e| StoreError::io(self.path_of(key), "stat", e.into()))?;
+        Ok(Some((Box::new(f), meta_of(&st))))
+    }
+
+    fn head(&self, key: &str) -> Result<Option<Meta>> {
+        let Some((dir, name)) = self.parent_of(key, false)? else {
+            return Ok(None);
+        };
+        match dir.entry_kind(&name) {
+            Ok(Some((EntryKind::File, st))) => Ok(Some(meta_of(&st))),
+            Ok(Some((kind, _))) => Err(StoreError::UnexpectedEntry {
+                path: self.path_of(key),
+                what: kind.describe(),
+            }),
+            Ok(None) => Ok(None),
+            Err(e) => Err(StoreError::io(self.path_of(key), "stat", e)),
+        }
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<Listed>> {
+        let Some(start) = open_path(&self.root, prefix, false)? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        walk(&start, prefix.trim_end_matches('/'), 0, &mut out)?;
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        let Some((dir, name)) = self.parent_of(key, false)? else {
+            return Ok(());
+        };
+        dir.remove_file(&name)
+            .map_err(|e| StoreError::io(self.path_of(key), "remove", e))
+    }
+
+    fn sync_published(&self, keys: &[String]) -> Result<()> {
+        match keys {
+            [] => Ok(()),
+            [one] => {
+                let (dir, _) = self
+                    .parent_of(one, false)?
+                    .ok_or_else(|| StoreError::io(self.path_of(one), "fsync directory", io::ErrorKind::NotFound.into()))?;
+                dir.sync()
+                    .map_err(|e| StoreError::io(dir.path(), "fsync directory", e))
+            }
+            _ => self
+                .root
+                .sync_filesystem()
+                .map_err(|e| StoreError::io(self.root.path(), "syncfs", e)),
+        }
+    }
+
+    fn quarantine(&self, key: &str, name: &str) -> Result<()> {
+        let (dir, file) = self.parent_of(key, false)?.ok_or_else(|| {
+            StoreError::io(self.path_of(key), "quarantine", io::ErrorKind::NotFound.into())
+        })?;
+        let q = open_path(&self.root, QUARANTINE_PREFIX, true)?.expect("created");
+        let renamed = dir
+            .rename_no_replace(&file, &q, name)
+            .map_err(|e| StoreError::io(q.join(name), "quarantine", e))?;
+        if renamed == Renamed::TargetExists {
+            return Err(StoreError::io(
+                q.join(name),
+                "quarantine",
+                io::ErrorKind::AlreadyExists.into(),
+            ));
+        }
+        let _ = q.sync();
+        let _ = dir.sync();
+        Ok(())
+    }
+}
+
+fn walk(dir: &Dir, rel: &str, depth: usize, out: &mut Vec<Listed>) -> Result<()> {
+    for (name, kind) in dir
+        .entries()
+        .map_err(|e| StoreError::io(dir.path(), "list", e))?
+    {
+        let key = format!("{rel}/{name}");
+        match kind {
+            EntryKind::Dir if depth < MAX_LIST_DEPTH => {
+                let sub = dir
+                    .open_dir(&name)
+                    .map_err(|e| entry_error(dir.join(&name), e, "open directory"))?;
+                walk(&sub, &key, depth + 1, out)?;
+            }
+            _ => {
+                let st = dir
+                    .entry_kind(&name)
+                    .map_err(|e| StoreError::io(dir.join(&name), "stat", e))?;
+                let Some((kind, st)) = st else { continue };
+                out.push(Listed {
+                    key,
+                    meta: meta_of(&st),
+                    regular: kind == EntryKind::File,
+                });
+            }
+        }
+    }
+    Ok(())
+}

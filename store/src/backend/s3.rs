@@ -1,0 +1,286 @@
+//! An S3-compatible bucket as a backend, through the `object_store` crate.
+//!
+//! - Puts are conditional (`PutMode::Create`, sent as `If-None-Match: *`): an
+//!   existing key is never replaced and `AlreadyExists` is a dedup hit.
+//! - Frames larger than [`MULTIPART_MIN`] go up as multipart uploads after a
+//!   `head` finds the key absent (object_store has no conditional multipart
+//!   completion). Two writers racing there upload frames of the same content,
+//!   and every read re-verifies, so the race cannot serve wrong bytes.
+//! - Credentials and region come from the environment (`AWS_*`) only.
+//!
+//! The store's code is synchronous; this backend owns a small tokio runtime
+//! and blocks on it. Several threads may block on it at once, which is how
+//! a batch keeps several uploads in flight.
+
+use std::io::{self, Read};
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::path::Path as KeyPath;
+use object_store::{
+    ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig, WriteMultipart,
+};
+
+use super::{remote_error, Backend, BackendConfig, Body, Listed, Meta, Put};
+use crate::dir::Dir;
+use crate::error::{Result, StoreError};
+
+/// Frames at least this large are uploaded in parts.
+pub const MULTIPART_MIN: u64 = 16 << 20;
+/// Part size of multipart uploads.
+const PART_SIZE: usize = 8 << 20;
+/// Parts of one upload in flight at once.
+const PART_CONCURRENCY: usize = 4;
+
+/// A bucket (and key prefix) holding a store's objects and refs.
+#[derive(Debug)]
+pub struct S3Backend {
+    store: AmazonS3,
+    rt: tokio::runtime::Runtime,
+    prefix: String,
+    location: String,
+}
+
+fn meta_of(m: &object_store::ObjectMeta) -> Meta {
+    Meta {
+        size: m.size,
+        modified_ms: m.last_modified.timestamp_millis(),
+    }
+}
+
+impl S3Backend {
+    /// Connects to the bucket `config` names (no request is made yet).
+    pub fn open(config: &BackendConfig) -> Result<Self> {
+        let BackendConfig::S3 {
+            bucket,
+            prefix,
+            endpoint,
+        } = config
+        else {
+            unreachable!("S3Backend::open takes an S3 configuration");
+        };
+        let location = config.describe();
+        let mut b = AmazonS3Builder::from_env()
+            .with_bucket_name(bucket)
+            .with_retry(RetryConfig {
+                max_retries: 5,
+                retry_timeout: Duration::from_secs(60),
+                ..RetryConfig::default()
+            });
+        if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none()
+        {
+            b = b.with_region("us-east-1");
+        }
+        if let Some(e) = endpoint {
+            b = b
+                .with_endpoint(e)
+                .with_allow_http(e.starts_with("http://"))
+                .with_virtual_hosted_style_request(false);
+        }
+        let store = b
+            .build()
+            .map_err(|e| remote_error(&location, "", "configure", e))?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("coffer-s3")
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::io(location.clone(), "start runtime", e))?;
+        Ok(S3Backend {
+            store,
+            rt,
+            prefix: prefix.clone(),
+            location,
+        })
+    }
+
+    fn path(&self, key: &str) -> KeyPath {
+        if self.prefix.is_empty() {
+            KeyPath::from(key)
+        } else {
+            KeyPath::from(format!("{}/{key}", self.prefix))
+        }
+    }
+
+    fn err(&self, key: &str, op: &'static str, e: impl std::fmt::Display) -> StoreError {
+        remote_error(&self.location, key, op, e)
+    }
+
+    fn put_create(&self, key: &str, payload: PutPayload) -> Result<Put> {
+        let opts = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        match self
+            .rt
+            .block_on(self.store.put_opts(&self.path(key), payload, opts))
+        {
+            Ok(_) => Ok(Put::Created),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(Put::Existed),
+            Err(e) => Err(self.err(key, "put", e)),
+        }
+    }
+
+    fn put_multipart(&self, key: &str, mut file: std::fs::File) -> Result<Put> {
+        if self.head(key)?.is_some() {
+            return Ok(Put::Existed);
+        }
+        let path = self.path(key);
+        self.rt.block_on(async {
+            let upload = self
+                .store
+                .put_multipart(&path)
+                .await
+                .map_err(|e| self.err(key, "start multipart upload", e))?;
+            let mut w = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = match file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        let _ = w.abort().await;
+                        return Err(StoreError::io(key, "read temp", e));
+                    }
+                };
+                if let Err(e) = w.wait_for_capacity(PART_CONCURRENCY).await {
+                    let _ = w.abort().await;
+                    return Err(self.err(key, "upload part", e));
+                }
+                w.write(&buf[..n]);
+            }
+            w.finish()
+                .await
+                .map_err(|e| self.err(key, "complete multipart upload", e))?;
+            Ok(Put::Created)
+        })
+    }
+}
+
+/// A blocking reader over a streamed GET body.
+struct StreamBody {
+    handle: tokio::runtime::Handle,
+    stream: futures::stream::BoxStream<'static, object_store::Result<bytes::Bytes>>,
+    chunk: bytes::Bytes,
+}
+
+impl Read for StreamBody {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.chunk.is_empty() {
+            match self.handle.block_on(self.stream.next()) {
+                None => return Ok(0),
+                Some(Ok(c)) => self.chunk = c,
+                Some(Err(e)) => return Err(io::Error::other(e.to_string())),
+            }
+        }
+        let n = buf.len().min(self.chunk.len());
+        buf[..n].copy_from_slice(&self.chunk.split_to(n));
+        Ok(n)
+    }
+}
+
+impl Backend for S3Backend {
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn publish(&self, key: &str, tmp: &Dir, tmp_name: &str) -> Result<Put> {
+        let result = (|| {
+            let mut f = tmp
+                .open_file(tmp_name)
+                .map_err(|e| StoreError::io(tmp.join(tmp_name), "open temp", e))?;
+            let len = f
+                .metadata()
+                .map_err(|e| StoreError::io(tmp.join(tmp_name), "stat", e))?
+                .len();
+            if len >= MULTIPART_MIN {
+                return self.put_multipart(key, f);
+            }
+            let mut bytes = Vec::with_capacity(len as usize);
+            f.read_to_end(&mut bytes)
+                .map_err(|e| StoreError::io(tmp.join(tmp_name), "read temp", e))?;
+            self.put_create(key, PutPayload::from(bytes))
+        })();
+        let _ = tmp.remove_file(tmp_name);
+        result
+    }
+
+    fn put_bytes(&self, key: &str, bytes: &[u8]) -> Result<Put> {
+        self.put_create(key, PutPayload::from(bytes.to_vec()))
+    }
+
+    fn get(&self, key: &str) -> Result<Option<(Body, Meta)>> {
+        match self.rt.block_on(self.store.get(&self.path(key))) {
+            Ok(r) => {
+                let meta = meta_of(&r.meta);
+                let body = StreamBody {
+                    handle: self.rt.handle().clone(),
+                    stream: r.into_stream(),
+                    chunk: bytes::Bytes::new(),
+                };
+                Ok(Some((Box::new(body), meta)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(key, "get", e)),
+        }
+    }
+
+    fn head(&self, key: &str) -> Result<Option<Meta>> {
+        match self.rt.block_on(self.store.head(&self.path(key))) {
+            Ok(m) => Ok(Some(meta_of(&m))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(key, "head", e)),
+        }
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<Listed>> {
+        let base = self.path(prefix.trim_end_matches('/'));
+        let strip = if self.prefix.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.prefix)
+        };
+        let metas: Vec<object_store::ObjectMeta> = self
+            .rt
+            .block_on(self.store.list(Some(&base)).try_collect())
+            .map_err(|e| self.err(prefix, "list", e))?;
+        let mut out: Vec<Listed> = metas
+            .iter()
+            .filter_map(|m| {
+                let key = m.location.as_ref().strip_prefix(&strip)?.to_string();
+                Some(Listed {
+                    key,
+                    meta: meta_of(m),
+                    regular: true,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        match self.rt.block_on(self.store.delete(&self.path(key))) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.err(key, "delete", e)),
+        }
+    }
+
+    fn sync_published(&self, _keys: &[String]) -> Result<()> {
+        Ok(()) // a put that returned is durable in the bucket
+    }
+
+    fn quarantine(&self, key: &str, name: &str) -> Result<()> {
+        let to = format!("{}{name}", super::QUARANTINE_PREFIX);
+        self.rt
+            .block_on(self.store.copy(&self.path(key), &self.path(&to)))
+            .map_err(|e| self.err(key, "quarantine (copy)", e))?;
+        self.delete(key)
+    }
+}

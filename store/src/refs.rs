@@ -1,0 +1,449 @@
+//! Refs and records: the catalog, kept as immutable objects in the backend.
+//!
+//! Every catalog transaction that inserts rows (a put, an ingest, a freeze,
+//! an export) also writes, before it commits:
+//! 1. a **record**: an ordinary content-addressed object holding every row
+//!    the transaction inserted, captured by temporary SQLite triggers, as
+//!    canonical JSON (`coffer.catalog-record/v1`);
+//! 2. a **ref** naming it, created put-if-absent: `refs/bundles/<bundle id>`
+//!    for a bundle (so two stores ingesting one bundle id with different
+//!    manifests cannot both win: the loser gets `conflict.bundle_exists`),
+//!    `refs/records/<record hex>` for everything else.
+//!
+//! `catalog rebuild` lists `refs/`, and replays the records of the refs the
+//! catalog has not applied, oldest first, so an empty catalog becomes the
+//! catalog of every store that wrote to the backend. Ref then commit: a
+//! crash in between leaves a ref the local catalog lacks, which rebuild
+//! (or ingesting the same bundle again) applies.
+
+use std::collections::HashSet;
+use std::io::Read;
+
+use rusqlite::{params, types::Value as SqlValue, Connection, Transaction};
+use serde_json::{json, Map, Value};
+
+use crate::backend::{read_small, Put, REFS_PREFIX};
+use crate::digest::Digest;
+use crate::error::{Result, StoreError};
+use crate::frame::{SmallEncoder, VerifyingDecoder};
+use crate::json::canonical::canonicalize;
+use crate::objects::{stage_small, ObjectDirs};
+
+/// Tables whose inserted rows a record carries, in dependency order.
+pub const CAPTURED: &[&str] = &[
+    "objects",
+    "roots",
+    "bundles",
+    "bundle_artifacts",
+    "fixture_trees",
+    "freezes",
+    "exports",
+    "export_artifacts",
+];
+
+/// Schema of a record object.
+pub const RECORD_SCHEMA: &str = "coffer.catalog-record/v1";
+/// Schema of a ref.
+pub const REF_SCHEMA: &str = "coffer.ref/v1";
+/// Root kind that keeps record objects alive.
+pub const REF_ROOT: &str = "ref";
+/// Largest ref document read.
+const REF_MAX_BYTES: u64 = 4 << 10;
+/// Largest record object read (a bundle with many thousands of artifacts).
+const RECORD_MAX_BYTES: u64 = 64 << 20;
+
+/// One inserted row: table and column values.
+pub type Row = (String, Map<String, Value>);
+
+/// A named ref a transaction must create (or find naming the same target).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefSpec {
+    /// Its key (`refs/bundles/<id>`).
+    pub key: String,
+    /// What it names (a bundle's manifest digest).
+    pub target: Digest,
+    /// Code of the error when the key names another target.
+    pub conflict: &'static str,
+}
+
+impl RefSpec {
+    /// The ref of a bundle id.
+    pub fn bundle(bundle_id: &str, manifest: Digest) -> Self {
+        RefSpec {
+            key: format!("{REFS_PREFIX}bundles/{}", key_segment(bundle_id)),
+            target: manifest,
+            conflict: "conflict.bundle_exists",
+        }
+    }
+}
+
+/// A name usable as one key segment: kept as is when it is plain, else
+/// `~` and its hex (so any id maps to exactly one safe segment).
+fn key_segment(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with('.')
+        && !name.starts_with('~')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b));
+    if plain {
+        name.to_string()
+    } else {
+        format!("~{}", hex::encode(name.as_bytes()))
+    }
+}
+
+/// Installs the temporary capture table and triggers on a connection.
+pub(crate) fn install_capture(conn: &Connection) -> Result<()> {
+    let mut sql = String::from(
+        "CREATE TEMP TABLE IF NOT EXISTS coffer_capture (seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, row TEXT NOT NULL);\n",
+    );
+    for table in CAPTURED {
+        let cols = columns(conn, table)?;
+        let pairs: Vec<String> = cols.iter().map(|c| format!("'{c}', NEW.{c}")).collect();
+        sql.push_str(&format!(
+            "CREATE TEMP TRIGGER IF NOT EXISTS coffer_capture_{table} AFTER INSERT ON main.{table}
+             BEGIN INSERT INTO coffer_capture (tbl, row) VALUES ('{table}', json_object({})); END;\n",
+            pairs.join(", ")
+        ));
+    }
+    conn.execute_batch(&sql)?;
+    Ok(())
+}
+
+fn columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
+    let mut st = conn.prepare(&format!("PRAGMA main.table_info({table})"))?;
+    let cols = st
+        .query_map([], |r| r.get::<_, String>(1))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(cols)
+}
+
+pub(crate) fn clear_capture(tx: &Transaction<'_>) -> Result<()> {
+    tx.execute("DELETE FROM temp.coffer_capture", [])?;
+    Ok(())
+}
+
+pub(crate) fn take_capture(tx: &Transaction<'_>) -> Result<Vec<Row>> {
+    let mut st = tx.prepare("SELECT tbl, row FROM temp.coffer_capture ORDER BY seq")?;
+    let rows = st
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    drop(st);
+    clear_capture(tx)?;
+    rows.into_iter()
+        .map(|(t, row)| match serde_json::from_str(&row) {
+            Ok(Value::Object(m)) => Ok((t, m)),
+            _ => Err(StoreError::CatalogData(format!("captured row of {t} is not an object"))),
+        })
+        .collect()
+}
+
+fn record_bytes(named: Option<&RefSpec>, created_ms: i64, rows: &[Row]) -> Vec<u8> {
+    let mut v = json!({
+        "schema": RECORD_SCHEMA,
+        "createdMs": created_ms,
+        "rows": rows.iter().map(|(t, m)| json!([t, m])).collect::<Vec<_>>(),
+    });
+    if let Some(n) = named {
+        v["ref"] = json!(n.key);
+        v["target"] = json!(n.target.to_string());
+    }
+    canonicalize(&v).into_bytes()
+}
+
+fn ref_bytes(target: &Digest, record: &Digest) -> Vec<u8> {
+    canonicalize(&json!({"schema": REF_SCHEMA, "target": target.to_string(), "record": record.to_string()}))
+        .into_bytes()
+}
+
+/// A parsed ref document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RefDoc {
+    target: Digest,
+    record: Digest,
+}
+
+fn parse_ref(key: &str, bytes: &[u8]) -> Result<RefDoc> {
+    let bad = |why: &str| StoreError::CatalogData(format!("{key}: not a coffer ref: {why}"));
+    let v: Value = serde_json::from_slice(bytes).map_err(|_| bad("not JSON"))?;
+    if v.get("schema").and_then(Value::as_str) != Some(REF_SCHEMA) {
+        return Err(bad("unknown schema"));
+    }
+    let digest = |k: &str| -> Result<Digest> {
+        v.get(k)
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad(k))
+    };
+    Ok(RefDoc {
+        target: digest("target")?,
+        record: digest("record")?,
+    })
+}
+
+/// Reads a small object through the backend, verifying digest and size.
+fn read_verified(dirs: &ObjectDirs, d: &Digest, max: u64) -> Result<(Vec<u8>, u64)> {
+    let (body, stored) = dirs.open_frame(d)?;
+    let mut dec = VerifyingDecoder::new(body, *d, None)
+        .map_err(|e| StoreError::io(dirs.object_path(d), "open", e))?;
+    let mut out = Vec::new();
+    (&mut dec)
+        .take(max + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| StoreError::CorruptObject {
+            digest: *d,
+            detail: e.to_string(),
+        })?;
+    if out.len() as u64 > max {
+        return Err(StoreError::CatalogData(format!("record {d} is larger than {max} bytes")));
+    }
+    Ok((out, stored))
+}
+
+fn insert_ref_rows(
+    tx: &Transaction<'_>,
+    key: &str,
+    doc: &RefDoc,
+    record_size: u64,
+    stored_size: u64,
+    created_ms: i64,
+) -> Result<()> {
+    let rec = doc.record.to_string();
+    tx.execute(
+        "INSERT INTO objects (digest, size, stored_size, first_seen_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+        params![rec, record_size as i64, stored_size as i64, created_ms],
+    )?;
+    tx.execute(
+        "INSERT INTO roots (kind, name, digest, created_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+        params![REF_ROOT, key, rec, created_ms],
+    )?;
+    tx.execute(
+        "INSERT INTO refs (key, target, record_digest, created_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+        params![key, doc.target.to_string(), rec, created_ms],
+    )?;
+    Ok(())
+}
+
+/// Publishes the rows a transaction inserted as a record and its ref
+/// (see the module documentation); runs inside that transaction.
+pub(crate) fn seal(
+    dirs: &ObjectDirs,
+    tx: &Transaction<'_>,
+    rows: Vec<Row>,
+    named: Option<&RefSpec>,
+    created_ms: i64,
+) -> Result<()> {
+    let record = record_bytes(named, created_ms, &rows);
+    let digest = Digest::of(&record);
+    let mut enc = SmallEncoder::new().map_err(|e| StoreError::io(dirs.tmp.path(), "compress", e))?;
+    let staged = stage_small(&dirs.tmp, &record, digest, &mut enc)?;
+    let synced = dirs
+        .tmp
+        .open_file(&staged.tmp_name)
+        .and_then(|f| f.sync_all());
+    if let Err(e) = synced {
+        dirs.discard(&staged);
+        return Err(StoreError::io(dirs.tmp.join(&staged.tmp_name), "fsync", e));
+    }
+    dirs.publish(&staged)?;
+    dirs.sync_published(&[digest])?;
+    crate::crash::point("record_published");
+    let (key, target) = match named {
+        Some(n) => (n.key.clone(), n.target),
+        None => (format!("{REFS_PREFIX}records/{}", digest.hex()), digest),
+    };
+    let ours = RefDoc {
+        target,
+        record: digest,
+    };
+    match dirs.backend.put_bytes(&key, &ref_bytes(&target, &digest))? {
+        Put::Created => {
+            crate::crash::point("ref_published");
+            insert_ref_rows(tx, &key, &ours, record.len() as u64, staged.encoded.stored_size, created_ms)
+        }
+        Put::Existed => {
+            let found = read_ref(dirs, &key)?;
+            if found.target != target {
+                let n = named.expect("an anonymous ref is named by its own record");
+                return Err(StoreError::Conflict {
+                    code: n.conflict,
+                    message: format!(
+                        "{key} already names {} (written by another store or process); this one has {target}",
+                        found.target
+                    ),
+                    subject: key,
+                });
+            }
+            // The same content, recorded first elsewhere: theirs is the record.
+            apply(dirs, tx, &key, &found)
+        }
+    }
+}
+
+fn read_ref(dirs: &ObjectDirs, key: &str) -> Result<RefDoc> {
+    let bytes = read_small(&*dirs.backend, key, REF_MAX_BYTES)?
+        .ok_or_else(|| StoreError::CatalogData(format!("{key} vanished")))?;
+    parse_ref(key, &bytes)
+}
+
+/// A record read back and checked, ready to apply.
+struct Loaded {
+    created_ms: i64,
+    rows: Vec<Row>,
+    size: u64,
+    stored_size: u64,
+}
+
+fn load_record(dirs: &ObjectDirs, key: &str, doc: &RefDoc) -> Result<Loaded> {
+    let (bytes, stored_size) = read_verified(dirs, &doc.record, RECORD_MAX_BYTES)?;
+    let bad = |why: &str| StoreError::CatalogData(format!("{key}: record {}: {why}", doc.record));
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad("not JSON"))?;
+    if v.get("schema").and_then(Value::as_str) != Some(RECORD_SCHEMA) {
+        return Err(bad("unknown schema"));
+    }
+    let created_ms = v
+        .get("createdMs")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| bad("createdMs"))?;
+    let mut rows = Vec::new();
+    for r in v.get("rows").and_then(Value::as_array).ok_or_else(|| bad("rows"))? {
+        match r.as_array().map(Vec::as_slice) {
+            Some([Value::String(t), Value::Object(m)]) if CAPTURED.contains(&t.as_str()) => {
+                rows.push((t.clone(), m.clone()))
+            }
+            _ => return Err(bad("a row is not [captured table, object]")),
+        }
+    }
+    Ok(Loaded {
+        created_ms,
+        rows,
+        size: bytes.len() as u64,
+        stored_size,
+    })
+}
+
+fn sql_value(v: &Value) -> Option<SqlValue> {
+    match v {
+        Value::Null => Some(SqlValue::Null),
+        Value::String(s) => Some(SqlValue::Text(s.clone())),
+        Value::Number(n) => n.as_i64().map(SqlValue::Integer),
+        _ => None,
+    }
+}
+
+fn replay(tx: &Transaction<'_>, key: &str, loaded: &Loaded) -> Result<u64> {
+    let mut inserted = 0;
+    for (table, m) in &loaded.rows {
+        let known = columns(tx, table)?;
+        let mut cols = Vec::new();
+        let mut vals = Vec::new();
+        for (c, v) in m {
+            let value = sql_value(v).filter(|_| known.contains(c)).ok_or_else(|| {
+                StoreError::CatalogData(format!("{key}: record row of {table} has a bad column {c:?}"))
+            })?;
+            cols.push(c.as_str());
+            vals.push(value);
+        }
+        let marks: Vec<String> = (1..=cols.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({}) ON CONFLICT DO NOTHING",
+            cols.join(", "),
+            marks.join(", ")
+        );
+        inserted += tx.execute(&sql, rusqlite::params_from_iter(vals))? as u64;
+    }
+    Ok(inserted)
+}
+
+fn apply(dirs: &ObjectDirs, tx: &Transaction<'_>, key: &str, doc: &RefDoc) -> Result<()> {
+    let loaded = load_record(dirs, key, doc)?;
+    apply_loaded(tx, key, doc, &loaded)?;
+    Ok(())
+}
+
+fn apply_loaded(tx: &Transaction<'_>, key: &str, doc: &RefDoc, loaded: &Loaded) -> Result<u64> {
+    let n = replay(tx, key, loaded)?;
+    insert_ref_rows(tx, key, doc, loaded.size, loaded.stored_size, loaded.created_ms)?;
+    Ok(n)
+}
+
+/// What `catalog rebuild` did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RebuildReport {
+    /// Refs the backend holds.
+    pub refs: u64,
+    /// Refs applied by this run (the rest were already in the catalog).
+    pub applied: u64,
+    /// Catalog rows inserted.
+    pub rows: u64,
+}
+
+impl crate::store::Store {
+    /// Applies every ref in the backend that the catalog has not applied,
+    /// oldest record first, in one transaction: an empty catalog becomes the
+    /// catalog of everything recorded in the backend.
+    pub fn rebuild_catalog(&mut self) -> Result<RebuildReport> {
+        let (dirs, catalog, lock) = self.parts();
+        lock.acquire(crate::layout::LockMode::Shared)?;
+        let known: HashSet<String> = {
+            let mut st = catalog.conn().prepare("SELECT key FROM refs")?;
+            let keys = st
+                .query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<HashSet<_>>>()?;
+            keys
+        };
+        let listed = dirs.backend.list(REFS_PREFIX)?;
+        let mut report = RebuildReport {
+            refs: listed.len() as u64,
+            ..RebuildReport::default()
+        };
+        let mut pending = Vec::new();
+        for entry in listed.iter().filter(|e| !known.contains(&e.key)) {
+            if !entry.regular {
+                return Err(StoreError::UnexpectedEntry {
+                    path: entry.key.clone().into(),
+                    what: "non-regular entry among refs",
+                });
+            }
+            let doc = read_ref(dirs, &entry.key)?;
+            let loaded = load_record(dirs, &entry.key, &doc)?;
+            pending.push((loaded.created_ms, entry.key.clone(), doc, loaded));
+        }
+        pending.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        let tx = catalog.transaction()?;
+        for (_, key, doc, loaded) in &pending {
+            report.rows += apply_loaded(&tx, key, doc, loaded)?;
+            report.applied += 1;
+        }
+        clear_capture(&tx)?;
+        tx.commit()?;
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_segments_are_plain_or_hex() {
+        assert_eq!(key_segment("bndl_0123-abc.x"), "bndl_0123-abc.x");
+        assert_eq!(key_segment("a/b"), format!("~{}", hex::encode("a/b")));
+        assert_eq!(key_segment(".."), format!("~{}", hex::encode("..")));
+        assert_eq!(key_segment("~x"), format!("~{}", hex::encode("~x")));
+        assert_ne!(key_segment("a b"), key_segment("a_b"));
+    }
+
+    #[test]
+    fn refs_parse_strictly() {
+        let t = Digest::of(b"t");
+        let r = Digest::of(b"r");
+        let doc = parse_ref("k", &ref_bytes(&t, &r)).unwrap();
+        assert_eq!(doc, RefDoc { target: t, record: r });
+        assert!(parse_ref("k", b"{}").is_err());
+        assert!(parse_ref("k", br#"{"schema":"coffer.ref/v1","target":"x","record":"y"}"#).is_err());
+    }
+}
