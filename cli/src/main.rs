@@ -39,7 +39,26 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Create a store (or finish an interrupted init); an existing store is left as it is.
-    Init,
+    Init {
+        /// Keep objects and refs in an S3-compatible bucket: `s3://bucket/prefix`.
+        /// Credentials come from the AWS_* environment only.
+        #[arg(long, value_name = "URL")]
+        backend: Option<String>,
+        /// Endpoint of an S3-compatible server (e.g. http://127.0.0.1:9000).
+        #[arg(long, value_name = "URL", requires = "backend")]
+        endpoint: Option<String>,
+    },
+    /// The catalog: rebuild it from the refs in the store's backend.
+    Catalog {
+        #[command(subcommand)]
+        cmd: CatalogCmd,
+    },
+    /// Copy every object and ref this store has and DEST lacks, verifying each
+    /// object, then update DEST's catalog.
+    Mirror {
+        /// Root of another store (local, or one whose objects are in a bucket).
+        dest: PathBuf,
+    },
     /// Store files, directories (recursively) or `-` (stdin); prints each digest.
     Put {
         /// Files, directories, or `-` for standard input.
@@ -114,6 +133,13 @@ enum Command {
         #[arg(long, value_name = "POLICY")]
         policy: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum CatalogCmd {
+    /// Apply every ref in the backend that the catalog lacks (an empty
+    /// catalog becomes the catalog of everything in the backend).
+    Rebuild,
 }
 
 #[derive(Debug, Subcommand)]
@@ -211,7 +237,11 @@ enum BundleCmd {
 impl Command {
     fn name(&self) -> &'static str {
         match self {
-            Command::Init => "init",
+            Command::Init { .. } => "init",
+            Command::Catalog { cmd } => match cmd {
+                CatalogCmd::Rebuild => "catalog rebuild",
+            },
+            Command::Mirror { .. } => "mirror",
             Command::Put { .. } => "put",
             Command::Get { .. } => "get",
             Command::Has { .. } => "has",
@@ -264,7 +294,13 @@ fn main() -> ExitCode {
     };
     let name = cli.command.name();
     let report = match cli.command {
-        Command::Init => cmd::admin::init(&ctx),
+        Command::Init { backend, endpoint } => {
+            cmd::admin::init(&ctx, backend.as_deref(), endpoint.as_deref())
+        }
+        Command::Catalog { cmd } => match cmd {
+            CatalogCmd::Rebuild => cmd::admin::rebuild(&ctx),
+        },
+        Command::Mirror { dest } => cmd::admin::mirror(&ctx, &dest),
         Command::Put {
             paths,
             no_pin,

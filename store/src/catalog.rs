@@ -395,9 +395,9 @@ impl Catalog {
     }
 
     fn objects_where(&self, filter: &str) -> Result<Vec<ObjectRow>> {
-        let mut st = self.conn.prepare(
-            &format!("SELECT digest, size, stored_size, first_seen_ms FROM objects {filter} ORDER BY digest"),
-        )?;
+        let mut st = self.conn.prepare(&format!(
+            "SELECT digest, size, stored_size, first_seen_ms FROM objects {filter} ORDER BY digest"
+        ))?;
         let rows = st.query_map([], row_to_object)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }

@@ -8,8 +8,8 @@
 
 use std::collections::HashSet;
 
-use crate::digest::Digest;
 use crate::backend::{object_of_key, OBJECTS_PREFIX, QUARANTINE_PREFIX};
+use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::layout::LockMode;
 use crate::objects::TMP_DIR;
@@ -89,7 +89,11 @@ impl Store {
                     entry.key,
                     format!(
                         "unexpected {} among objects",
-                        if entry.regular { "name" } else { "non-regular entry" }
+                        if entry.regular {
+                            "name"
+                        } else {
+                            "non-regular entry"
+                        }
                     ),
                 ),
             }

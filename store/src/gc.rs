@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use crate::digest::Digest;
 use crate::backend::{object_key, object_of_key, OBJECTS_PREFIX};
+use crate::digest::Digest;
 use crate::dir::{Dir, EntryKind};
 use crate::error::{Result, StoreError};
 use crate::layout::LockMode;

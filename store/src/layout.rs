@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::FlockOperation;
 
+use crate::backend::{Backend, BackendConfig, Put};
 use crate::catalog::{Catalog, CATALOG_FILE};
 use crate::dir::Dir;
 use crate::error::{Result, StoreError};
-use crate::backend::{Backend, BackendConfig, Put};
 use crate::objects::{temp_name, ObjectDirs, OBJECTS_DIR, QUARANTINE_DIR, TMP_DIR};
 
 /// Name of the format marker in the store root.
@@ -110,8 +110,8 @@ fn claim_backend(backend: &dyn Backend, config: &BackendConfig) -> Result<()> {
     if backend.put_bytes(FORMAT_FILE, doc.as_bytes())? == Put::Created {
         return Ok(());
     }
-    let found = crate::backend::read_small(backend, FORMAT_FILE, FORMAT_MAX_BYTES)?
-        .unwrap_or_default();
+    let found =
+        crate::backend::read_small(backend, FORMAT_FILE, FORMAT_MAX_BYTES)?.unwrap_or_default();
     let v: serde_json::Value = serde_json::from_slice(&found).unwrap_or_default();
     let ok = v.get("format").and_then(|f| f.as_str()) == Some("coffer")
         && v.get("version").and_then(|f| f.as_u64()) == Some(FORMAT_VERSION);
@@ -218,7 +218,12 @@ pub fn init(path: &Path, backend: &BackendConfig) -> Result<bool> {
     }
     root.sync()
         .map_err(|e| StoreError::io(path, "fsync directory", e))?;
-    write_new_durable(&root, FORMAT_FILE, format_document(backend).as_bytes(), 0o444)
+    write_new_durable(
+        &root,
+        FORMAT_FILE,
+        format_document(backend).as_bytes(),
+        0o444,
+    )
 }
 
 fn ensure(parent: &Dir, name: &str) -> Result<Dir> {

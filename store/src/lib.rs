@@ -26,6 +26,7 @@ pub mod gc;
 pub mod issue;
 pub mod json;
 pub mod layout;
+pub mod mirror;
 pub mod new_tree;
 pub mod objects;
 pub mod packet;

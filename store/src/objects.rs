@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::digest::Digest;
 use crate::backend::{object_key, Backend, Body, Put};
+use crate::digest::Digest;
 use crate::dir::Dir;
 use crate::error::{Result, StoreError};
 use crate::frame::{self, EncodeError, Encoded, SmallEncoder};

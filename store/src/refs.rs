@@ -135,7 +135,9 @@ pub(crate) fn take_capture(tx: &Transaction<'_>) -> Result<Vec<Row>> {
     rows.into_iter()
         .map(|(t, row)| match serde_json::from_str(&row) {
             Ok(Value::Object(m)) => Ok((t, m)),
-            _ => Err(StoreError::CatalogData(format!("captured row of {t} is not an object"))),
+            _ => Err(StoreError::CatalogData(format!(
+                "captured row of {t} is not an object"
+            ))),
         })
         .collect()
 }
@@ -154,8 +156,10 @@ fn record_bytes(named: Option<&RefSpec>, created_ms: i64, rows: &[Row]) -> Vec<u
 }
 
 fn ref_bytes(target: &Digest, record: &Digest) -> Vec<u8> {
-    canonicalize(&json!({"schema": REF_SCHEMA, "target": target.to_string(), "record": record.to_string()}))
-        .into_bytes()
+    canonicalize(
+        &json!({"schema": REF_SCHEMA, "target": target.to_string(), "record": record.to_string()}),
+    )
+    .into_bytes()
 }
 
 /// A parsed ref document.
@@ -197,7 +201,9 @@ fn read_verified(dirs: &ObjectDirs, d: &Digest, max: u64) -> Result<(Vec<u8>, u6
             detail: e.to_string(),
         })?;
     if out.len() as u64 > max {
-        return Err(StoreError::CatalogData(format!("record {d} is larger than {max} bytes")));
+        return Err(StoreError::CatalogData(format!(
+            "record {d} is larger than {max} bytes"
+        )));
     }
     Ok((out, stored))
 }
@@ -237,7 +243,8 @@ pub(crate) fn seal(
 ) -> Result<()> {
     let record = record_bytes(named, created_ms, &rows);
     let digest = Digest::of(&record);
-    let mut enc = SmallEncoder::new().map_err(|e| StoreError::io(dirs.tmp.path(), "compress", e))?;
+    let mut enc =
+        SmallEncoder::new().map_err(|e| StoreError::io(dirs.tmp.path(), "compress", e))?;
     let staged = stage_small(&dirs.tmp, &record, digest, &mut enc)?;
     let synced = dirs
         .tmp
@@ -261,7 +268,14 @@ pub(crate) fn seal(
     match dirs.backend.put_bytes(&key, &ref_bytes(&target, &digest))? {
         Put::Created => {
             crate::crash::point("ref_published");
-            insert_ref_rows(tx, &key, &ours, record.len() as u64, staged.encoded.stored_size, created_ms)
+            insert_ref_rows(
+                tx,
+                &key,
+                &ours,
+                record.len() as u64,
+                staged.encoded.stored_size,
+                created_ms,
+            )
         }
         Put::Existed => {
             let found = read_ref(dirs, &key)?;
@@ -308,7 +322,11 @@ fn load_record(dirs: &ObjectDirs, key: &str, doc: &RefDoc) -> Result<Loaded> {
         .and_then(Value::as_i64)
         .ok_or_else(|| bad("createdMs"))?;
     let mut rows = Vec::new();
-    for r in v.get("rows").and_then(Value::as_array).ok_or_else(|| bad("rows"))? {
+    for r in v
+        .get("rows")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("rows"))?
+    {
         match r.as_array().map(Vec::as_slice) {
             Some([Value::String(t), Value::Object(m)]) if CAPTURED.contains(&t.as_str()) => {
                 rows.push((t.clone(), m.clone()))
@@ -341,7 +359,9 @@ fn replay(tx: &Transaction<'_>, key: &str, loaded: &Loaded) -> Result<u64> {
         let mut vals = Vec::new();
         for (c, v) in m {
             let value = sql_value(v).filter(|_| known.contains(c)).ok_or_else(|| {
-                StoreError::CatalogData(format!("{key}: record row of {table} has a bad column {c:?}"))
+                StoreError::CatalogData(format!(
+                    "{key}: record row of {table} has a bad column {c:?}"
+                ))
             })?;
             cols.push(c.as_str());
             vals.push(value);
@@ -365,7 +385,14 @@ fn apply(dirs: &ObjectDirs, tx: &Transaction<'_>, key: &str, doc: &RefDoc) -> Re
 
 fn apply_loaded(tx: &Transaction<'_>, key: &str, doc: &RefDoc, loaded: &Loaded) -> Result<u64> {
     let n = replay(tx, key, loaded)?;
-    insert_ref_rows(tx, key, doc, loaded.size, loaded.stored_size, loaded.created_ms)?;
+    insert_ref_rows(
+        tx,
+        key,
+        doc,
+        loaded.size,
+        loaded.stored_size,
+        loaded.created_ms,
+    )?;
     Ok(n)
 }
 
@@ -442,8 +469,18 @@ mod tests {
         let t = Digest::of(b"t");
         let r = Digest::of(b"r");
         let doc = parse_ref("k", &ref_bytes(&t, &r)).unwrap();
-        assert_eq!(doc, RefDoc { target: t, record: r });
+        assert_eq!(
+            doc,
+            RefDoc {
+                target: t,
+                record: r
+            }
+        );
         assert!(parse_ref("k", b"{}").is_err());
-        assert!(parse_ref("k", br#"{"schema":"coffer.ref/v1","target":"x","record":"y"}"#).is_err());
+        assert!(parse_ref(
+            "k",
+            br#"{"schema":"coffer.ref/v1","target":"x","record":"y"}"#
+        )
+        .is_err());
     }
 }

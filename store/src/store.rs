@@ -119,6 +119,10 @@ impl Store {
         self.dirs.backend.shared()
     }
 
+    pub(crate) fn objects_dirs(&self) -> &ObjectDirs {
+        &self.dirs
+    }
+
     /// The backend objects and refs live in.
     pub fn backend(&self) -> &std::sync::Arc<dyn crate::backend::Backend> {
         &self.dirs.backend
@@ -700,7 +704,12 @@ impl<'s> Batch<'s> {
         if let Some(row) = self.store.catalog.object(d)? {
             return Ok(row.stored_size);
         }
-        match self.store.dirs.backend.head(&crate::backend::object_key(d))? {
+        match self
+            .store
+            .dirs
+            .backend
+            .head(&crate::backend::object_key(d))?
+        {
             Some(meta) => Ok(meta.size),
             None => Err(StoreError::NotFound { digest: *d }),
         }

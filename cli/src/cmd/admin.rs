@@ -1,8 +1,8 @@
-//! `init`, `fsck`, `gc`, `stats`.
+//! `init`, `catalog rebuild`, `mirror`, `fsck`, `gc`, `stats`.
 
 use std::time::Duration;
 
-use coffer_store::Store;
+use coffer_store::{BackendConfig, Store};
 use serde_json::json;
 
 use super::{open_store, ratio};
@@ -10,9 +10,16 @@ use crate::progress;
 use crate::report::{Issue, Report};
 use crate::Ctx;
 
-pub fn init(ctx: &Ctx) -> Report {
-    match Store::init(&ctx.store) {
-        Ok((_, created)) => {
+pub fn init(ctx: &Ctx, backend: Option<&str>, endpoint: Option<&str>) -> Report {
+    let config = match backend {
+        None => BackendConfig::Local,
+        Some(url) => match BackendConfig::parse(url, endpoint) {
+            Ok(c) => c,
+            Err(e) => return Report::error("", &e),
+        },
+    };
+    match Store::init_with(&ctx.store, &config) {
+        Ok((store, created)) => {
             let what = if created {
                 "created store"
             } else {
@@ -20,9 +27,71 @@ pub fn init(ctx: &Ctx) -> Report {
             };
             Report::accepted(
                 "",
-                json!({"store": ctx.store.display().to_string(), "created": created}),
-                format!("{what}: {}", ctx.store.display()),
+                json!({
+                    "store": ctx.store.display().to_string(),
+                    "created": created,
+                    "backend": store.backend().location(),
+                }),
+                format!(
+                    "{what}: {} (objects in {})",
+                    ctx.store.display(),
+                    store.backend().location()
+                ),
             )
+        }
+        Err(e) => Report::error("", &e),
+    }
+}
+
+pub fn rebuild(ctx: &Ctx) -> Report {
+    let mut store = match open_store(ctx) {
+        Ok(s) => s,
+        Err(e) => return Report::error("", &e),
+    };
+    match store.rebuild_catalog() {
+        Ok(r) => {
+            let human = format!(
+                "{} ref(s) in {}; applied {} new, {} row(s) added",
+                r.refs,
+                store.backend().location(),
+                r.applied,
+                r.rows
+            );
+            Report::accepted("", serde_json::to_value(&r).expect("serializable"), human)
+        }
+        Err(e) => Report::error("", &e),
+    }
+}
+
+pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
+    let opened = open_store(ctx).and_then(|s| Ok((s, Store::open(dest)?)));
+    let (src, mut dst) = match opened {
+        Ok(x) => x,
+        Err(e) => return Report::error("", &e),
+    };
+    match src.mirror_to(&mut dst) {
+        Ok(r) => {
+            let human = format!(
+                "{} -> {}: {} object(s) copied ({} bytes), {} present; {} ref(s) copied, {} present; catalog: {} ref(s) applied",
+                r.from, r.to, r.objects_copied, r.bytes_copied, r.objects_present, r.refs_copied, r.refs_present, r.catalog.applied
+            );
+            let result = serde_json::to_value(&r).expect("serializable");
+            let issues: Vec<Issue> = r
+                .ref_conflicts
+                .iter()
+                .map(|key| {
+                    Issue::new(
+                        "conflict.ref_exists",
+                        format!("{key} names something else in the destination; not copied"),
+                        Some(key.clone()),
+                    )
+                })
+                .collect();
+            if issues.is_empty() {
+                Report::accepted("", result, human)
+            } else {
+                Report::from_issues("", issues, result, human)
+            }
         }
         Err(e) => Report::error("", &e),
     }

@@ -52,7 +52,9 @@ impl BackendConfig {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
         if !bucket_ok {
-            return Err(usage(format!("backend {url:?}: {bucket:?} is not a bucket name")));
+            return Err(usage(format!(
+                "backend {url:?}: {bucket:?} is not a bucket name"
+            )));
         }
         let prefix_ok = prefix.split('/').all(|p| {
             prefix.is_empty()
@@ -117,7 +119,9 @@ impl BackendConfig {
     pub fn describe(&self) -> String {
         match self {
             BackendConfig::Local => "local".into(),
-            BackendConfig::S3 { bucket, prefix, .. } if prefix.is_empty() => format!("s3://{bucket}"),
+            BackendConfig::S3 { bucket, prefix, .. } if prefix.is_empty() => {
+                format!("s3://{bucket}")
+            }
             BackendConfig::S3 { bucket, prefix, .. } => format!("s3://{bucket}/{prefix}"),
         }
     }
@@ -149,7 +153,8 @@ mod tests {
 
     #[test]
     fn parses_bucket_prefix_and_endpoint() {
-        let c = BackendConfig::parse("s3://evidence/team-a/", Some("http://127.0.0.1:9000/")).unwrap();
+        let c =
+            BackendConfig::parse("s3://evidence/team-a/", Some("http://127.0.0.1:9000/")).unwrap();
         assert_eq!(
             c,
             BackendConfig::S3 {
@@ -160,7 +165,10 @@ mod tests {
         );
         assert_eq!(BackendConfig::from_json(c.to_json().as_ref()).unwrap(), c);
         assert_eq!(c.describe(), "s3://evidence/team-a");
-        assert_eq!(BackendConfig::from_json(None).unwrap(), BackendConfig::Local);
+        assert_eq!(
+            BackendConfig::from_json(None).unwrap(),
+            BackendConfig::Local
+        );
     }
 
     #[test]

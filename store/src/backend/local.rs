@@ -108,7 +108,9 @@ fn open_path(root: &Dir, path: &str, create: bool) -> Result<Option<Dir>> {
     let mut d: Option<Dir> = None;
     for part in path.split('/').filter(|p| !p.is_empty()) {
         if !is_plain_name(part.as_ref()) {
-            return Err(StoreError::CatalogData(format!("invalid key path {path:?}")));
+            return Err(StoreError::CatalogData(format!(
+                "invalid key path {path:?}"
+            )));
         }
         let parent = d.as_ref().unwrap_or(root);
         let next = if create {
@@ -192,7 +194,8 @@ impl Backend for LocalBackend {
                 })
             }
         };
-        let st = rustix::fs::fstat(&f).map_err(|e| StoreError::io(self.path_of(key), "stat", e.into()))?;
+        let st = rustix::fs::fstat(&f)
+            .map_err(|e| StoreError::io(self.path_of(key), "stat", e.into()))?;
         Ok(Some((Box::new(f), meta_of(&st))))
     }
 
@@ -233,9 +236,13 @@ impl Backend for LocalBackend {
         match keys {
             [] => Ok(()),
             [one] => {
-                let (dir, _) = self
-                    .parent_of(one, false)?
-                    .ok_or_else(|| StoreError::io(self.path_of(one), "fsync directory", io::ErrorKind::NotFound.into()))?;
+                let (dir, _) = self.parent_of(one, false)?.ok_or_else(|| {
+                    StoreError::io(
+                        self.path_of(one),
+                        "fsync directory",
+                        io::ErrorKind::NotFound.into(),
+                    )
+                })?;
                 dir.sync()
                     .map_err(|e| StoreError::io(dir.path(), "fsync directory", e))
             }
@@ -248,7 +255,11 @@ impl Backend for LocalBackend {
 
     fn quarantine(&self, key: &str, name: &str) -> Result<()> {
         let (dir, file) = self.parent_of(key, false)?.ok_or_else(|| {
-            StoreError::io(self.path_of(key), "quarantine", io::ErrorKind::NotFound.into())
+            StoreError::io(
+                self.path_of(key),
+                "quarantine",
+                io::ErrorKind::NotFound.into(),
+            )
         })?;
         let q = open_path(&self.root, QUARANTINE_PREFIX, true)?.expect("created");
         let renamed = dir

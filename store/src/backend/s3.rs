@@ -68,7 +68,8 @@ impl S3Backend {
                 retry_timeout: Duration::from_secs(60),
                 ..RetryConfig::default()
             });
-        if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none()
+        if std::env::var_os("AWS_REGION").is_none()
+            && std::env::var_os("AWS_DEFAULT_REGION").is_none()
         {
             b = b.with_region("us-east-1");
         }

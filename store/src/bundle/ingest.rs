@@ -154,7 +154,10 @@ impl Store {
             },
         )?;
         let qualification = capture.qualification.clone();
-        batch.name_ref(crate::refs::RefSpec::bundle(&manifest.bundle_id, manifest_digest));
+        batch.name_ref(crate::refs::RefSpec::bundle(
+            &manifest.bundle_id,
+            manifest_digest,
+        ));
         batch.commit_with(|tx| {
             insert_bundle(tx, manifest, &manifest_digest, &qualification, now_ms())
         })?;

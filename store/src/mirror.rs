@@ -1,0 +1,225 @@
+//! `mirror`: copy one store's objects and refs into another (local to
+//! bucket, bucket to local, or any pair), verifying every object on the way.
+//!
+//! Order keeps the destination consistent at every moment: objects first
+//! (each frame streamed into the destination's staging directory while it
+//! is decoded and re-hashed, published only if it verifies), then a
+//! durability pass, then refs (so a ref never names a missing record), and
+//! last the destination's catalog applies the new refs. Frames are copied
+//! as stored, so both stores hold byte-identical keys.
+
+use std::collections::HashSet;
+use std::io::{self, Read, Write};
+
+use crate::backend::{object_key, object_of_key, read_small, Put, OBJECTS_PREFIX, REFS_PREFIX};
+use crate::digest::Digest;
+use crate::error::{Result, StoreError};
+use crate::frame::{Verdict, VerifyingDecoder};
+use crate::objects::{temp_name, ObjectDirs};
+use crate::refs::RebuildReport;
+use crate::store::Store;
+
+/// Objects copied by each thread at once when either side is a bucket.
+const REMOTE_COPY_THREADS: usize = 8;
+/// Largest ref document copied.
+const REF_MAX_BYTES: u64 = 4 << 10;
+
+/// What a mirror did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MirrorReport {
+    /// Source backend.
+    pub from: String,
+    /// Destination backend.
+    pub to: String,
+    /// Objects copied.
+    pub objects_copied: u64,
+    /// Objects the destination already had.
+    pub objects_present: u64,
+    /// Stored bytes copied.
+    pub bytes_copied: u64,
+    /// Refs copied.
+    pub refs_copied: u64,
+    /// Refs the destination already had with the same content.
+    pub refs_present: u64,
+    /// Refs the destination holds with other content (e.g. one bundle id
+    /// ingested with different manifests in the two stores); not copied.
+    pub ref_conflicts: Vec<String>,
+    /// The destination catalog's rebuild.
+    pub catalog: RebuildReport,
+}
+
+/// Passes every byte read through to `copy` as well.
+struct Tee<'a, R: Read> {
+    inner: R,
+    copy: &'a mut std::fs::File,
+    written: u64,
+}
+
+impl<R: Read> Read for Tee<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.copy.write_all(&buf[..n])?;
+        self.written += n as u64;
+        Ok(n)
+    }
+}
+
+impl Store {
+    /// Copies every object and ref of this store that `dest` lacks, then
+    /// applies the new refs to `dest`'s catalog.
+    pub fn mirror_to(&self, dest: &mut Store) -> Result<MirrorReport> {
+        let src = self.backend().clone();
+        let dst = dest.backend().clone();
+        let mut report = MirrorReport {
+            from: src.location(),
+            to: dst.location(),
+            ..MirrorReport::default()
+        };
+        let present: HashSet<String> = dst
+            .list(OBJECTS_PREFIX)?
+            .into_iter()
+            .map(|l| l.key)
+            .collect();
+        let mut todo = Vec::new();
+        for entry in src.list(OBJECTS_PREFIX)? {
+            let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
+                continue; // fsck reports foreign entries; they are not objects
+            };
+            if present.contains(&entry.key) {
+                report.objects_present += 1;
+            } else {
+                todo.push(d);
+            }
+        }
+        let threads = if src.shared() || dst.shared() {
+            REMOTE_COPY_THREADS
+        } else {
+            1
+        };
+        let per = todo.len().div_ceil(threads).max(1);
+        let (from, to) = (self.objects_dirs(), dest.objects_dirs());
+        let results: Vec<Result<(u64, bool)>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = todo
+                .chunks(per)
+                .map(|part| {
+                    sc.spawn(|| {
+                        part.iter()
+                            .map(|d| copy_object(from, to, d))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("mirror thread panicked"))
+                .collect()
+        });
+        for r in results {
+            let (bytes, created) = r?;
+            report.bytes_copied += bytes;
+            if created {
+                report.objects_copied += 1;
+            } else {
+                report.objects_present += 1;
+            }
+        }
+        let keys: Vec<String> = todo.iter().map(object_key).collect();
+        dst.sync_published(&keys)?;
+        crate::crash::point("mirror_objects_synced");
+
+        for entry in src.list(REFS_PREFIX)? {
+            if !entry.regular {
+                continue;
+            }
+            let bytes = read_small(&*src, &entry.key, REF_MAX_BYTES)?.ok_or_else(|| {
+                StoreError::CatalogData(format!("{} vanished during the mirror", entry.key))
+            })?;
+            match dst.put_bytes(&entry.key, &bytes)? {
+                Put::Created => report.refs_copied += 1,
+                Put::Existed => {
+                    let theirs = read_small(&*dst, &entry.key, REF_MAX_BYTES)?.unwrap_or_default();
+                    if theirs == bytes {
+                        report.refs_present += 1;
+                    } else {
+                        report.ref_conflicts.push(entry.key.clone());
+                    }
+                }
+            }
+        }
+        report.catalog = dest.rebuild_catalog()?;
+        Ok(report)
+    }
+}
+
+/// Streams one frame into `dest`, re-hashing it on the way; publishes it
+/// only if it verifies. Returns stored bytes and whether it was new.
+fn copy_object(src: &ObjectDirs, dest: &ObjectDirs, d: &Digest) -> Result<(u64, bool)> {
+    let (body, _) = src.open_frame(d)?;
+    let tmp = &dest.tmp;
+    let name = temp_name("mirror");
+    let mut file = tmp
+        .create_new(&name, 0o444)
+        .map_err(|e| StoreError::io(tmp.join(&name), "create temp", e))?;
+    let verified = (|| -> Result<u64> {
+        let mut tee = Tee {
+            inner: body,
+            copy: &mut file,
+            written: 0,
+        };
+        let mut dec = VerifyingDecoder::new(&mut tee, *d, None)
+            .map_err(|e| StoreError::io(tmp.join(&name), "decode", e))?;
+        let res = io::copy(&mut dec, &mut io::sink());
+        let verdict = dec.verdict().cloned();
+        drop(dec);
+        match (res, verdict) {
+            (Ok(_), Some(Verdict::Good)) => {}
+            (_, Some(Verdict::WrongDigest(actual))) => {
+                return Err(StoreError::DigestMismatch {
+                    subject: format!("{}/{}", src.backend.location(), object_key(d)),
+                    expected: *d,
+                    actual,
+                })
+            }
+            (Err(e), _) => {
+                return Err(StoreError::CorruptObject {
+                    digest: *d,
+                    detail: e.to_string(),
+                })
+            }
+            (Ok(_), other) => {
+                return Err(StoreError::CorruptObject {
+                    digest: *d,
+                    detail: format!("{other:?}"),
+                })
+            }
+        }
+        // Anything after the frame is not part of the object: refuse it.
+        let mut rest = [0u8; 1];
+        if tee
+            .inner
+            .read(&mut rest)
+            .map_err(|e| StoreError::io(tmp.join(&name), "read", e))?
+            != 0
+        {
+            return Err(StoreError::CorruptObject {
+                digest: *d,
+                detail: "bytes after the end of the frame".into(),
+            });
+        }
+        let written = tee.written;
+        file.sync_all()
+            .map_err(|e| StoreError::io(tmp.join(&name), "fsync", e))?;
+        Ok(written)
+    })();
+    drop(file);
+    let written = match verified {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = tmp.remove_file(&name);
+            return Err(e);
+        }
+    };
+    let put = dest.backend.publish(&object_key(d), tmp, &name)?;
+    Ok((written, put == Put::Created))
+}
