@@ -17,6 +17,8 @@ const PUBLICATION: &[&str] = &[
     "published",
     "shards_synced",
     "catalog_before_txn",
+    "record_published",
+    "ref_published",
     "catalog_in_txn",
     "catalog_committed",
 ];

@@ -1,0 +1,446 @@
+//! One contract, two backends: the same tests run on a local store and on
+//! an S3-compatible bucket (moto in CI). The S3 instantiation needs
+//! `COFFER_TEST_S3_ENDPOINT` and `COFFER_TEST_S3_BUCKET` (and AWS_*
+//! credentials the server accepts); without them it is skipped, loudly.
+
+use std::collections::BTreeMap;
+use std::process::Stdio;
+
+use serde_json::Value;
+
+use crate::bundles::{copy_tree, fixture};
+use crate::support::{codes, noise, Env};
+
+/// Where a test's stores keep their objects.
+#[derive(Clone)]
+enum Backing {
+    Local,
+    #[cfg_attr(not(feature = "aws"), allow(dead_code))]
+    S3 {
+        endpoint: String,
+        bucket: String,
+        prefix: String,
+    },
+}
+
+static PREFIX_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Backing {
+    fn s3() -> Option<Backing> {
+        let endpoint = std::env::var("COFFER_TEST_S3_ENDPOINT").ok();
+        let bucket = std::env::var("COFFER_TEST_S3_BUCKET").ok();
+        match (endpoint, bucket) {
+            (Some(endpoint), Some(bucket)) if cfg!(feature = "aws") => {
+                let n = PREFIX_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let prefix = format!(
+                    "t{}-{}-{n}",
+                    std::process::id(),
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap()
+                        .as_nanos()
+                );
+                Some(Backing::S3 {
+                    endpoint,
+                    bucket,
+                    prefix,
+                })
+            }
+            _ => {
+                eprintln!(
+                    "\n*** SKIPPED: S3 contract test: set COFFER_TEST_S3_ENDPOINT and COFFER_TEST_S3_BUCKET \
+                     and build with --features aws (CI does) ***\n"
+                );
+                None
+            }
+        }
+    }
+
+    /// A store in a fresh temp dir on this backing. Two stores made from
+    /// one `Backing` value share its objects when it is a bucket (two
+    /// machines); local stores are separate.
+    fn store(&self) -> Env {
+        let env = Env::bare();
+        let r = match self {
+            Backing::Local => env.run(&["init"]),
+            Backing::S3 {
+                endpoint,
+                bucket,
+                prefix,
+            } => env.run(&[
+                "init",
+                "--backend",
+                &format!("s3://{bucket}/{prefix}"),
+                "--endpoint",
+                endpoint,
+            ]),
+        };
+        assert_eq!(r.code, 0, "init: {}", r.stderr);
+        env
+    }
+
+    /// A second machine on the same objects: a new store on the same
+    /// bucket, or for a local store the same store (a second process).
+    fn second_machine(&self) -> Option<Env> {
+        match self {
+            Backing::Local => None,
+            Backing::S3 { .. } => Some(self.store()),
+        }
+    }
+
+    /// Replaces an object's stored bytes behind coffer's back.
+    fn corrupt(&self, env: &Env, digest: &str, bytes: &[u8]) {
+        let hex = digest.strip_prefix("sha256:").unwrap();
+        let key = format!("objects/sha256/{}/{hex}", &hex[..2]);
+        match self {
+            Backing::Local => {
+                let p = env.store.join(&key);
+                let mut perm = std::fs::metadata(&p).unwrap().permissions();
+                std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o644);
+                std::fs::set_permissions(&p, perm).unwrap();
+                std::fs::write(&p, bytes).unwrap();
+            }
+            #[cfg(feature = "aws")]
+            Backing::S3 {
+                endpoint,
+                bucket,
+                prefix,
+            } => s3_overwrite(endpoint, bucket, &format!("{prefix}/{key}"), bytes),
+            #[cfg(not(feature = "aws"))]
+            Backing::S3 { .. } => unreachable!("S3 backings exist only with feature aws"),
+        }
+    }
+}
+
+/// An unconditional PUT through the S3 API, as a careless or hostile
+/// client would do it.
+#[cfg(feature = "aws")]
+fn s3_overwrite(endpoint: &str, bucket: &str, key: &str, bytes: &[u8]) {
+    use object_store::{aws::AmazonS3Builder, path::Path, ObjectStoreExt};
+    let store = AmazonS3Builder::from_env()
+        .with_bucket_name(bucket)
+        .with_endpoint(endpoint)
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .build()
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(store.put(&Path::from(key), bytes.to_vec().into()))
+        .unwrap();
+}
+
+/// Every catalog table as sorted text rows, for equality checks.
+fn dump_catalog(env: &Env) -> BTreeMap<String, Vec<String>> {
+    let conn = rusqlite::Connection::open_with_flags(
+        env.store.join("catalog.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut out = BTreeMap::new();
+    for t in tables {
+        let mut st = conn.prepare(&format!("SELECT * FROM {t}")).unwrap();
+        let n = st.column_count();
+        let mut rows: Vec<String> = st
+            .query_map([], |r| {
+                let cols: Vec<String> = (0..n)
+                    .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+                    .collect();
+                Ok(cols.join("|"))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        rows.sort();
+        out.insert(t, rows);
+    }
+    out
+}
+
+fn ok(env: &Env, args: &[&str]) -> Value {
+    let (code, v) = env.json(args);
+    assert_eq!(code, 0, "{args:?}: {v}");
+    v
+}
+
+/// A corpus touching every catalog table: a put, a bundle, a frozen
+/// packet and an export.
+fn fill(env: &Env) {
+    env.write("notes.txt", b"lab notes\n");
+    ok(env, &["put", "notes.txt"]);
+    let bundle = fixture("run-bundles/complete");
+    ok(env, &["bundle", "ingest", bundle.to_str().unwrap()]);
+    let root = env.path("packets-root");
+    copy_tree(&fixture("task-packets"), &root);
+    ok(
+        env,
+        &[
+            "packet",
+            "freeze",
+            root.to_str().unwrap(),
+            "packets/calc-add.json",
+        ],
+    );
+    let policy = fixture("policies/partner.json");
+    ok(
+        env,
+        &[
+            "export",
+            "create",
+            "coffer-complete",
+            policy.to_str().unwrap(),
+            env.path("export").to_str().unwrap(),
+        ],
+    );
+}
+
+fn put_get_dedup(b: &Backing) {
+    let env = b.store();
+    let data = noise(300_000, 7);
+    env.write("a", &data);
+    env.write("b", &data);
+    let first = ok(&env, &["put", "a"]);
+    assert_eq!(first["result"]["files"][0]["created"], true);
+    let again = ok(&env, &["put", "b"]);
+    assert_eq!(again["result"]["files"][0]["created"], false, "{again}");
+    let d = first["result"]["files"][0]["digest"].as_str().unwrap();
+    let r = env.run(&["get", d]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, data);
+    ok(&env, &["has", d]);
+    let stats = ok(&env, &["stats"]);
+    assert_eq!(stats["result"]["objects"], 1, "{stats}");
+    assert_eq!(stats["result"]["dedupRatio"], 2.0, "{stats}");
+}
+
+fn large_objects_round_trip(b: &Backing) {
+    // Past the multipart threshold of the S3 backend (16 MiB stored).
+    let env = b.store();
+    let data = noise(20 << 20, 11);
+    env.write("big", &data);
+    let first = ok(&env, &["put", "big"]);
+    assert_eq!(first["result"]["files"][0]["created"], true);
+    let again = ok(&env, &["put", "big"]);
+    assert_eq!(again["result"]["files"][0]["created"], false);
+    let d = first["result"]["files"][0]["digest"].as_str().unwrap();
+    let out = env.path("big.out");
+    ok(&env, &["get", d, "-o", out.to_str().unwrap()]);
+    assert!(std::fs::read(&out).unwrap() == data);
+}
+
+fn corruption_is_detected_on_read(b: &Backing) {
+    let env = b.store();
+    env.write("a", b"the evidence as it was written\n");
+    let d = env.put("a");
+    // A valid frame of other bytes, so only the digest check can tell.
+    let forged = zstd::encode_all(&b"THE EVIDENCE AS IT WAS WRITTEN\n"[..], 3).unwrap();
+    b.corrupt(&env, &d, &forged);
+    let out = env.path("out");
+    let (code, v) = env.json(&["get", &d, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["integrity.digest_mismatch"], "{v}");
+    assert!(!out.exists(), "no bad copy is ever visible");
+    // The bad frame left the object namespace; fsck names it.
+    let (code, v) = env.json(&["fsck"]);
+    assert_eq!(code, 1);
+    let c = codes(&v);
+    assert!(
+        c.contains(&"integrity.quarantined_object".to_string()),
+        "{v}"
+    );
+    assert!(c.contains(&"integrity.missing_object".to_string()), "{v}");
+    // Putting the true bytes again repairs it.
+    let again = ok(&env, &["put", "a"]);
+    assert_eq!(again["result"]["files"][0]["created"], true, "{again}");
+    assert_eq!(
+        env.run(&["get", &d]).stdout,
+        b"the evidence as it was written\n"
+    );
+}
+
+fn sixteen_writers_of_one_object(b: &Backing) {
+    let env = b.store();
+    env.write("same", &noise(2 << 20, 3));
+    let children: Vec<_> = (0..16)
+        .map(|_| {
+            env.command(&["--json", "put", "same"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut created = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        if v["result"]["files"][0]["created"] == true {
+            created += 1;
+        }
+    }
+    assert_eq!(created, 1, "exactly one writer creates the object");
+    let (code, v) = env.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["result"]["onDisk"].as_u64().unwrap() - v["result"]["cataloged"].as_u64().unwrap(),
+        0
+    );
+}
+
+fn two_machines_one_bundle_id(b: &Backing) {
+    let a = b.store();
+    let second = b.second_machine();
+    let m2 = second.as_ref().unwrap_or(&a);
+    let one = a.path("one");
+    copy_tree(&fixture("run-bundles/complete"), &one);
+    let two = m2.path("two");
+    copy_tree(&fixture("run-bundles/complete"), &two);
+    let m = std::fs::read_to_string(two.join("manifest.json")).unwrap();
+    std::fs::write(two.join("manifest.json"), m.replace("\"os\"", "\"kernel\"")).unwrap();
+    let ca = a
+        .command(&["--json", "bundle", "ingest", one.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let cb = m2
+        .command(&["--json", "bundle", "ingest", two.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let results: Vec<(i32, Value)> = [ca, cb]
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            (
+                out.status.code().unwrap(),
+                serde_json::from_slice(&out.stdout).unwrap(),
+            )
+        })
+        .collect();
+    let winners = results.iter().filter(|(c, _)| *c == 0).count();
+    assert_eq!(winners, 1, "exactly one ingest wins: {results:?}");
+    let (code, loser) = results.iter().find(|(c, _)| *c != 0).unwrap();
+    assert_eq!(*code, 3, "{loser}");
+    assert_eq!(codes(loser), vec!["conflict.bundle_exists"], "{loser}");
+    // Both machines agree on the winner once the loser's catalog catches up.
+    ok(&a, &["catalog", "rebuild"]);
+    ok(m2, &["catalog", "rebuild"]);
+    let da = ok(&a, &["bundle", "show", "coffer-complete"]);
+    let db = ok(m2, &["bundle", "show", "coffer-complete"]);
+    assert_eq!(
+        da["result"]["manifestDigest"],
+        db["result"]["manifestDigest"]
+    );
+}
+
+fn rebuild_equals_the_original(b: &Backing) {
+    let a = b.store();
+    fill(&a);
+    let original = dump_catalog(&a);
+    assert!(!original["refs"].is_empty() && !original["exports"].is_empty());
+    let rebuilt_on = match b.second_machine() {
+        Some(m) => m,
+        None => {
+            // A store holding only the objects and refs (its catalog lost)
+            // rebuilds the catalog from them.
+            let m = b.store();
+            for f in ["catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm"] {
+                let _ = std::fs::remove_file(m.store.join(f));
+            }
+            let _ = std::fs::remove_dir_all(m.store.join("objects"));
+            copy_tree(&a.store.join("objects"), &m.store.join("objects"));
+            copy_tree(&a.store.join("refs"), &m.store.join("refs"));
+            m
+        }
+    };
+    let v = ok(&rebuilt_on, &["catalog", "rebuild"]);
+    assert!(v["result"]["applied"].as_u64().unwrap() >= 4, "{v}");
+    assert_eq!(dump_catalog(&rebuilt_on), original);
+    let (code, v) = rebuilt_on.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+    // A second rebuild has nothing left to apply.
+    let v = ok(&rebuilt_on, &["catalog", "rebuild"]);
+    assert_eq!(v["result"]["applied"], 0, "{v}");
+}
+
+fn mirror_round_trip(b: &Backing) {
+    let a = b.store();
+    fill(&a);
+    let local = Env::new();
+    let v = ok(&a, &["mirror", local.store.to_str().unwrap()]);
+    assert!(v["result"]["objectsCopied"].as_u64().unwrap() > 0, "{v}");
+    let back = b.clone_fresh().store();
+    let v = ok(&local, &["mirror", back.store.to_str().unwrap()]);
+    assert_eq!(v["result"]["refConflicts"], serde_json::json!([]), "{v}");
+    for env in [&local, &back] {
+        assert_eq!(dump_catalog(env), dump_catalog(&a));
+        let (code, v) = env.json(&["fsck", "--read-data"]);
+        assert_eq!(code, 0, "{v}");
+        let out = env.path("checkout");
+        ok(
+            env,
+            &[
+                "bundle",
+                "checkout",
+                "coffer-complete",
+                out.to_str().unwrap(),
+            ],
+        );
+        let diff = std::process::Command::new("diff")
+            .arg("-r")
+            .arg(fixture("run-bundles/complete"))
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(diff.success());
+    }
+    // Mirroring again copies nothing.
+    let v = ok(&a, &["mirror", local.store.to_str().unwrap()]);
+    assert_eq!(v["result"]["objectsCopied"], 0, "{v}");
+    assert_eq!(v["result"]["refsCopied"], 0, "{v}");
+}
+
+impl Backing {
+    /// The same kind of backing with none of this one's objects.
+    fn clone_fresh(&self) -> Backing {
+        match self {
+            Backing::Local => Backing::Local,
+            Backing::S3 { .. } => Backing::s3().expect("configured"),
+        }
+    }
+}
+
+macro_rules! contract {
+    ($($name:ident),* $(,)?) => {
+        mod local {
+            $(#[test] fn $name() { super::$name(&super::Backing::Local) })*
+        }
+        mod s3 {
+            $(#[test] fn $name() { if let Some(b) = super::Backing::s3() { super::$name(&b) } })*
+        }
+    };
+}
+
+contract!(
+    put_get_dedup,
+    large_objects_round_trip,
+    corruption_is_detected_on_read,
+    sixteen_writers_of_one_object,
+    two_machines_one_bundle_id,
+    rebuild_equals_the_original,
+    mirror_round_trip,
+);
