@@ -20,6 +20,8 @@ const MAX_LIST_DEPTH: usize = 6;
 #[derive(Debug)]
 pub struct LocalBackend {
     root: Dir,
+    /// `file://<absolute root>`, for messages.
+    location: String,
     /// `objects/sha256`.
     objects: Dir,
     /// Shard directories opened so far, by name. Handles stay valid even if
@@ -59,7 +61,9 @@ impl LocalBackend {
     pub fn open(root: Dir) -> Result<Self> {
         let objects = open_path(&root, OBJECTS_PREFIX.trim_end_matches('/'), false)?
             .expect("open without create returns a directory or an error");
+        let abs = std::fs::canonicalize(root.path()).unwrap_or_else(|_| root.path().to_path_buf());
         Ok(LocalBackend {
+            location: format!("file://{}", abs.display()),
             root,
             objects,
             shards: Mutex::new(vec![None; 256]),
@@ -135,7 +139,7 @@ fn open_path(root: &Dir, path: &str, create: bool) -> Result<Option<Dir>> {
 
 impl Backend for LocalBackend {
     fn location(&self) -> String {
-        format!("file://{}", self.root.path().display())
+        self.location.clone()
     }
 
     fn shared(&self) -> bool {

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Puts 1,000 x 1 MiB objects (incompressible) into a bucket on a moto
+# server on loopback: `coffer put DIR` on an S3-backed store (8 uploads in
+# flight) against boto3 uploading the same files with 8 threads, in the
+# same run, on fresh prefixes. Reports objects/s and the ratio.
+#
+#   bench/s3.sh            # 1000 x 1 MiB
+#   N=100 bench/s3.sh      # smoke run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-1000}
+B=${BENCH_DIR:-$PWD/target/bench}
+venv=target/ci-venv
+mkdir -p "$B"
+if [ ! -x "$venv/bin/moto_server" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r .ci/moto-requirements.txt
+fi
+cargo build --release -q -p coffer-cli --features aws
+COFFER=$PWD/target/release/coffer
+port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$venv/bin/moto_server" -H 127.0.0.1 -p "$port" >"$B/moto.log" 2>&1 &
+moto_pid=$!
+trap 'kill "$moto_pid" 2>/dev/null || true' EXIT
+export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_REGION=us-east-1
+ep="http://127.0.0.1:$port"
+rm -rf "$B/s3-files" && mkdir -p "$B/s3-files"
+"$venv/bin/python" - "$B/s3-files" "$N" "$ep" <<'PY'
+import os, sys, time, boto3
+d, n, ep = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+for i in range(n):
+    with open(os.path.join(d, f"{i:05d}"), "wb") as f:
+        f.write(os.urandom(1 << 20))
+s3 = boto3.client("s3", endpoint_url=ep)
+for _ in range(100):
+    try:
+        s3.create_bucket(Bucket="coffer-bench"); break
+    except Exception:
+        time.sleep(0.1)
+PY
+sync; sleep 1
+
+rm -rf "$B/s3-store"
+"$COFFER" --store "$B/s3-store" init -q --backend s3://coffer-bench/coffer --endpoint "$ep"
+t0=$(date +%s.%N)
+"$COFFER" --store "$B/s3-store" put -q "$B/s3-files"
+t1=$(date +%s.%N)
+coffer_s=$(echo "$t1 - $t0" | bc -l)
+
+boto_s=$("$venv/bin/python" - "$B/s3-files" "$ep" <<'PY'
+import os, sys, time, boto3
+from concurrent.futures import ThreadPoolExecutor
+d, ep = sys.argv[1], sys.argv[2]
+s3 = boto3.client("s3", endpoint_url=ep)
+names = sorted(os.listdir(d))
+def up(n):
+    with open(os.path.join(d, n), "rb") as f:
+        s3.put_object(Bucket="coffer-bench", Key=f"boto3/{n}", Body=f.read())
+t0 = time.time()
+with ThreadPoolExecutor(8) as ex:
+    list(ex.map(up, names))
+print(time.time() - t0)
+PY
+)
+"$COFFER" --store "$B/s3-store" fsck -q --read-data
+python3 - "$N" "$coffer_s" "$boto_s" <<'PY'
+import sys
+n, c, b = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+print(f"{n} x 1 MiB to moto on loopback, 8 in flight")
+print(f"coffer put (S3 store): {c:.2f} s = {n/c:.1f} objects/s")
+print(f"boto3 put_object x8 threads: {b:.2f} s = {n/b:.1f} objects/s")
+print(f"ratio coffer/boto3: {b/c:.2f}")
+PY
