@@ -444,3 +444,50 @@ contract!(
     rebuild_equals_the_original,
     mirror_round_trip,
 );
+
+#[test]
+fn a_forged_ref_or_record_stops_the_rebuild_and_changes_nothing() {
+    let env = Backing::Local.store();
+    fill_small(&env);
+    let before = dump_catalog(&env);
+    let refs = env.store.join("refs/records");
+    // Not a ref at all.
+    std::fs::write(refs.join("forged"), b"{\"schema\":\"coffer.ref/v1\"}").unwrap();
+    let (code, v) = env.json(&["catalog", "rebuild"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["integrity.catalog"], "{v}");
+    assert!(
+        v["issues"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("refs/records/forged"),
+        "{v}"
+    );
+    std::fs::remove_file(refs.join("forged")).unwrap();
+    // A well-formed ref naming a record that writes into a table it may not.
+    env.write(
+        "record.json",
+        br#"{"createdMs":1,"rows":[["sqlite_master",{"name":"x"}]],"schema":"coffer.catalog-record/v1"}"#,
+    );
+    let rec = env.put("record.json");
+    std::fs::write(
+        refs.join("evil"),
+        format!(r#"{{"record":"{rec}","schema":"coffer.ref/v1","target":"{rec}"}}"#),
+    )
+    .unwrap();
+    let after_put = dump_catalog(&env);
+    let (code, v) = env.json(&["catalog", "rebuild"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["integrity.catalog"], "{v}");
+    assert_eq!(
+        dump_catalog(&env),
+        after_put,
+        "a refused rebuild writes nothing"
+    );
+    assert_ne!(before, after_put);
+}
+
+fn fill_small(env: &Env) {
+    env.write("notes.txt", b"lab notes\n");
+    ok(env, &["put", "notes.txt"]);
+}
