@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use rustix::fs::FlockOperation;
 
 use crate::backend::{Backend, BackendConfig, Put};
+use crate::backend::{OBJECTS_PREFIX, QUARANTINE_PREFIX};
 use crate::catalog::{Catalog, CATALOG_FILE};
 use crate::dir::Dir;
 use crate::error::{Result, StoreError};
-use crate::objects::{temp_name, ObjectDirs, OBJECTS_DIR, QUARANTINE_DIR, TMP_DIR};
+use crate::objects::{temp_name, ObjectDirs, TMP_DIR};
 
 /// Name of the format marker in the store root.
 pub const FORMAT_FILE: &str = "STORE-FORMAT";
@@ -36,8 +37,8 @@ const FORMAT_MAX_BYTES: u64 = 64 << 10;
 const OWN_ENTRIES: &[&str] = &[
     "objects",
     "refs",
+    "quarantine",
     TMP_DIR,
-    QUARANTINE_DIR,
     KEYS_DIR,
     LOCK_FILE,
     CATALOG_FILE,
@@ -234,8 +235,12 @@ fn ensure(parent: &Dir, name: &str) -> Result<Dir> {
 
 /// The object and quarantine directories of a store that keeps its objects.
 fn init_local_objects(root: &Dir) -> Result<()> {
-    let objects = ensure(root, "objects")?;
-    let sha = ensure(&objects, OBJECTS_DIR.rsplit('/').next().expect("path"))?;
+    let (top, algo) = OBJECTS_PREFIX
+        .trim_end_matches('/')
+        .split_once('/')
+        .expect("objects/<algorithm>");
+    let objects = ensure(root, top)?;
+    let sha = ensure(&objects, algo)?;
     // All 256 shards up front: puts then never create directories, and an
     // existence check never misses on a shard that is merely not made yet.
     for b in 0..=255u8 {
@@ -254,7 +259,7 @@ fn init_local_objects(root: &Dir) -> Result<()> {
     }
     sha.sync()
         .map_err(|e| StoreError::io(sha.path(), "fsync directory", e))?;
-    ensure(root, QUARANTINE_DIR)?;
+    ensure(root, QUARANTINE_PREFIX.trim_end_matches('/'))?;
     Ok(())
 }
 

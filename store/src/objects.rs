@@ -21,12 +21,8 @@ use crate::dir::Dir;
 use crate::error::{Result, StoreError};
 use crate::frame::{self, EncodeError, Encoded, SmallEncoder};
 
-/// Directory of object shards, relative to the store root.
-pub const OBJECTS_DIR: &str = "objects/sha256";
 /// Staging directory.
 pub const TMP_DIR: &str = "tmp";
-/// Where objects that failed verification are moved.
-pub const QUARANTINE_DIR: &str = "quarantine";
 /// Mode of staged (and so of published) object files: nobody writes an object after publication.
 const OBJECT_MODE: u32 = 0o444;
 
