@@ -223,7 +223,7 @@ fn put_get_dedup(b: &Backing) {
 }
 
 fn large_objects_round_trip(b: &Backing) {
-    // Past the multipart threshold of the S3 backend (16 MiB stored).
+    // Past the multipart threshold of the S3 backend (8 MiB stored).
     let env = b.store();
     let data = noise(20 << 20, 11);
     env.write("big", &data);

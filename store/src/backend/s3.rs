@@ -2,7 +2,7 @@
 //!
 //! - Puts are conditional (`PutMode::Create`, sent as `If-None-Match: *`): an
 //!   existing key is never replaced and `AlreadyExists` is a dedup hit.
-//! - Frames larger than [`MULTIPART_MIN`] go up as multipart uploads after a
+//! - Frames of [`MULTIPART_MIN`] and more go up as multipart uploads after a
 //!   `head` finds the key absent (object_store has no conditional multipart
 //!   completion). Two writers racing there upload frames of the same content,
 //!   and every read re-verifies, so the race cannot serve wrong bytes.
@@ -27,11 +27,49 @@ use crate::dir::Dir;
 use crate::error::{Result, StoreError};
 
 /// Frames at least this large are uploaded in parts.
-pub const MULTIPART_MIN: u64 = 16 << 20;
+pub const MULTIPART_MIN: u64 = 8 << 20;
 /// Part size of multipart uploads.
 const PART_SIZE: usize = 8 << 20;
 /// Parts of one upload in flight at once.
-const PART_CONCURRENCY: usize = 4;
+const PART_CONCURRENCY: usize = 2;
+/// Upload bytes held in memory at once, over all threads: a single put
+/// holds its frame, a multipart upload its parts in flight plus the one
+/// being filled. Uploads wait for room, so memory stays flat however many
+/// threads publish and however large the objects are.
+const UPLOAD_BUDGET: u64 = 64 << 20;
+
+/// A counting gate on upload bytes in memory.
+#[derive(Debug, Default)]
+struct Budget {
+    used: std::sync::Mutex<u64>,
+    freed: std::sync::Condvar,
+}
+
+/// Bytes taken from a [`Budget`], given back when dropped.
+struct Held<'a> {
+    budget: &'a Budget,
+    n: u64,
+}
+
+impl Budget {
+    /// Waits until `n` bytes fit (a request larger than the whole budget
+    /// waits until nothing else is held).
+    fn take(&self, n: u64) -> Held<'_> {
+        let mut used = self.used.lock().expect("budget poisoned");
+        while *used > 0 && *used + n > UPLOAD_BUDGET {
+            used = self.freed.wait(used).expect("budget poisoned");
+        }
+        *used += n;
+        Held { budget: self, n }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        *self.budget.used.lock().expect("budget poisoned") -= self.n;
+        self.budget.freed.notify_all();
+    }
+}
 
 /// A bucket (and key prefix) holding a store's objects and refs.
 #[derive(Debug)]
@@ -40,6 +78,7 @@ pub struct S3Backend {
     rt: tokio::runtime::Runtime,
     prefix: String,
     location: String,
+    budget: Budget,
 }
 
 fn meta_of(m: &object_store::ObjectMeta) -> Meta {
@@ -93,6 +132,7 @@ impl S3Backend {
             rt,
             prefix: prefix.clone(),
             location,
+            budget: Budget::default(),
         })
     }
 
@@ -127,6 +167,9 @@ impl S3Backend {
         if self.head(key)?.is_some() {
             return Ok(Put::Existed);
         }
+        let _held = self
+            .budget
+            .take((PART_SIZE * (PART_CONCURRENCY + 1)) as u64);
         let path = self.path(key);
         self.rt.block_on(async {
             let upload = self
@@ -203,6 +246,7 @@ impl Backend for S3Backend {
             if len >= MULTIPART_MIN {
                 return self.put_multipart(key, f);
             }
+            let _held = self.budget.take(len);
             let mut bytes = Vec::with_capacity(len as usize);
             f.read_to_end(&mut bytes)
                 .map_err(|e| StoreError::io(tmp.join(tmp_name), "read temp", e))?;
@@ -283,5 +327,35 @@ impl Backend for S3Backend {
             .block_on(self.store.copy(&self.path(key), &self.path(&to)))
             .map_err(|e| self.err(key, "quarantine (copy)", e))?;
         self.delete(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn the_upload_budget_makes_a_taker_wait_for_room() {
+        let b = Budget::default();
+        let first = b.take(40 << 20);
+        let second_in = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            let t = sc.spawn(|| {
+                let _h = b.take(40 << 20);
+                second_in.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(
+                !second_in.load(Ordering::SeqCst),
+                "80 MiB would exceed 64 MiB"
+            );
+            drop(first);
+            t.join().unwrap();
+        });
+        assert!(second_in.load(Ordering::SeqCst));
+        assert_eq!(*b.used.lock().unwrap(), 0);
+        // Larger than the whole budget: admitted alone.
+        drop(b.take(UPLOAD_BUDGET * 2));
     }
 }
