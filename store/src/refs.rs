@@ -449,6 +449,27 @@ impl crate::store::Store {
         tx.commit()?;
         Ok(report)
     }
+
+    /// What the backend's ref `spec.key` names, applying it to the catalog
+    /// if the catalog lacks it. `None`: no such ref. Lets a command find a
+    /// conflict (or an identical record from another store) before it
+    /// uploads anything.
+    pub fn adopt_ref(&mut self, spec: &RefSpec) -> Result<Option<Digest>> {
+        let (dirs, catalog, lock) = self.parts();
+        let Some(bytes) = read_small(&*dirs.backend, &spec.key, REF_MAX_BYTES)? else {
+            return Ok(None);
+        };
+        let doc = parse_ref(&spec.key, &bytes)?;
+        if doc.target == spec.target {
+            lock.acquire(crate::layout::LockMode::Shared)?;
+            let loaded = load_record(dirs, &spec.key, &doc)?;
+            let tx = catalog.transaction()?;
+            apply_loaded(&tx, &spec.key, &doc, &loaded)?;
+            clear_capture(&tx)?;
+            tx.commit()?;
+        }
+        Ok(Some(doc.target))
+    }
 }
 
 #[cfg(test)]

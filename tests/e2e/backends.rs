@@ -347,6 +347,37 @@ fn two_machines_one_bundle_id(b: &Backing) {
     );
 }
 
+fn a_recorded_bundle_id_is_settled_before_any_upload(b: &Backing) {
+    let a = b.store();
+    let second = b.second_machine();
+    let m2 = second.as_ref().unwrap_or(&a);
+    let bundle = fixture("run-bundles/complete");
+    ok(&a, &["bundle", "ingest", bundle.to_str().unwrap()]);
+    let stored = |env: &Env| ok(env, &["fsck"])["result"]["onDisk"].as_u64().unwrap();
+    let before = stored(&a);
+    // Another manifest under the same id: refused at once, nothing uploaded.
+    let changed = m2.path("changed");
+    copy_tree(&bundle, &changed);
+    let m = std::fs::read_to_string(changed.join("manifest.json")).unwrap();
+    std::fs::write(
+        changed.join("manifest.json"),
+        m.replace("\"os\"", "\"kernel\""),
+    )
+    .unwrap();
+    let (code, v) = m2.json(&["bundle", "ingest", changed.to_str().unwrap()]);
+    assert_eq!(code, 3, "{v}");
+    assert_eq!(codes(&v), vec!["conflict.bundle_exists"], "{v}");
+    assert_eq!(stored(&a), before, "a refused ingest uploads nothing");
+    // The same bundle from the second machine: the existing record is
+    // adopted (no rebuild needed) and nothing new is written.
+    let (code, v) = m2.json(&["bundle", "ingest", bundle.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["result"]["created"], false, "{v}");
+    assert_eq!(stored(&a), before);
+    let shown = ok(m2, &["bundle", "show", "coffer-complete"]);
+    assert_eq!(shown["result"]["bundle"]["qualification"], "qualified", "{shown}");
+}
+
 fn rebuild_equals_the_original(b: &Backing) {
     let a = b.store();
     fill(&a);
@@ -441,6 +472,7 @@ contract!(
     corruption_is_detected_on_read,
     sixteen_writers_of_one_object,
     two_machines_one_bundle_id,
+    a_recorded_bundle_id_is_settled_before_any_upload,
     rebuild_equals_the_original,
     mirror_round_trip,
 );

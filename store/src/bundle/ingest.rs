@@ -89,6 +89,23 @@ impl Store {
         let mut out = IngestOutcome::default();
         if let Some((bytes, id)) = peek_manifest(path) {
             let digest = Digest::of(&bytes);
+            if self.catalog().find_bundle(&id)?.is_none() {
+                // Another store may have recorded this id in a shared
+                // backend: its ref decides before anything is uploaded.
+                let spec = crate::refs::RefSpec::bundle(&id, digest);
+                if let Some(target) = self.adopt_ref(&spec)? {
+                    if target != digest {
+                        return Err(StoreError::Conflict {
+                            code: spec.conflict,
+                            message: format!(
+                                "bundle {id:?} is already stored with another manifest ({target}) in {}",
+                                self.backend().location()
+                            ),
+                            subject: id,
+                        });
+                    }
+                }
+            }
             if let Some(row) = self.catalog().find_bundle(&id)? {
                 if row.manifest_digest == digest.to_string() {
                     // Identical re-ingest: report the existing record, change nothing.
