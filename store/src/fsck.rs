@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use crate::backend::{object_of_key, OBJECTS_PREFIX, QUARANTINE_PREFIX};
+use crate::backend::{object_of_key, OBJECTS_PREFIX, QUARANTINE_PREFIX, REFS_PREFIX};
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::layout::LockMode;
@@ -132,6 +132,23 @@ impl Store {
                 "temp file left by an interrupted write (gc removes it after the grace period)"
                     .into(),
             );
+        }
+        // On a store of its own, a ref the catalog lacks is a command
+        // interrupted between its ref and its commit (gc or catalog rebuild
+        // applies it); on a shared bucket it is another store's work.
+        if !dirs.backend.shared() {
+            match crate::refs::pending_refs(dirs, catalog) {
+                Ok((_, pending)) => {
+                    for p in pending {
+                        find(
+                            "integrity.unapplied_ref",
+                            p.key,
+                            "ref of an interrupted command, not yet in the catalog (gc or catalog rebuild applies it)".into(),
+                        );
+                    }
+                }
+                Err(e) => find(e.code(), REFS_PREFIX.into(), e.to_string()),
+            }
         }
         for entry in dirs.backend.list(QUARANTINE_PREFIX)? {
             find(

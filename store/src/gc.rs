@@ -111,7 +111,19 @@ impl Store {
         }
         report.unreachable = removed;
 
-        let cataloged = |d: &Digest| -> Result<bool> { Ok(catalog.object(d)?.is_some()) };
+        // A dry run applies nothing, so it must spare what unapplied refs
+        // keep alive, as the real run (which applies them first) would.
+        let spared: std::collections::HashSet<Digest> = if dry_run && !shared {
+            crate::refs::pending_refs(dirs, catalog)?
+                .1
+                .iter()
+                .flat_map(|p| p.objects())
+                .collect()
+        } else {
+            Default::default()
+        };
+        let cataloged =
+            |d: &Digest| -> Result<bool> { Ok(spared.contains(d) || catalog.object(d)?.is_some()) };
         let orphans = if shared {
             Vec::new()
         } else {

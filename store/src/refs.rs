@@ -396,6 +396,64 @@ fn apply_loaded(tx: &Transaction<'_>, key: &str, doc: &RefDoc, loaded: &Loaded) 
     Ok(n)
 }
 
+/// A ref in the backend that the catalog has not applied, with its record.
+pub(crate) struct Pending {
+    /// The ref's key.
+    pub key: String,
+    doc: RefDoc,
+    loaded: Loaded,
+}
+
+impl Pending {
+    /// Every object the ref keeps alive: its record and the objects the
+    /// record catalogs.
+    pub fn objects(&self) -> Vec<Digest> {
+        let mut out = vec![self.doc.record];
+        out.extend(
+            self.loaded
+                .rows
+                .iter()
+                .filter(|(t, _)| t == "objects")
+                .filter_map(|(_, m)| m.get("digest")?.as_str()?.parse::<Digest>().ok()),
+        );
+        out
+    }
+}
+
+/// The refs the backend holds and the catalog has not applied, oldest
+/// record first; also how many refs the backend holds in all.
+pub(crate) fn pending_refs(
+    dirs: &ObjectDirs,
+    catalog: &crate::catalog::Catalog,
+) -> Result<(u64, Vec<Pending>)> {
+    let known: HashSet<String> = {
+        let mut st = catalog.conn().prepare("SELECT key FROM refs")?;
+        let keys = st
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<HashSet<_>>>()?;
+        keys
+    };
+    let listed = dirs.backend.list(REFS_PREFIX)?;
+    let mut pending = Vec::new();
+    for entry in listed.iter().filter(|e| !known.contains(&e.key)) {
+        if !entry.regular {
+            return Err(StoreError::UnexpectedEntry {
+                path: entry.key.clone().into(),
+                what: "non-regular entry among refs",
+            });
+        }
+        let doc = read_ref(dirs, &entry.key)?;
+        let loaded = load_record(dirs, &entry.key, &doc)?;
+        pending.push(Pending {
+            key: entry.key.clone(),
+            doc,
+            loaded,
+        });
+    }
+    pending.sort_by(|a, b| (a.loaded.created_ms, &a.key).cmp(&(b.loaded.created_ms, &b.key)));
+    Ok((listed.len() as u64, pending))
+}
+
 /// What `catalog rebuild` did.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -415,34 +473,14 @@ impl crate::store::Store {
     pub fn rebuild_catalog(&mut self) -> Result<RebuildReport> {
         let (dirs, catalog, lock) = self.parts();
         lock.acquire(crate::layout::LockMode::Shared)?;
-        let known: HashSet<String> = {
-            let mut st = catalog.conn().prepare("SELECT key FROM refs")?;
-            let keys = st
-                .query_map([], |r| r.get::<_, String>(0))?
-                .collect::<rusqlite::Result<HashSet<_>>>()?;
-            keys
-        };
-        let listed = dirs.backend.list(REFS_PREFIX)?;
+        let (refs, pending) = pending_refs(dirs, catalog)?;
         let mut report = RebuildReport {
-            refs: listed.len() as u64,
+            refs,
             ..RebuildReport::default()
         };
-        let mut pending = Vec::new();
-        for entry in listed.iter().filter(|e| !known.contains(&e.key)) {
-            if !entry.regular {
-                return Err(StoreError::UnexpectedEntry {
-                    path: entry.key.clone().into(),
-                    what: "non-regular entry among refs",
-                });
-            }
-            let doc = read_ref(dirs, &entry.key)?;
-            let loaded = load_record(dirs, &entry.key, &doc)?;
-            pending.push((loaded.created_ms, entry.key.clone(), doc, loaded));
-        }
-        pending.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         let tx = catalog.transaction()?;
-        for (_, key, doc, loaded) in &pending {
-            report.rows += apply_loaded(&tx, key, doc, loaded)?;
+        for p in &pending {
+            report.rows += apply_loaded(&tx, &p.key, &p.doc, &p.loaded)?;
             report.applied += 1;
         }
         clear_capture(&tx)?;

@@ -375,7 +375,10 @@ fn a_recorded_bundle_id_is_settled_before_any_upload(b: &Backing) {
     assert_eq!(v["result"]["created"], false, "{v}");
     assert_eq!(stored(&a), before);
     let shown = ok(m2, &["bundle", "show", "coffer-complete"]);
-    assert_eq!(shown["result"]["bundle"]["qualification"], "qualified", "{shown}");
+    assert_eq!(
+        shown["result"]["bundle"]["qualification"], "qualified",
+        "{shown}"
+    );
 }
 
 fn rebuild_equals_the_original(b: &Backing) {
