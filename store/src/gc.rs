@@ -113,15 +113,12 @@ impl Store {
 
         // A dry run applies nothing, so it must spare what unapplied refs
         // keep alive, as the real run (which applies them first) would.
-        let spared: std::collections::HashSet<Digest> = if dry_run && !shared {
-            crate::refs::pending_refs(dirs, catalog)?
-                .1
-                .iter()
-                .flat_map(|p| p.objects())
-                .collect()
-        } else {
-            Default::default()
-        };
+        let mut spared = std::collections::HashSet::new();
+        if dry_run && !shared {
+            for p in crate::refs::pending_refs(dirs, catalog)?.1 {
+                spared.extend(p.objects(dirs)?);
+            }
+        }
         let cataloged =
             |d: &Digest| -> Result<bool> { Ok(spared.contains(d) || catalog.object(d)?.is_some()) };
         let orphans = if shared {

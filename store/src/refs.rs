@@ -155,10 +155,13 @@ fn record_bytes(named: Option<&RefSpec>, created_ms: i64, rows: &[Row]) -> Vec<u
     canonicalize(&v).into_bytes()
 }
 
-fn ref_bytes(target: &Digest, record: &Digest) -> Vec<u8> {
-    canonicalize(
-        &json!({"schema": REF_SCHEMA, "target": target.to_string(), "record": record.to_string()}),
-    )
+fn ref_bytes(doc: &RefDoc) -> Vec<u8> {
+    canonicalize(&json!({
+        "schema": REF_SCHEMA,
+        "target": doc.target.to_string(),
+        "record": doc.record.to_string(),
+        "createdMs": doc.created_ms,
+    }))
     .into_bytes()
 }
 
@@ -167,6 +170,8 @@ fn ref_bytes(target: &Digest, record: &Digest) -> Vec<u8> {
 struct RefDoc {
     target: Digest,
     record: Digest,
+    /// The record's time: refs sort by it without reading the records.
+    created_ms: i64,
 }
 
 fn parse_ref(key: &str, bytes: &[u8]) -> Result<RefDoc> {
@@ -184,6 +189,10 @@ fn parse_ref(key: &str, bytes: &[u8]) -> Result<RefDoc> {
     Ok(RefDoc {
         target: digest("target")?,
         record: digest("record")?,
+        created_ms: v
+            .get("createdMs")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| bad("createdMs"))?,
     })
 }
 
@@ -214,9 +223,9 @@ fn insert_ref_rows(
     doc: &RefDoc,
     record_size: u64,
     stored_size: u64,
-    created_ms: i64,
 ) -> Result<()> {
     let rec = doc.record.to_string();
+    let created_ms = doc.created_ms;
     tx.execute(
         "INSERT INTO objects (digest, size, stored_size, first_seen_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
         params![rec, record_size as i64, stored_size as i64, created_ms],
@@ -264,8 +273,9 @@ pub(crate) fn seal(
     let ours = RefDoc {
         target,
         record: digest,
+        created_ms,
     };
-    match dirs.backend.put_bytes(&key, &ref_bytes(&target, &digest))? {
+    match dirs.backend.put_bytes(&key, &ref_bytes(&ours))? {
         Put::Created => {
             crate::crash::point("ref_published");
             insert_ref_rows(
@@ -274,7 +284,6 @@ pub(crate) fn seal(
                 &ours,
                 record.len() as u64,
                 staged.encoded.stored_size,
-                created_ms,
             )
         }
         Put::Existed => {
@@ -304,7 +313,6 @@ fn read_ref(dirs: &ObjectDirs, key: &str) -> Result<RefDoc> {
 
 /// A record read back and checked, ready to apply.
 struct Loaded {
-    created_ms: i64,
     rows: Vec<Row>,
     size: u64,
     stored_size: u64,
@@ -317,10 +325,9 @@ fn load_record(dirs: &ObjectDirs, key: &str, doc: &RefDoc) -> Result<Loaded> {
     if v.get("schema").and_then(Value::as_str) != Some(RECORD_SCHEMA) {
         return Err(bad("unknown schema"));
     }
-    let created_ms = v
-        .get("createdMs")
-        .and_then(Value::as_i64)
-        .ok_or_else(|| bad("createdMs"))?;
+    if v.get("createdMs").and_then(Value::as_i64) != Some(doc.created_ms) {
+        return Err(bad("createdMs differs from its ref's"));
+    }
     let mut rows = Vec::new();
     for r in v
         .get("rows")
@@ -335,7 +342,6 @@ fn load_record(dirs: &ObjectDirs, key: &str, doc: &RefDoc) -> Result<Loaded> {
         }
     }
     Ok(Loaded {
-        created_ms,
         rows,
         size: bytes.len() as u64,
         stored_size,
@@ -385,38 +391,32 @@ fn apply(dirs: &ObjectDirs, tx: &Transaction<'_>, key: &str, doc: &RefDoc) -> Re
 
 fn apply_loaded(tx: &Transaction<'_>, key: &str, doc: &RefDoc, loaded: &Loaded) -> Result<u64> {
     let n = replay(tx, key, loaded)?;
-    insert_ref_rows(
-        tx,
-        key,
-        doc,
-        loaded.size,
-        loaded.stored_size,
-        loaded.created_ms,
-    )?;
+    insert_ref_rows(tx, key, doc, loaded.size, loaded.stored_size)?;
     Ok(n)
 }
 
-/// A ref in the backend that the catalog has not applied, with its record.
+/// A ref in the backend that the catalog has not applied (its record is
+/// read only when needed, so memory does not grow with the backlog).
 pub(crate) struct Pending {
     /// The ref's key.
     pub key: String,
     doc: RefDoc,
-    loaded: Loaded,
 }
 
 impl Pending {
     /// Every object the ref keeps alive: its record and the objects the
     /// record catalogs.
-    pub fn objects(&self) -> Vec<Digest> {
+    pub fn objects(&self, dirs: &ObjectDirs) -> Result<Vec<Digest>> {
+        let loaded = load_record(dirs, &self.key, &self.doc)?;
         let mut out = vec![self.doc.record];
         out.extend(
-            self.loaded
+            loaded
                 .rows
                 .iter()
                 .filter(|(t, _)| t == "objects")
                 .filter_map(|(_, m)| m.get("digest")?.as_str()?.parse::<Digest>().ok()),
         );
-        out
+        Ok(out)
     }
 }
 
@@ -443,14 +443,12 @@ pub(crate) fn pending_refs(
             });
         }
         let doc = read_ref(dirs, &entry.key)?;
-        let loaded = load_record(dirs, &entry.key, &doc)?;
         pending.push(Pending {
             key: entry.key.clone(),
             doc,
-            loaded,
         });
     }
-    pending.sort_by(|a, b| (a.loaded.created_ms, &a.key).cmp(&(b.loaded.created_ms, &b.key)));
+    pending.sort_by(|a, b| (a.doc.created_ms, &a.key).cmp(&(b.doc.created_ms, &b.key)));
     Ok((listed.len() as u64, pending))
 }
 
@@ -480,7 +478,8 @@ impl crate::store::Store {
         };
         let tx = catalog.transaction()?;
         for p in &pending {
-            report.rows += apply_loaded(&tx, &p.key, &p.doc, &p.loaded)?;
+            let loaded = load_record(dirs, &p.key, &p.doc)?;
+            report.rows += apply_loaded(&tx, &p.key, &p.doc, &loaded)?;
             report.applied += 1;
         }
         clear_capture(&tx)?;
@@ -527,14 +526,12 @@ mod tests {
     fn refs_parse_strictly() {
         let t = Digest::of(b"t");
         let r = Digest::of(b"r");
-        let doc = parse_ref("k", &ref_bytes(&t, &r)).unwrap();
-        assert_eq!(
-            doc,
-            RefDoc {
-                target: t,
-                record: r
-            }
-        );
+        let doc = RefDoc {
+            target: t,
+            record: r,
+            created_ms: 7,
+        };
+        assert_eq!(parse_ref("k", &ref_bytes(&doc)).unwrap(), doc);
         assert!(parse_ref("k", b"{}").is_err());
         assert!(parse_ref(
             "k",

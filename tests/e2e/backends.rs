@@ -507,13 +507,15 @@ fn a_forged_ref_or_record_stops_the_rebuild_and_changes_nothing() {
     let rec = env.put("record.json");
     std::fs::write(
         refs.join("evil"),
-        format!(r#"{{"record":"{rec}","schema":"coffer.ref/v1","target":"{rec}"}}"#),
+        format!(r#"{{"createdMs":1,"record":"{rec}","schema":"coffer.ref/v1","target":"{rec}"}}"#),
     )
     .unwrap();
     let after_put = dump_catalog(&env);
     let (code, v) = env.json(&["catalog", "rebuild"]);
     assert_eq!(code, 1, "{v}");
     assert_eq!(codes(&v), vec!["integrity.catalog"], "{v}");
+    let msg = v["issues"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("a row is not [captured table, object]"), "{v}");
     assert_eq!(
         dump_catalog(&env),
         after_put,
