@@ -490,10 +490,10 @@ fn twenty_packets_with_mostly_shared_fixtures_store_the_shared_members_once() {
 
 #[test]
 fn the_peer_packet_is_accepted_by_our_schema() {
-    let p = crate::bundles::repo()
-        .parent()
-        .unwrap()
-        .join("shared/peer-vectors/ebo/task-packets/task-packet.valid.v1.json");
+    let Some(peer) = crate::support::peer_vectors("ebo") else {
+        return;
+    };
+    let p = peer.join("task-packets/task-packet.valid.v1.json");
     let v = read_json(&p);
     assert_eq!(
         coffer_store::schema::validate(coffer_store::schema::DocKind::TaskPacket, &v),

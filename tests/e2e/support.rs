@@ -153,6 +153,32 @@ impl Env {
     }
 }
 
+/// `../shared/peer-vectors/<system>` beside the checkout, which only CI and
+/// the developers' machines have. On a plain clone the interop tests that
+/// need it return early with a message; with `COFFER_REQUIRE_PEER_VECTORS`
+/// set (as `.ci/run` does) its absence fails the test instead, so CI never
+/// skips them silently.
+pub fn peer_vectors(system: &str) -> Option<PathBuf> {
+    let root = crate::bundles::repo()
+        .parent()
+        .expect("the checkout has a parent directory")
+        .join("shared/peer-vectors")
+        .join(system);
+    if root.is_dir() {
+        return Some(root);
+    }
+    assert!(
+        std::env::var_os("COFFER_REQUIRE_PEER_VECTORS").is_none(),
+        "COFFER_REQUIRE_PEER_VECTORS is set but {} is missing",
+        root.display()
+    );
+    eprintln!(
+        "\n*** SKIPPED: interop test: no peer vectors at {} (CI copies shared/ beside the clone)\n",
+        root.display()
+    );
+    None
+}
+
 /// The envelope's issue codes.
 pub fn codes(v: &Value) -> Vec<String> {
     v["issues"]
