@@ -49,5 +49,11 @@ impl ExportError {
     }
 }
 
+impl From<coffer_store::input::InputError> for ExportError {
+    fn from(e: coffer_store::input::InputError) -> Self {
+        ExportError::Store(StoreError::Input(e))
+    }
+}
+
 /// Results of this crate.
 pub type Result<T, E = ExportError> = std::result::Result<T, E>;

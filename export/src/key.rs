@@ -32,19 +32,24 @@ impl ExportKey {
         ExportKey(b)
     }
 
-    /// Reads a key file: 32 raw bytes, or 64 hex digits (and an optional
-    /// newline). The file must not be readable by group or others.
+    /// Reads a key file the user named: 32 raw bytes, or 64 hex digits (and
+    /// an optional newline). It must be a regular file that group and
+    /// others cannot read.
     pub fn load(path: &Path) -> Result<ExportKey> {
-        let f = std::fs::File::open(path).map_err(|e| ExportError::io(path, "open", e))?;
+        ExportKey::read(coffer_store::input::open(path)?, path)
+    }
+
+    /// Reads the store's own key, `keys/export.key`, without following a
+    /// symlink at `keys/` or at the file.
+    pub fn of_store(store: &coffer_store::Store) -> Result<ExportKey> {
+        let (f, path) = store.open_export_key()?;
+        ExportKey::read(f, &path)
+    }
+
+    /// Checks an open key file's mode and reads the key from it.
+    fn read(f: std::fs::File, path: &Path) -> Result<ExportKey> {
         let meta = f.metadata().map_err(|e| ExportError::io(path, "stat", e))?;
-        let shown = path.display().to_string();
-        if !meta.is_file() {
-            return Err(ExportError::usage(
-                "usage.key_file",
-                &shown,
-                "the key file is not a regular file",
-            ));
-        }
+        let shown = coffer_store::input::escaped(path);
         if meta.permissions().mode() & 0o077 != 0 {
             return Err(ExportError::usage(
                 "usage.key_file_mode",

@@ -80,7 +80,7 @@ impl Policy {
     /// Reads and checks the policy at `path`.
     pub fn load(path: &Path, opts: &PolicyOptions) -> Result<Policy> {
         let shown = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| ExportError::io(path, "read", e))?;
+        let bytes = coffer_store::input::read(path, Limits::DOCUMENT.max_bytes as u64)?;
         let doc = json::parse(&bytes, &Limits::DOCUMENT)
             .map_err(|e| ExportError::Usage(vec![Issue::from((shown.as_str(), e))]))?;
         let base = path.parent().unwrap_or(Path::new("."));
@@ -213,15 +213,16 @@ impl Policy {
 
 fn read_values_file(path: &Path) -> Result<Vec<String>> {
     let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| ExportError::io(path, "stat", e))?;
-    if meta.len() > MAX_VALUES_FILE_BYTES {
-        return Err(ExportError::usage(
-            "limit.values_file_bytes",
-            &shown,
-            format!("sensitiveValuesFile is larger than {MAX_VALUES_FILE_BYTES} bytes"),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| ExportError::io(path, "read", e))?;
+    let bytes = match coffer_store::input::read(path, MAX_VALUES_FILE_BYTES) {
+        Err(coffer_store::input::InputError::TooLarge { .. }) => {
+            return Err(ExportError::usage(
+                "limit.values_file_bytes",
+                &shown,
+                format!("sensitiveValuesFile is larger than {MAX_VALUES_FILE_BYTES} bytes"),
+            ))
+        }
+        other => other?,
+    };
     let text = String::from_utf8(bytes).map_err(|e| {
         ExportError::usage(
             "validation.invalid_utf8",

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use aho_corasick::AhoCorasick;
 use coffer_store::bundle::paths::{check_path_set, check_relative_path, MANIFEST};
+use coffer_store::bundle::source::BundleDir;
 use coffer_store::digest::Hasher;
 use coffer_store::issue::Issue;
 use coffer_store::json::{self, escape_pointer_token, JsonlLimits, Limits};
@@ -357,16 +358,16 @@ impl FinalScan {
         }
     }
 
-    /// Scans one file by its media type, hashing it on the way; returns
-    /// its digest and size, or the content issue that stopped the read.
+    /// Scans one open file by its media type, hashing it on the way;
+    /// returns its digest and size, or the content issue that stopped the
+    /// read. The caller opens it (a regular file, never through a symlink
+    /// of an untrusted tree).
     pub fn file(
         &mut self,
-        path: &Path,
+        f: std::fs::File,
         rel: &str,
         media_type: &str,
     ) -> Result<(String, u64), Issue> {
-        let f = std::fs::File::open(path)
-            .map_err(|e| Issue::file("io.error", rel, format!("{rel}: {e}")))?;
         let mut r = Hashing {
             inner: f,
             h: Hasher::new(),
@@ -502,22 +503,33 @@ fn walk(root: &Path, issues: &mut Vec<Issue>) -> Vec<String> {
     out
 }
 
+/// Reads a whole document of the tree, at most `max` bytes.
+fn read_document(tree: &BundleDir, rel: &str, max: usize) -> Result<Vec<u8>, Issue> {
+    let (f, _) = tree.open_evidence(rel)?;
+    coffer_store::input::read_bounded(f, Path::new(rel), max as u64).map_err(|e| {
+        let code = match e.code() {
+            "limit.input_bytes" => "limit.json_bytes",
+            code => code,
+        };
+        Issue::file(code, rel, e.to_string())
+    })
+}
+
 fn s<'v>(v: &'v Value, k: &str) -> &'v str {
     v.get(k).and_then(Value::as_str).unwrap_or("")
 }
 
 /// Checks the export tree at `root`; every problem is an issue.
 pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
+    // The tree is untrusted: every file is opened one component at a time
+    // without following symlinks, must be regular, and is read with bounds.
+    let tree = BundleDir::open(root).map_err(|i| ExportError::Invalid(vec![i]))?;
     let mut issues = Vec::new();
     let files = walk(root, &mut issues);
-    let mbytes = match std::fs::read(root.join(MANIFEST)) {
+    let mbytes = match read_document(&tree, MANIFEST, Limits::DOCUMENT.max_bytes) {
         Ok(b) => b,
-        Err(e) => {
-            issues.push(Issue::file(
-                "validation.missing_file",
-                MANIFEST,
-                format!("manifest.json: {e}"),
-            ));
+        Err(i) => {
+            issues.push(i);
             return Err(ExportError::Invalid(issues));
         }
     };
@@ -699,7 +711,8 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
             );
             continue;
         }
-        match scan.file(&root.join(rel), rel, s(a, "mediaType")) {
+        let opened = tree.open_evidence(rel).map(|(f, _)| f);
+        match opened.and_then(|f| scan.file(f, rel, s(a, "mediaType"))) {
             Ok((d, n)) => {
                 if d != s(a, "digest") {
                     issues.push(Issue::file(
@@ -728,7 +741,7 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
         if !matches!(kind, "verifier" | "capture-report") {
             continue;
         }
-        let Ok(bytes) = std::fs::read(root.join(rel)) else {
+        let Ok(bytes) = read_document(&tree, rel, Limits::EVIDENCE.max_bytes) else {
             continue;
         };
         let Ok(doc) = json::parse(&bytes, &Limits::EVIDENCE) else {

@@ -101,6 +101,10 @@ pub enum StoreError {
         /// What it is instead.
         what: &'static str,
     },
+    /// A user-named input is not a regular file, is too large, or could
+    /// not be read.
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     /// No bundle with this id or manifest digest is stored.
     #[error("no bundle {id:?} in the store")]
     UnknownBundle {
@@ -166,6 +170,7 @@ impl StoreError {
             StoreError::Conflict { code, .. } => code,
             StoreError::UnknownBundle { .. } => "io.not_found",
             StoreError::NotRegularFile { .. } => "validation.not_regular_file",
+            StoreError::Input(e) => e.code(),
             StoreError::Io { source, .. } => io_code(source),
             StoreError::Remote { .. } => "io.remote",
             StoreError::Catalog(e) => catalog_code(e),
@@ -183,7 +188,8 @@ impl StoreError {
             | StoreError::UnexpectedEntry { path, .. }
             | StoreError::RootNotEmpty { path, .. }
             | StoreError::NotRegularFile { path, .. }
-            | StoreError::Io { path, .. } => Some(path.display().to_string()),
+            | StoreError::Io { path, .. } => Some(crate::input::escaped(path)),
+            StoreError::Input(e) => Some(crate::input::escaped(e.path())),
             StoreError::NotFound { digest }
             | StoreError::MissingObject { digest }
             | StoreError::CorruptObject { digest, .. } => Some(digest.to_string()),

@@ -72,7 +72,10 @@ fn old_orphans(
 impl Store {
     /// Removes unreachable objects, orphans and temps older than `grace`.
     pub fn gc(&mut self, grace: Duration, dry_run: bool) -> Result<GcReport> {
-        let cutoff = now_ms() - grace.as_millis() as i64;
+        // Saturating: a grace longer than the clock's range keeps everything
+        // (a wrapping cast once turned `--grace 300000000y` into 0).
+        let grace_ms = i64::try_from(grace.as_millis()).unwrap_or(i64::MAX);
+        let cutoff = now_ms().saturating_sub(grace_ms);
         // A ref whose transaction never committed (a crash in between) names
         // a record and objects the catalog lacks: adopt it before deciding
         // what is unreachable, or its objects would be collected under it.

@@ -23,6 +23,7 @@ pub mod exports;
 pub mod frame;
 pub mod fsck;
 pub mod gc;
+pub mod input;
 pub mod issue;
 pub mod json;
 pub mod layout;

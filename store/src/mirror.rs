@@ -79,6 +79,9 @@ impl Store {
         let present: HashSet<String> = dst
             .list(OBJECTS_PREFIX)?
             .into_iter()
+            // A symlink or special file under an object's name is not the
+            // object: it goes to the copy, which reports it.
+            .filter(|l| l.regular)
             .map(|l| l.key)
             .collect();
         let mut todo = Vec::new();
@@ -161,7 +164,7 @@ fn copy_object(src: &ObjectDirs, dest: &ObjectDirs, d: &Digest) -> Result<(u64, 
     let mut file = tmp
         .create_new(&name, 0o444)
         .map_err(|e| StoreError::io(tmp.join(&name), "create temp", e))?;
-    let verified = (|| -> Result<u64> {
+    let verified = (|| -> Result<(u64, u64)> {
         let mut tee = Tee {
             inner: body,
             copy: &mut file,
@@ -171,6 +174,7 @@ fn copy_object(src: &ObjectDirs, dest: &ObjectDirs, d: &Digest) -> Result<(u64, 
             .map_err(|e| StoreError::io(tmp.join(&name), "decode", e))?;
         let res = io::copy(&mut dec, &mut io::sink());
         let verdict = dec.verdict().cloned();
+        let raw = dec.decoded();
         drop(dec);
         match (res, verdict) {
             (Ok(_), Some(Verdict::Good)) => {}
@@ -210,11 +214,18 @@ fn copy_object(src: &ObjectDirs, dest: &ObjectDirs, d: &Digest) -> Result<(u64, 
         let written = tee.written;
         file.sync_all()
             .map_err(|e| StoreError::io(tmp.join(&name), "fsync", e))?;
-        Ok(written)
+        Ok((written, raw))
     })();
     drop(file);
-    let written = match verified {
-        Ok(n) => n,
+    // What the destination already holds under this name must be the
+    // object: a damaged frame is quarantined and replaced by the verified
+    // copy, a symlink is reported, never counted as present.
+    let written = match verified.and_then(|(n, raw)| Ok((n, dest.present_intact(d, raw)?))) {
+        Ok((n, false)) => n,
+        Ok((n, true)) => {
+            let _ = tmp.remove_file(&name);
+            return Ok((n, false));
+        }
         Err(e) => {
             let _ = tmp.remove_file(&name);
             return Err(e);

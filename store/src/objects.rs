@@ -132,6 +132,37 @@ impl ObjectDirs {
         Ok(self.backend.head(&object_key(d))?.is_some())
     }
 
+    /// Whether a dedup hit may trust the stored frame of `d` to hold `size`
+    /// raw bytes. On a local store the frame header is read (18 bytes): a
+    /// frame that is empty, truncated before its header, or names another
+    /// content size is moved to `quarantine/` and `false` returned, so the
+    /// put publishes its good bytes instead of keeping the damage. (Damage
+    /// past the header is caught by every read, which re-hashes.) A bucket
+    /// is trusted on its listing: a header read there is a remote GET.
+    pub fn present_intact(&self, d: &Digest, size: u64) -> Result<bool> {
+        let key = object_key(d);
+        if self.backend.head(&key)?.is_none() {
+            return Ok(false);
+        }
+        if self.backend.shared() {
+            return Ok(true);
+        }
+        let Some((mut body, _)) = self.backend.get(&key)? else {
+            return Ok(false);
+        };
+        let mut header = [0u8; 18];
+        let n = frame::read_full(&mut body, &mut header)
+            .map_err(|e| StoreError::io(self.object_path(d), "read", e))?;
+        drop(body);
+        match zstd::zstd_safe::get_frame_content_size(&header[..n]) {
+            Ok(Some(declared)) if declared == size => Ok(true),
+            _ => {
+                self.quarantine(d)?;
+                Ok(false)
+            }
+        }
+    }
+
     /// Creates a new temp file in `tmp/`.
     fn create_temp(&self) -> Result<(String, File)> {
         create_temp(&self.tmp)

@@ -77,11 +77,18 @@ impl RefSpec {
     }
 }
 
-/// A name usable as one key segment: kept as is when it is plain, else
-/// `~` and its hex (so any id maps to exactly one safe segment).
+/// Longest key segment written: file names on local disks stop at 255
+/// bytes, and a schema-valid id may be 256 characters (1,024 bytes).
+const KEY_SEGMENT_MAX: usize = 200;
+
+/// A name usable as one key segment: kept as is when it is plain, else `~`
+/// and its hex, else (when that would be longer than [`KEY_SEGMENT_MAX`])
+/// `~sha256-` and the hex of its SHA-256. Any id maps to exactly one safe
+/// segment, and no two ids share one: the three forms cannot collide (a
+/// plain name never starts with `~`, hex has no `s`).
 fn key_segment(name: &str) -> String {
     let plain = !name.is_empty()
-        && name.len() <= 200
+        && name.len() <= KEY_SEGMENT_MAX
         && !name.starts_with('.')
         && !name.starts_with('~')
         && name
@@ -89,8 +96,10 @@ fn key_segment(name: &str) -> String {
             .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b));
     if plain {
         name.to_string()
-    } else {
+    } else if 2 * name.len() < KEY_SEGMENT_MAX {
         format!("~{}", hex::encode(name.as_bytes()))
+    } else {
+        format!("~sha256-{}", Digest::of(name.as_bytes()).hex())
     }
 }
 
@@ -520,6 +529,26 @@ mod tests {
         assert_eq!(key_segment(".."), format!("~{}", hex::encode("..")));
         assert_eq!(key_segment("~x"), format!("~{}", hex::encode("~x")));
         assert_ne!(key_segment("a b"), key_segment("a_b"));
+    }
+
+    #[test]
+    fn every_schema_valid_id_fits_one_file_name() {
+        let longest_plain = "a".repeat(KEY_SEGMENT_MAX);
+        assert_eq!(key_segment(&longest_plain), longest_plain);
+        for id in [
+            "a".repeat(KEY_SEGMENT_MAX + 1),
+            "a".repeat(256),
+            "é".repeat(256),
+            "x/".repeat(128),
+        ] {
+            let seg = key_segment(&id);
+            assert!(seg.len() <= KEY_SEGMENT_MAX, "{} bytes", seg.len());
+            assert!(seg.starts_with("~sha256-"), "{seg}");
+        }
+        assert_ne!(key_segment(&"a".repeat(256)), key_segment(&"a".repeat(255)));
+        // The hex form stays as it was for the ids it always served.
+        let id = "é".repeat(49);
+        assert_eq!(key_segment(&id), format!("~{}", hex::encode(id.as_bytes())));
     }
 
     #[test]

@@ -114,6 +114,34 @@ impl Store {
         &self.path
     }
 
+    /// Opens the store's export key (`keys/export.key`) for reading, with
+    /// its path for messages. Neither `keys/` nor the file may be a
+    /// symlink, and the file must be regular (a FIFO is refused at once).
+    pub fn open_export_key(&self) -> Result<(File, PathBuf)> {
+        let keys = self.path.join(layout::KEYS_DIR);
+        let path = keys.join(layout::EXPORT_KEY_FILE);
+        // A failed open of something that is there names what it found.
+        let refused = |dir: &crate::dir::Dir, name: &str, path: &Path, e: io::Error| match dir
+            .entry_kind(name)
+        {
+            Ok(Some((kind, _))) if e.kind() != io::ErrorKind::PermissionDenied => {
+                StoreError::UnexpectedEntry {
+                    path: path.to_path_buf(),
+                    what: kind.describe(),
+                }
+            }
+            _ => StoreError::io(path, "open", e),
+        };
+        let root = &self.dirs.root;
+        let dir = root
+            .open_dir(layout::KEYS_DIR)
+            .map_err(|e| refused(root, layout::KEYS_DIR, &keys, e))?;
+        let f = dir
+            .open_file(layout::EXPORT_KEY_FILE)
+            .map_err(|e| refused(&dir, layout::EXPORT_KEY_FILE, &path, e))?;
+        Ok((f, path))
+    }
+
     /// Whether other stores write to this store's backend too.
     pub fn shared_backend(&self) -> bool {
         self.dirs.backend.shared()
@@ -389,18 +417,8 @@ impl<'s> Batch<'s> {
 
     /// Adds a regular file. The file must not change while it is read.
     pub fn add_file(&mut self, path: &Path, opts: PutOptions) -> Result<(Digest, u64)> {
-        let mut f = File::open(path).map_err(|e| StoreError::io(path, "open", e))?;
+        let mut f = crate::input::open(path)?;
         let before = f.metadata().map_err(|e| StoreError::io(path, "stat", e))?;
-        if !before.is_file() {
-            return Err(StoreError::NotRegularFile {
-                path: path.to_path_buf(),
-                what: if before.is_dir() {
-                    "directory"
-                } else {
-                    "special file"
-                },
-            });
-        }
         let size = before.len();
         if let Some(expected) = opts.expected_size.filter(|&s| s != size) {
             return Err(StoreError::SizeMismatch {
@@ -484,7 +502,7 @@ impl<'s> Batch<'s> {
             self.tick(n as u64);
             let digest = Digest::of(data);
             check_expected(&opts, subject, digest)?;
-            if !self.in_batch.contains_key(&digest) && !dirs.exists(&digest)? {
+            if !self.in_batch.contains_key(&digest) && !dirs.present_intact(&digest, size)? {
                 if self.stager.is_none() {
                     let tmp = dirs
                         .tmp
@@ -505,7 +523,11 @@ impl<'s> Batch<'s> {
             let tick = |n| self.tick(n);
             let staged = dirs.stage_stream(input, size, subject, false, &tick)?;
             let digest = staged.encoded.digest;
-            if let Err(e) = check_expected(&opts, subject, digest) {
+            if let Err(e) = check_expected(&opts, subject, digest)
+                // A damaged frame under this name is moved aside, so the
+                // publication below replaces nothing and stores good bytes.
+                .and_then(|()| dirs.present_intact(&digest, size).map(drop))
+            {
                 dirs.discard(&staged);
                 return Err(e);
             }

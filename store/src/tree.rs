@@ -18,7 +18,9 @@ pub const BATCH_BYTES: u64 = 512 << 20;
 /// One file of a tree put.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TreeFile {
-    /// The path as walked (the given directory joined with the relative path).
+    /// The path as walked (the given directory joined with the relative
+    /// path); serialized in [`escaped`](crate::input::escaped) form.
+    #[serde(serialize_with = "crate::input::serialize_escaped")]
     pub path: PathBuf,
     /// What the put did.
     #[serde(flatten)]
@@ -28,7 +30,8 @@ pub struct TreeFile {
 /// An entry that was not stored.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Skipped {
-    /// The path.
+    /// The path (serialized in escaped form).
+    #[serde(serialize_with = "crate::input::serialize_escaped")]
     pub path: PathBuf,
     /// Stable code of the reason.
     pub code: &'static str,
@@ -114,7 +117,7 @@ impl Store {
         for p in paths {
             let root = root_kind.map(|kind| Root {
                 kind: kind.to_string(),
-                name: p.display().to_string(),
+                name: crate::input::escaped(p),
             });
             batch.add_file(
                 p,

@@ -65,6 +65,33 @@ fn valid_fixtures() -> Vec<PathBuf> {
     v
 }
 
+/// Gives a copy of the observational fixture at `dir` its own bundle and
+/// attempt ids, after the caller edited its files, and re-derives every
+/// descriptor's digest and size.
+pub fn rebrand(dir: &Path, id: &str, attempt: &str) {
+    let cap = std::fs::read_to_string(dir.join("capture-report.json"))
+        .unwrap()
+        .replace("coffer-observational", {
+            let quoted = serde_json::to_string(id).unwrap();
+            &quoted[1..quoted.len() - 1].to_string()
+        });
+    std::fs::write(dir.join("capture-report.json"), cap).unwrap();
+    let mut m: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    m["bundleId"] = id.into();
+    m["attempt"]["id"] = attempt.into();
+    for d in m["evidence"].as_array_mut().unwrap() {
+        let bytes = std::fs::read(dir.join(d["relativePath"].as_str().unwrap())).unwrap();
+        d["digest"] = crate::support::sha256(&bytes).into();
+        d["sizeBytes"] = bytes.len().into();
+    }
+    std::fs::write(
+        dir.join("manifest.json"),
+        serde_json::to_vec_pretty(&m).unwrap(),
+    )
+    .unwrap();
+}
+
 fn bundle_id(dir: &Path) -> String {
     let m: Value =
         serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
@@ -378,25 +405,7 @@ fn fifty_bundles_sharing_one_large_session_store_it_once() {
         let dir = env.path(&format!("b{n}"));
         copy_tree(&base, &dir);
         std::fs::write(dir.join("session.jsonl"), &session).unwrap();
-        let id = format!("shared-{n}");
-        let mut man: Value =
-            serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
-        man["bundleId"] = id.clone().into();
-        man["attempt"]["id"] = format!("attempt-{n}").into();
-        let cap_text = std::fs::read_to_string(dir.join("capture-report.json"))
-            .unwrap()
-            .replace("coffer-observational", &id);
-        std::fs::write(dir.join("capture-report.json"), cap_text).unwrap();
-        for d in man["evidence"].as_array_mut().unwrap() {
-            let bytes = std::fs::read(dir.join(d["relativePath"].as_str().unwrap())).unwrap();
-            d["digest"] = crate::support::sha256(&bytes).into();
-            d["sizeBytes"] = bytes.len().into();
-        }
-        std::fs::write(
-            dir.join("manifest.json"),
-            serde_json::to_vec_pretty(&man).unwrap(),
-        )
-        .unwrap();
+        rebrand(&dir, &format!("shared-{n}"), &format!("attempt-{n}"));
         let (code, v) = env.json(&["bundle", "ingest", dir.to_str().unwrap()]);
         assert_eq!(code, 0, "{v}");
     }

@@ -12,5 +12,6 @@ mod integrity;
 mod interop;
 mod objects;
 mod packets;
+mod reliability;
 mod soak;
 mod support;

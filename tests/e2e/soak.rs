@@ -27,24 +27,7 @@ fn make_bundle(env: &Env, n: usize) -> std::path::PathBuf {
         format!("{{\"n\":{n}}}\n").repeat(2000 + n),
     )
     .unwrap();
-    let cap = std::fs::read_to_string(dir.join("capture-report.json"))
-        .unwrap()
-        .replace("coffer-observational", &id);
-    std::fs::write(dir.join("capture-report.json"), cap).unwrap();
-    let mut m: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
-    m["bundleId"] = id.into();
-    m["attempt"]["id"] = format!("attempt-soak-{n}").into();
-    for d in m["evidence"].as_array_mut().unwrap() {
-        let bytes = std::fs::read(dir.join(d["relativePath"].as_str().unwrap())).unwrap();
-        d["digest"] = crate::support::sha256(&bytes).into();
-        d["sizeBytes"] = bytes.len().into();
-    }
-    std::fs::write(
-        dir.join("manifest.json"),
-        serde_json::to_vec_pretty(&m).unwrap(),
-    )
-    .unwrap();
+    crate::bundles::rebrand(&dir, &id, &format!("attempt-soak-{n}"));
     dir
 }
 

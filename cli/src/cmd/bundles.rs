@@ -115,7 +115,7 @@ pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
         return Report::from_issues("", issues_of(&out.issues), result, human);
     }
     let id = out.bundle_id.clone().unwrap_or_default();
-    let human = format!(
+    let mut human = format!(
         "{} {id} ({} artifacts, {})",
         if out.created {
             "ingested"
@@ -125,6 +125,12 @@ pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
         out.artifacts,
         out.qualification.as_deref().unwrap_or("?")
     );
+    if out.objects_restored > 0 {
+        human.push_str(&format!(
+            "; {} lost object(s) restored from this copy",
+            out.objects_restored
+        ));
+    }
     if out.gaps.is_empty() {
         Report::accepted("", result, human)
     } else {

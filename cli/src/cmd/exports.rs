@@ -8,7 +8,6 @@ use coffer_export::key::ExportKey;
 use coffer_export::policy::{Policy, PolicyOptions};
 use coffer_export::readback::{self, Expectations, FinalScan};
 use coffer_export::source::Source;
-use coffer_store::layout::{EXPORT_KEY_FILE, KEYS_DIR};
 use serde_json::json;
 
 use super::open_store;
@@ -91,11 +90,10 @@ pub fn create(ctx: &Ctx, a: &CreateArgs) -> Report {
 fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
     let policy = load_policy(&a.policy, &a.redact_env, a.force_short_values)?;
     let mut store = open_store(ctx)?;
-    let key_path = a
-        .key_file
-        .clone()
-        .unwrap_or_else(|| store.path().join(KEYS_DIR).join(EXPORT_KEY_FILE));
-    let key = ExportKey::load(&key_path)?;
+    let key = match &a.key_file {
+        Some(path) => ExportKey::load(path)?,
+        None => ExportKey::of_store(&store)?,
+    };
     let as_dir = Path::new(&a.source);
     let opts = CreateOptions {
         allow_incomplete: a.allow_incomplete,
@@ -196,7 +194,7 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
             }
         }
         for p in &files {
-            let shown = p.display().to_string();
+            let shown = coffer_store::input::escaped(p);
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
             let media = if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
                 "application/x-ndjson"
@@ -205,7 +203,9 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
             } else {
                 "text/plain"
             };
-            if let Err(i) = scan.file(p, &shown, media) {
+            let opened = coffer_store::input::open(p)
+                .map_err(|e| coffer_store::issue::Issue::file(e.code(), &shown, e.to_string()));
+            if let Err(i) = opened.and_then(|f| scan.file(f, &shown, media)) {
                 issues.push(i);
             }
         }

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use coffer_store::input::escaped;
 use coffer_store::tree::{Skipped, TreeFile};
 use coffer_store::{PutOptions, Root};
 use serde_json::json;
@@ -43,7 +44,7 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
             expected_size: None,
             root: root_kind.map(|kind| Root {
                 kind: kind.into(),
-                name: p.display().to_string(),
+                name: escaped(p),
             }),
         };
         let done = if p.as_os_str() == "-" {
@@ -77,7 +78,7 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
 
     let mut human = String::new();
     for f in &files {
-        human.push_str(&format!("{}  {}\n", f.outcome.digest, f.path.display()));
+        human.push_str(&format!("{}  {}\n", f.outcome.digest, escaped(&f.path)));
     }
     let new_objects = files.iter().filter(|f| f.outcome.created).count();
     let bytes: u64 = files.iter().map(|f| f.outcome.size).sum();
@@ -90,13 +91,11 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
     if let Some(e) = &fatal {
         issues.push(Issue::from(e));
     }
-    issues.extend(skipped.iter().map(|s| {
-        Issue::new(
-            s.code,
-            s.message.clone(),
-            Some(s.path.display().to_string()),
-        )
-    }));
+    issues.extend(
+        skipped
+            .iter()
+            .map(|s| Issue::new(s.code, s.message.clone(), Some(escaped(&s.path)))),
+    );
     let status = match &fatal {
         Some(e) => Status::for_code(e.code()),
         None if !skipped.is_empty() => Status::Incomplete,

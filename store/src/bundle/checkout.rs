@@ -5,9 +5,11 @@
 //! tree is renamed (no-replace) to the destination. A failure removes the
 //! temp tree; an existing destination is never touched.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
+use super::inspect::check_manifest;
 use super::paths::{check_relative_path, MANIFEST};
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
@@ -27,15 +29,45 @@ impl Store {
         let manifest_digest: Digest = row.manifest_digest.parse().map_err(|_| {
             StoreError::CatalogData(format!("bad manifest digest {}", row.manifest_digest))
         })?;
+        // The files come from the stored manifest (verified by its digest),
+        // not from the catalog rows: a catalog edited by hand could name
+        // other bytes. Rows that disagree with the manifest stop the checkout.
         let mut files = vec![(MANIFEST.to_string(), manifest_digest)];
-        for a in self.catalog().bundle_artifacts(&row.bundle_id)? {
-            let d = a.digest.parse().map_err(|_| {
-                StoreError::CatalogData(format!("bad artifact digest {}", a.digest))
+        let mut bytes = Vec::new();
+        self.copy_object(&manifest_digest, &mut bytes)?;
+        let mut problems = Vec::new();
+        let manifest = check_manifest(&bytes, &mut problems).ok_or_else(|| {
+            StoreError::CatalogData(format!(
+                "stored manifest {manifest_digest} of bundle {:?} does not parse",
+                row.bundle_id
+            ))
+        })?;
+        let mut rows: BTreeMap<String, String> = self
+            .catalog()
+            .bundle_artifacts(&row.bundle_id)?
+            .into_iter()
+            .map(|a| (a.relative_path, a.digest))
+            .collect();
+        for e in &manifest.evidence {
+            let d: Digest = e.digest.parse().map_err(|_| {
+                StoreError::CatalogData(format!("bad artifact digest {}", e.digest))
             })?;
-            check_relative_path(&a.relative_path).map_err(|e| {
-                StoreError::CatalogData(format!("stored path {:?}: {}", a.relative_path, e.message))
+            check_relative_path(&e.relative_path).map_err(|i| {
+                StoreError::CatalogData(format!("stored path {:?}: {}", e.relative_path, i.message))
             })?;
-            files.push((a.relative_path, d));
+            if rows.remove(&e.relative_path).as_deref() != Some(e.digest.as_str()) {
+                return Err(StoreError::CatalogData(format!(
+                    "bundle {:?}: the catalog's row for {} does not match the stored manifest",
+                    row.bundle_id, e.relative_path
+                )));
+            }
+            files.push((e.relative_path.clone(), d));
+        }
+        if let Some(extra) = rows.keys().next() {
+            return Err(StoreError::CatalogData(format!(
+                "bundle {:?}: the catalog lists {extra}, which the stored manifest does not",
+                row.bundle_id
+            )));
         }
         let mut tree = NewTree::begin(dest, 0o755)?;
         for (rel, digest) in &files {

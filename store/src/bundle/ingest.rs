@@ -38,6 +38,9 @@ pub struct IngestOutcome {
     pub gaps: Vec<MissingEvidence>,
     /// Artifacts recorded.
     pub artifacts: usize,
+    /// On a re-ingest of a stored bundle: objects the store had lost (or
+    /// held damaged) and now holds again.
+    pub objects_restored: usize,
     /// Why the bundle was refused (empty when it was ingested).
     pub issues: Vec<Issue>,
 }
@@ -87,6 +90,10 @@ impl Store {
     /// and conflicts are errors.
     pub fn ingest_bundle(&mut self, path: &Path) -> Result<IngestOutcome> {
         let mut out = IngestOutcome::default();
+        // The row of a bundle already stored with these manifest bytes: the
+        // directory is still read whole, so a copy whose files changed is
+        // reported, and objects the store lost are put back.
+        let mut stored = None;
         if let Some((bytes, id)) = peek_manifest(path) {
             let digest = Digest::of(&bytes);
             if self.catalog().find_bundle(&id)?.is_none() {
@@ -108,21 +115,17 @@ impl Store {
             }
             if let Some(row) = self.catalog().find_bundle(&id)? {
                 if row.manifest_digest == digest.to_string() {
-                    // Identical re-ingest: report the existing record, change nothing.
-                    out.bundle_id = Some(row.bundle_id.clone());
-                    out.manifest_digest = Some(digest);
-                    out.qualification = Some(row.qualification);
-                    out.artifacts = self.catalog().bundle_artifacts(&row.bundle_id)?.len();
-                    return Ok(out);
+                    stored = Some(row);
+                } else {
+                    return Err(StoreError::Conflict {
+                        code: "conflict.bundle_exists",
+                        message: format!(
+                            "bundle {id:?} is already stored with another manifest ({})",
+                            row.manifest_digest
+                        ),
+                        subject: id,
+                    });
                 }
-                return Err(StoreError::Conflict {
-                    code: "conflict.bundle_exists",
-                    message: format!(
-                        "bundle {id:?} is already stored with another manifest ({})",
-                        row.manifest_digest
-                    ),
-                    subject: id,
-                });
             }
         }
 
@@ -146,6 +149,19 @@ impl Store {
             ));
         }
         if !out.issues.is_empty() {
+            if stored.is_some() {
+                out.issues.insert(
+                    0,
+                    Issue::file(
+                        "integrity.bundle_copy_differs",
+                        MANIFEST,
+                        format!(
+                            "bundle {:?} is stored with this manifest, but this directory no longer matches it (the stored copy is unchanged)",
+                            manifest.bundle_id
+                        ),
+                    ),
+                );
+            }
             return Ok(out); // dropping the batch removes every staged temp
         }
         let capture = insp
@@ -170,6 +186,16 @@ impl Store {
                 }),
             },
         )?;
+        if let Some(row) = stored {
+            // Identical re-ingest: no row changes; the commit publishes only
+            // objects that were missing or damaged.
+            let outcomes = batch.commit()?;
+            out.manifest_digest = Some(manifest_digest);
+            out.qualification = Some(row.qualification);
+            out.artifacts = manifest.evidence.len();
+            out.objects_restored = outcomes.iter().filter(|o| o.created).count();
+            return Ok(out);
+        }
         let qualification = capture.qualification.clone();
         batch.name_ref(crate::refs::RefSpec::bundle(
             &manifest.bundle_id,

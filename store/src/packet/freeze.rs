@@ -231,16 +231,17 @@ impl Store {
             Err(invalid) => return Ok(invalid),
         };
         let comp_json = c.json();
-        if let Some(found) = read_record(&loaded)? {
-            drop(batch);
-            return self.adopt_record(
-                out,
-                found,
-                &packet_digest,
-                &comp_json,
-                &p.id,
-                &loaded.locator,
-            );
+        // A record already beside the packet may come from another store (a
+        // copied or committed packet root): it vouches for objects this
+        // store may lack. One that does not match the packet is refused
+        // before anything is stored; one that does is adopted only after
+        // every component and member it names is stored here too.
+        let found = read_record(&loaded)?;
+        if let Some((rec, _)) = &found {
+            if let Err(e) = existing(out.clone(), rec.clone(), &packet_digest, &comp_json) {
+                drop(batch);
+                return Err(e);
+            }
         }
         // Objects first: members, components, and the tree.
         let tree = tree_object(&c);
@@ -266,6 +267,16 @@ impl Store {
         })?;
 
         crate::crash::point("freeze_objects_committed");
+        if let Some(found) = found {
+            return self.adopt_record(
+                out,
+                found,
+                &packet_digest,
+                &comp_json,
+                &p.id,
+                &loaded.locator,
+            );
+        }
         // Then the record, no-clobber beside the packet.
         let frozen_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let pre = DigestObject::json(&pre_admission_digest(&loaded.value));
