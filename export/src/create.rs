@@ -563,24 +563,24 @@ pub fn create(
     let report = readback::verify(tree.path(), &exp)?;
     coffer_store::crash::point("export_verified");
 
-    tree.publish()?;
-    coffer_store::crash::point("export_published");
-    let shown = dest.display().to_string();
-    let recorded = record(
+    // Record, then publish: the catalog may name an export whose
+    // publication then failed (a crash, a racing writer that took DEST),
+    // but never misses one a recipient could have received, so a
+    // revocation that asks `where` finds every published export.
+    record(
         store,
-        dest,
+        tree.path(),
+        &recorded_dest(dest)?,
         &manifest_digest,
         src,
         policy,
         &results,
         exported.as_slice(),
-    );
-    if let Err(e) = recorded {
-        // Nothing may claim success without its catalog record: take the
-        // tree we just published back down.
-        let _ = std::fs::remove_dir_all(dest);
-        return Err(e);
-    }
+    )?;
+    coffer_store::crash::point("export_recorded");
+    tree.publish()?;
+    coffer_store::crash::point("export_published");
+    let shown = dest.display().to_string();
     Ok(CreateOutcome {
         dest: shown,
         manifest_digest: manifest_digest.to_string(),
@@ -595,10 +595,27 @@ pub fn create(
     })
 }
 
-/// Stores the published files and records the export and its edges.
+/// The absolute path an export will be published at, as the catalog
+/// records it (DEST does not exist yet; its parent does).
+fn recorded_dest(dest: &Path) -> Result<String> {
+    let parent = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let parent = std::fs::canonicalize(parent).map_err(|e| ExportError::io(parent, "resolve", e))?;
+    Ok(parent
+        .join(dest.file_name().unwrap_or(dest.as_os_str()))
+        .display()
+        .to_string())
+}
+
+/// Stores the finished tree's files (still at `tree`, beside DEST) and
+/// records the export at `dest` and its edges.
+#[allow(clippy::too_many_arguments)]
 fn record(
     store: &mut Store,
-    dest: &Path,
+    tree: &Path,
+    dest: &str,
     manifest_digest: &Digest,
     src: &Source<'_>,
     policy: &Policy,
@@ -611,7 +628,7 @@ fn record(
     };
     let mut batch = store.batch()?;
     batch.add_file(
-        &dest.join("manifest.json"),
+        &tree.join("manifest.json"),
         PutOptions {
             expected_digest: Some(*manifest_digest),
             root: Some(root.clone()),
@@ -623,7 +640,7 @@ fn record(
         let e = &results[&d.id];
         let digest: Digest = e.digest.parse().expect("we formatted it");
         batch.add_file(
-            &dest.join(&e.relative_path),
+            &tree.join(&e.relative_path),
             PutOptions {
                 expected_digest: Some(digest),
                 expected_size: Some(e.size_bytes),
@@ -639,10 +656,7 @@ fn record(
     }
     let row = ExportRow {
         manifest_digest: manifest_digest.to_string(),
-        dest: std::fs::canonicalize(dest)
-            .unwrap_or_else(|_| dest.to_path_buf())
-            .display()
-            .to_string(),
+        dest: dest.to_string(),
         source_bundle_id: src.manifest.bundle_id.clone(),
         source_manifest_digest: src.manifest_digest().to_string(),
         sharing_class: policy.sharing_class.clone(),

@@ -182,17 +182,20 @@ fn freeze_recovers_from_a_crash_at_every_step() {
 
 #[test]
 fn export_recovers_from_a_crash_at_every_step() {
-    let before_publish = [
+    // Built and read back, then recorded (the publication points), then
+    // published: a crash anywhere leaves DEST absent or complete, and a
+    // complete DEST is always in the catalog.
+    let points: Vec<&str> = [
         "export_artifact_written",
         "export_tree_built",
         "export_verified",
-    ];
-    let after_publish: Vec<&str> = ["export_published"]
-        .iter()
-        .chain(PUBLICATION)
-        .copied()
-        .collect();
-    for point in before_publish.iter().chain(after_publish.iter()) {
+    ]
+    .iter()
+    .chain(PUBLICATION)
+    .chain(&["export_recorded", "export_published"])
+    .copied()
+    .collect();
+    for point in &points {
         let env = Env::new();
         let policy = crate::exports::write_policy(&env, "policy.json", "partner", &[]);
         let src = fixture("run-bundles/complete");
@@ -205,7 +208,11 @@ fn export_recovers_from_a_crash_at_every_step() {
         ];
         crash(&env, point, &args);
         recover(&env, point);
-        if before_publish.contains(point) {
+        if *point == "export_published" {
+            assert_eq!(env.leftover_temps(), 0, "{point}");
+            let (code, v) = env.json(&args);
+            assert_eq!(code, 3, "{point}: {v}");
+        } else {
             // Nothing at DEST; the abandoned temp tree is hidden beside it.
             assert!(
                 !env.path("out").exists(),
@@ -214,17 +221,17 @@ fn export_recovers_from_a_crash_at_every_step() {
             assert_eq!(env.leftover_temps(), 1, "{point}");
             let (code, v) = env.json(&args);
             assert_eq!(code, 0, "{point}: {v}");
-        } else {
-            // Published and complete: a recipient's verify passes; only the
-            // catalog record may be missing.
-            assert_eq!(env.leftover_temps(), 0, "{point}");
-            let (code, v) = env.json(&["export", "verify", "out"]);
-            assert_eq!(code, 0, "{point}: {v}");
-            let (code, v) = env.json(&args);
-            assert_eq!(code, 3, "{point}: {v}");
         }
         let (code, v) = env.json(&["export", "verify", "out"]);
         assert_eq!(code, 0, "{point}: {v}");
+        let manifest = std::fs::read(env.path("out/manifest.json")).unwrap();
+        let (code, v) = env.json(&["where", &crate::support::sha256(&manifest)]);
+        assert_eq!(code, 0, "{point}: {v}");
+        assert_eq!(
+            v["result"]["exports"].as_array().map(Vec::len),
+            Some(1),
+            "{point}: the published export is recorded: {v}"
+        );
         let (code, v) = env.json(&["fsck", "--read-data"]);
         assert_eq!(code, 0, "{point}: {v}");
     }
