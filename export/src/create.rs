@@ -602,7 +602,8 @@ fn recorded_dest(dest: &Path) -> Result<String> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let parent = std::fs::canonicalize(parent).map_err(|e| ExportError::io(parent, "resolve", e))?;
+    let parent =
+        std::fs::canonicalize(parent).map_err(|e| ExportError::io(parent, "resolve", e))?;
     Ok(parent
         .join(dest.file_name().unwrap_or(dest.as_os_str()))
         .display()

@@ -183,13 +183,12 @@ const LIMIT_MARK: &str = "archive expands past its limit";
 /// Unpacks `archive` into `dest` (which must not exist), verified.
 pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
     let shown = archive.display().to_string();
-    let mut f = std::fs::File::open(archive).map_err(|e| ExportError::io(archive, "open", e))?;
+    let mut f = coffer_store::input::open(archive)?;
     let mut magic = [0u8; 4];
     let n = f
         .read(&mut magic)
         .map_err(|e| ExportError::io(archive, "read", e))?;
-    drop(f);
-    let f = std::fs::File::open(archive).map_err(|e| ExportError::io(archive, "open", e))?;
+    io::Seek::rewind(&mut f).map_err(|e| ExportError::io(archive, "seek", e))?;
     let reader: Box<dyn Read> = if n == 4 && magic == [0x28, 0xB5, 0x2F, 0xFD] {
         Box::new(zstd::Decoder::new(f).map_err(|e| ExportError::io(archive, "zstd", e))?)
     } else if n >= 2 && magic[..2] == [0x1f, 0x8b] {
@@ -259,9 +258,23 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
             ));
         }
         let mut out = tree.create_file(&name, 0o755, 0o644)?;
-        io::copy(&mut (&mut entry).take(size), &mut out).map_err(|e| limit_or(e, "extract"))?;
+        let written = tree.path().join(&name);
+        // Reading the archive and writing the tree fail for different
+        // reasons: a full disk is io.no_space, not a bad archive.
+        let mut member = (&mut entry).take(size);
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = match member.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(limit_or(e, "extract")),
+            };
+            out.write_all(&buf[..n])
+                .map_err(|e| ExportError::io(&written, "write", e))?;
+        }
         out.sync_all()
-            .map_err(|e| ExportError::io(tree.path().join(&name), "fsync", e))?;
+            .map_err(|e| ExportError::io(&written, "fsync", e))?;
     }
     let report = readback::verify(tree.path(), &Expectations::default())?;
     tree.publish()?;

@@ -22,6 +22,16 @@ fn parent_of(dest: &Path) -> &Path {
     }
 }
 
+/// The error of one that tempfile wrapped with its temp path, without that
+/// path (tempfile keeps only the kind reachable): users are shown the
+/// directory they named, never our internal temp names.
+fn os_error(e: std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(_) => e,
+        None => std::io::Error::from(e.kind()),
+    }
+}
+
 fn refuse_existing(dest: &Path) -> Result<()> {
     if dest.symlink_metadata().is_ok() {
         return Err(StoreError::DestinationExists {
@@ -74,7 +84,7 @@ impl NewTree {
         let tmp = tempfile::Builder::new()
             .prefix(".coffer-new.")
             .tempdir_in(parent)
-            .map_err(|e| StoreError::io(parent, "create temp directory", e))?;
+            .map_err(|e| StoreError::io(parent, "create directory", os_error(e)))?;
         fs::set_permissions(tmp.path(), fs::Permissions::from_mode(mode))
             .map_err(|e| StoreError::io(tmp.path(), "chmod", e))?;
         let made = vec![tmp.path().to_path_buf()];
@@ -154,7 +164,7 @@ pub fn write_new_file(dest: &Path, write: impl FnOnce(&mut fs::File) -> Result<(
     let mut tmp = tempfile::Builder::new()
         .prefix(".coffer-new.")
         .tempfile_in(parent)
-        .map_err(|e| StoreError::io(parent, "create temp", e))?;
+        .map_err(|e| StoreError::io(parent, "create file", os_error(e)))?;
     write(tmp.as_file_mut())?;
     tmp.as_file()
         .sync_all()

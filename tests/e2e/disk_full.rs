@@ -217,3 +217,107 @@ fn an_ingest_onto_a_full_disk_fails_cleanly_and_stores_nothing() {
     let (code, v) = run(&["fsck", "--read-data"]);
     assert_eq!(code, 0, "{v}");
 }
+
+/// Fills the filesystem holding `dir` until a write fails with ENOSPC.
+fn fill(dir: &Path) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(dir.join("filler")).unwrap();
+    let block = vec![0x5a_u8; 64 << 10];
+    loop {
+        match f.write_all(&block) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(28) => break,
+            Err(e) => panic!("filling: {e}"),
+        }
+    }
+    let tail = [0x5a_u8; 1];
+    while f.write_all(&tail).is_ok() {}
+}
+
+#[test]
+fn an_unpack_onto_a_full_disk_is_io_no_space_not_a_bad_archive() {
+    let env = Env::new();
+    let policy = crate::exports::write_policy(&env, "policy.json", "partner", &[]);
+    let src = crate::bundles::fixture("run-bundles/complete");
+    let (code, v) = env.json(&[
+        "export",
+        "create",
+        src.to_str().unwrap(),
+        policy.to_str().unwrap(),
+        "out",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let archive = env.path("out.tar.zst");
+    assert_eq!(
+        env.json(&["export", "pack", "out", archive.to_str().unwrap()])
+            .0,
+        0
+    );
+    let Some(_m) = Mount::tmpfs(&env.path("small"), "256k") else {
+        return;
+    };
+    fill(&env.path("small"));
+    let dest = env.path("small/unpacked");
+    let (code, v) = env.json(&[
+        "export",
+        "unpack",
+        archive.to_str().unwrap(),
+        dest.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), ["io.no_space"], "{v}");
+    let left: Vec<_> = std::fs::read_dir(env.path("small")).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the filler: {left:?}");
+}
+
+/// Makes a directory immutable (even to root) for the test's duration.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    fn new(dir: &Path) -> Option<Immutable> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("chattr")
+            .arg("+i")
+            .arg(dir)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            assert!(
+                std::env::var_os("COFFER_SKIP_MOUNT_TESTS").is_some(),
+                "chattr +i failed on {} (run as root on ext4, or set COFFER_SKIP_MOUNT_TESTS=1)",
+                dir.display()
+            );
+            eprintln!("SKIPPED: chattr +i is not possible here");
+            return None;
+        }
+        Some(Immutable(dir.to_path_buf()))
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn get_into_a_directory_it_may_not_write_is_permission_denied() {
+    let env = Env::new();
+    env.write("a", b"some bytes");
+    let d = env.put("a");
+    let Some(_guard) = Immutable::new(&env.path("locked")) else {
+        return;
+    };
+    let out = env.path("locked/out");
+    let (code, v) = env.json(&["get", &d, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), ["io.permission_denied"], "{v}");
+    assert!(
+        !v["issues"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(".coffer-new"),
+        "no internal temp names: {v}"
+    );
+}

@@ -340,7 +340,58 @@ fn hostile_fixture_archives_are_refused_with_codes() {
     collide.push(ok("Readme.md"));
     collide.push(ok("README.MD"));
     let good = targz(&base);
+    // A last member whose header declares more bytes than the archive holds.
+    let short_member = {
+        let mut b = tar::Builder::new(Vec::new());
+        for (p, d, m) in &base {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(d.len() as u64);
+            h.set_mode(*m);
+            h.set_cksum();
+            b.append_data(&mut h, p, &d[..]).unwrap();
+        }
+        let mut raw = b.into_inner().unwrap();
+        raw.truncate(raw.len() - 1024); // no end marker
+        let mut h = tar::Header::new_gnu();
+        h.set_path("big").unwrap();
+        h.set_size(3 << 20);
+        h.set_mode(0o644);
+        h.set_cksum();
+        raw.extend_from_slice(h.as_bytes());
+        raw.extend_from_slice(&[7u8; 512]);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &raw).unwrap();
+        gz.finish().unwrap()
+    };
+    let mut concatenated = good.clone();
+    concatenated.extend_from_slice(&targz(&[ok("evil.sh")]));
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("short member", short_member, "validation.archive_corrupt"),
+        (
+            "concatenated",
+            concatenated,
+            "validation.archive_trailing_data",
+        ),
+        (
+            "dot-git alias",
+            raw_member(".git.", tar::EntryType::Regular, ""),
+            "validation.archive_member_name",
+        ),
+        (
+            "short name",
+            raw_member("GIT~1", tar::EntryType::Regular, ""),
+            "validation.archive_member_name",
+        ),
+        (
+            "bidi",
+            raw_member("src/calc\u{202E}yp.sh", tar::EntryType::Regular, ""),
+            "validation.archive_member_name",
+        ),
+        (
+            "device",
+            raw_member("CON", tar::EntryType::Regular, ""),
+            "validation.device_name",
+        ),
         (
             "symlink",
             raw_member("link", tar::EntryType::Symlink, "/etc/passwd"),

@@ -33,7 +33,9 @@ fn refuse(code: &'static str, message: String) -> Result<(), PathError> {
     Err(PathError { code, message })
 }
 
-fn is_device(segment: &str) -> bool {
+/// True for a Windows device name, with or without an extension (`CON`,
+/// `nul.txt`, `COM1`): such a name opens the device there.
+pub fn is_device(segment: &str) -> bool {
     let stem = segment.split('.').next().unwrap_or("").to_ascii_lowercase();
     DEVICES.contains(&stem.as_str())
         || ((stem.starts_with("com") || stem.starts_with("lpt"))

@@ -160,8 +160,56 @@ pub fn check_member_name(raw: &[u8], is_dir: bool) -> Result<String, ArchiveErro
                 format!("{name:?}: control character or backslash"),
             ));
         }
+        if let Some(why) = aliases_elsewhere(s) {
+            return Err(refuse(
+                "validation.archive_member_name",
+                name,
+                format!("{name:?}: segment {s:?} {why}"),
+            ));
+        }
+        if crate::bundle::paths::is_device(s) {
+            return Err(refuse(
+                "validation.device_name",
+                name,
+                format!("{name:?}: segment {s:?} is a Windows device name"),
+            ));
+        }
     }
     Ok(trimmed.to_string())
+}
+
+/// Why a name segment would name something else on another system (and so
+/// could alias `.git` or another member when the fixture is unpacked
+/// there), or `None`. Checked: trailing dots and spaces (Windows drops
+/// them: `.git.` is `.git`), 8.3 short names (`GIT~1` can be `.git` on
+/// NTFS), and invisible format characters (zero-width and bidirectional
+/// controls make two names look alike, or one look like another).
+fn aliases_elsewhere(segment: &str) -> Option<&'static str> {
+    if segment.ends_with('.') || segment.ends_with(' ') {
+        return Some("ends in a dot or space, which Windows drops");
+    }
+    let stem = segment.split('.').next().unwrap_or("");
+    if let Some((head, tail)) = stem.rsplit_once('~') {
+        if !head.is_empty()
+            && stem.len() <= 8
+            && !tail.is_empty()
+            && tail.bytes().all(|b| b.is_ascii_digit())
+        {
+            return Some("has the form of an 8.3 short name (like GIT~1)");
+        }
+    }
+    let invisible = |c: char| {
+        matches!(c,
+            '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}'
+            | '\u{17B5}' | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF0}'..='\u{FFF8}'
+            | '\u{E0000}'..='\u{E0FFF}')
+    };
+    if segment.chars().any(invisible) {
+        return Some("holds an invisible (zero-width or bidirectional) character");
+    }
+    None
 }
 
 /// The kind of a tar member: files and directories only; links, devices,
@@ -202,14 +250,16 @@ pub fn read_archive(
     limits: ArchiveLimits,
     on_file: &mut dyn FnMut(&Member, &mut dyn Read) -> Result<(), ArchiveError>,
 ) -> Result<Vec<Member>, ArchiveError> {
-    let mut compressed = Limited {
+    // Our own buffer under the gzip decoder, so what follows its one member
+    // is still there to be found below.
+    let mut compressed = io::BufReader::new(Limited {
         inner: input,
         count: 0,
         max: limits.max_compressed,
         code: "limit.archive_compressed_bytes",
         tripped: false,
-    };
-    let gz = flate2::read::GzDecoder::new(&mut compressed);
+    });
+    let gz = flate2::bufread::GzDecoder::new(&mut compressed);
     let mut expanded = Limited {
         inner: gz,
         count: 0,
@@ -222,15 +272,33 @@ pub fn read_archive(
         // Read to the end of the gzip stream, so its CRC and length trailer
         // are checked: a truncated archive must not pass because the tar
         // end marker happened to come first.
-        if let Err(e) = io::copy(&mut expanded, &mut io::sink()) {
-            result = Err(refuse(
-                "io.archive_read",
-                "",
-                format!("reading the archive: {e}"),
-            ));
+        // Past the end marker only zero padding may follow, and nothing
+        // may follow the gzip member: trailing data (a second archive
+        // concatenated to the first) would be ignored by one reader and
+        // read by another.
+        match zeros_to_end(&mut expanded) {
+            Err(e) => {
+                result = Err(refuse(
+                    "io.archive_read",
+                    "",
+                    format!("reading the archive: {e}"),
+                ))
+            }
+            Ok(false) => result = Err(trailing("data after the end of the tar archive")),
+            Ok(true) => match io::BufRead::fill_buf(expanded.inner.get_mut()) {
+                Ok([]) => {}
+                Ok(_) => result = Err(trailing("data after the end of the gzip stream")),
+                Err(e) => {
+                    result = Err(refuse(
+                        "io.archive_read",
+                        "",
+                        format!("reading the archive: {e}"),
+                    ))
+                }
+            },
         }
     }
-    let comp_tripped = expanded.inner.get_ref().tripped;
+    let comp_tripped = expanded.inner.get_ref().get_ref().tripped;
     match result {
         Err(e) if e.code == "io.archive_read" && comp_tripped => Err(refuse(
             "limit.archive_compressed_bytes",
@@ -249,6 +317,28 @@ pub fn read_archive(
             Err(refuse("validation.archive_corrupt", &e.member, e.message))
         }
         other => other,
+    }
+}
+
+fn trailing(what: &str) -> ArchiveError {
+    refuse(
+        "validation.archive_trailing_data",
+        "",
+        format!("{what}; refused rather than ignored"),
+    )
+}
+
+/// Reads `r` to its end; true when every byte was zero.
+fn zeros_to_end(r: &mut dyn Read) -> io::Result<bool> {
+    let mut buf = [0u8; 8192];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return Ok(true),
+            Ok(n) if buf[..n].iter().any(|&b| b != 0) => return Ok(false),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -516,6 +606,73 @@ mod tests {
                 file(b, "cafe\u{301}", b"2")
             })),
             "validation.archive_case_collision"
+        );
+    }
+
+    #[test]
+    fn names_that_alias_on_other_systems_are_refused() {
+        for name in [
+            ".git.",
+            ".git ",
+            "src/.GIT./config",
+            "GIT~1",
+            "git~1/config",
+            "PROGR~12.txt",
+            "a\u{200B}b",
+            "readme\u{202E}txt.md",
+            "\u{FEFF}x",
+        ] {
+            assert_eq!(
+                code(&targz(|b| file(b, name, b"x"))),
+                "validation.archive_member_name",
+                "{name:?}"
+            );
+        }
+        for name in ["CON", "src/nul.txt", "com1", "LPT9.log"] {
+            assert_eq!(
+                code(&targz(|b| file(b, name, b"x"))),
+                "validation.device_name",
+                "{name:?}"
+            );
+        }
+        // Ordinary names with dots, tildes and non-ASCII letters pass.
+        for name in [
+            "a.b.c",
+            "backup~",
+            "x~y.txt",
+            "long-name~12345.txt",
+            "caf\u{e9}.md",
+        ] {
+            assert_eq!(code(&targz(|b| file(b, name, b"x"))), "ok", "{name:?}");
+        }
+    }
+
+    #[test]
+    fn data_after_the_end_of_the_tar_or_the_gzip_stream_is_refused() {
+        let good = targz(|b| file(b, "a", b"x"));
+        assert_eq!(code(&good), "ok");
+        // A second archive concatenated as another gzip member.
+        let mut two = good.clone();
+        two.extend_from_slice(&targz(|b| file(b, "evil", b"y")));
+        assert_eq!(code(&two), "validation.archive_trailing_data");
+        // Garbage after the gzip stream.
+        let mut junk = good.clone();
+        junk.extend_from_slice(b"junk");
+        assert_eq!(code(&junk), "validation.archive_trailing_data");
+        // A member after the tar end marker, inside the one gzip member.
+        let mut tar_bytes = {
+            let mut b = tar::Builder::new(Vec::new());
+            file(&mut b, "a", b"x");
+            b.into_inner().unwrap()
+        };
+        let mut more = tar::Builder::new(Vec::new());
+        file(&mut more, "hidden", b"y");
+        tar_bytes.extend_from_slice(&more.into_inner().unwrap());
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, &tar_bytes).unwrap();
+        assert_eq!(
+            code(&gz.finish().unwrap()),
+            "validation.archive_trailing_data"
         );
     }
 

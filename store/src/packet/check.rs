@@ -400,6 +400,17 @@ pub fn read_components(
                     digests.push(d);
                     Ok(())
                 }
+                // A member stream shorter than its header is a corrupt
+                // archive, not a file that changed (the archive file is
+                // checked for change as a whole below).
+                Err(StoreError::SourceChanged { .. }) => Err(ArchiveError {
+                    code: "validation.archive_corrupt",
+                    member: m.path.clone(),
+                    message: format!(
+                        "member {:?} ends before the {} bytes its header declares",
+                        m.path, m.size
+                    ),
+                }),
                 Err(e) => {
                     let msg = e.to_string();
                     fatal = Some(e);
