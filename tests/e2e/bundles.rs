@@ -69,12 +69,10 @@ fn valid_fixtures() -> Vec<PathBuf> {
 /// attempt ids, after the caller edited its files, and re-derives every
 /// descriptor's digest and size.
 pub fn rebrand(dir: &Path, id: &str, attempt: &str) {
+    let quoted = serde_json::to_string(id).unwrap();
     let cap = std::fs::read_to_string(dir.join("capture-report.json"))
         .unwrap()
-        .replace("coffer-observational", {
-            let quoted = serde_json::to_string(id).unwrap();
-            &quoted[1..quoted.len() - 1].to_string()
-        });
+        .replace("coffer-observational", &quoted[1..quoted.len() - 1]);
     std::fs::write(dir.join("capture-report.json"), cap).unwrap();
     let mut m: Value =
         serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
