@@ -138,13 +138,16 @@ impl Store {
         // applies it); on a shared bucket it is another store's work.
         if !dirs.backend.shared() {
             match crate::refs::pending_refs(dirs, catalog) {
-                Ok((_, pending)) => {
-                    for p in pending {
+                Ok(found) => {
+                    for p in found.pending {
                         find(
                             "integrity.unapplied_ref",
                             p.key,
                             "ref of an interrupted command, not yet in the catalog (gc or catalog rebuild applies it)".into(),
                         );
+                    }
+                    for b in found.broken {
+                        find(b.code, b.key, b.message);
                     }
                 }
                 Err(e) => find(e.code(), REFS_PREFIX.into(), e.to_string()),

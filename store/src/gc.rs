@@ -30,6 +30,9 @@ pub struct GcReport {
     pub temps: Vec<String>,
     /// Bytes of stored frames and temps freed.
     pub freed_bytes: u64,
+    /// Refs that could not be applied; while there are any, orphans are
+    /// kept.
+    pub broken_refs: Vec<crate::refs::BrokenRef>,
 }
 
 fn mtime_ms(st: &rustix::fs::Stat) -> i64 {
@@ -79,8 +82,9 @@ impl Store {
         // A ref whose transaction never committed (a crash in between) names
         // a record and objects the catalog lacks: adopt it before deciding
         // what is unreachable, or its objects would be collected under it.
+        let mut broken = Vec::new();
         if !self.shared_backend() && !dry_run {
-            self.rebuild_catalog()?;
+            broken = self.rebuild_catalog()?.broken;
         }
         let (dirs, catalog, lock) = self.parts();
         lock.acquire(LockMode::Exclusive)?;
@@ -118,13 +122,20 @@ impl Store {
         // keep alive, as the real run (which applies them first) would.
         let mut spared = std::collections::HashSet::new();
         if dry_run && !shared {
-            for p in crate::refs::pending_refs(dirs, catalog)?.1 {
-                spared.extend(p.objects(dirs)?);
+            let found = crate::refs::pending_refs(dirs, catalog)?;
+            broken = found.broken;
+            for p in found.pending {
+                match p.objects(dirs) {
+                    Ok(objects) => spared.extend(objects),
+                    Err(e) => broken.push(crate::refs::BrokenRef::new(&p.key, &e)),
+                }
             }
         }
         let cataloged =
             |d: &Digest| -> Result<bool> { Ok(spared.contains(d) || catalog.object(d)?.is_some()) };
-        let orphans = if shared {
+        // A ref that cannot be read might have kept any uncataloged object
+        // alive: while one exists, orphans are spared (and the ref reported).
+        let orphans = if shared || !broken.is_empty() {
             Vec::new()
         } else {
             old_orphans(dirs, cutoff, &cataloged)?
@@ -153,6 +164,7 @@ impl Store {
                 .sync_filesystem()
                 .map_err(|e| StoreError::io(dirs.root.path(), "syncfs", e))?;
         }
+        report.broken_refs = broken;
         Ok(report)
     }
 }

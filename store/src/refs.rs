@@ -429,12 +429,48 @@ impl Pending {
     }
 }
 
-/// The refs the backend holds and the catalog has not applied, oldest
-/// record first; also how many refs the backend holds in all.
+/// A ref that cannot be applied: not a regular file, not a ref document,
+/// or naming a record that is missing, corrupt or malformed. Commands that
+/// walk refs report it and go on with the rest.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BrokenRef {
+    /// The ref's key.
+    pub key: String,
+    /// Stable code of what is wrong.
+    pub code: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl BrokenRef {
+    pub(crate) fn new(key: &str, e: &StoreError) -> Self {
+        BrokenRef {
+            key: key.to_string(),
+            code: match e.code() {
+                // A missing record is a reference to nothing.
+                "io.not_found" => "integrity.dangling_reference",
+                code => code,
+            },
+            message: format!("{key}: {e}"),
+        }
+    }
+}
+
+/// The refs the backend holds that the catalog has not applied.
+pub(crate) struct PendingRefs {
+    /// How many refs the backend holds in all.
+    pub total: u64,
+    /// Readable unapplied refs, oldest record first.
+    pub pending: Vec<Pending>,
+    /// Unapplied refs that cannot be read.
+    pub broken: Vec<BrokenRef>,
+}
+
+/// The refs the backend holds and the catalog has not applied.
 pub(crate) fn pending_refs(
     dirs: &ObjectDirs,
     catalog: &crate::catalog::Catalog,
-) -> Result<(u64, Vec<Pending>)> {
+) -> Result<PendingRefs> {
     let known: HashSet<String> = {
         let mut st = catalog.conn().prepare("SELECT key FROM refs")?;
         let keys = st
@@ -444,21 +480,30 @@ pub(crate) fn pending_refs(
     };
     let listed = dirs.backend.list(REFS_PREFIX)?;
     let mut pending = Vec::new();
+    let mut broken = Vec::new();
     for entry in listed.iter().filter(|e| !known.contains(&e.key)) {
-        if !entry.regular {
-            return Err(StoreError::UnexpectedEntry {
+        let doc = if entry.regular {
+            read_ref(dirs, &entry.key)
+        } else {
+            Err(StoreError::UnexpectedEntry {
                 path: entry.key.clone().into(),
                 what: "non-regular entry among refs",
-            });
+            })
+        };
+        match doc {
+            Ok(doc) => pending.push(Pending {
+                key: entry.key.clone(),
+                doc,
+            }),
+            Err(e) => broken.push(BrokenRef::new(&entry.key, &e)),
         }
-        let doc = read_ref(dirs, &entry.key)?;
-        pending.push(Pending {
-            key: entry.key.clone(),
-            doc,
-        });
     }
     pending.sort_by(|a, b| (a.doc.created_ms, &a.key).cmp(&(b.doc.created_ms, &b.key)));
-    Ok((listed.len() as u64, pending))
+    Ok(PendingRefs {
+        total: listed.len() as u64,
+        pending,
+        broken,
+    })
 }
 
 /// What `catalog rebuild` did.
@@ -471,6 +516,8 @@ pub struct RebuildReport {
     pub applied: u64,
     /// Catalog rows inserted.
     pub rows: u64,
+    /// Refs that could not be applied (the rest were).
+    pub broken: Vec<BrokenRef>,
 }
 
 impl crate::store::Store {
@@ -480,16 +527,31 @@ impl crate::store::Store {
     pub fn rebuild_catalog(&mut self) -> Result<RebuildReport> {
         let (dirs, catalog, lock) = self.parts();
         lock.acquire(crate::layout::LockMode::Shared)?;
-        let (refs, pending) = pending_refs(dirs, catalog)?;
+        let found = pending_refs(dirs, catalog)?;
         let mut report = RebuildReport {
-            refs,
+            refs: found.total,
+            broken: found.broken,
             ..RebuildReport::default()
         };
         let tx = catalog.transaction()?;
-        for p in &pending {
-            let loaded = load_record(dirs, &p.key, &p.doc)?;
-            report.rows += apply_loaded(&tx, &p.key, &p.doc, &loaded)?;
-            report.applied += 1;
+        for p in &found.pending {
+            // Each ref in a savepoint: a record that fails halfway through
+            // leaves none of its rows, and the others still apply.
+            tx.execute_batch("SAVEPOINT apply_ref")?;
+            let applied = load_record(dirs, &p.key, &p.doc)
+                .and_then(|loaded| apply_loaded(&tx, &p.key, &p.doc, &loaded));
+            match applied {
+                Ok(rows) => {
+                    tx.execute_batch("RELEASE apply_ref")?;
+                    report.rows += rows;
+                    report.applied += 1;
+                }
+                Err(e) if matches!(e, StoreError::Catalog(_)) => return Err(e),
+                Err(e) => {
+                    tx.execute_batch("ROLLBACK TO apply_ref; RELEASE apply_ref")?;
+                    report.broken.push(BrokenRef::new(&p.key, &e));
+                }
+            }
         }
         clear_capture(&tx)?;
         tx.commit()?;

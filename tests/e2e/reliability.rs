@@ -497,3 +497,87 @@ fn every_schema_valid_bundle_id_validates_and_ingests_alike() {
     }
     assert_eq!(env.json(&["fsck"]).0, 0, "no orphans, no stray refs");
 }
+
+/// Plants a malformed ref and a ref naming a record that does not exist.
+fn plant_broken_refs(env: &Env) -> [String; 2] {
+    let dir = env.store.join("refs/records");
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = "0".repeat(64);
+    std::fs::write(dir.join("garbage"), b"{not a ref").unwrap();
+    std::fs::write(
+        dir.join(&missing),
+        format!(
+            r#"{{"createdMs":1,"record":"sha256:{missing}","schema":"coffer.ref/v1","target":"sha256:{missing}"}}"#
+        ),
+    )
+    .unwrap();
+    [
+        "refs/records/garbage".into(),
+        format!("refs/records/{missing}"),
+    ]
+}
+
+#[test]
+fn broken_refs_are_reported_and_every_other_ref_still_applies() {
+    let env = Env::new();
+    let (code, v) = env.json(&[
+        "bundle",
+        "ingest",
+        fixture("run-bundles/complete").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let id = v["result"]["bundleId"].as_str().unwrap().to_string();
+    let broken = plant_broken_refs(&env);
+    // A lost catalog: rebuild applies the good refs and names the bad ones.
+    std::fs::remove_file(env.store.join("catalog.sqlite")).unwrap();
+    for side in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(env.store.join(format!("catalog.sqlite{side}")));
+    }
+    let (code, v) = env.json(&["catalog", "rebuild"]);
+    assert_eq!(code, 4, "{v}");
+    let paths: Vec<&str> = v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        broken.iter().map(String::as_str).collect::<Vec<_>>(),
+        "{v}"
+    );
+    assert!(
+        codes(&v).contains(&"integrity.dangling_reference".to_string()),
+        "{v}"
+    );
+    assert!(v["result"]["applied"].as_u64().unwrap() >= 1, "{v}");
+    assert_eq!(
+        env.json(&["bundle", "show", &id]).0,
+        0,
+        "the bundle is back"
+    );
+
+    // fsck names each broken ref; gc collects what it safely can.
+    let (code, v) = env.json(&["fsck"]);
+    assert_eq!(code, 1, "{v}");
+    for b in &broken {
+        assert!(
+            v["issues"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i["path"] == b.as_str()),
+            "{b}: {v}"
+        );
+    }
+    env.write("loose", b"an unpinned object");
+    assert_eq!(env.json(&["put", "--no-pin", "loose"]).0, 0);
+    let (code, v) = env.json(&["gc", "--grace", "0s"]);
+    assert_eq!(code, 4, "{v}");
+    assert_eq!(
+        v["result"]["unreachable"].as_array().unwrap().len(),
+        1,
+        "{v}"
+    );
+    assert_eq!(env.json(&["bundle", "show", &id]).0, 0);
+}

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{open_store, ratio};
 use crate::progress;
-use crate::report::{Issue, Report};
+use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
 pub fn init(ctx: &Ctx, backend: Option<&str>, endpoint: Option<&str>) -> Report {
@@ -57,7 +57,8 @@ pub fn rebuild(ctx: &Ctx) -> Report {
                 r.applied,
                 r.rows
             );
-            Report::accepted("", serde_json::to_value(&r).expect("serializable"), human)
+            let result = serde_json::to_value(&r).expect("serializable");
+            with_broken_refs(Report::accepted("", result, human), &r.broken)
         }
         Err(e) => Report::error("", &e),
     }
@@ -162,10 +163,25 @@ pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
                 r.temps.len(),
                 r.freed_bytes
             );
-            Report::accepted("", serde_json::to_value(&r).expect("serializable"), human)
+            let result = serde_json::to_value(&r).expect("serializable");
+            with_broken_refs(Report::accepted("", result, human), &r.broken_refs)
         }
         Err(e) => Report::error("", &e),
     }
+}
+
+/// A command that went on past refs it could not read is `incomplete`,
+/// with one issue per such ref.
+fn with_broken_refs(mut report: Report, broken: &[coffer_store::refs::BrokenRef]) -> Report {
+    if !broken.is_empty() {
+        report.status = Status::Incomplete;
+        report.issues.extend(
+            broken
+                .iter()
+                .map(|b| Issue::new(b.code, b.message.clone(), Some(b.key.clone()))),
+        );
+    }
+    report
 }
 
 pub fn stats(ctx: &Ctx) -> Report {
