@@ -227,6 +227,42 @@ fn row_to_object(r: &rusqlite::Row<'_>) -> rusqlite::Result<ObjectRow> {
     })
 }
 
+/// SQLite's failures when it cannot create or grow the WAL index.
+fn no_room_for_wal_index(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::SystemIoFailure)
+            | Some(rusqlite::ErrorCode::DiskFull)
+            | Some(rusqlite::ErrorCode::CannotOpen)
+    )
+}
+
+/// Free space below which a reading command does not set up a WAL index.
+const READ_SPACE_MIN: u64 = 1 << 20;
+
+/// True when the filesystem holding `path` has less than
+/// [`READ_SPACE_MIN`] bytes available.
+fn nearly_full(path: &Path) -> bool {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    rustix::fs::statvfs(dir)
+        .map(|st| st.f_bavail.saturating_mul(st.f_frsize) < READ_SPACE_MIN)
+        .unwrap_or(false)
+}
+
+/// True when the catalog's WAL is absent or empty (every change is in the
+/// catalog file itself).
+fn wal_is_empty(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    match std::fs::symlink_metadata(Path::new(&wal)) {
+        Ok(m) => m.is_file() && m.len() == 0,
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
 impl Catalog {
     /// Opens (creating if needed) and migrates the catalog at `path`.
     pub fn open(path: &Path) -> Result<Self> {
@@ -269,6 +305,42 @@ impl Catalog {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Opens the catalog for a command that only reads: a read-only
+    /// connection that never migrates and writes no row. When SQLite cannot
+    /// set up its WAL index (a full disk: the `-shm` file cannot grow) and
+    /// no WAL holds uncheckpointed changes, the catalog file alone is the
+    /// whole truth and is read as immutable, so reads still work on a full
+    /// disk. A catalog that needs a migration is opened as by
+    /// [`Catalog::open`].
+    pub fn open_for_reading(path: &Path) -> Result<Self> {
+        // Nearly full (no room for the WAL index): do not even try, or
+        // SQLite leaves half-made index files behind.
+        if nearly_full(path) && wal_is_empty(path) {
+            return Catalog::open_immutable(path);
+        }
+        let opened = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(StoreError::from)
+        .and_then(|conn| {
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            let cat = Catalog { conn };
+            // The first read sets up the WAL index: this is where a full
+            // disk fails.
+            let v = cat.schema_version()?;
+            Ok((cat, v))
+        });
+        match opened {
+            Ok((cat, v)) if v == MIGRATIONS.len() as i64 => Ok(cat),
+            Ok(_) => Catalog::open(path),
+            Err(StoreError::Catalog(e)) if no_room_for_wal_index(&e) && wal_is_empty(path) => {
+                Catalog::open_immutable(path)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Opens the catalog of a store on a read-only filesystem: nothing can

@@ -72,6 +72,9 @@ fn old_orphans(
     Ok(out)
 }
 
+/// Objects deleted per catalog transaction.
+const GC_BATCH: usize = 1000;
+
 impl Store {
     /// Removes unreachable objects, orphans and temps older than `grace`.
     pub fn gc(&mut self, grace: Duration, dry_run: bool) -> Result<GcReport> {
@@ -83,6 +86,11 @@ impl Store {
         // a record and objects the catalog lacks: adopt it before deciding
         // what is unreachable, or its objects would be collected under it.
         let mut broken = Vec::new();
+        if !dry_run {
+            // Give the reserve back first (Store::open_for_gc already did,
+            // when the disk was too full to open the catalog).
+            crate::layout::release_reserve(self.path())?;
+        }
         if !self.shared_backend() && !dry_run {
             broken = self.rebuild_catalog()?.broken;
         }
@@ -106,15 +114,25 @@ impl Store {
         let removed = if dry_run {
             digests
         } else {
-            catalog.delete_unreachable(&digests)?
-        };
-        for row in unreachable.iter().filter(|r| removed.contains(&r.digest)) {
-            report.freed_bytes += row.stored_size;
-        }
-        if !dry_run {
-            for d in &removed {
-                dirs.backend.delete(&object_key(d))?;
+            // In batches, rows before files: each batch's deletions free
+            // the space the next batch's catalog writes need (a full disk
+            // starts with only the reserve).
+            let mut removed = Vec::with_capacity(digests.len());
+            for batch in digests.chunks(GC_BATCH) {
+                let gone = catalog.delete_unreachable(batch)?;
+                for d in &gone {
+                    dirs.backend.delete(&object_key(d))?;
+                }
+                removed.extend(gone);
             }
+            removed
+        };
+        let removed_set: std::collections::HashSet<&Digest> = removed.iter().collect();
+        for row in unreachable
+            .iter()
+            .filter(|r| removed_set.contains(&r.digest))
+        {
+            report.freed_bytes += row.stored_size;
         }
         report.unreachable = removed;
 
@@ -165,6 +183,9 @@ impl Store {
                 .map_err(|e| StoreError::io(dirs.root.path(), "syncfs", e))?;
         }
         report.broken_refs = broken;
+        if !dry_run && !shared {
+            crate::layout::set_aside_reserve(&dirs.root, &dirs.tmp);
+        }
         Ok(report)
     }
 }

@@ -29,6 +29,12 @@ pub const KEYS_DIR: &str = "keys";
 pub const EXPORT_KEY_FILE: &str = "export.key";
 /// The store-wide lock file.
 pub const LOCK_FILE: &str = "lock";
+/// Space set aside (a preallocated file) that gc gives back first, so a
+/// full disk can be recovered with coffer itself.
+pub const RESERVE_FILE: &str = "reserve";
+/// Size of the reserve: room for the catalog's WAL index and a batch of gc
+/// deletions.
+pub const RESERVE_BYTES: u64 = 2 << 20;
 /// Hard cap on the size of `STORE-FORMAT` we are willing to read.
 const FORMAT_MAX_BYTES: u64 = 64 << 10;
 
@@ -41,6 +47,7 @@ const OWN_ENTRIES: &[&str] = &[
     TMP_DIR,
     KEYS_DIR,
     LOCK_FILE,
+    RESERVE_FILE,
     CATALOG_FILE,
     "catalog.sqlite-wal",
     "catalog.sqlite-shm",
@@ -147,6 +154,48 @@ pub fn write_new_durable(dir: &Dir, name: &str, bytes: &[u8], mode: u32) -> Resu
     Ok(created)
 }
 
+/// Gives back the reserve of the store at `path` (a missing reserve, or a
+/// path that is not a store, is left for the open that follows to judge).
+pub fn release_reserve(path: &Path) -> Result<()> {
+    let Ok(root) = Dir::open(path) else {
+        return Ok(());
+    };
+    if let Ok(Some((crate::dir::EntryKind::File, _))) = root.entry_kind(RESERVE_FILE) {
+        root.remove_file(RESERVE_FILE)
+            .map_err(|e| StoreError::io(root.join(RESERVE_FILE), "remove", e))?;
+        root.sync()
+            .map_err(|e| StoreError::io(root.path(), "fsync directory", e))?;
+    }
+    Ok(())
+}
+
+/// Sets the reserve aside if it is missing: a preallocated file built in
+/// `tmp/` and renamed into the root. Best effort: on a disk too full to
+/// hold it, returns false and leaves nothing behind.
+pub fn set_aside_reserve(root: &Dir, tmp: &Dir) -> bool {
+    if !matches!(root.entry_kind(RESERVE_FILE), Ok(None)) {
+        return false;
+    }
+    let name = temp_name(RESERVE_FILE);
+    let Ok(f) = tmp.create_new(&name, 0o400) else {
+        return false;
+    };
+    let made = rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, RESERVE_BYTES)
+        .map_err(std::io::Error::from)
+        .or_else(|_| {
+            // Filesystems without fallocate: real zero blocks.
+            let zeros = vec![0u8; 64 << 10];
+            (0..RESERVE_BYTES / zeros.len() as u64).try_for_each(|_| (&f).write_all(&zeros))
+        })
+        .and_then(|()| f.sync_all());
+    drop(f);
+    let published = made.is_ok()
+        && tmp.rename_no_replace(&name, root, RESERVE_FILE).ok() == Some(crate::dir::Renamed::Done)
+        && root.sync().is_ok();
+    let _ = tmp.remove_file(&name);
+    published
+}
+
 /// Creates a store at `path` (or completes an interrupted `init`). Returns
 /// whether a new store was created; an existing store is left untouched.
 pub fn init(path: &Path, backend: &BackendConfig) -> Result<bool> {
@@ -216,6 +265,9 @@ pub fn init(path: &Path, backend: &BackendConfig) -> Result<bool> {
             )
         })?;
         write_new_durable(&keys, EXPORT_KEY_FILE, &key, 0o600)?;
+    }
+    if let Ok(tmp) = root.open_dir(TMP_DIR) {
+        set_aside_reserve(&root, &tmp);
     }
     root.sync()
         .map_err(|e| StoreError::io(path, "fsync directory", e))?;

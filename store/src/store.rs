@@ -35,6 +35,13 @@ pub struct Store {
     lock: StoreLock,
 }
 
+/// How a command will use a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
 /// What a put may check and record.
 #[derive(Debug, Clone, Default)]
 pub struct PutOptions {
@@ -77,8 +84,28 @@ impl Store {
         Ok((Store::open(path)?, created))
     }
 
-    /// Opens an existing store.
+    /// Opens an existing store for writing.
     pub fn open(path: &Path) -> Result<Store> {
+        Store::open_with(path, Access::Write)
+    }
+
+    /// Opens an existing store for a command that only reads: the catalog
+    /// is opened read-only (see [`Catalog::open_for_reading`]), so reads
+    /// work on a full disk. Writes through it fail with `io.read_only`.
+    pub fn open_for_reading(path: &Path) -> Result<Store> {
+        Store::open_with(path, Access::Read)
+    }
+
+    /// Opens a store for gc: first gives back the space reserved for this
+    /// moment (`reserve`), so that on a full disk the catalog can still
+    /// open and record deletions. [`Store::gc`] sets the reserve aside
+    /// again when it is done.
+    pub fn open_for_gc(path: &Path) -> Result<Store> {
+        layout::release_reserve(path)?;
+        Store::open(path)
+    }
+
+    fn open_with(path: &Path, access: Access) -> Result<Store> {
         let dirs = layout::open_dirs(path)?;
         // SQLite opens by path; make sure that path is our regular file and
         // not a symlink planted to redirect catalog writes.
@@ -95,10 +122,10 @@ impl Store {
         let read_only = rustix::fs::fstatvfs(&dirs.root)
             .map(|st| st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
             .unwrap_or(false);
-        let catalog = if read_only {
-            Catalog::open_immutable(&path.join(CATALOG_FILE))?
-        } else {
-            Catalog::open(&path.join(CATALOG_FILE))?
+        let catalog = match (read_only, access) {
+            (true, _) => Catalog::open_immutable(&path.join(CATALOG_FILE))?,
+            (false, Access::Read) => Catalog::open_for_reading(&path.join(CATALOG_FILE))?,
+            (false, Access::Write) => Catalog::open(&path.join(CATALOG_FILE))?,
         };
         let lock = StoreLock::open(&dirs.root)?;
         Ok(Store {

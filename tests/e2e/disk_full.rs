@@ -321,3 +321,83 @@ fn get_into_a_directory_it_may_not_write_is_permission_denied() {
         "no internal temp names: {v}"
     );
 }
+
+#[test]
+fn a_full_disk_still_reads_and_gc_frees_it() {
+    let env = Env::bare();
+    let Some(_m) = Mount::tmpfs(&env.path("small"), "12m") else {
+        return;
+    };
+    let store = env.path("small/store");
+    let run = |args: &[&str]| run_in(&env, &store, args);
+    assert_eq!(run(&["init"]).0, 0);
+    assert!(
+        store.join("reserve").is_file(),
+        "init sets the reserve aside"
+    );
+    env.write("keep", &noise(64 << 10, 1));
+    let (code, v) = run(&["put", "keep"]);
+    assert_eq!(code, 0, "{v}");
+    let keep = v["result"]["files"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Unrooted objects until the disk is full, then the last bytes too.
+    for i in 0.. {
+        env.write("loose", &noise(256 << 10, 100 + i));
+        let (code, v) = run(&["put", "--no-pin", "loose"]);
+        if code != 0 {
+            assert_eq!(codes(&v), ["io.no_space"], "{v}");
+            break;
+        }
+    }
+    fill(&store);
+    // Reads work and write nothing.
+    let before: Vec<_> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let out = env.path("keep.out");
+    let (code, v) = run(&["get", &keep, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "get on a full disk: {v}");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(env.path("keep")).unwrap()
+    );
+    let (code, v) = run(&["ls"]);
+    assert_eq!(code, 0, "ls on a full disk: {v}");
+    let (code, v) = run(&["has", &keep]);
+    assert_eq!(code, 0, "has on a full disk: {v}");
+    let (code, v) = run(&["fsck"]);
+    assert!(
+        code == 0 || codes(&v).iter().all(|c| c.starts_with("integrity.")),
+        "fsck on a full disk: {v}"
+    );
+    let (code, v) = run(&["stats"]);
+    assert_eq!(code, 0, "stats on a full disk: {v}");
+    let after: Vec<_> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after, "reads created nothing in the store root");
+
+    // gc gives the reserve back, frees the loose objects, and sets the
+    // reserve aside again.
+    std::fs::remove_file(store.join("filler")).ok();
+    fill(&store);
+    let (code, v) = run(&["gc", "--grace", "0s"]);
+    assert_eq!(code, 0, "gc on a full disk: {v}");
+    assert!(
+        !v["result"]["unreachable"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    std::fs::remove_file(store.join("filler")).unwrap();
+    assert!(
+        store.join("reserve").is_file(),
+        "gc sets the reserve aside again"
+    );
+    let (code, v) = run(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+    let (code, v) = run(&["put", "keep"]);
+    assert_eq!(code, 0, "{v}");
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 use coffer_store::{BackendConfig, Store};
 use serde_json::json;
 
-use super::{open_store, ratio};
+use super::{open_store, open_store_for_reading, ratio};
 use crate::progress;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
@@ -99,7 +99,7 @@ pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
 }
 
 pub fn fsck(ctx: &Ctx, read_data: bool) -> Report {
-    let mut store = match open_store(ctx) {
+    let mut store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
@@ -149,7 +149,7 @@ pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
             None,
         );
     };
-    let mut store = match open_store(ctx) {
+    let mut store = match Store::open_for_gc(&ctx.store) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
@@ -185,10 +185,11 @@ fn with_broken_refs(mut report: Report, broken: &[coffer_store::refs::BrokenRef]
 }
 
 pub fn stats(ctx: &Ctx) -> Report {
-    let (s, fixtures) = match open_store(ctx).and_then(|s| Ok((s.stats()?, s.fixture_stats()?))) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let (s, fixtures) =
+        match open_store_for_reading(ctx).and_then(|s| Ok((s.stats()?, s.fixture_stats()?))) {
+            Ok(s) => s,
+            Err(e) => return Report::error("", &e),
+        };
     let dedup = ratio(s.logical_bytes, s.unique_bytes);
     let compression = ratio(s.unique_bytes, s.stored_bytes);
     let human = format!(

@@ -5,7 +5,7 @@ use std::path::Path;
 use coffer_store::bundle::{inspect, BundleFilter, HashOnly};
 use serde_json::json;
 
-use super::{open_store, parse_digest};
+use super::{open_store, open_store_for_reading, parse_digest};
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
@@ -153,7 +153,7 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
         terminal: f.terminal.clone(),
         qualification: f.qualification.clone(),
     };
-    let rows = match open_store(ctx).and_then(|s| s.catalog().bundles(&filter)) {
+    let rows = match open_store_for_reading(ctx).and_then(|s| s.catalog().bundles(&filter)) {
         Ok(r) => r,
         Err(e) => return Report::error("", &e),
     };
@@ -174,7 +174,7 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
 }
 
 pub fn show(ctx: &Ctx, id: &str) -> Report {
-    let store = match open_store(ctx) {
+    let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
@@ -241,7 +241,7 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
 }
 
 pub fn checkout(ctx: &Ctx, id: &str, dest: &Path) -> Report {
-    let store = match open_store(ctx) {
+    let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
@@ -260,7 +260,7 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
         Ok(d) => d,
         Err(r) => return *r,
     };
-    let store = match open_store(ctx) {
+    let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };

@@ -10,7 +10,7 @@ use coffer_export::readback::{self, Expectations, FinalScan};
 use coffer_export::source::Source;
 use serde_json::json;
 
-use super::open_store;
+use super::{open_store, open_store_for_reading};
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
@@ -104,7 +104,7 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
     } else {
         // The store is borrowed by the source for reads and by create for
         // the final put; read through a second handle.
-        let reader = open_store(ctx)?;
+        let reader = open_store_for_reading(ctx)?;
         let src = Source::stored(&reader, &a.source)?;
         create_export(&mut store, &src, &policy, &key, &a.dest, &opts)?
     };

@@ -16,6 +16,11 @@ pub fn open_store(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
     Store::open(&ctx.store)
 }
 
+/// Opens the store for a command that only reads (works on a full disk).
+pub fn open_store_for_reading(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
+    Store::open_for_reading(&ctx.store)
+}
+
 /// Parses a digest argument; a malformed one is a usage error.
 pub fn parse_digest(arg: &str) -> Result<Digest, Box<Report>> {
     arg.parse::<Digest>().map_err(|e| {

@@ -8,7 +8,7 @@ use coffer_store::tree::{Skipped, TreeFile};
 use coffer_store::{PutOptions, Root};
 use serde_json::json;
 
-use super::{open_store, parse_digest};
+use super::{open_store, open_store_for_reading, parse_digest};
 use crate::progress;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
@@ -115,7 +115,7 @@ pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
         Ok(d) => d,
         Err(r) => return *r,
     };
-    let store = match open_store(ctx) {
+    let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
@@ -159,7 +159,7 @@ pub fn has(ctx: &Ctx, digests: &[String]) -> Report {
             Err(r) => return *r,
         }
     }
-    let store = match open_store(ctx) {
+    let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
@@ -188,7 +188,7 @@ pub fn has(ctx: &Ctx, digests: &[String]) -> Report {
 }
 
 pub fn ls(ctx: &Ctx) -> Report {
-    let rows = match open_store(ctx).and_then(|s| s.objects()) {
+    let rows = match open_store_for_reading(ctx).and_then(|s| s.objects()) {
         Ok(r) => r,
         Err(e) => return Report::error("", &e),
     };

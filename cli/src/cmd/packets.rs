@@ -5,7 +5,7 @@ use std::path::Path;
 use coffer_store::packet::{PacketReport, PacketState};
 use serde_json::json;
 
-use super::open_store;
+use super::{open_store, open_store_for_reading};
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
@@ -45,7 +45,7 @@ fn render(r: &PacketReport, what: &str) -> Report {
 }
 
 pub fn validate(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
-    let store = match open_store(ctx) {
+    let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
@@ -56,7 +56,7 @@ pub fn validate(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 }
 
 pub fn status(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
-    let store = match open_store(ctx) {
+    let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
@@ -110,7 +110,7 @@ pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 }
 
 pub fn materialize(ctx: &Ctx, root: &Path, packet: &Path, dest: &Path) -> Report {
-    let store = match open_store(ctx) {
+    let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
