@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""make-bundle.py SESSION_JSONL TEMPLATE_BUNDLE OUT_DIR
+"""make-bundle.py SESSION_JSONL TEMPLATE_BUNDLE OUT_DIR [WORKSPACE_PATCH]
 
 Copies TEMPLATE_BUNDLE (e.g. fixtures/run-bundles/observational-completed) to
-OUT_DIR, puts SESSION_JSONL in as session.jsonl (hard copy), and rewrites the
-manifest's digests and sizes. Used by bench/ingest.sh."""
+OUT_DIR, puts SESSION_JSONL in as session.jsonl (hard copy) and, when given,
+WORKSPACE_PATCH as workspace.patch, and rewrites the manifest's digests and
+sizes. Used by bench/ingest.sh, bench/export.sh and bench/benign.sh."""
 import hashlib
 import json
 import os
@@ -15,6 +16,8 @@ if os.path.exists(out):
     shutil.rmtree(out)
 shutil.copytree(template, out)
 shutil.copyfile(session, os.path.join(out, "session.jsonl"))
+if len(sys.argv) > 4:
+    shutil.copyfile(sys.argv[4], os.path.join(out, "workspace.patch"))
 m = json.load(open(os.path.join(out, "manifest.json")))
 for d in m["evidence"]:
     h = hashlib.sha256()

@@ -183,13 +183,105 @@ fn markers() -> &'static aho_corasick::AhoCorasick {
     })
 }
 
-/// Names too common to sweep as words (they stay replaced in typed fields).
-const UNSWEPT_NAMES: &[&str] = &["root", "user", "users", "home", "admin", "localhost"];
+/// Names too common to sweep as words: generic accounts, and words that
+/// name folders in docs and examples (`C:\Users\Example`, `/home/me`).
+/// They are still replaced in typed fields and after their markers
+/// ([`marked_forms`]), never across all text.
+const UNSWEPT_NAMES: &[&str] = &[
+    "root",
+    "user",
+    "users",
+    "home",
+    "admin",
+    "localhost",
+    "me",
+    "you",
+    "my",
+    "your",
+    "example",
+    "examples",
+    "sample",
+    "demo",
+    "test",
+    "tests",
+    "testing",
+    "guest",
+    "default",
+    "public",
+    "shared",
+    "owner",
+    "name",
+    "username",
+    "person",
+    "someone",
+    "somebody",
+    "foo",
+    "bar",
+    "baz",
+    "rust",
+    "python",
+    "node",
+    "java",
+    "go",
+    "dev",
+    "developer",
+    "build",
+    "builder",
+    "runner",
+    "ubuntu",
+    "debian",
+    "docker",
+    "vagrant",
+    "ec2-user",
+    "nobody",
+    "daemon",
+    "www",
+    "www-data",
+    "git",
+    "app",
+    "application",
+    "service",
+    "system",
+    "local",
+    "work",
+    "project",
+    "projects",
+    "src",
+    "code",
+    "documents",
+    "desktop",
+    "downloads",
+    "library",
+    "appdata",
+    "all",
+    "common",
+    "username_here",
+    "yourname",
+    "your_name",
+    "john",
+    "jane",
+    "johndoe",
+    "jdoe",
+    "bob",
+    "alice",
+];
 
 /// Whether a user or host name is swept as a word everywhere (long enough,
 /// and not a word every transcript uses).
 pub fn sweepable_name(name: &str) -> bool {
     name.len() >= 3 && !UNSWEPT_NAMES.contains(&name.to_ascii_lowercase().as_str())
+}
+
+/// The forms a user name takes right after its markers (`USER=me`,
+/// `/home/me`, `%2Fhome%2Fme`), with the replacement of each: how a name
+/// too common to sweep is still removed where it names a local user.
+pub fn marked_forms(name: &str, replacement: &str) -> Vec<(String, String)> {
+    MARKERS
+        .iter()
+        .filter(|(_, kind)| *kind != Marker::Host)
+        .map(|(m, _)| (format!("{m}{name}"), format!("{m}{replacement}")))
+        .chain([(format!("{name}@"), format!("{replacement}@"))])
+        .collect()
 }
 
 /// What a string reveals about local users and hosts.
@@ -201,13 +293,17 @@ pub struct LocalNames {
     pub hosts: BTreeSet<String>,
 }
 
+/// The name at `start`: `[A-Za-z0-9._-]+`, holding a letter or digit and
+/// not starting with a dot (`...` in `/home/...` names nobody).
 fn name_at(s: &str, start: usize) -> Option<&str> {
     let rest = &s[start..];
     let n = rest
         .bytes()
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
         .count();
-    (n > 0).then(|| &rest[..n])
+    let name = &rest[..n];
+    (n > 0 && !name.starts_with('.') && name.bytes().any(|c| c.is_ascii_alphanumeric()))
+        .then_some(name)
 }
 
 impl LocalNames {
@@ -253,9 +349,19 @@ impl LocalNames {
                 continue;
             };
             let after = at + 1 + host.len();
+            // A prompt (`dave@devbox:~/src$`), not an scp-style URL
+            // (`anoncvs@sources.example.org:/cvs`): the path ends in a
+            // prompt character.
+            let prompt_end = s[after..]
+                .find(|c: char| c.is_whitespace())
+                .map_or(s.len(), |x| after + x);
             if ustart < at
                 && b.get(after) == Some(&b':')
                 && matches!(b.get(after + 1), Some(b'~') | Some(b'/'))
+                && matches!(
+                    b.get(prompt_end - 1),
+                    Some(b'$') | Some(b'#') | Some(b'%') | Some(b'>')
+                )
             {
                 self.users.insert(s[ustart..at].to_string());
                 self.hosts.insert(host.to_string());
@@ -318,5 +424,11 @@ mod tests {
         let mut m = LocalNames::default();
         m.collect("mail me at a@b.org, git@github.com:org/repo");
         assert!(m.users.is_empty(), "{:?}", m.users);
+        // An scp-style URL is not a prompt; `...` names nobody.
+        let mut o = LocalNames::default();
+        o.collect("cvs -d :pserver:anoncvs@sources.example.org:/cvs/src co x; see /home/.../x");
+        assert!(o.users.is_empty(), "{:?}", o.users);
+        o.collect("erin@box2:/srv/app# make");
+        assert_eq!(o.users.iter().collect::<Vec<_>>(), ["erin"]);
     }
 }

@@ -198,7 +198,9 @@ const CATALOG: &[Spec] = &[
     (
         "npmrc-auth",
         &["_auth", "_password"],
-        r#"(?i)_(?:authToken|auth|password)\s*=\s*["']?(?P<s>[^\s"']+)"#,
+        // .npmrc syntax only: `//host/:_authToken=...` or `_auth=` at the
+        // start of a line (not `_AUTH =` in code, not `re.compile(r`).
+        r#"(?m)(?:^[ \t]*|/:)_(?:authToken|auth|password)[ \t]*=[ \t]*["']?(?P<s>[^\s"']+)"#,
         Check::Value,
     ),
     (
@@ -240,7 +242,7 @@ const CATALOG: &[Spec] = &[
     (
         "curl-user",
         &["-u"],
-        r#"(?:\s|^)(?:-u|--user)(?:\s+|=)["']?[^\s:"']{1,128}:(?P<s>[^\s"']{1,256})"#,
+        r#"(?:\s|^)(?:-u|--user)(?:\s+|=)["']?[^\s:"'\[]{1,128}:(?P<s>[^\s"'\[]{1,256})"#,
         Check::Value,
     ),
     (
@@ -411,6 +413,7 @@ impl RuleSet {
                 rule_hits(i, r, hay, &mut hits);
             }
         }
+        mask_placeholders(hay, &mut hits);
         resolve(hits, out);
     }
 
@@ -421,7 +424,33 @@ impl RuleSet {
         for (i, r) in self.rules.iter().enumerate() {
             rule_hits(i, r, hay, &mut hits);
         }
+        mask_placeholders(hay, &mut hits);
         resolve(hits, out);
+    }
+}
+
+/// Drops hits that touch a placeholder coffer issues (`[REDACTED_SECRET:…]`,
+/// `[LOCAL_…]`, `[WORKSPACE]`): a rescan of scrubbed text must never match
+/// inside one, or placeholders would nest. (A forged placeholder in input
+/// is found and replaced whole by the forgery rule of the detector.)
+fn mask_placeholders(hay: &[u8], hits: &mut Vec<Hit>) {
+    if hits.is_empty() || memchr::memchr(b'[', hay).is_none() {
+        return;
+    }
+    let mut spans = Vec::new();
+    for open in memchr::memchr_iter(b'[', hay) {
+        let rest = &hay[open..];
+        if [&b"[REDACTED_SECRET:"[..], b"[LOCAL_", b"[WORKSPACE]"]
+            .iter()
+            .any(|p| rest.starts_with(p))
+        {
+            if let Some(close) = memchr::memchr(b']', rest) {
+                spans.push((open, open + close + 1));
+            }
+        }
+    }
+    if !spans.is_empty() {
+        hits.retain(|h| !spans.iter().any(|&(a, b)| h.start < b && a < h.end));
     }
 }
 
@@ -468,9 +497,17 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if is_placeholder(value) {
                     continue;
                 }
+                let quoted = caps.name("q").or_else(|| caps.name("a")).is_some();
+                if is_code(value, hay.get(end..).unwrap_or(b""), quoted) {
+                    continue;
+                }
                 if r.check == Check::Assignment {
                     let name = caps.name("n").map(|n| n.as_bytes()).unwrap_or(b"");
-                    if !assignment_value_ok(name, value) {
+                    let env_style = caps.name("n").is_some_and(|n| {
+                        hay.get(n.end()) == Some(&b'=')
+                            && n.as_bytes().iter().all(|c| !c.is_ascii_lowercase())
+                    });
+                    if !assignment_value_ok(name, value, quoted || env_style) {
                         continue;
                     }
                 }
@@ -582,9 +619,236 @@ fn weak_name(n: &str) -> bool {
             .any(|s| n.ends_with(s)))
 }
 
-fn assignment_value_ok(name: &[u8], value: &[u8]) -> bool {
+/// Words of common languages that stand where a literal would in code: a
+/// value equal to one of them is a reference, a type or a keyword.
+const CODE_WORDS: &[&str] = &[
+    "self",
+    "this",
+    "cls",
+    "super",
+    "none",
+    "nil",
+    "null",
+    "undefined",
+    "true",
+    "false",
+    "str",
+    "string",
+    "int",
+    "bool",
+    "bytes",
+    "bytearray",
+    "dict",
+    "list",
+    "tuple",
+    "set",
+    "object",
+    "any",
+    "optional",
+    "union",
+    "callable",
+    "option",
+    "some",
+    "ok",
+    "err",
+    "result",
+    "vec",
+    "box",
+    "arc",
+    "rc",
+    "cow",
+    "hashmap",
+    "btreemap",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "f32",
+    "f64",
+    "char",
+    "void",
+    "float",
+    "double",
+    "long",
+    "short",
+    "byte",
+    "number",
+    "boolean",
+    "symbol",
+    "let",
+    "var",
+    "const",
+    "mut",
+    "ref",
+    "impl",
+    "fn",
+    "def",
+    "return",
+    "await",
+    "async",
+    "yield",
+    "new",
+    "match",
+    "if",
+    "else",
+    "for",
+    "while",
+    "in",
+    "is",
+    "not",
+    "and",
+    "or",
+    "lambda",
+    "function",
+    "default",
+    "static",
+    "pub",
+    "type",
+    "struct",
+    "enum",
+    "class",
+    "interface",
+    "secret",
+    "secrets",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "token",
+    "tokens",
+    "key",
+    "keys",
+    "auth",
+    "credentials",
+    "credential",
+    "value",
+    "values",
+    "required",
+    "optional",
+];
+
+/// A value next to a secret name that is code, not a literal credential:
+/// a call, a path, a method chain, a type or keyword, or (unquoted) a
+/// bare identifier followed by a generic (`Option<`), a call or a path.
+fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
+    let lower = value.to_ascii_lowercase();
+    let word = std::str::from_utf8(&lower).unwrap_or("");
+    if CODE_WORDS.contains(&word) {
+        return true;
+    }
+    // A quoted string is a literal whatever it holds.
+    if quoted {
+        return false;
+    }
+    let has = |needle: &[u8]| value.windows(needle.len()).any(|w| w == needle);
+    if value.first().is_some_and(|c| b"(:[{.".contains(c))
+        || has(b"(")
+        || has(b"::")
+        || has(b"->")
+        || has(b"=>")
+        || has(b"[")
+    {
+        return true;
+    }
+    let ident = |w: &[u8]| {
+        !w.is_empty()
+            && (w[0].is_ascii_alphabetic() || w[0] == b'_')
+            && w.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    };
+    // Unquoted: `self.password`, `config.api_key`, `Option<String>`,
+    // `EncapsulationKey::new`, `tokens[0]`.
+    let segments: Vec<&[u8]> = value.split(|c| *c == b'.').collect();
+    if segments.len() >= 2 && segments.iter().all(|s| ident(s)) {
+        let first = String::from_utf8_lossy(segments[0]).to_ascii_lowercase();
+        if CODE_OBJECTS.contains(&first.as_str())
+            || segments.iter().all(|s| !s.iter().any(u8::is_ascii_digit))
+        {
+            return true;
+        }
+    }
+    ident(value)
+        && (after.first().is_some_and(|c| b"<(.[".contains(c))
+            || after.starts_with(b"::")
+            || type_name(value))
+}
+
+/// `EncapsulationKey`, `PublicKeyComponents`: two or more capitalized
+/// humps of at least three letters, no digit (random tokens have digits or
+/// short humps: `AbCdEf`).
+fn type_name(value: &[u8]) -> bool {
+    let mut humps = 0;
+    let mut len = 0;
+    for (i, c) in value.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 && len < 3 {
+                return false;
+            }
+            humps += 1;
+            len = 1;
+        } else if c.is_ascii_lowercase() {
+            if humps == 0 {
+                return false;
+            }
+            len += 1;
+        } else {
+            return false;
+        }
+    }
+    humps >= 2 && len >= 3
+}
+
+/// Receivers whose attributes are references, never literals.
+const CODE_OBJECTS: &[&str] = &[
+    "self",
+    "this",
+    "cls",
+    "os",
+    "process",
+    "config",
+    "settings",
+    "env",
+    "args",
+    "opts",
+    "options",
+    "ctx",
+    "context",
+    "req",
+    "request",
+    "params",
+    "props",
+    "state",
+    "data",
+    "obj",
+    "creds",
+    "credentials",
+    "secrets",
+    "app",
+    "client",
+    "conf",
+    "cfg",
+];
+
+/// Whether an unquoted value is an identifier with no digit: in code, a
+/// variable (`password = password`, `token = tok`); kept as a literal only
+/// in env-file style `NAME=value`.
+fn bare_word(value: &[u8]) -> bool {
+    !value.is_empty() && value.iter().all(|c| c.is_ascii_alphabetic() || *c == b'_')
+}
+
+fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
     let n = crate::names::normalize(&String::from_utf8_lossy(name));
     if crate::names::normalize_is_innocent(&n) {
+        return false;
+    }
+    if !literal_syntax && bare_word(value) {
         return false;
     }
     if weak_name(&n) {

@@ -106,8 +106,15 @@ impl<'a> Scrubber<'a> {
             .map(|(i, u)| ((*u).clone(), i + 1))
             .collect();
         for (u, n) in &users {
+            let placeholder = format!("[LOCAL_USER:{n}]");
             if paths::sweepable_name(u) {
-                b.add_with_variants(u, &format!("[LOCAL_USER:{n}]"), LiteralKind::LocalName);
+                b.add_with_variants(u, &placeholder, LiteralKind::LocalName);
+            } else {
+                // Too common a word to sweep: replaced where a marker says
+                // it names a local user.
+                for (form, replacement) in paths::marked_forms(u, &placeholder) {
+                    b.add_with_variants(&form, &replacement, LiteralKind::LocalName);
+                }
             }
         }
         for h in &collected.names.hosts {
@@ -147,9 +154,13 @@ impl<'a> Scrubber<'a> {
         &self.ids
     }
 
-    /// User names seen (for the final scan).
+    /// User names swept across the whole export (for the final scan, which
+    /// looks for them everywhere; names too common to sweep are not).
     pub fn users(&self) -> impl Iterator<Item = &str> {
-        self.users.keys().map(String::as_str)
+        self.users
+            .keys()
+            .map(String::as_str)
+            .filter(|u| paths::sweepable_name(u))
     }
 
     /// The pseudonym of an identity (collected, or per-record).

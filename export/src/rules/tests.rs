@@ -327,6 +327,21 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "hf_hub_download(repo_id)",
         "TOKEN_FILE=/run/secrets/token",
         "password: [REDACTED_SECRET:secret-field:0011aabb]",
+        // Code next to secret names (issue 16): references, types, calls.
+        "self.user, self.password = user, password",
+        "    password: Option<String>,",
+        "let bearer_token = self.token.clone();",
+        "auth = (self.password.encode(\"utf-8\"))",
+        "let key = EncapsulationKey::new(algorithm);",
+        "key: PublicKeyComponents,",
+        "token = tokens[0]",
+        "secret_key = config.secret_key",
+        "password = password",
+        "fn set_password(&mut self, password: &str)",
+        "proxy at https://user:pass@proxy:8080",
+        "_AUTH = 1",
+        "pattern = re.compile(r'_auth=')",
+        "curl -u admin:[REDACTED_SECRET:curl-user:0011aabb] https://x",
     ]
 }
 
