@@ -31,6 +31,38 @@ const SYSTEM_PREFIXES: &[&str] = &[
 const SYSTEM_EXACT: &[&str] = &["/dev/null", "/usr/bin/env", "/bin/sh", "/bin/bash"];
 /// One-segment paths that still name a user's place.
 const HOME_ROOTS: &[&str] = &["/root", "/home", "/Users", "/tmp"];
+/// First segments of paths on a machine's own disks (homes, temp, mounts,
+/// build and work roots of common CI systems). An absolute path under any
+/// other first segment is text, not a place: JSON pointers
+/// (`/agentInput/fixture`), URL routes (`/api/v1/users`), doc examples
+/// (`/foo/bar`) stay as they are, so code and patches survive.
+const LOCAL_ROOTS: &[&str] = &[
+    "home",
+    "Users",
+    "root",
+    "tmp",
+    "var",
+    "private",
+    "mnt",
+    "media",
+    "opt",
+    "srv",
+    "work",
+    "workspace",
+    "workspaces",
+    "build",
+    "builds",
+    "Volumes",
+    "snap",
+    "nix",
+    "github",
+    "__w",
+    "scratch",
+    "net",
+    "afs",
+    "cygdrive",
+    "usr",
+];
 
 fn path_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'~' | b'+' | b'@' | b'%' | b'/')
@@ -85,7 +117,8 @@ pub fn local_paths(s: &str) -> Vec<(usize, usize)> {
             let homeish = HOME_ROOTS
                 .iter()
                 .any(|h| trimmed == *h || trimmed.starts_with(&format!("{h}/")));
-            if !system && (segments >= 2 || homeish) {
+            let first = trimmed[1..].split('/').next().unwrap_or("");
+            if !system && ((segments >= 2 && LOCAL_ROOTS.contains(&first)) || homeish) {
                 out.push((start, end));
             }
             i = end.max(i + 1);
@@ -400,6 +433,9 @@ mod tests {
     #[test]
     fn diff_headers_urls_and_commands_survive() {
         for s in [
+            "pointer \"/agentInput/fixture/source/locator\"",
+            "GET /api/v1/users/42",
+            "e.g. /foo/bar/spam.txt",
             "--- /dev/null",
             "+++ b/src/calc.py",
             "diff --git a/src/calc.py b/src/calc.py",

@@ -39,6 +39,58 @@ pub struct Counts {
     pub canonicalized: u64,
 }
 
+/// Whether a collected value is swept across the whole export (with its
+/// encoded forms) or replaced only where a rule finds it. Swept: policy
+/// values, forged placeholders, anything a shape rule found (a token is a
+/// token wherever it stands), and credential-like values: at least 8
+/// bytes, no whitespace, two or more character classes, and at least 3
+/// bits of entropy per character (less for short values). A word, a name or a short value found
+/// next to a secret-sounding label would otherwise be replaced in every
+/// sentence and line of code that uses it.
+fn swept_everywhere(det: &Detector, rule: &str, value: &str) -> bool {
+    if rule == crate::detect::FORGERY_RULE || rule == crate::detect::SENSITIVE_RULE {
+        return true;
+    }
+    let shape = det
+        .rules()
+        .rules()
+        .iter()
+        .any(|r| r.id == rule && r.check == crate::rules::Check::Shape);
+    shape || credential_like(value.as_bytes())
+}
+
+/// See [`swept_everywhere`].
+pub fn credential_like(v: &[u8]) -> bool {
+    if v.len() < 8 || v.iter().any(u8::is_ascii_whitespace) {
+        return false;
+    }
+    let classes = [
+        v.iter().any(u8::is_ascii_lowercase),
+        v.iter().any(u8::is_ascii_uppercase),
+        v.iter().any(u8::is_ascii_digit),
+        v.iter().any(|c| !c.is_ascii_alphanumeric()),
+    ];
+    if classes.iter().filter(|c| **c).count() < 2 {
+        return false;
+    }
+    let mut counts = [0u32; 256];
+    for &c in v {
+        counts[c as usize] += 1;
+    }
+    let n = v.len() as f64;
+    let entropy: f64 = counts
+        .iter()
+        .filter(|&&k| k > 0)
+        .map(|&k| {
+            let p = k as f64 / n;
+            -p * p.log2()
+        })
+        .sum();
+    // Short values cannot reach 3 bits per character: ask what their
+    // length allows, less half a bit.
+    entropy >= 3.0_f64.min(n.log2() - 0.5)
+}
+
 /// The placeholder of a secret.
 pub fn secret_placeholder(rule: &str, fingerprint: &str) -> String {
     format!("[REDACTED_SECRET:{rule}:{fingerprint}]")
@@ -49,6 +101,8 @@ pub struct Scrubber<'a> {
     det: &'a Detector,
     keys: Keys,
     lits: Literals,
+    /// Collected values too weak to sweep: replaced where a rule finds them.
+    local_only: Option<aho_corasick::AhoCorasick>,
     ids: IdMap,
     users: BTreeMap<String, usize>,
     roots: Vec<String>,
@@ -92,11 +146,22 @@ impl<'a> Scrubber<'a> {
             b.add_with_variants(v, &p, LiteralKind::Secret);
             issued.insert(p);
         }
+        let mut local_only = Vec::new();
         for (v, rule) in &collected.secrets {
             let p = secret_placeholder(rule, &keys.fingerprint(v.as_bytes()));
-            b.add_with_variants(v, &p, LiteralKind::Secret);
+            if swept_everywhere(det, rule, v) {
+                b.add_with_variants(v, &p, LiteralKind::Secret);
+            } else {
+                local_only.push(v.as_str());
+            }
             issued.insert(p);
         }
+        // A weak value (`AWS_SECRET_ACCESS_KEY=bench`, `password: hunter`)
+        // goes only where its rule finds it again: strings holding it get
+        // the detector pass, the rest of the export keeps the word.
+        let local_only = (!local_only.is_empty()).then(|| {
+            aho_corasick::AhoCorasick::new(&local_only).expect("literal automaton builds")
+        });
         ids.add_literals(&mut b);
         let mut ordered: Vec<&String> = collected.names.users.iter().collect();
         ordered.sort_by_key(|u| keys.user_order(u));
@@ -125,6 +190,7 @@ impl<'a> Scrubber<'a> {
         Ok(Scrubber {
             det,
             keys,
+            local_only,
             lits: b.build(),
             ids,
             users,
@@ -190,9 +256,15 @@ impl<'a> Scrubber<'a> {
             changed = true;
         }
         // The first pass ran the same detector over this very string: had it
-        // found anything, a literal would have changed it. Only a changed
-        // string can hold something new (a secret split by a path, say).
-        if !changed {
+        // found anything swept, a literal would have changed it. Only a
+        // changed string can hold something new (a secret split by a path,
+        // say), or one holding a value found but not swept.
+        if !changed
+            && !self
+                .local_only
+                .as_ref()
+                .is_some_and(|ac| ac.is_match(&text))
+        {
             return text;
         }
         // Safety net: anything a rule still finds (in any view) goes.

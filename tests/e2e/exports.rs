@@ -667,3 +667,104 @@ fn concurrent_exports_to_one_destination_exactly_one_wins() {
     assert_eq!(temps, 0, "losers remove their temp trees");
     assert_eq!(env.json(&["fsck", "--read-data"]).0, 0);
 }
+
+/// Every file below `dir` with one of `exts`, sorted, as (path, text).
+fn sources(dir: &Path, exts: &[&str]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.unwrap();
+        let p = e.path();
+        if e.file_type().is_file() && exts.iter().any(|x| p.extension().is_some_and(|e| e == *x)) {
+            out.push((
+                p.strip_prefix(crate::bundles::repo())
+                    .unwrap()
+                    .display()
+                    .to_string(),
+                std::fs::read_to_string(p).unwrap(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_benign_code_session_exports_intact_with_its_patch_byte_identical() {
+    // Real content, as an agent reads it: this repository's own sources
+    // (code full of secret-sounding names: passwords, tokens, keys, rules)
+    // and docs as tool outputs, and a real unified diff as the patch.
+    let env = Env::new();
+    let repo = crate::bundles::repo();
+    let mut files = sources(&repo.join("store/src"), &["rs"]);
+    files.extend(sources(&repo.join("cli/src"), &["rs"]));
+    files.extend(sources(&repo.join("docs"), &["md"]));
+    files.extend(sources(&repo.join("bench"), &["py", "sh"]));
+    let mut session =
+        String::from("{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}\n");
+    for (i, (path, text)) in files.iter().enumerate() {
+        let call = format!("toolu_{i:024}");
+        session.push_str(&serde_json::to_string(&json!({"type": "tool.call", "seq": i, "callId": call, "tool": "read_file", "input": {"path": path}})).unwrap());
+        session.push('\n');
+        session.push_str(
+            &serde_json::to_string(
+                &json!({"type": "tool.result", "seq": i, "callId": call, "output": text}),
+            )
+            .unwrap(),
+        );
+        session.push('\n');
+    }
+    let patch = std::process::Command::new("diff")
+        .args(["-ruN", "store/src/bundle", "store/src/packet"])
+        .current_dir(&repo)
+        .output()
+        .unwrap()
+        .stdout;
+    assert!(patch.len() > 10_000);
+    let dir = env.path("benign");
+    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
+    std::fs::write(dir.join("workspace.patch"), &patch).unwrap();
+    crate::bundles::rebrand(&dir, "benign-code", "attempt-benign");
+    let policy = env.write(
+        "policy.json",
+        br#"{"schemaVersion":"coffer.export-policy/v1","sharingClass":"partner","maxArtifactBytes":67108864,"maxStringBytes":1048576,"sensitiveValues":[]}"#,
+    );
+    let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
+    assert_eq!(code, 0, "benign code is exported, not refused: {v}");
+    let exported = std::fs::read(env.path("out/workspace.patch")).unwrap();
+    let differing: Vec<String> = String::from_utf8_lossy(&patch)
+        .lines()
+        .zip(String::from_utf8_lossy(&exported).lines())
+        .filter(|(a, b)| a != b)
+        .take(5)
+        .map(|(a, b)| format!("{a:?}\n  -> {b:?}"))
+        .collect();
+    assert!(
+        exported == patch,
+        "a patch with no secret in it comes out byte-identical:\n{}",
+        differing.join("\n")
+    );
+    let out = std::fs::read_to_string(env.path("out/session.jsonl")).unwrap();
+    // Our own code and docs quote placeholders; count only new ones.
+    let count = |t: &str| t.matches("[REDACTED_").count() + t.matches("[LOCAL_").count();
+    let placeholders = count(&out).saturating_sub(count(&session));
+    let mb = session.len() as f64 / 1e6;
+    assert!(
+        placeholders as f64 / mb <= 50.0,
+        "{placeholders} placeholders in {mb:.2} MB"
+    );
+    let (mut lines, mut changed) = (0usize, 0usize);
+    for (a, b) in session.lines().zip(out.lines()) {
+        let (a, b): (Value, Value) = (
+            serde_json::from_str(a).unwrap(),
+            serde_json::from_str(b).unwrap(),
+        );
+        if let (Some(x), Some(y)) = (a["output"].as_str(), b["output"].as_str()) {
+            lines += x.lines().count();
+            changed += x.lines().zip(y.lines()).filter(|(p, q)| p != q).count();
+        }
+    }
+    assert!(
+        changed * 100 <= lines * 2,
+        "{changed} of {lines} lines changed"
+    );
+}

@@ -1,0 +1,90 @@
+//! Precision on real-looking content (issue 16): what a scrubber must leave
+//! alone is as much a part of the contract as what it must remove.
+
+use std::path::Path;
+
+use coffer_export::inline::{final_scan, sanitize};
+use coffer_export::key::ExportKey;
+use coffer_export::policy::{Policy, PolicyOptions};
+use serde_json::{json, Value};
+
+fn policy() -> Policy {
+    Policy::from_value(
+        &json!({"schemaVersion": "coffer.export-policy/v1", "sharingClass": "partner",
+            "maxArtifactBytes": 1 << 30, "maxStringBytes": 1 << 20, "sensitiveValues": []}),
+        "policy.json",
+        Path::new("."),
+        &PolicyOptions::default(),
+    )
+    .unwrap()
+}
+
+fn run(outputs: &[&str]) -> Vec<String> {
+    let records: Vec<Value> = outputs.iter().map(|o| json!({"output": o})).collect();
+    let p = policy();
+    let out = sanitize(&records, &[], &p, &ExportKey::from_bytes([3; 32])).unwrap();
+    assert_eq!(
+        final_scan(&out, &p).unwrap(),
+        vec![],
+        "the final scan passes"
+    );
+    out.records
+        .iter()
+        .map(|r| r["output"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_weak_value_is_replaced_where_found_not_swept_everywhere() {
+    let out = run(&[
+        "export AWS_SECRET_ACCESS_KEY=bench AWS_REGION=us-east-1",
+        "cargo bench runs the bench suite",
+    ]);
+    assert!(!out[0].contains("=bench"), "{}", out[0]);
+    assert_eq!(out[1], "cargo bench runs the bench suite");
+}
+
+#[test]
+fn a_credential_like_value_is_swept_everywhere() {
+    let token = format!("{}{}", "Zx8Kq2Lm9Np4Rt7Vb", "3Wc6Yd1Fg5Hj0");
+    let out = run(&[
+        &format!("password = \"{token}\""),
+        &format!("echo {token} | login"),
+    ]);
+    assert!(
+        !out[0].contains(&token) && !out[1].contains(&token),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn code_next_to_secret_names_is_left_alone() {
+    let code = [
+        "        self.user, self.password = user, password",
+        "    pub password: Option<String>,",
+        "    let bearer_token = self.token.clone();",
+        "    auth = (self.password.encode(\"utf-8\"))",
+        "    let key = EncapsulationKey::new(algorithm);",
+        "    secret_key = config.secret_key",
+        "    token = tokens[0]",
+        "    proxies = {'https': 'https://user:pass@proxy:8080'}",
+        "    pattern = re.compile(r'_AUTH = 1')",
+        "    pointer = \"/agentInput/fixture/source/locator\"",
+        "    see C:\\Users\\Example\\project for an example",
+    ];
+    let out = run(&code);
+    for (a, b) in code.iter().zip(&out) {
+        if a.contains("C:\\Users") {
+            // The path goes; the word "example" elsewhere stays.
+            assert!(b.ends_with("for an example"), "{b}");
+        } else {
+            assert_eq!(a, b);
+        }
+    }
+}
+
+#[test]
+fn placeholders_never_nest() {
+    let out = run(&["curl -u admin:[REDACTED_SECRET:curl-user:0011aabb] https://x"]);
+    assert_eq!(out[0].matches("[REDACTED_SECRET").count(), 1, "{}", out[0]);
+}
