@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::detect::{CleanCache, Detector, Finding};
-use crate::identity::Identities;
+use crate::identity::{Identities, Scope};
 use crate::names::{classify, normalize, FieldClass, THINKING_RECORD};
 use crate::paths::LocalNames;
 use crate::rules::is_placeholder;
@@ -216,7 +216,21 @@ impl<'a> Collector<'a> {
                             }
                             self.value(val, depth);
                         }
-                        FieldClass::Plain => self.value(val, depth),
+                        FieldClass::Plain => {
+                            // An id by its shape (`toolu_…`, `wrkspc_…`)
+                            // is an identity in any field.
+                            if let Some(id) = val.as_str() {
+                                match crate::identity::shaped_id(id) {
+                                    Some((ns, Scope::Correlation)) => {
+                                        self.dirty = true;
+                                        self.identity(ns, id);
+                                    }
+                                    Some((_, Scope::Record)) => self.dirty = true,
+                                    None => {}
+                                }
+                            }
+                            self.value(val, depth)
+                        }
                     }
                 }
             }

@@ -41,6 +41,69 @@ fn is_uuid(s: &str) -> bool {
             .all(|(p, n)| p.len() == n && is_hex(p))
 }
 
+/// Prefixes of the harness exchange schema's ids (and the model API's tool
+/// use ids), with the namespace of their pseudonyms, and whether they are
+/// correlation ids (a few per session, swept from all text) or per-record
+/// ids (one per event or call, rewritten where a field holds exactly one:
+/// sweeping millions of them would cost more than it protects). A string
+/// of the form `<prefix>_<12-64 letters or digits, one a digit>` is that
+/// identity wherever it stands, typed field or not.
+const ID_PREFIXES: &[(&str, &str, Scope)] = &[
+    ("sess", "session", Scope::Correlation),
+    ("run", "run", Scope::Correlation),
+    ("subg", "subagent", Scope::Correlation),
+    ("conn", "connection", Scope::Correlation),
+    ("wrkspc", "workspace", Scope::Correlation),
+    ("prin", "principal", Scope::Correlation),
+    ("agent", "agent", Scope::Correlation),
+    ("aini", "agent-instance", Scope::Correlation),
+    ("surf", "surface", Scope::Correlation),
+    ("approval", "approval", Scope::Correlation),
+    ("evt", "event", Scope::Record),
+    ("toolu", "tool-use", Scope::Record),
+    ("call", "tool-call", Scope::Record),
+    ("msg", "message", Scope::Record),
+    ("req", "request", Scope::Record),
+];
+
+/// Where a shaped id is rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Collected and swept from every string of the export.
+    Correlation,
+    /// Rewritten in the fields that hold it.
+    Record,
+}
+
+/// The namespace and scope of a string shaped like a prefixed id.
+pub fn shaped_id(s: &str) -> Option<(&'static str, Scope)> {
+    let (prefix, body) = s.split_once('_')?;
+    let &(_, ns, scope) = ID_PREFIXES.iter().find(|(p, _, _)| *p == prefix)?;
+    let ok = (12..=64).contains(&body.len())
+        && body.bytes().all(|c| c.is_ascii_alphanumeric())
+        && body.bytes().any(|c| c.is_ascii_digit());
+    ok.then_some((ns, scope))
+}
+
+/// `<prefix>_<body>` with an alphanumeric body of 12 to 64 characters.
+fn prefixed_token(s: &str) -> Option<(&str, &str)> {
+    let (prefix, body) = s.split_once('_')?;
+    let ok = !prefix.is_empty()
+        && prefix.len() <= 16
+        && prefix
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && prefix
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase())
+        && (12..=64).contains(&body.len())
+        && body.bytes().all(|c| c.is_ascii_alphanumeric());
+    ok.then_some((prefix, body))
+}
+
+const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
 fn prefixed_hex(s: &str) -> Option<(&str, &str)> {
     let (prefix, hex) = s.rsplit_once('_')?;
     let prefix_ok = !prefix.is_empty()
@@ -78,6 +141,17 @@ pub fn pseudonym(keys: &Keys, namespace: &str, id: &str) -> String {
         let new = hex::encode(&p[..16]);
         let upper = hex.bytes().any(|c| c.is_ascii_uppercase());
         return format!("{prefix}_{}", if upper { new.to_uppercase() } else { new });
+    }
+    if let Some((prefix, body)) = prefixed_token(id) {
+        // Same prefix, same length, same alphabet: `toolu_01A9…` stays a
+        // 24-character base62 `toolu_` id.
+        let mut bytes = p.to_vec();
+        bytes.extend_from_slice(&keys.pseudonym(namespace, &format!("{id}#2")));
+        let new: String = bytes[..body.len()]
+            .iter()
+            .map(|b| BASE62[*b as usize % BASE62.len()] as char)
+            .collect();
+        return format!("{prefix}_{new}");
     }
     if is_uuid(id) {
         let u = uuid_from(&p);

@@ -95,7 +95,17 @@ const ID_FIELDS: &[&str] = &[
     "requestid",
     "messageid",
     "tooluseid",
+    "toolcallid",
+    "callid",
     "conversationid",
+    "subagentid",
+    "connectionid",
+    "workspaceid",
+    "principalid",
+    "agentid",
+    "agentinstanceid",
+    "surfaceid",
+    "approvalid",
 ];
 
 /// What a key's name says about its value.

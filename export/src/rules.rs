@@ -70,7 +70,7 @@ const CATALOG: &[Spec] = &[
     (
         "aws-secret-access-key",
         &["secret"],
-        r#"(?i)(?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)["']?\s*(?:=>|:=|=|:)\s*["']?(?P<s>[A-Za-z0-9/+]{40})\b"#,
+        r#"(?i)(?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)["']?\s*(?:=>|:=|=|:)\s*["']?(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"#,
         Check::Value,
     ),
     (
@@ -341,13 +341,23 @@ impl RuleSet {
 
     fn build(extra: &[ExtraRule]) -> Result<RuleSet, RuleError> {
         let mut rules = Vec::new();
-        for (id, kws, src, check) in CATALOG {
-            rules.push(Rule {
-                id: id.to_string(),
-                keywords: kws.iter().map(|k| k.to_string()).collect(),
-                regex: compile(src).expect("built-in rules compile"),
-                check: *check,
-            });
+        let rule = |id: &str, kws: &[&str], src: &str, check: Check| Rule {
+            id: id.to_string(),
+            keywords: kws.iter().map(|k| k.to_string()).collect(),
+            regex: compile(src).expect("built-in rules compile"),
+            check,
+        };
+        // Shape rules first, then the vendors' prefixed tokens, then the
+        // rules that read a value next to a label: where two claim one
+        // span, the more specific names the placeholder.
+        for (id, kws, src, check) in CATALOG.iter().filter(|r| r.3 == Check::Shape) {
+            rules.push(rule(id, kws, src, *check));
+        }
+        for (id, kws, src, _) in prefixed::PREFIXED {
+            rules.push(rule(id, kws, src, Check::Shape));
+        }
+        for (id, kws, src, check) in CATALOG.iter().filter(|r| r.3 != Check::Shape) {
+            rules.push(rule(id, kws, src, *check));
         }
         for e in extra {
             let regex = compile(&e.regex).map_err(|err| RuleError {
@@ -873,6 +883,8 @@ fn decodes_to_user_password(v: &[u8]) -> bool {
         .and_then(|d| String::from_utf8(d).ok())
         .is_some_and(|s| s.contains(':') && s.chars().all(|c| !c.is_control()) && s.len() >= 3)
 }
+
+pub mod prefixed;
 
 #[cfg(test)]
 mod tests;

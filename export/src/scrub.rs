@@ -382,7 +382,8 @@ impl<'a> Scrubber<'a> {
                 FieldClass::Identity | FieldClass::Plain
                     if val.is_string()
                         && (class == FieldClass::Identity
-                            || (oneshot && k.eq_ignore_ascii_case("id"))) =>
+                            || (oneshot && k.eq_ignore_ascii_case("id"))
+                            || val.as_str().and_then(crate::identity::shaped_id).is_some()) =>
                 {
                     let id = val.as_str().expect("checked");
                     val = Value::String(self.identity(id));

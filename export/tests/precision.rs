@@ -88,3 +88,47 @@ fn placeholders_never_nest() {
     let out = run(&["curl -u admin:[REDACTED_SECRET:curl-user:0011aabb] https://x"]);
     assert_eq!(out[0].matches("[REDACTED_SECRET").count(), 1, "{}", out[0]);
 }
+
+#[test]
+fn every_prefixed_id_kind_keeps_its_prefix_and_shape_and_maps_consistently() {
+    let kinds = [
+        "sess", "evt", "run", "subg", "conn", "wrkspc", "prin", "agent", "aini", "surf",
+        "approval", "toolu", "call", "msg", "req",
+    ];
+    let ids: Vec<String> = kinds
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("{k}_0{i}Ab3Cd4Ef5Gh6Jk7Lm8Np9Q"))
+        .collect();
+    let records: Vec<Value> = ids
+        .iter()
+        .map(|id| json!({"id": id, "frozen_context": {"workspace_id": id}, "text": format!("see {id} here")}))
+        .collect();
+    let p = policy();
+    let out = sanitize(&records, &[], &p, &ExportKey::from_bytes([5; 32])).unwrap();
+    assert_eq!(final_scan(&out, &p).unwrap(), vec![]);
+    let per_record = ["evt", "toolu", "call", "msg", "req"];
+    for (id, r) in ids.iter().zip(&out.records) {
+        let text = serde_json::to_string(r).unwrap();
+        let (prefix, body) = id.split_once('_').unwrap();
+        if per_record.contains(&prefix) {
+            // Rewritten in the fields that hold exactly it.
+            assert_ne!(r["id"], id.as_str());
+            assert_eq!(r["frozen_context"]["workspace_id"], r["id"]);
+            continue;
+        }
+        assert!(!text.contains(id.as_str()), "{id} survived: {text}");
+        let new = r["id"].as_str().unwrap();
+        assert!(new.starts_with(&format!("{prefix}_")), "{id} -> {new}");
+        assert_eq!(new.len(), id.len(), "{id} -> {new}");
+        assert!(new[prefix.len() + 1..]
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric()));
+        assert_ne!(&new[prefix.len() + 1..], body);
+        assert_eq!(
+            r["frozen_context"]["workspace_id"], new,
+            "one pseudonym per id"
+        );
+        assert_eq!(r["text"], format!("see {new} here"));
+    }
+}

@@ -40,11 +40,42 @@ pub(crate) const UPPER_NUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 pub(crate) const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 pub(crate) const URLSAFE: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
 
+/// A sample token from a [`prefixed`] shape (see that module).
+pub(crate) fn from_shape(g: &mut Gen, shape: &str) -> String {
+    shape
+        .split('|')
+        .map(|seg| {
+            let (class, arg) = seg.split_once(':').expect("class:arg");
+            let n = || arg.parse::<usize>().expect("a length");
+            match class {
+                "lit" => arg.to_string(),
+                "an" => g.alnum(n()),
+                "hex" => g.chars("0123456789abcdef", n()),
+                "HEX" => g.chars("0123456789ABCDEF", n()),
+                "b64" => g.chars(B64, n()),
+                "url" => g.chars(URLSAFE, n()),
+                "up" => g.chars(UPPER_NUM, n()),
+                "low" => g.chars("abcdefghijklmnopqrstuvwxyz0123456789", n()),
+                "dig" => g.chars("0123456789", n()),
+                "alpha" => g.chars("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", n()),
+                "b32" => g.chars("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", n()),
+                other => panic!("unknown class {other}"),
+            }
+        })
+        .collect()
+}
+
 /// (rule id, context with `{}` where the secret goes, the secret): one or
 /// more per rule in the catalog.
 pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     let mut g = Gen::new(seed);
     let mut v: Vec<(&'static str, String, String)> = Vec::new();
+    for (id, _, _, shape) in prefixed::PREFIXED {
+        let bare = from_shape(&mut g, shape);
+        let quoted = from_shape(&mut g, shape);
+        v.push((id, "{}".to_string(), bare));
+        v.push((id, "{\"config\": \"{}\"}\n".to_string(), quoted));
+    }
     let mut add = |rule: &'static str, ctx: &str, secret: String| {
         v.push((rule, ctx.to_string(), secret));
     };

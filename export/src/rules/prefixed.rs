@@ -1,0 +1,404 @@
+//! Tokens that announce themselves: a vendor's fixed prefix and a body of
+//! a documented alphabet and length. Each is a shape rule (the whole token
+//! goes, body included, wherever it stands) whose prefix is its prefilter
+//! keyword. Formats are taken from the vendors' documentation and the
+//! public rule sets of secret scanners, written here as our own regexes.
+//!
+//! Each entry also carries a sample shape, so the tests generate one true
+//! positive per rule from the same row: `lit:TEXT` is literal text, and
+//! `CLASS:N` is N characters of a class (`an` mixed alphanumerics, `hex`,
+//! `HEX`, `b64`, `url` URL-safe base64, `up` upper case and digits, `low`
+//! lower case and digits, `dig` digits, `alpha` letters, `b32` the bech32 alphabet in upper
+//! case), joined by `|`.
+
+/// (rule id, prefilter keywords, regex with the token as group `s`,
+/// sample shape).
+pub type Prefixed = (
+    &'static str,
+    &'static [&'static str],
+    &'static str,
+    &'static str,
+);
+
+/// The table; order only breaks ties between rules claiming one span.
+pub const PREFIXED: &[Prefixed] = &[
+    (
+        "1password-service-account-token",
+        &["ops_eyJ"],
+        r"(?P<s>ops_eyJ[A-Za-z0-9+/_=-]{100,})",
+        "lit:ops_eyJ|b64:250",
+    ),
+    (
+        "1password-secret-key",
+        &["A3-"],
+        r"\b(?P<s>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})",
+        "lit:A3-|up:6|lit:-|up:11|lit:-|up:5|lit:-|up:5|lit:-|up:5",
+    ),
+    (
+        "adobe-client-secret",
+        &["p8e-"],
+        r"\b(?P<s>p8e-[A-Za-z0-9_-]{32})",
+        "lit:p8e-|url:32",
+    ),
+    (
+        "age-secret-key",
+        &["AGE-SECRET-KEY-1"],
+        r"(?P<s>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
+        "lit:AGE-SECRET-KEY-1|b32:58",
+    ),
+    (
+        "alibaba-access-key-id",
+        &["LTAI"],
+        r"\b(?P<s>LTAI[A-Za-z0-9]{20})\b",
+        "lit:LTAI|an:20",
+    ),
+    (
+        "artifactory-api-key",
+        &["AKCp"],
+        r"\b(?P<s>AKCp[A-Za-z0-9]{69})",
+        "lit:AKCp|an:69",
+    ),
+    (
+        "artifactory-reference-token",
+        &["cmVmdGtu"],
+        r"\b(?P<s>cmVmdGtu[A-Za-z0-9]{56})",
+        "lit:cmVmdGtu|an:56",
+    ),
+    (
+        "atlassian-api-token",
+        &["ATATT3"],
+        r"\b(?P<s>ATATT3[A-Za-z0-9_=-]{150,220})",
+        "lit:ATATT3|url:186",
+    ),
+    (
+        "clojars-api-token",
+        &["CLOJARS_"],
+        r"(?P<s>CLOJARS_[a-z0-9]{60})",
+        "lit:CLOJARS_|low:60",
+    ),
+    (
+        "databricks-api-token",
+        &["dapi"],
+        r"\b(?P<s>dapi[a-f0-9]{32}(?:-[0-9]+)?)",
+        "lit:dapi|hex:32",
+    ),
+    (
+        "digitalocean-token",
+        &["dop_v1_", "doo_v1_", "dor_v1_"],
+        r"\b(?P<s>do[opr]_v1_[a-f0-9]{64})",
+        "lit:dop_v1_|hex:64",
+    ),
+    (
+        "docker-pat",
+        &["dckr_pat_", "dckr_oat_"],
+        r"(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,})",
+        "lit:dckr_pat_|url:27",
+    ),
+    (
+        "doppler-token",
+        &[
+            "dp.pt.",
+            "dp.st.",
+            "dp.sa.",
+            "dp.ct.",
+            "dp.scim.",
+            "dp.audit.",
+        ],
+        r"(?P<s>dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44})",
+        "lit:dp.pt.|an:43",
+    ),
+    (
+        "duffel-api-token",
+        &["duffel_"],
+        r"(?P<s>duffel_(?:test|live)_[A-Za-z0-9_=-]{43})",
+        "lit:duffel_live_|url:43",
+    ),
+    (
+        "dynatrace-api-token",
+        &["dt0c01."],
+        r"(?P<s>dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})",
+        "lit:dt0c01.|up:24|lit:.|an:64",
+    ),
+    (
+        "easypost-api-token",
+        &["EZAK", "EZTK"],
+        r"\b(?P<s>EZ[AT]K[A-Za-z0-9]{54})",
+        "lit:EZAK|an:54",
+    ),
+    (
+        "facebook-access-token",
+        &["EAAM", "EAAC", "EAAG"],
+        r"\b(?P<s>EAA[MCG][A-Za-z0-9]{100,})",
+        "lit:EAAG|an:160",
+    ),
+    (
+        "figma-token",
+        &["figd_"],
+        r"(?P<s>figd_[A-Za-z0-9_-]{38,})",
+        "lit:figd_|url:40",
+    ),
+    (
+        "flutterwave-key",
+        &["FLWSECK", "FLWPUBK"],
+        r"(?P<s>FLW(?:SECK|PUBK)(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?)",
+        "lit:FLWSECK_TEST-|hex:32|lit:-X",
+    ),
+    (
+        "flyio-token",
+        &["fo1_", "fm1r_", "fm1a_", "fm2_"],
+        r"(?P<s>fo1_[A-Za-z0-9_-]{43}|fm(?:1[ar]|2)_[A-Za-z0-9+/]{100,}={0,3})",
+        "lit:fo1_|url:43",
+    ),
+    (
+        "frameio-api-token",
+        &["fio-u-"],
+        r"(?P<s>fio-u-[A-Za-z0-9_=-]{64})",
+        "lit:fio-u-|url:64",
+    ),
+    (
+        "grafana-token",
+        &["glc_", "glsa_", "eyJrIjoi"],
+        r"(?P<s>glc_[A-Za-z0-9+/]{32,400}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,3})",
+        "lit:glsa_|an:32|lit:_|hex:8",
+    ),
+    (
+        "groq-api-key",
+        &["gsk_"],
+        r"\b(?P<s>gsk_[A-Za-z0-9]{48,})",
+        "lit:gsk_|an:52",
+    ),
+    (
+        "harness-api-key",
+        &["pat.", "sat."],
+        r"\b(?P<s>(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20})",
+        "lit:pat.|url:22|lit:.|an:24|lit:.|an:20",
+    ),
+    (
+        "hashicorp-terraform-token",
+        &["atlasv1"],
+        r"(?P<s>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})",
+        "an:14|lit:.atlasv1.|url:67",
+    ),
+    (
+        "heroku-api-key",
+        &["HRKU-"],
+        r"(?P<s>HRKU-[A-Za-z0-9_-]{20,})",
+        "lit:HRKU-AA|url:58",
+    ),
+    (
+        "huggingface-org-token",
+        &["api_org_"],
+        r"(?P<s>api_org_[A-Za-z]{34})",
+        "lit:api_org_|alpha:34",
+    ),
+    (
+        "infracost-api-token",
+        &["ico-"],
+        r"\b(?P<s>ico-[A-Za-z0-9]{32})\b",
+        "lit:ico-|an:32",
+    ),
+    (
+        "langsmith-api-key",
+        &["lsv2_"],
+        r"(?P<s>lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})",
+        "lit:lsv2_pt_|hex:32|lit:_|hex:10",
+    ),
+    (
+        "linear-api-key",
+        &["lin_api_", "lin_oauth_"],
+        r"(?P<s>lin_(?:api|oauth)_[A-Za-z0-9]{40})",
+        "lit:lin_api_|an:40",
+    ),
+    (
+        "mailchimp-api-key",
+        &["-us"],
+        r"\b(?P<s>[a-f0-9]{32}-us[0-9]{1,2})\b",
+        "hex:32|lit:-us|dig:2",
+    ),
+    (
+        "maxmind-license-key",
+        &["_mmk"],
+        r"\b(?P<s>[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)\b",
+        "an:6|lit:_|an:29|lit:_mmk",
+    ),
+    (
+        "new-relic-key",
+        &["NRJS-", "NRII-", "NRAK-", "NRAA-"],
+        r"\b(?P<s>NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9_-]{32}|NRA[AK]-[A-Z0-9]{27})",
+        "lit:NRAK-|up:27",
+    ),
+    (
+        "notion-api-token",
+        &["ntn_", "secret_"],
+        r"\b(?P<s>ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b",
+        "lit:ntn_|dig:11|an:35",
+    ),
+    (
+        "openshift-user-token",
+        &["sha256~"],
+        r"(?P<s>sha256~[A-Za-z0-9_-]{43})",
+        "lit:sha256~|url:43",
+    ),
+    (
+        "perplexity-api-key",
+        &["pplx-"],
+        r"\b(?P<s>pplx-[A-Za-z0-9]{48})",
+        "lit:pplx-|an:48",
+    ),
+    (
+        "pinecone-api-key",
+        &["pcsk_"],
+        r"(?P<s>pcsk_[A-Za-z0-9_]{50,})",
+        "lit:pcsk_|an:70",
+    ),
+    (
+        "planetscale-token",
+        &["pscale_tkn_", "pscale_oauth_", "pscale_pw_"],
+        r"(?P<s>pscale_(?:tkn|oauth|pw)_[A-Za-z0-9=_.-]{32,64})",
+        "lit:pscale_tkn_|url:43",
+    ),
+    (
+        "postman-api-token",
+        &["PMAK-"],
+        r"(?P<s>PMAK-[a-f0-9]{24}-[a-f0-9]{34})",
+        "lit:PMAK-|hex:24|lit:-|hex:34",
+    ),
+    (
+        "prefect-api-token",
+        &["pnu_"],
+        r"\b(?P<s>pnu_[A-Za-z0-9]{36})",
+        "lit:pnu_|an:36",
+    ),
+    (
+        "pulumi-api-token",
+        &["pul-"],
+        r"\b(?P<s>pul-[a-f0-9]{40})",
+        "lit:pul-|hex:40",
+    ),
+    (
+        "readme-api-token",
+        &["rdme_"],
+        r"(?P<s>rdme_[a-z0-9]{70})",
+        "lit:rdme_|low:70",
+    ),
+    (
+        "replicate-api-token",
+        &["r8_"],
+        r"\b(?P<s>r8_[A-Za-z0-9]{37})\b",
+        "lit:r8_|an:37",
+    ),
+    (
+        "rubygems-api-token",
+        &["rubygems_"],
+        r"(?P<s>rubygems_[a-f0-9]{48})",
+        "lit:rubygems_|hex:48",
+    ),
+    (
+        "scalingo-api-token",
+        &["tk-us-"],
+        r"(?P<s>tk-us-[A-Za-z0-9_-]{48})",
+        "lit:tk-us-|url:48",
+    ),
+    (
+        "sendgrid-api-key",
+        &["SG."],
+        r"\b(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})",
+        "lit:SG.|url:22|lit:.|url:43",
+    ),
+    (
+        "sendinblue-api-key",
+        &["xkeysib-", "xsmtpsib-"],
+        r"(?P<s>x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16})",
+        "lit:xkeysib-|hex:64|lit:-|an:16",
+    ),
+    (
+        "sentry-token",
+        &["sntrys_", "sntryu_"],
+        r"(?P<s>sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})",
+        "lit:sntryu_|hex:64",
+    ),
+    (
+        "settlemint-token",
+        &["sm_aat_", "sm_pat_", "sm_sat_"],
+        r"(?P<s>sm_(?:aat|pat|sat)_[A-Za-z0-9]{16})",
+        "lit:sm_pat_|an:16",
+    ),
+    (
+        "shippo-api-token",
+        &["shippo_"],
+        r"(?P<s>shippo_(?:live|test)_[a-f0-9]{40})",
+        "lit:shippo_live_|hex:40",
+    ),
+    (
+        "shopify-token",
+        &["shpat_", "shpca_", "shppa_", "shpss_"],
+        r"(?P<s>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})",
+        "lit:shpat_|hex:32",
+    ),
+    (
+        "sourcegraph-token",
+        &["sgp_"],
+        r"\b(?P<s>sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40})",
+        "lit:sgp_|hex:40",
+    ),
+    (
+        "square-token",
+        &["sq0atp-", "sq0csp-", "EAAA"],
+        r"(?P<s>sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}|\bEAAA[A-Za-z0-9_-]{60})",
+        "lit:sq0csp-|url:43",
+    ),
+    (
+        "tailscale-key",
+        &["tskey-"],
+        r"(?P<s>tskey-[a-z]{3,8}-[A-Za-z0-9]{6,}-[A-Za-z0-9]{10,})",
+        "lit:tskey-auth-|an:17|lit:-|an:30",
+    ),
+    (
+        "twilio-api-key",
+        &["SK"],
+        r"\b(?P<s>SK[0-9a-fA-F]{32})\b",
+        "lit:SK|hex:32",
+    ),
+    (
+        "typeform-api-token",
+        &["tfp_"],
+        r"(?P<s>tfp_[A-Za-z0-9_.=-]{59})",
+        "lit:tfp_|url:59",
+    ),
+    (
+        "vault-token",
+        &["hvs.", "hvb.", "hvr."],
+        r"\b(?P<s>hv[sbr]\.[A-Za-z0-9_-]{24,})",
+        "lit:hvs.|url:95",
+    ),
+    (
+        "xai-api-key",
+        &["xai-"],
+        r"\b(?P<s>xai-[A-Za-z0-9]{70,})",
+        "lit:xai-|an:80",
+    ),
+    (
+        "cloudflare-token",
+        &["cfut_", "cfk_", "cfat_"],
+        r"(?P<s>cf(?:ut|k|at)_[A-Za-z0-9_-]{30,})",
+        "lit:cfut_|url:40",
+    ),
+    (
+        "deepseek-style-key",
+        &["sk-"],
+        r"\b(?P<s>sk-[a-f0-9]{32})\b",
+        "lit:sk-|hex:32",
+    ),
+    (
+        "gitlab-feature-flag-token",
+        &["glffct-"],
+        r"(?P<s>glffct-[A-Za-z0-9_-]{20,})",
+        "lit:glffct-|url:20",
+    ),
+    (
+        "authress-key",
+        &["sc_", "ext_", "scauth_", "authress_"],
+        r"\b(?P<s>(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120})",
+        "lit:sc_|low:12|lit:.|low:5|lit:.acc_|low:16|lit:.|url:60",
+    ),
+];
