@@ -175,7 +175,14 @@ impl<'a> Collector<'a> {
     pub fn value(&mut self, v: &Value, depth: usize) {
         match v {
             Value::String(s) => self.string(s, depth),
-            Value::Array(a) => a.iter().for_each(|x| self.value(x, depth)),
+            Value::Array(a) => {
+                // ["OPENAI_API_KEY", "<value>"] pairs (env lists, argv).
+                if let Some(val) = crate::names::secret_pair(a, self.allow) {
+                    self.dirty = true;
+                    self.secret_value(val);
+                }
+                a.iter().for_each(|x| self.value(x, depth))
+            }
             Value::Object(m) => {
                 let thinking = m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD);
                 self.dirty |=

@@ -19,8 +19,52 @@ pub enum LiteralKind {
     LocalName,
 }
 
-/// The encoded forms a value can take inside other text.
+/// The encoded forms a value can take inside other text: itself in NFC,
+/// NFD and NFKC, and each of those JSON-escaped (once and twice),
+/// `\u`-escaped, percent-encoded, and in base64 at all three byte
+/// alignments.
 pub fn variants(v: &str) -> Vec<String> {
+    use unicode_normalization::UnicodeNormalization;
+    let mut forms: Vec<String> = vec![
+        v.to_string(),
+        v.nfc().collect(),
+        v.nfd().collect(),
+        v.nfkc().collect(),
+    ];
+    forms.sort();
+    forms.dedup();
+    let mut out = Vec::new();
+    for f in &forms {
+        out.extend(encoded(f));
+    }
+    out.sort();
+    out.dedup();
+    out.retain(|x| !x.is_empty());
+    out
+}
+
+/// Base64 text that only `v` decides when `v` starts `k` bytes into a
+/// 3-byte group of a longer encoded blob (the characters shared with the
+/// bytes before and after it are cut off); empty when too short to match
+/// safely.
+fn base64_core(v: &[u8], k: usize, alphabet: &base64::engine::GeneralPurpose) -> String {
+    let mut buf = vec![0u8; k];
+    buf.extend_from_slice(v);
+    let enc = alphabet.encode(&buf);
+    let enc = enc.trim_end_matches('=');
+    let skip = [0, 2, 3][k];
+    let end = if buf.len() % 3 == 0 {
+        enc.len()
+    } else {
+        enc.len() - 1
+    };
+    if end <= skip || end - skip < 8 {
+        return String::new();
+    }
+    enc[skip..end].to_string()
+}
+
+fn encoded(v: &str) -> Vec<String> {
     let mut out = vec![v.to_string()];
     let json = serde_json::to_string(v).expect("strings serialize");
     out.push(json[1..json.len() - 1].to_string());
@@ -50,9 +94,14 @@ pub fn variants(v: &str) -> Vec<String> {
     let b64 = e.encode(v);
     out.push(b64.trim_end_matches('=').to_string());
     out.push(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v));
-    out.sort();
-    out.dedup();
-    out.retain(|x| !x.is_empty());
+    for k in 0..3 {
+        for alphabet in [
+            &base64::engine::general_purpose::STANDARD,
+            &base64::engine::general_purpose::URL_SAFE,
+        ] {
+            out.push(base64_core(v.as_bytes(), k, alphabet));
+        }
+    }
     out
 }
 
@@ -223,6 +272,41 @@ impl Literals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secret_inside_base64_is_matched_at_every_alignment() {
+        let secret = "s3cr3t-Value-42xZ";
+        let vs = variants(secret);
+        for before in 0..6 {
+            for after in 0..4 {
+                let mut blob = vec![b'{'; before];
+                blob.extend_from_slice(secret.as_bytes());
+                blob.extend(std::iter::repeat_n(b'}', after));
+                for e in [
+                    &base64::engine::general_purpose::STANDARD,
+                    &base64::engine::general_purpose::URL_SAFE,
+                ] {
+                    let enc = e.encode(&blob);
+                    assert!(
+                        vs.iter().any(|v| enc.contains(v.as_str())),
+                        "{before}+{after}: {enc}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_value_is_matched_in_every_unicode_normal_form() {
+        use unicode_normalization::UnicodeNormalization;
+        let nfc = "caf\u{e9}-p\u{e4}ssw\u{f6}rd";
+        let vs = variants(nfc);
+        let nfd: String = nfc.nfd().collect();
+        assert_ne!(nfd, nfc);
+        assert!(vs.contains(&nfd));
+        let compat = "\u{ff21}\u{ff22}c-secret-value";
+        assert!(variants(compat).contains(&compat.nfkc().collect::<String>()));
+    }
 
     #[test]
     fn variants_cover_the_encodings() {

@@ -167,6 +167,22 @@ fn classify_normalized(n: &str, allow: &[String]) -> FieldClass {
     FieldClass::Plain
 }
 
+/// In a two-element array `[name, value]` of strings whose name is
+/// secret-named (`["OPENAI_API_KEY", "sk-..."]`), the value.
+pub fn secret_pair<'v>(
+    a: &'v [serde_json::Value],
+    allow: &[String],
+) -> Option<&'v serde_json::Value> {
+    match a {
+        [serde_json::Value::String(n), v @ serde_json::Value::String(_)]
+            if is_secret_name(&normalize(n), allow) =>
+        {
+            Some(v)
+        }
+        _ => None,
+    }
+}
+
 /// Whether a normalized name is secret-named.
 pub fn is_secret_name(n: &str, allow: &[String]) -> bool {
     if INNOCENT.contains(&n) || allow.iter().any(|a| a == n) {

@@ -200,6 +200,10 @@ const MARKERS: &[(&str, Marker)] = &[
     ("\\\\Users\\\\", Marker::Home),
     ("%2Fhome%2F", Marker::Home),
     ("%2FUsers%2F", Marker::Home),
+    ("%2fhome%2f", Marker::Home),
+    ("%2fUsers%2f", Marker::Home),
+    ("%5CUsers%5C", Marker::Home),
+    ("%5cUsers%5c", Marker::Home),
     ("USER=", Marker::User),
     ("LOGNAME=", Marker::User),
     ("USERNAME=", Marker::User),
@@ -452,9 +456,10 @@ mod tests {
     fn users_and_hosts_are_collected() {
         let mut n = LocalNames::default();
         n.collect("cd /home/alice/x; C:\\Users\\bob\\y USER=carol HOSTNAME=box1 dave@devbox:~$ ls");
+        n.collect("file%3A%2f%2fhome%2ffrank%2fwork and C%3A%5CUsers%5Cgrace%5Cx");
         assert_eq!(
             n.users.iter().collect::<Vec<_>>(),
-            ["alice", "bob", "carol", "dave"]
+            ["alice", "bob", "carol", "dave", "frank", "grace"]
         );
         assert_eq!(n.hosts.iter().collect::<Vec<_>>(), ["box1", "devbox"]);
         let mut m = LocalNames::default();

@@ -331,11 +331,22 @@ impl<'a> Scrubber<'a> {
         match v {
             Value::String(s) => {
                 let t = self.string(s, c);
-                *s = if truncatable { self.bound(t, c) } else { t };
+                // The limit applies to the original text: a string within
+                // it is never cut because placeholders made it longer.
+                *s = if truncatable && s.len() > self.max_string {
+                    self.bound(t, c)
+                } else {
+                    t
+                };
             }
             Value::Array(a) => {
-                for x in a {
-                    self.value(x, truncatable, c)?;
+                let pair = crate::names::secret_pair(a, &self.allow).is_some();
+                for (i, x) in a.iter_mut().enumerate() {
+                    if pair && i == 1 {
+                        *x = self.secret_field(x, c);
+                    } else {
+                        self.value(x, truncatable, c)?;
+                    }
                 }
             }
             Value::Object(m) => self.object(m, truncatable, c)?,

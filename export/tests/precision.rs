@@ -132,3 +132,41 @@ fn every_prefixed_id_kind_keeps_its_prefix_and_shape_and_maps_consistently() {
         assert_eq!(r["text"], format!("see {new} here"));
     }
 }
+
+#[test]
+fn a_value_in_a_name_value_pair_array_is_removed() {
+    let value = "pair-held-Value-7xQ";
+    let records = vec![json!({"env": [["OPENAI_API_KEY", value], ["PATH", "/usr/bin"]]})];
+    let p = policy();
+    let out = sanitize(&records, &[], &p, &ExportKey::from_bytes([9; 32])).unwrap();
+    assert_eq!(final_scan(&out, &p).unwrap(), vec![]);
+    let text = serde_json::to_string(&out.records[0]).unwrap();
+    assert!(!text.contains(value), "{text}");
+    assert_eq!(out.records[0]["env"][1], json!(["PATH", "/usr/bin"]));
+    assert_eq!(out.records[0]["env"][0][0], "OPENAI_API_KEY");
+}
+
+#[test]
+fn the_string_limit_applies_to_the_original_text() {
+    let p = Policy::from_value(
+        &json!({"schemaVersion": "coffer.export-policy/v1", "sharingClass": "partner",
+            "maxArtifactBytes": 1 << 30, "maxStringBytes": 64, "sensitiveValues": []}),
+        "policy.json",
+        Path::new("."),
+        &PolicyOptions::default(),
+    )
+    .unwrap();
+    // Within the limit; the placeholder of its key id makes it longer.
+    let id = format!("AKIA{}", "Q7X2M4N6P8R3T5V9");
+    let text = format!("id {id} is set, and the run is done ok");
+    assert!(text.len() <= 64);
+    let records = vec![json!({"type": "tool.result", "output": text})];
+    let out = sanitize(&records, &[], &p, &ExportKey::from_bytes([1; 32])).unwrap();
+    let o = out.records[0]["output"].as_str().unwrap();
+    assert!(
+        o.len() > 64 && o.ends_with("the run is done ok"),
+        "not cut: {o}"
+    );
+    assert!(!o.contains(&id));
+    assert_eq!(out.counts.truncated, 0);
+}
