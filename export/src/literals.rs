@@ -36,7 +36,27 @@ pub fn variants(v: &str) -> Vec<String> {
     let mut out = Vec::new();
     for f in &forms {
         out.extend(encoded(f));
+        for k in 0..3 {
+            for alphabet in [
+                &base64::engine::general_purpose::STANDARD,
+                &base64::engine::general_purpose::URL_SAFE,
+            ] {
+                out.push(base64_core(f.as_bytes(), k, alphabet));
+            }
+        }
     }
+    out.sort();
+    out.dedup();
+    out.retain(|x| !x.is_empty());
+    out
+}
+
+/// The forms of an identity or a name: as [`variants`], but as written
+/// (no other normal form) and in base64 only as a whole value. Ids are
+/// ASCII, and there can be many: each base64 alignment would add patterns
+/// to the sweep of every string for little gain.
+pub fn name_variants(v: &str) -> Vec<String> {
+    let mut out = encoded(v);
     out.sort();
     out.dedup();
     out.retain(|x| !x.is_empty());
@@ -94,14 +114,6 @@ fn encoded(v: &str) -> Vec<String> {
     let b64 = e.encode(v);
     out.push(b64.trim_end_matches('=').to_string());
     out.push(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v));
-    for k in 0..3 {
-        for alphabet in [
-            &base64::engine::general_purpose::STANDARD,
-            &base64::engine::general_purpose::URL_SAFE,
-        ] {
-            out.push(base64_core(v.as_bytes(), k, alphabet));
-        }
-    }
     out
 }
 
@@ -164,9 +176,14 @@ impl LiteralsBuilder {
         }
     }
 
-    /// Adds `value` and all its [`variants`].
+    /// Adds `value` and its encoded forms: all [`variants`] for a secret,
+    /// [`name_variants`] for an identity or a name.
     pub fn add_with_variants(&mut self, value: &str, replacement: &str, kind: LiteralKind) {
-        for v in variants(value) {
+        let forms = match kind {
+            LiteralKind::Secret => variants(value),
+            LiteralKind::Identity | LiteralKind::LocalName => name_variants(value),
+        };
+        for v in forms {
             self.add(&v, replacement, kind);
         }
     }
