@@ -22,6 +22,15 @@ fn parent_of(dest: &Path) -> &Path {
     }
 }
 
+/// The destination's parent, created with its missing ancestors (as `init
+/// --store a/b/c` does): a destination in a directory that does not exist
+/// yet is a destination, not an error.
+fn made_parent(dest: &Path) -> Result<&Path> {
+    let parent = parent_of(dest);
+    fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, "create directory", e))?;
+    Ok(parent)
+}
+
 /// The error of one that tempfile wrapped with its temp path, without that
 /// path (tempfile keeps only the kind reachable): users are shown the
 /// directory they named, never our internal temp names.
@@ -80,7 +89,7 @@ impl NewTree {
     /// directory gets `mode`.
     pub fn begin(dest: &Path, mode: u32) -> Result<NewTree> {
         refuse_existing(dest)?;
-        let parent = parent_of(dest);
+        let parent = made_parent(dest)?;
         let tmp = tempfile::Builder::new()
             .prefix(".coffer-new.")
             .tempdir_in(parent)
@@ -160,7 +169,7 @@ impl NewTree {
 /// fsyncs it and renames it into place.
 pub fn write_new_file(dest: &Path, write: impl FnOnce(&mut fs::File) -> Result<()>) -> Result<()> {
     refuse_existing(dest)?;
-    let parent = parent_of(dest);
+    let parent = made_parent(dest)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".coffer-new.")
         .tempfile_in(parent)

@@ -5,6 +5,7 @@ mod bundles;
 mod cli_contract;
 mod crash;
 mod disk_full;
+mod everyday;
 mod export_archives;
 mod exports;
 mod hostile;

@@ -145,6 +145,13 @@ pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
             });
             match copied {
                 Ok(_) => Report::accepted("", serde_json::Value::Null, String::new()),
+                // The reader stopped early (`coffer get D | head`): quiet,
+                // as `cat` is. Nothing was stored or changed.
+                Err(coffer_store::StoreError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::BrokenPipe =>
+                {
+                    Report::accepted("", serde_json::Value::Null, String::new())
+                }
                 Err(e) => Report::error("", &e),
             }
         }

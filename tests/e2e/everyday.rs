@@ -1,0 +1,62 @@
+//! Everyday use (issue 14): what a new user runs first should just work.
+
+use std::io::Read;
+use std::process::Stdio;
+
+use crate::bundles::fixture;
+use crate::support::{noise, Env};
+
+#[test]
+fn export_create_makes_the_missing_parents_of_its_destination() {
+    let env = Env::new();
+    let policy = crate::exports::write_policy(&env, "policy.json", "partner", &[]);
+    let src = fixture("run-bundles/complete");
+    let dest = env.path("new/deeper/out");
+    let (code, v) = env.json(&[
+        "export",
+        "create",
+        src.to_str().unwrap(),
+        policy.to_str().unwrap(),
+        dest.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert!(dest.join("manifest.json").is_file());
+    let left: Vec<String> = std::fs::read_dir(env.path("new/deeper"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["out"], "no temp left beside it");
+    let out = env.path("x/y/z.bin");
+    env.write("a", b"abc");
+    let d = env.put("a");
+    assert_eq!(env.json(&["get", &d, "-o", out.to_str().unwrap()]).0, 0);
+    assert_eq!(std::fs::read(out).unwrap(), b"abc");
+}
+
+#[test]
+fn get_into_a_pipe_closed_early_is_quiet_as_cat_is() {
+    let env = Env::new();
+    env.write("big", &noise(4 << 20, 5));
+    let d = env.put("big");
+    let mut child = env
+        .command(&["get", &d])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    // The pipe's reader is gone now (dropped above).
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
