@@ -853,9 +853,28 @@ fn bare_word(value: &[u8]) -> bool {
     !value.is_empty() && value.iter().all(|c| c.is_ascii_alphabetic() || *c == b'_')
 }
 
+/// `jjwt-jackson-0.11.2`, `SalesResults-1.2`, `v2.4.1`: a name and a dotted
+/// version (a package coordinate, a release label), not a credential.
+fn versioned_name(value: &[u8]) -> bool {
+    let s = String::from_utf8_lossy(value);
+    let (head, version) = match s.rfind(['-', '_', ':', '@']) {
+        Some(i) => (&s[..i], &s[i + 1..]),
+        None => ("", &s[..]),
+    };
+    let version = version.strip_prefix(['v', 'V']).unwrap_or(version);
+    let parts: Vec<&str> = version.split('.').collect();
+    parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 6 && p.bytes().all(|c| c.is_ascii_digit()))
+        && head
+            .bytes()
+            .all(|c| c.is_ascii_alphabetic() || matches!(c, b'-' | b'_' | b'.' | b':'))
+}
+
 fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
     let n = crate::names::normalize(&String::from_utf8_lossy(name));
-    if crate::names::normalize_is_innocent(&n) {
+    if crate::names::normalize_is_innocent(&n) || versioned_name(value) {
         return false;
     }
     if !literal_syntax && bare_word(value) {

@@ -373,6 +373,9 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "_AUTH = 1",
         "pattern = re.compile(r'_auth=')",
         "curl -u admin:[REDACTED_SECRET:curl-user:0011aabb] https://x",
+        "notes = \"Maven - io.jsonwebtoken:jjwt-jackson-0.11.2\"",
+        "\"bucket_key\": \"SalesResults-1.2\"",
+        "api_key_version: v2.4.1",
     ]
 }
 
