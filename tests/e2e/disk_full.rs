@@ -22,6 +22,19 @@ fn run_in(env: &Env, store: &Path, args: &[&str]) -> (i32, serde_json::Value) {
     (code, serde_json::from_slice(&out.stdout).unwrap())
 }
 
+/// Whether a setup that needs root succeeded; when it did not, the test is
+/// skipped only if COFFER_SKIP_MOUNT_TESTS says so (CI runs as root).
+fn root_only(ok: bool, what: &str) -> bool {
+    if !ok {
+        assert!(
+            std::env::var_os("COFFER_SKIP_MOUNT_TESTS").is_some(),
+            "could not {what} (run as root, or set COFFER_SKIP_MOUNT_TESTS=1)"
+        );
+        eprintln!("SKIPPED: could not {what}");
+    }
+    ok
+}
+
 struct Mount(PathBuf);
 
 impl Mount {
@@ -33,16 +46,8 @@ impl Mount {
             .status()
             .map(|s| s.success())
             .unwrap_or(false);
-        if !ok {
-            assert!(
-                std::env::var_os("COFFER_SKIP_MOUNT_TESTS").is_some(),
-                "could not mount a tmpfs at {} (run as root, or set COFFER_SKIP_MOUNT_TESTS=1)",
-                dir.display()
-            );
-            eprintln!("SKIPPED: no tmpfs mount possible here");
-            return None;
-        }
-        Some(Mount(dir.to_path_buf()))
+        root_only(ok, &format!("mount a tmpfs at {}", dir.display()))
+            .then(|| Mount(dir.to_path_buf()))
     }
 
     fn remount(&self, opts: &str) {
@@ -282,16 +287,8 @@ impl Immutable {
             .status()
             .map(|s| s.success())
             .unwrap_or(false);
-        if !ok {
-            assert!(
-                std::env::var_os("COFFER_SKIP_MOUNT_TESTS").is_some(),
-                "chattr +i failed on {} (run as root on ext4, or set COFFER_SKIP_MOUNT_TESTS=1)",
-                dir.display()
-            );
-            eprintln!("SKIPPED: chattr +i is not possible here");
-            return None;
-        }
-        Some(Immutable(dir.to_path_buf()))
+        root_only(ok, &format!("chattr +i {} (ext4)", dir.display()))
+            .then(|| Immutable(dir.to_path_buf()))
     }
 }
 

@@ -376,6 +376,17 @@ fn mirror_never_counts_a_symlink_at_the_destination_as_the_object() {
     assert_eq!(dst.json(&["fsck", "--read-data"]).0, 0);
 }
 
+/// Ingests the complete sample bundle; returns its id.
+fn ingest_complete(env: &Env) -> String {
+    let (code, v) = env.json(&[
+        "bundle",
+        "ingest",
+        fixture("run-bundles/complete").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    v["result"]["bundleId"].as_str().unwrap().to_string()
+}
+
 fn first_artifact(env: &Env, id: &str) -> (String, String) {
     let (code, v) = env.json(&["bundle", "show", id]);
     assert_eq!(code, 0, "{v}");
@@ -437,13 +448,7 @@ fn a_changed_copy_of_a_stored_bundle_is_reported_not_called_stored() {
 #[test]
 fn checkout_follows_the_stored_manifest_not_an_edited_catalog_row() {
     let env = Env::new();
-    let (code, v) = env.json(&[
-        "bundle",
-        "ingest",
-        fixture("run-bundles/complete").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{v}");
-    let id = v["result"]["bundleId"].as_str().unwrap().to_string();
+    let id = ingest_complete(&env);
     let (rel, _) = first_artifact(&env, &id);
     env.write("other", b"bytes the bundle never held");
     let other = env.put("other");
@@ -520,13 +525,7 @@ fn plant_broken_refs(env: &Env) -> [String; 2] {
 #[test]
 fn broken_refs_are_reported_and_every_other_ref_still_applies() {
     let env = Env::new();
-    let (code, v) = env.json(&[
-        "bundle",
-        "ingest",
-        fixture("run-bundles/complete").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{v}");
-    let id = v["result"]["bundleId"].as_str().unwrap().to_string();
+    let id = ingest_complete(&env);
     let broken = plant_broken_refs(&env);
     // A lost catalog: rebuild applies the good refs and names the bad ones.
     std::fs::remove_file(env.store.join("catalog.sqlite")).unwrap();

@@ -267,15 +267,18 @@ impl Store {
         })?;
 
         crate::crash::point("freeze_objects_committed");
-        if let Some(found) = found {
-            return self.adopt_record(
+        let adopt = |store: &mut Store, out, found| {
+            store.adopt_record(
                 out,
                 found,
                 &packet_digest,
                 &comp_json,
                 &p.id,
                 &loaded.locator,
-            );
+            )
+        };
+        if let Some(found) = found {
+            return adopt(self, out, found);
         }
         // Then the record, no-clobber beside the packet.
         let frozen_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
@@ -311,14 +314,7 @@ impl Store {
             // Another freeze won the race: its record is the record.
             let found = read_record(&loaded)?
                 .ok_or_else(|| StoreError::CatalogData("freeze record vanished".into()))?;
-            return self.adopt_record(
-                out,
-                found,
-                &packet_digest,
-                &comp_json,
-                &p.id,
-                &loaded.locator,
-            );
+            return adopt(self, out, found);
         }
         crate::crash::point("freeze_record_written");
         self.record_freeze(&p.id, &loaded.locator, &bytes, &record)?;
