@@ -23,9 +23,11 @@ use report::{Issue, Report};
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Store root (default: $COFFER_STORE, else ./.coffer).
-    #[arg(long, global = true, env = "COFFER_STORE", default_value = ".coffer")]
-    store: PathBuf,
+    /// Store root (default: $COFFER_STORE, else the nearest .coffer in this
+    /// directory or above, as git finds its repository; `init` makes
+    /// ./.coffer).
+    #[arg(long, global = true, env = "COFFER_STORE")]
+    store: Option<PathBuf>,
     /// Print one `coffer.result/v1` JSON object on stdout.
     #[arg(long, global = true)]
     json: bool,
@@ -274,6 +276,24 @@ impl Command {
     }
 }
 
+/// The store when neither `--store` nor `$COFFER_STORE` names one: for
+/// `init`, `./.coffer`; otherwise the nearest directory holding a `.coffer`
+/// store (one with `STORE-FORMAT`), this one or above, else `./.coffer`
+/// (whose absence the command then reports).
+fn default_store(init: bool) -> PathBuf {
+    let here = PathBuf::from(".coffer");
+    if init {
+        return here;
+    }
+    let Ok(cwd) = std::env::current_dir() else {
+        return here;
+    };
+    cwd.ancestors()
+        .map(|d| d.join(".coffer"))
+        .find(|s| s.join(coffer_store::layout::FORMAT_FILE).is_file())
+        .unwrap_or(here)
+}
+
 /// Global flags every command sees.
 pub struct Ctx {
     store: PathBuf,
@@ -287,8 +307,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e, &args),
     };
+    let is_init = matches!(cli.command, Command::Init { .. });
     let ctx = Ctx {
-        store: cli.store,
+        store: cli.store.unwrap_or_else(|| default_store(is_init)),
         json: cli.json,
         quiet: cli.quiet,
     };

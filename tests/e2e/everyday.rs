@@ -60,3 +60,37 @@ fn get_into_a_pipe_closed_early_is_quiet_as_cat_is() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn the_store_is_found_from_a_subdirectory_as_git_finds_its_repository() {
+    let env = Env::bare();
+    let run = |dir: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new(crate::support::bin())
+            .current_dir(dir)
+            .env_remove("COFFER_STORE")
+            .arg("--json")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code().unwrap(), v)
+    };
+    let top = env.path("project");
+    let deep = top.join("src/module");
+    std::fs::create_dir_all(&deep).unwrap();
+    assert_eq!(run(&top, &["init"]).0, 0);
+    std::fs::write(deep.join("f.txt"), b"found from below").unwrap();
+    let (code, v) = run(&deep, &["put", "f.txt"]);
+    assert_eq!(code, 0, "{v}");
+    assert!(!deep.join(".coffer").exists(), "no second store");
+    let (code, v) = run(&top, &["stats"]);
+    assert_eq!(
+        (code, &v["result"]["objects"]),
+        (0, &serde_json::json!(1)),
+        "{v}"
+    );
+    // init in a subdirectory still makes a store there, as git init does.
+    assert_eq!(run(&deep, &["init"]).0, 0);
+    assert!(deep.join(".coffer/STORE-FORMAT").is_file());
+}
