@@ -445,6 +445,27 @@ impl Catalog {
         Ok(())
     }
 
+    /// Up to `limit` cataloged digests whose hex starts with `hex_prefix`
+    /// (lower-case hex), in order: a range scan of the primary key.
+    pub fn digests_with_prefix(&self, hex_prefix: &str, limit: usize) -> Result<Vec<Digest>> {
+        let lo = format!("sha256:{hex_prefix}");
+        let hi = format!("{lo}~");
+        let mut st = self.conn.prepare_cached(
+            "SELECT digest FROM objects WHERE digest >= ?1 AND digest < ?2 ORDER BY digest LIMIT ?3",
+        )?;
+        let rows = st
+            .query_map(rusqlite::params![lo, hi, limit as i64], |r| {
+                r.get::<_, String>(0)
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.iter()
+            .map(|d| {
+                d.parse()
+                    .map_err(|_| StoreError::CatalogData(format!("bad digest {d}")))
+            })
+            .collect()
+    }
+
     /// The row of `d`, if cataloged.
     pub fn object(&self, d: &Digest) -> Result<Option<ObjectRow>> {
         Ok(self

@@ -94,3 +94,50 @@ fn the_store_is_found_from_a_subdirectory_as_git_finds_its_repository() {
     assert_eq!(run(&deep, &["init"]).0, 0);
     assert!(deep.join(".coffer/STORE-FORMAT").is_file());
 }
+
+#[test]
+fn a_unique_digest_prefix_of_eight_hex_digits_is_accepted_as_git_accepts_one() {
+    let env = Env::new();
+    env.write("a", b"prefix me");
+    let d = env.put("a");
+    let hex = &d["sha256:".len()..];
+    for arg in [
+        hex[..8].to_string(),
+        format!("sha256:{}", &hex[..12]),
+        hex[..8].to_uppercase(),
+    ] {
+        let out = env.path(&format!("o-{arg}").replace(':', "_"));
+        let (code, v) = env.json(&["get", &arg, "-o", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{arg}: {v}");
+        assert_eq!(std::fs::read(&out).unwrap(), b"prefix me");
+        assert_eq!(env.json(&["where", &arg]).0, 0);
+    }
+    let (code, v) = env.json(&["has", &hex[..7]]);
+    assert_eq!(
+        (code, crate::support::codes(&v)),
+        (2, vec!["usage.invalid_digest".to_string()]),
+        "7 digits are too few: {v}"
+    );
+    let (code, v) = env.json(&["has", "0123abcd0123"]);
+    assert_eq!(code, 1, "{v}");
+    // Two objects sharing their first 8 hex digits (a birthday search, about
+    // 77,000 hashes): ambiguous, both listed.
+    let mut seen = std::collections::HashMap::new();
+    let (a, b) = (0u64..)
+        .find_map(|i| {
+            let body = format!("twin {i}");
+            let h = crate::support::sha256(body.as_bytes());
+            seen.insert(h[7..15].to_string(), body.clone())
+                .map(|other| (other, body))
+        })
+        .unwrap();
+    env.write("t1", a.as_bytes());
+    env.write("t2", b.as_bytes());
+    let (d1, d2) = (env.put("t1"), env.put("t2"));
+    assert_eq!(d1[..15], d2[..15]);
+    let (code, v) = env.json(&["get", &d1[7..15], "-o", "x"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(crate::support::codes(&v), ["usage.ambiguous_digest"]);
+    let msg = v["issues"][0]["message"].as_str().unwrap();
+    assert!(msg.contains(&d1) && msg.contains(&d2), "{msg}");
+}

@@ -5,7 +5,7 @@ use std::path::Path;
 use coffer_store::bundle::{inspect, BundleFilter, HashOnly};
 use serde_json::json;
 
-use super::{open_store, open_store_for_reading, parse_digest};
+use super::{open_store, open_store_for_reading, resolve_digest};
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
@@ -256,13 +256,13 @@ pub fn checkout(ctx: &Ctx, id: &str, dest: &Path) -> Report {
 }
 
 pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
-    let d = match parse_digest(digest) {
-        Ok(d) => d,
-        Err(r) => return *r,
-    };
     let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
+    };
+    let d = match resolve_digest(&store, digest) {
+        Ok(d) => d,
+        Err(r) => return *r,
     };
     let found = (|| {
         let c = store.catalog();

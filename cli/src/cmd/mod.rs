@@ -8,7 +8,7 @@ pub mod packets;
 
 use coffer_store::{Digest, Store};
 
-use crate::report::Report;
+use crate::report::{Issue, Report};
 use crate::Ctx;
 
 /// Opens the store named by the global flags.
@@ -31,6 +31,60 @@ pub fn parse_digest(arg: &str) -> Result<Digest, Box<Report>> {
             Some(shown),
         ))
     })
+}
+
+/// Shortest digest prefix accepted, in hex digits (as git's abbreviations).
+const MIN_PREFIX_HEX: usize = 8;
+
+/// A digest argument in full, or a unique prefix of at least 8 hex digits
+/// (with or without `sha256:`) of a cataloged object. No match is
+/// `io.not_found`; several are `usage.ambiguous_digest` listing them.
+pub fn resolve_digest(store: &Store, arg: &str) -> Result<Digest, Box<Report>> {
+    if let Ok(d) = arg.parse::<Digest>() {
+        return Ok(d);
+    }
+    let hex = arg
+        .strip_prefix("sha256:")
+        .unwrap_or(arg)
+        .to_ascii_lowercase();
+    if hex.len() < MIN_PREFIX_HEX || hex.len() >= 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit())
+    {
+        return Err(parse_digest(arg).expect_err("not a full digest"));
+    }
+    let found = store
+        .catalog()
+        .digests_with_prefix(&hex, 11)
+        .map_err(|e| Box::new(Report::error("", &e)))?;
+    match found.as_slice() {
+        [d] => Ok(*d),
+        [] => Err(Box::new(Report::from_issues(
+            "",
+            vec![Issue::new(
+                "io.not_found",
+                format!("no object in the store starts with sha256:{hex}"),
+                Some(arg.chars().take(100).collect()),
+            )],
+            serde_json::Value::Null,
+            String::new(),
+        ))),
+        many => Err(Box::new(Report::usage(
+            "usage.ambiguous_digest",
+            format!(
+                "sha256:{hex} is the start of {} objects: {}",
+                if many.len() > 10 {
+                    "more than 10".to_string()
+                } else {
+                    many.len().to_string()
+                },
+                many.iter()
+                    .take(10)
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Some(arg.chars().take(100).collect()),
+        ))),
+    }
 }
 
 /// Renders a byte ratio, `n/a` when the denominator is zero.

@@ -8,7 +8,7 @@ use coffer_store::tree::{Skipped, TreeFile};
 use coffer_store::{PutOptions, Root};
 use serde_json::json;
 
-use super::{open_store, open_store_for_reading, parse_digest};
+use super::{open_store, open_store_for_reading, parse_digest, resolve_digest};
 use crate::progress;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
@@ -111,13 +111,13 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
 }
 
 pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
-    let d = match parse_digest(digest) {
-        Ok(d) => d,
-        Err(r) => return *r,
-    };
     let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
+    };
+    let d = match resolve_digest(&store, digest) {
+        Ok(d) => d,
+        Err(r) => return *r,
     };
     match output {
         Some(path) => match store.get_to_new_file(&d, path) {
@@ -159,17 +159,17 @@ pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
 }
 
 pub fn has(ctx: &Ctx, digests: &[String]) -> Report {
-    let mut parsed = Vec::new();
-    for a in digests {
-        match parse_digest(a) {
-            Ok(d) => parsed.push(d),
-            Err(r) => return *r,
-        }
-    }
     let store = match open_store_for_reading(ctx) {
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
+    let mut parsed = Vec::new();
+    for a in digests {
+        match resolve_digest(&store, a) {
+            Ok(d) => parsed.push(d),
+            Err(r) => return *r,
+        }
+    }
     let mut objects = Vec::new();
     let mut issues = Vec::new();
     let mut human = String::new();
