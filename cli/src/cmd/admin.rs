@@ -105,7 +105,14 @@ pub fn fsck(ctx: &Ctx, read_data: bool) -> Report {
     };
     let total = store.stats().ok().map(|s| s.unique_bytes);
     let pb = progress::bytes(ctx, total.filter(|_| read_data), "fsck");
-    let report = store.fsck(read_data, &|n| pb.inc(n));
+    // The total counts cataloged evidence; records and orphans are read
+    // too, so the bar grows rather than overshoot.
+    let report = store.fsck(read_data, &|n| {
+        pb.inc(n);
+        if pb.length().is_some_and(|l| pb.position() > l) {
+            pb.set_length(pb.position());
+        }
+    });
     pb.finish_and_clear();
     match report {
         Ok(r) => {

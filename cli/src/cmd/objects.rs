@@ -32,7 +32,23 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
         Ok(s) => s,
         Err(e) => return Report::error("", &e),
     };
-    let pb = progress::bytes(ctx, None, "put");
+    // A bar with a percentage when every input is a file of known size; a
+    // spinner for stdin and directories (walking them first would read
+    // every directory twice).
+    let total = paths
+        .iter()
+        .map(|p| {
+            (p.as_os_str() != "-")
+                .then(|| {
+                    std::fs::metadata(p)
+                        .ok()
+                        .filter(|m| m.is_file())
+                        .map(|m| m.len())
+                })
+                .flatten()
+        })
+        .sum::<Option<u64>>();
+    let pb = progress::bytes(ctx, total, "put");
     let tick = |n: u64| pb.inc(n);
     let root_kind = (!no_pin).then_some(PUT_ROOT);
     let mut files: Vec<TreeFile> = Vec::new();
