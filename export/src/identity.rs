@@ -85,18 +85,19 @@ pub fn shaped_id(s: &str) -> Option<(&'static str, Scope)> {
     ok.then_some((ns, scope))
 }
 
-/// `<prefix>_<body>` with an alphanumeric body of 12 to 64 characters.
-fn prefixed_token(s: &str) -> Option<(&str, &str)> {
-    let (prefix, body) = s.split_once('_')?;
-    let ok = !prefix.is_empty()
-        && prefix.len() <= 16
+/// An id prefix: 1-16 lower-case letters or digits, starting with a letter.
+fn id_prefix(prefix: &str) -> bool {
+    (1..=16).contains(&prefix.len())
+        && prefix.starts_with(|c: char| c.is_ascii_lowercase())
         && prefix
             .bytes()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && prefix
-            .bytes()
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase())
+}
+
+/// `<prefix>_<body>` with an alphanumeric body of 12 to 64 characters.
+fn prefixed_token(s: &str) -> Option<(&str, &str)> {
+    let (prefix, body) = s.split_once('_')?;
+    let ok = id_prefix(prefix)
         && (12..=64).contains(&body.len())
         && body.bytes().all(|c| c.is_ascii_alphanumeric());
     ok.then_some((prefix, body))
@@ -104,18 +105,10 @@ fn prefixed_token(s: &str) -> Option<(&str, &str)> {
 
 const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+/// `<prefix>_<32 hex>`.
 fn prefixed_hex(s: &str) -> Option<(&str, &str)> {
     let (prefix, hex) = s.rsplit_once('_')?;
-    let prefix_ok = !prefix.is_empty()
-        && prefix.len() <= 16
-        && prefix
-            .bytes()
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase())
-        && prefix
-            .bytes()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    (prefix_ok && hex.len() == 32 && is_hex(hex)).then_some((prefix, hex))
+    (id_prefix(prefix) && hex.len() == 32 && is_hex(hex)).then_some((prefix, hex))
 }
 
 fn uuid_from(bytes: &[u8; 32]) -> String {
