@@ -202,6 +202,9 @@ pub const THINKING_KEEP: &[&str] = &["schema", "type", "id", "sessionId", "times
 pub fn normalize_is_innocent(n: &str) -> bool {
     INNOCENT.contains(&n)
         || ["maxtokens", "tokencount", "tokens"].contains(&n)
+        // `public_key`, `publicToken`, `publishable_key`: public by name.
+        || n.starts_with("public")
+        || n.starts_with("publishable")
         || [
             "file", "path", "ttl", "count", "limit", "type", "len", "length", "size", "id", "name",
         ]

@@ -24,6 +24,18 @@ pub enum Check {
     Assignment,
     /// `Basic` credentials: the value must decode to `user:password`.
     Basic,
+    /// A JSON Web Token: the header must decode to a JSON object.
+    Jwt,
+    /// A policy's own rule: every match counts, exactly as written.
+    Custom,
+}
+
+impl Check {
+    /// Whether a match is a credential by its shape (not by a label next
+    /// to it): such values are swept across the whole export.
+    pub fn by_shape(self) -> bool {
+        matches!(self, Check::Shape | Check::Jwt | Check::Custom)
+    }
 }
 
 /// One rule.
@@ -63,8 +75,8 @@ const CATALOG: &[Spec] = &[
     ),
     (
         "aws-access-key-id",
-        &["AKIA", "ASIA", "ABIA", "ACCA"],
-        r"\b(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b",
+        &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+        r"\b(?P<s>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b",
         Check::Shape,
     ),
     (
@@ -76,13 +88,13 @@ const CATALOG: &[Spec] = &[
     (
         "aws-bedrock-api-key",
         &["ABSK", "bedrock-api-key-"],
-        r"(?P<s>\bABSK[A-Za-z0-9+/]{40,}={0,2}|bedrock-api-key-[A-Za-z0-9+/=%]{40,})",
+        r"(?P<s>\bABSK[A-Za-z0-9+/]{40,}={0,2}|bedrock-api-key-(?:YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]*|[A-Za-z0-9+/=%]{40,}))",
         Check::Shape,
     ),
     (
         "google-api-key",
         &["AIza"],
-        r"(?P<s>AIza[0-9A-Za-z_-]{35})",
+        r"(?:^|[^0-9A-Za-z_-])(?P<s>AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)",
         Check::Shape,
     ),
     (
@@ -100,7 +112,7 @@ const CATALOG: &[Spec] = &[
     (
         "azure-ad-client-secret",
         &["Q~"],
-        r"(?P<s>[0-9A-Za-z_~.-]{3}[0-9]Q~[0-9A-Za-z_~.-]{31,34})",
+        r"(?:^|[^0-9A-Za-z_~.+/-])(?P<s>[0-9A-Za-z_~.-]{3}[0-9]Q~[0-9A-Za-z_~.-]{31,34})(?:[^0-9A-Za-z_~.-]|$)",
         Check::Shape,
     ),
     (
@@ -148,27 +160,30 @@ const CATALOG: &[Spec] = &[
             "gloas-",
             "GR1348941",
         ],
-        r"(?P<s>(?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt|glimt|glagent|gloas)-[0-9A-Za-z_.-]{20,}|GR1348941[0-9A-Za-z_-]{20,})",
+        r"(?P<s>(?:glpat|gldt|glrt|glft|glsoat|glcbt)-[0-9A-Za-z_-]{20,50}(?:\.[0-9a-z]{9})?|glpat-[0-9A-Za-z_-]{27,300}\.[0-9a-z]{9}|glimt-[0-9A-Za-z_-]{25}|glptt-[0-9A-Za-z_-]{40}|glagent-[0-9A-Za-z_-]{50,1024}|gloas-[0-9A-Za-z_-]{64}|GR1348941[0-9A-Za-z_-]{20,50})(?:[^0-9A-Za-z_-]|$)",
         Check::Shape,
     ),
     (
         "slack-token",
         &[
-            "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xapp-",
+            "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xoxo-", "xapp-",
         ],
-        r"(?P<s>(?:xoxe\.)?xox[abprse]-[0-9A-Za-z-]{10,}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+)",
+        // Numeric segments, then the secret: `xoxb-123-456-AbC...`.
+        r"(?P<s>(?:xoxe\.)?xox[abprseo]-(?:[0-9]+-)+[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+)(?:[^0-9A-Za-z-]|$)",
         Check::Shape,
     ),
     (
         "slack-webhook",
         &["hooks.slack.com"],
-        r"(?P<s>https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,})",
+        r"(?P<s>(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,})",
         Check::Shape,
     ),
     (
         "stripe-key",
-        &["sk_live_", "rk_live_", "sk_test_", "rk_test_", "whsec_"],
-        r"(?P<s>(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z+/=]{20,})",
+        &[
+            "sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_", "whsec_",
+        ],
+        r"(?P<s>(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z+/=]{20,})",
         Check::Shape,
     ),
     (
@@ -205,15 +220,16 @@ const CATALOG: &[Spec] = &[
     ),
     (
         "pypi-token",
-        &["pypi-AgEIcHlwaS5vcmc"],
-        r"(?P<s>pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})",
+        &["pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw"],
+        r"(?P<s>pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,})",
         Check::Shape,
     ),
     (
         "jwt",
         &["eyJ"],
-        r"\b(?P<s>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
-        Check::Shape,
+        // Unsigned tokens too (`header.payload` or `header.payload.`).
+        r"\b(?P<s>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?)",
+        Check::Jwt,
     ),
     (
         "url-credentials",
@@ -242,26 +258,16 @@ const CATALOG: &[Spec] = &[
     (
         "curl-user",
         &["-u"],
-        r#"(?:\s|^)(?:-u|--user)(?:\s+|=)["']?[^\s:"'\[]{1,128}:(?P<s>[^\s"'\[]{1,256})"#,
+        r#"(?:\s|^)(?:-u|--user)(?:\s+|=)["']?(?P<u>[^\s:"'\[<]{1,128})["']?:["']?(?P<s>[^\s"'\[]{1,256})"#,
         Check::Value,
     ),
     (
         "cli-secret-flag",
         &[
-            "--api-key",
-            "--api_key",
-            "--apikey",
-            "--token",
-            "--password",
-            "--secret",
-            "--access-token",
-            "--access_token",
-            "--client-secret",
-            "--client_secret",
-            "--auth-token",
-            "--auth_token",
+            "api-key", "api_key", "apikey", "token", "password", "secret",
         ],
-        r#"(?i)--(?:api[-_]?key|token|password|secret|access[-_]token|client[-_]secret|auth[-_]token)(?:\s+|=)["']?(?P<s>[^\s"']{6,})"#,
+        // `--api-key`, `--softlayer-api-key`, `--client_secret`.
+        r#"(?i)(?:\s|^)--(?:[a-z0-9]+[-_])*(?:api[-_]?key|token|password|secret)(?:\s+|=)["']?(?P<s>[^\s"']{6,})"#,
         Check::Value,
     ),
     (
@@ -276,14 +282,40 @@ const CATALOG: &[Spec] = &[
             "token",
             "secret",
             "pass",
-            "pwd",
+            "pw",
             "key",
             "credential",
             "database",
             "connection",
             "dsn",
         ],
-        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|dsn|key|auth))["']?\s*(?:=>|:=|=|:)\s*(?:"(?P<q>[^"\r\n]{1,1024})"|'(?P<a>[^'\r\n]{1,1024})'|(?P<s>[^\s"'`,;&<>)\]}]{1,1024}))"#,
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|dsn|key|auth|pw)|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:["'`]?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)\s*(?:"(?P<q>[^"\r\n]{1,1024})"|'(?P<a>[^'\r\n]{1,1024})'|`(?P<b>[^`\r\n]{1,1024})`|(?P<s>[^\s"'`,;&<>)\]}]{1,1024}))"#,
+        Check::Assignment,
+    ),
+    (
+        "sidekiq-secret",
+        &["CONTRIBSYS__COM"],
+        r#"(?i)BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM["']?\s*[:=]\s*["']?(?P<s>[a-f0-9]{8}:[a-f0-9]{8})"#,
+        Check::Value,
+    ),
+    (
+        "sonar-login",
+        &["sonar"],
+        r#"(?i)sonar[._-]?login["']?\s*(?:=>|:{1,3}=|[?]?=|:)\s*["']?(?P<s>[A-Za-z0-9_]{40,44})"#,
+        Check::Value,
+    ),
+    (
+        // NuGet and .NET config: `<add key="ClearTextPassword" value="…"/>`.
+        "config-key-value",
+        &["<add"],
+        r#"(?i)<add\s+key\s*=\s*"(?P<n>[^"]{0,64}(?:password|secret|token|apikey)[^"]{0,64})"\s+value\s*=\s*"(?P<q>[^"\r\n]{1,1024})""#,
+        Check::Assignment,
+    ),
+    (
+        "secret-element",
+        &["token", "secret", "pass", "pwd", "key", "credential"],
+        // `<apiToken>value</apiToken>`, the value alone on its line or not.
+        r#"(?i)<(?P<n>[A-Za-z0-9_.:-]*(?:token|secret|passw(?:or)?d|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?))>\s*(?P<s>[^<>\s]{1,1024})\s*</"#,
         Check::Assignment,
     ),
 ];
@@ -350,13 +382,13 @@ impl RuleSet {
         // Shape rules first, then the vendors' prefixed tokens, then the
         // rules that read a value next to a label: where two claim one
         // span, the more specific names the placeholder.
-        for (id, kws, src, check) in CATALOG.iter().filter(|r| r.3 == Check::Shape) {
+        for (id, kws, src, check) in CATALOG.iter().filter(|r| r.3.by_shape()) {
             rules.push(rule(id, kws, src, *check));
         }
         for (id, kws, src, _) in prefixed::PREFIXED {
             rules.push(rule(id, kws, src, Check::Shape));
         }
-        for (id, kws, src, check) in CATALOG.iter().filter(|r| r.3 != Check::Shape) {
+        for (id, kws, src, check) in CATALOG.iter().filter(|r| !r.3.by_shape()) {
             rules.push(rule(id, kws, src, *check));
         }
         for e in extra {
@@ -368,7 +400,7 @@ impl RuleSet {
                 id: e.id.clone(),
                 keywords: e.keywords.clone(),
                 regex,
-                check: Check::Shape,
+                check: Check::Custom,
             });
         }
         let mut keywords = Vec::new();
@@ -484,7 +516,7 @@ fn resolve(mut hits: Vec<Hit>, out: &mut Vec<Hit>) {
 
 fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
     for caps in r.regex.captures_iter(hay) {
-        let m = ["s", "q", "a"]
+        let m = ["s", "q", "a", "b"]
             .iter()
             .find_map(|g| caps.name(g))
             .or_else(|| caps.get(0))
@@ -492,7 +524,21 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
         let (mut start, end) = (m.start(), m.end());
         let value = &hay[start..end];
         match r.check {
-            Check::Shape => {}
+            Check::Custom => {}
+            Check::Shape => {
+                // A private key's body is long enough to hold any marker.
+                if r.id != "private-key" && looks_fake(value) {
+                    continue;
+                }
+            }
+            Check::Jwt => {
+                // An unsigned `header.payload` must prove it is one.
+                let signed =
+                    value.iter().filter(|c| **c == b'.').count() == 2 && !value.ends_with(b".");
+                if (!signed && !jwt_header(value)) || looks_fake(value) {
+                    continue;
+                }
+            }
             Check::Basic => {
                 if !decodes_to_user_password(value) {
                     continue;
@@ -504,11 +550,23 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 };
                 start += inner;
                 let value = &hay[start..end];
-                if is_placeholder(value) {
+                if is_placeholder(value)
+                    || looks_fake(value)
+                    || constant_name(value)
+                    || value.to_ascii_lowercase().windows(4).any(|w| w == b"fake")
+                {
                     continue;
                 }
-                let quoted = caps.name("q").or_else(|| caps.name("a")).is_some();
-                if is_code(value, hay.get(end..).unwrap_or(b""), quoted) {
+                let quoted = ["q", "a", "b"].iter().any(|g| caps.name(g).is_some());
+                if is_code(value, hay.get(end..).unwrap_or(b""), quoted) || label_text(value) {
+                    continue;
+                }
+                // Shell command substitution: `` `etcdctl get /x` ``.
+                if caps.name("b").is_some() && value.iter().any(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                // `-u test:test`: a user name repeated is a sample.
+                if caps.name("u").is_some_and(|u| u.as_bytes() == value) {
                     continue;
                 }
                 if r.check == Check::Assignment {
@@ -590,8 +648,6 @@ pub fn is_placeholder(v: &[u8]) -> bool {
         "redacted",
         "xxxx",
         "****",
-        "<",
-        "{{",
         "[redacted",
         "[local_",
         "[workspace]",
@@ -607,10 +663,83 @@ pub fn is_placeholder(v: &[u8]) -> bool {
     if markers.iter().any(|m| s.contains(m)) {
         return true;
     }
+    // `<secret>`, `{{ secrets.TOKEN }}`: a template, not a value (a
+    // password may well contain `<` or `{{` inside).
+    if s.starts_with('<') || s.starts_with("{{") || s.starts_with("${{") {
+        return true;
+    }
     let mut distinct: Vec<u8> = s.bytes().collect();
     distinct.sort_unstable();
     distinct.dedup();
     distinct.len() <= 2
+}
+
+/// Tokens that have a secret's shape but are made up: documentation
+/// markers (`EXAMPLE`, `your_`, `_here`), filler (`ghp_xxxx…`, `0000…`,
+/// at least half the value), or a run of eight ascending letters
+/// (`abcdefgh`), which a random token practically never has. (Ascending
+/// digits stay: `12345678-ABCD-…` is how test suites write real shapes.)
+pub fn looks_fake(v: &[u8]) -> bool {
+    const MARKERS: &[&[u8]] = &[
+        b"example",
+        b"your_",
+        b"your-",
+        b"_here",
+        b"placeholder",
+        b"dummy",
+        b"insert_",
+        b"xxxx",
+        b"####",
+        b"****",
+    ];
+    let lower = v.to_ascii_lowercase();
+    if MARKERS
+        .iter()
+        .any(|m| lower.windows(m.len()).any(|w| w == *m))
+    {
+        return true;
+    }
+    if v.iter().filter(|c| b"xX0*#".contains(c)).count() * 2 >= v.len() {
+        return true;
+    }
+    let mut run = 1;
+    for w in v.windows(2) {
+        if w[0].is_ascii_alphabetic() && w[1] == w[0].wrapping_add(1) && w[1].is_ascii_alphabetic()
+        {
+            run += 1;
+            if run >= 8 {
+                return true;
+            }
+        } else {
+            run = 1;
+        }
+    }
+    false
+}
+
+/// `ACCESS_TOKEN`, `API_KEY`: a constant's name standing for its value.
+fn constant_name(v: &[u8]) -> bool {
+    v.contains(&b'_')
+        && v[0].is_ascii_uppercase()
+        && v.iter().all(|c| c.is_ascii_uppercase() || *c == b'_')
+}
+
+/// A value that is itself a label or a statement: `token:`, `key =`,
+/// `telegram_api_token = `.
+fn label_text(v: &[u8]) -> bool {
+    let t = v.trim_ascii_end();
+    t.ends_with(b":") || t.ends_with(b" =") || v.windows(3).any(|w| w == b" = ")
+}
+
+/// Whether a JWT's first segment decodes (base64url) to a JSON object.
+fn jwt_header(v: &[u8]) -> bool {
+    use base64::Engine;
+    let head = v.split(|c| *c == b'.').next().unwrap_or(b"");
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(head.trim_ascii_end())
+        .ok()
+        .and_then(|d| serde_json::from_slice::<serde_json::Value>(&d).ok())
+        .is_some_and(|j| j.is_object())
 }
 
 /// Names that are too generic to mean "secret" on their own.
@@ -877,10 +1006,29 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
     if crate::names::normalize_is_innocent(&n) || versioned_name(value) {
         return false;
     }
+    // `secretKey: api-key`: the value names a secret, it is not one.
+    if value
+        .iter()
+        .all(|c| c.is_ascii_alphabetic() || *c == b'-' || *c == b'_')
+        && crate::names::classify(&String::from_utf8_lossy(value), &[])
+            == crate::names::FieldClass::Secret
+    {
+        return false;
+    }
     if !literal_syntax && bare_word(value) {
         return false;
     }
     if weak_name(&n) {
+        // `key="ClearTextPassword"`, `key="jetbrains.mps.v8_elimination"`:
+        // a word or a dotted name, not a credential.
+        if value.iter().all(u8::is_ascii_alphabetic)
+            || (value.contains(&b'.')
+                && value.split(|c| *c == b'.').all(|s| {
+                    !s.is_empty() && s.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                }))
+        {
+            return false;
+        }
         let classes = [
             value.iter().any(u8::is_ascii_lowercase),
             value.iter().any(u8::is_ascii_uppercase),

@@ -768,3 +768,89 @@ fn a_benign_code_session_exports_intact_with_its_patch_byte_identical() {
         "{changed} of {lines} lines changed"
     );
 }
+
+#[test]
+fn real_world_token_kinds_and_labelled_forms_are_removed_and_look_alikes_stay() {
+    // The token kinds and labelled forms issue 16 found missed, generated
+    // here, each as a tool output line of code or config; and the
+    // look-alikes that must stay.
+    let env = Env::new();
+    let mut g = Gen::new(16);
+    let hex = "0123456789abcdef";
+    let url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+    let tokens = vec![
+        format!("AKCp{}", g.alnum(69)),
+        format!("MTk4NjIy{}.{}.{}", g.alnum(16), g.alnum(6), g.alnum(38)),
+        format!("SK{}", g.chars(hex, 32)),
+        format!("{}-us12", g.chars(hex, 32)),
+        format!("dckr_pat_{}", g.chars(url, 27)),
+        format!("ops_eyJ{}", g.chars(url, 250)),
+        format!("hvs.{}", g.chars(url, 95)),
+        format!("glc_{}", g.alnum(60)),
+        format!("cfut_{}", g.chars(url, 40)),
+        format!("figd_{}", g.chars(url, 40)),
+        format!("gsk_{}", g.alnum(52)),
+        format!("ntn_{}{}", g.chars("0123456789", 11), g.alnum(35)),
+        format!("lin_api_{}", g.alnum(40)),
+        format!("sgp_{}", g.chars(hex, 40)),
+        format!("SG.{}.{}", g.chars(url, 22), g.chars(url, 43)),
+        format!("shpat_{}", g.chars(hex, 32)),
+        format!("pcsk_{}", g.alnum(70)),
+        format!("lsv2_pt_{}_{}", g.chars(hex, 32), g.chars(hex, 10)),
+        format!("pscale_tkn_{}", g.chars(url, 43)),
+        format!("tskey-auth-{}-{}", g.alnum(17), g.alnum(30)),
+        format!("sq0csp-{}", g.chars(url, 43)),
+        format!("{}:AA{}", g.chars("0123456789", 10), g.chars(url, 33)),
+        format!("squ_{}", g.chars(hex, 40)),
+    ];
+    let labelled = [
+        ("password = \"m{{h}o)p${e]", "\""),
+        ("password_super_secure = \"", "\""),
+        ("if (pw == \"", "\") {"),
+        ("svcToken := `", "`"),
+        ("var svcToken string = \"", "\""),
+        ("SVC_TOKEN ::= \"", "\""),
+        ("System.setProperty(\"SVC_TOKEN\", \"", "\")"),
+        ("<add key=\"ClearTextPassword\" value=\"", "\" />"),
+    ];
+    let mut secrets = tokens.clone();
+    let mut lines: Vec<String> = tokens.iter().map(|t| format!("config: {t}")).collect();
+    for (before, after) in labelled {
+        let v = g.alnum(14);
+        lines.push(format!("{before}{v}{after}"));
+        secrets.push(v);
+    }
+    let stay = [
+        "notes = Maven - io.jsonwebtoken:jjwt-jackson-0.11.2",
+        "bucket_key: SalesResults-1.2",
+        "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "    - secretKey: api-key",
+        "public_key = 9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit",
+        "video_box.ico-7a388b69018576d24b59331fd60aab0c.png",
+    ];
+    lines.extend(stay.iter().map(|s| s.to_string()));
+    let mut session =
+        String::from("{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}\n");
+    for (i, l) in lines.iter().enumerate() {
+        session.push_str(
+            &serde_json::to_string(&json!({"type": "tool.result", "seq": i, "output": l})).unwrap(),
+        );
+        session.push('\n');
+    }
+    let dir = env.path("kinds");
+    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
+    crate::bundles::rebrand(&dir, "kinds", "attempt-kinds");
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
+    assert_eq!(code, 0, "{v}");
+    let bytes = all_bytes(&env.path("out"));
+    for s in &secrets {
+        assert!(!contains(&bytes, s), "{}... survived", &s[..8]);
+    }
+    let out = std::fs::read_to_string(env.path("out/session.jsonl")).unwrap();
+    for s in stay {
+        let quoted = serde_json::to_string(s).unwrap();
+        assert!(out.contains(&quoted), "{s:?} was changed");
+    }
+}

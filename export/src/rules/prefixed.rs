@@ -122,7 +122,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "easypost-api-token",
         &["EZAK", "EZTK"],
-        r"\b(?P<s>EZ[AT]K[A-Za-z0-9]{54})",
+        r"(?:^|[^A-Za-z0-9+/])(?P<s>EZ[AT]K[A-Za-z0-9]{54})",
         "lit:EZAK|an:54",
     ),
     (
@@ -146,7 +146,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "flyio-token",
         &["fo1_", "fm1r_", "fm1a_", "fm2_"],
-        r"(?P<s>fo1_[A-Za-z0-9_-]{43}|fm(?:1[ar]|2)_[A-Za-z0-9+/]{100,}={0,3})",
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<s>fo1_[A-Za-z0-9_-]{43}|fm(?:1[ar]|2)_[A-Za-z0-9+/]{100,}={0,3})",
         "lit:fo1_|url:43",
     ),
     (
@@ -194,7 +194,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "infracost-api-token",
         &["ico-"],
-        r"\b(?P<s>ico-[A-Za-z0-9]{32})\b",
+        r"(?:^|[^A-Za-z0-9_.-])(?P<s>ico-[A-Za-z0-9]{32})\b",
         "lit:ico-|an:32",
     ),
     (
@@ -224,7 +224,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "new-relic-key",
         &["NRJS-", "NRII-", "NRAK-", "NRAA-"],
-        r"\b(?P<s>NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9_-]{32}|NRA[AK]-[A-Z0-9]{27})",
+        r"\b(?P<s>NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9_-]{32}|NRA[AK]-[A-Za-z0-9]{27})",
         "lit:NRAK-|up:27",
     ),
     (
@@ -302,7 +302,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "sendgrid-api-key",
         &["SG."],
-        r"\b(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})",
+        r"\b(?P<s>SG\.[A-Za-z0-9=_-]{16,32}\.[A-Za-z0-9=_-]{16,64})",
         "lit:SG.|url:22|lit:.|url:43",
     ),
     (
@@ -314,7 +314,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "sentry-token",
         &["sntrys_", "sntryu_"],
-        r"(?P<s>sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})",
+        r"(?P<s>sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64}\b)",
         "lit:sntryu_|hex:64",
     ),
     (
@@ -344,7 +344,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "square-token",
         &["sq0atp-", "sq0csp-", "EAAA"],
-        r"(?P<s>sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}|\bEAAA[A-Za-z0-9_-]{60})",
+        r"(?P<s>sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}|\bEAAA[A-Za-z0-9_-]{22,60})",
         "lit:sq0csp-|url:43",
     ),
     (
@@ -400,5 +400,62 @@ pub const PREFIXED: &[Prefixed] = &[
         &["sc_", "ext_", "scauth_", "authress_"],
         r"\b(?P<s>(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120})",
         "lit:sc_|low:12|lit:.|low:5|lit:.acc_|low:16|lit:.|url:60",
+    ),
+    (
+        "telegram-bot-token",
+        &[":A"],
+        r"\b(?P<s>[0-9]{5,16}:A[A-Za-z0-9_-]{34})(?:[^A-Za-z0-9_-]|$)",
+        "dig:10|lit::AA|url:33",
+    ),
+    (
+        // The first segment is the base64 of a decimal user id, so it
+        // starts with one of twelve pairs; there is no fixed literal, so
+        // the rule always runs.
+        "discord-bot-token",
+        &[],
+        r"(?:^|[^A-Za-z0-9_-])(?P<s>[MNO][TDjz][A-Za-z0-9_-]{22,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})(?:[^A-Za-z0-9_-]|$)",
+        "lit:MT|an:22|lit:.|an:6|lit:.|an:38",
+    ),
+    (
+        "sonarqube-token",
+        &["squ_", "sqp_", "sqa_"],
+        r"\b(?P<s>sq[upa]_[a-f0-9]{40})\b",
+        "lit:squ_|hex:40",
+    ),
+    (
+        "intra42-client-secret",
+        &["s-s4t2"],
+        r"\b(?P<s>s-s4t2(?:ud|af)-[a-f0-9]{64})\b",
+        "lit:s-s4t2ud-|hex:64",
+    ),
+    (
+        "microsoft-teams-webhook",
+        &["webhook.office.com"],
+        r"(?P<s>https://[A-Za-z0-9-]+\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{60,})",
+        "lit:https://acme.webhook.office.com/webhookb2/|low:36|lit:@|low:36|lit:/IncomingWebhook/|hex:32",
+    ),
+    (
+        "clickhouse-cloud-secret",
+        &["4b1d"],
+        r"\b(?P<s>4b1d[A-Za-z0-9]{38})\b",
+        "lit:4b1d|an:38",
+    ),
+    (
+        "defined-networking-token",
+        &["dnkey-"],
+        r"(?P<s>dnkey-[a-z0-9=_-]{26}-[a-z0-9=_-]{52})",
+        "lit:dnkey-|low:26|lit:-|low:52",
+    ),
+    (
+        "gitlab-session-cookie",
+        &["_gitlab_session="],
+        r"(?P<s>_gitlab_session=[0-9a-z]{32})\b",
+        "lit:_gitlab_session=|low:32",
+    ),
+    (
+        "lob-api-key",
+        &["live_", "test_"],
+        r"\b(?P<s>(?:live|test)_(?:pub_[a-f0-9]{31}|[a-f0-9]{35}))\b",
+        "lit:live_|hex:35",
     ),
 ];

@@ -326,6 +326,58 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     add("secret-assignment", "{\"apiKey\": \"{}\"}", g.alnum(30));
     add("secret-assignment", "TOKEN=${TOKEN:-{}}", g.alnum(20));
     add("secret-assignment", "signing_key = \"{}\"", g.alnum(32));
+    // The operators and quotes of Go, PHP, Make and Java property calls.
+    add("secret-assignment", "svcToken := `{}`", g.alnum(30));
+    add(
+        "secret-assignment",
+        "var svcToken string = \"{}\"",
+        g.alnum(30),
+    );
+    add("secret-assignment", "$svcToken .= \"{}\"", g.alnum(30));
+    add("secret-assignment", "SVC_TOKEN ::= \"{}\"", g.alnum(30));
+    add("secret-assignment", "SVC_TOKEN ?= \"{}\"", g.alnum(30));
+    add(
+        "secret-assignment",
+        "System.setProperty(\"SVC_TOKEN\", \"{}\")",
+        g.alnum(30),
+    );
+    add(
+        "secret-element",
+        "<svcToken>\n    {}\n</svcToken>",
+        g.alnum(30),
+    );
+    add(
+        "sidekiq-secret",
+        "export BUNDLE_GEMS__CONTRIBSYS__COM={}\n",
+        format!(
+            "{}:{}",
+            g.chars("0123456789abcdef", 8),
+            g.chars("0123456789abcdef", 8)
+        ),
+    );
+    add("sonar-login", "SONAR_LOGIN := \"{}\"", g.alnum(40));
+    add(
+        "config-key-value",
+        "<add key=\"ClearTextPassword\" value=\"{}\" />",
+        g.alnum(14),
+    );
+    // Suffixed names and comparisons (issue 16), and a template-like value.
+    add(
+        "secret-assignment",
+        "password_super_secure = \"{}\"",
+        g.alnum(14),
+    );
+    add("secret-assignment", "if (pw == \"{}\") {", g.alnum(14));
+    add(
+        "secret-assignment",
+        "password = \"{}\"",
+        format!("m{{{{h}}o)p${{e]{}", g.alnum(10)),
+    );
+    add(
+        "jwt",
+        "unsigned {} end",
+        format!("eyJhbGciOiJub25lIn0.eyJ{}", g.chars(URLSAFE, 40)),
+    );
     v
 }
 
@@ -376,6 +428,27 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "notes = \"Maven - io.jsonwebtoken:jjwt-jackson-0.11.2\"",
         "\"bucket_key\": \"SalesResults-1.2\"",
         "api_key_version: v2.4.1",
+        // Made-up tokens: filler, documentation markers, the alphabet.
+        "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "glpat-XXXXXXXXXXXXXXXXXXXX",
+        "AKIAIOSFODNN7EXAMPLE",
+        "secret_key => \"sk_abcdefghijklmnopqrstuvwxyz123\"",
+        "xoxp-572370529330-573807301142-572331691188-####################",
+        // References, labels and public names next to secret names.
+        "<add key=\"ClearTextPassword\" value=\"%NUGET_PASSWORD%\" />",
+        "<entry key=\"jetbrains.mps.v8_elimination\" value=\"executed\" />",
+        "    - secretKey: api-key",
+        "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"",
+        "https://api.example.org/x?access_token=ACCESS_TOKEN",
+        "-e SUMO_ACCESS_KEY=`etcdctl get /sumologic_secret`",
+        "telegram_api_token = \"telegram_api_token = \"",
+        "curl -i -u 'test:test' https://h",
+        "curl -u <user:password> https://h",
+        // Look-alikes inside a longer base64 run or a file name.
+        "6wqX6fNUXA/rYqRvfQ+EZAKGqQRiRyqAFRQshGPWOIAwNWGORfKHSBnVNFtVmWYoW6PH23lkqbbDWep95C/3VmWq",
+        "video_box.ico-7a388b69018576d24b59331fd60aab0c.png",
+        // A JWT-looking pair whose header is not JSON.
+        "eyJhbasdGciOiJIUaddasdasfsasdasdzI1NiIasdsInR5cCI6IkpXVCasdJasd9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ",
     ]
 }
 
