@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Recall and false positives of `coffer scan` and detect-secrets, side by
+# side, on the two public scanners' own test data (bench/scanners.py builds
+# the corpus from their source checkouts at run time), then the share of
+# distinct secrets that survive a `coffer export create` of all of them in
+# their contexts, plain and in three carriers (base64, percent, JSON in
+# JSON), looked for plain, JSON-escaped, percent-encoded and as base64 at
+# all three alignments.
+#
+#   GITLEAKS_SRC=~/src/gitleaks DETECT_SECRETS_SRC=~/src/detect-secrets \
+#     bench/scanners.sh
+#
+# (clones of github.com/gitleaks/gitleaks and github.com/Yelp/detect-secrets;
+# the script skips with a message when they are not given).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -d "${GITLEAKS_SRC:-}/cmd/generate/config/rules" ] || [ ! -d "${DETECT_SECRETS_SRC:-}/tests/plugins" ]; then
+  echo "skipped: set GITLEAKS_SRC and DETECT_SECRETS_SRC to checkouts of gitleaks and detect-secrets"
+  exit 0
+fi
+B=${BENCH_DIR:-$PWD/target/bench}/scanners
+rm -rf "$B" && mkdir -p "$B"
+if [ ! -x "$B/../venv/bin/detect-secrets" ] || ! "$B/../venv/bin/python" -c 'import rstr' 2>/dev/null; then
+  python3 -m venv "$B/../venv" && "$B/../venv/bin/pip" install -q detect-secrets==1.5.0 rstr==3.2.2
+fi
+PY="$B/../venv/bin/python"
+cargo build --release -q -p coffer-cli
+COFFER=$PWD/target/release/coffer
+"$PY" bench/scanners.py build "$GITLEAKS_SRC" "$DETECT_SECRETS_SRC" "$B/corpus"
+"$PY" bench/scanners.py scan-coffer "$B/corpus" "$COFFER"
+"$PY" bench/scanners.py score "$B/corpus" coffer "$B/corpus/findings-coffer.json"
+"$PY" bench/scanners.py scan-detect-secrets "$B/corpus" "$B/../venv/bin/detect-secrets"
+"$PY" bench/scanners.py score "$B/corpus" detect-secrets "$B/corpus/findings-detect-secrets.json"
+python3 bench/make-bundle.py "$B/corpus/session.jsonl" fixtures/run-bundles/observational-completed "$B/bundle"
+cat > "$B/policy.json" <<'P'
+{"schemaVersion":"coffer.export-policy/v1","sharingClass":"partner","maxArtifactBytes":1073741824,"maxStringBytes":65536,"sensitiveValues":[]}
+P
+"$COFFER" --store "$B/store" init -q
+"$COFFER" --store "$B/store" bundle ingest -q "$B/bundle"
+"$COFFER" --store "$B/store" export create -q coffer-observational "$B/policy.json" "$B/export"
+"$PY" bench/scanners.py survivors "$B/corpus" "$B/export"
