@@ -168,8 +168,10 @@ const CATALOG: &[Spec] = &[
         &[
             "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xoxo-", "xapp-",
         ],
-        // Numeric segments, then the secret: `xoxb-123-456-AbC...`.
-        r"(?P<s>(?:xoxe\.)?xox[abprseo]-(?:[0-9]+-)+[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+)(?:[^0-9A-Za-z-]|$)",
+        // Bot and user tokens carry 8-14 digit ids (`xoxb-<id>-<id>-<secret>`),
+        // legacy tokens any ids, workspace tokens perhaps none; refresh and
+        // configuration tokens a one-digit version and a long body.
+        r"(?P<s>xox[bp]-[0-9]{8,14}-(?:[0-9]{8,14}-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[os]-(?:[0-9]+-)+[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[ar]-(?:[0-9]-)?[0-9A-Za-z]{8,48}|(?:xoxe\.xox[bp]|xoxe)-[0-9]-[0-9A-Za-z]{40,}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+)(?:[^0-9A-Za-z-]|$)",
         Check::Shape,
     ),
     (
@@ -183,7 +185,7 @@ const CATALOG: &[Spec] = &[
         &[
             "sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_", "whsec_",
         ],
-        r"(?P<s>(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z+/=]{20,})",
+        r"\b(?P<s>(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z+/=]{20,})",
         Check::Shape,
     ),
     (
@@ -550,8 +552,14 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 };
                 start += inner;
                 let value = &hay[start..end];
+                // Below two bits a byte a long value is mostly one
+                // character (`glc_1111…`); a random one is near four.
+                // (Shapes keep such runs: `AGE-SECRET-KEY-1QQQQ…` is how
+                // test suites write a real key.)
                 if is_placeholder(value)
                     || looks_fake(value)
+                    || (value.len() >= 16 && entropy(value) < 2.0)
+                    || uuid_v1(value)
                     || constant_name(value)
                     || value.to_ascii_lowercase().windows(4).any(|w| w == b"fake")
                 {
@@ -677,8 +685,9 @@ pub fn is_placeholder(v: &[u8]) -> bool {
 /// Tokens that have a secret's shape but are made up: documentation
 /// markers (`EXAMPLE`, `your_`, `_here`), filler (`ghp_xxxx…`, `0000…`,
 /// at least half the value), or a run of eight ascending letters
-/// (`abcdefgh`), which a random token practically never has. (Ascending
-/// digits stay: `12345678-ABCD-…` is how test suites write real shapes.)
+/// (`abcdefgh`), which a random token practically never has, or an ending
+/// in `here` (`…TokenHere`). (Ascending digits stay: `12345678-ABCD-…` is
+/// how test suites write real shapes.)
 pub fn looks_fake(v: &[u8]) -> bool {
     const MARKERS: &[&[u8]] = &[
         b"example",
@@ -699,7 +708,8 @@ pub fn looks_fake(v: &[u8]) -> bool {
     {
         return true;
     }
-    if v.iter().filter(|c| b"xX0*#".contains(c)).count() * 2 >= v.len() {
+    if v.iter().filter(|c| b"xX0*#".contains(c)).count() * 2 >= v.len() || lower.ends_with(b"here")
+    {
         return true;
     }
     let mut run = 1;
@@ -979,7 +989,63 @@ const CODE_OBJECTS: &[&str] = &[
 /// variable (`password = password`, `token = tok`); kept as a literal only
 /// in env-file style `NAME=value`.
 fn bare_word(value: &[u8]) -> bool {
-    !value.is_empty() && value.iter().all(|c| c.is_ascii_alphabetic() || *c == b'_')
+    !value.is_empty()
+        && value
+            .iter()
+            .all(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'-')
+}
+
+/// `"doesnt start right"`: three or more lower-case words, no digit or
+/// symbol, is prose, not a password.
+fn prose(value: &[u8]) -> bool {
+    value.iter().filter(|c| **c == b' ').count() >= 2
+        && value.iter().all(|c| c.is_ascii_lowercase() || *c == b' ')
+}
+
+/// A time-based (version 1) UUID: a timestamp and a node id, an identifier
+/// that no service issues as a credential.
+fn uuid_v1(value: &[u8]) -> bool {
+    value.len() == 36
+        && value.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+        && value[14] == b'1'
+}
+
+/// Names that declare a test value: `fakeToken`, `invalid_password`,
+/// `nonMatchingToken`, `example_api_key`.
+fn sample_name(n: &str) -> bool {
+    [
+        "fake",
+        "dummy",
+        "mock",
+        "sample",
+        "example",
+        "invalid",
+        "wrong",
+        "bad",
+        "nonmatching",
+    ]
+    .iter()
+    .any(|p| n.starts_with(p))
+}
+
+/// Shannon entropy of `v`, in bits per byte.
+fn entropy(v: &[u8]) -> f64 {
+    let mut counts = [0u32; 256];
+    for c in v {
+        counts[*c as usize] += 1;
+    }
+    let n = v.len() as f64;
+    counts
+        .iter()
+        .filter(|c| **c > 0)
+        .map(|c| {
+            let p = f64::from(*c) / n;
+            -p * p.log2()
+        })
+        .sum()
 }
 
 /// `jjwt-jackson-0.11.2`, `SalesResults-1.2`, `v2.4.1`: a name and a dotted
@@ -1003,7 +1069,11 @@ fn versioned_name(value: &[u8]) -> bool {
 
 fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
     let n = crate::names::normalize(&String::from_utf8_lossy(name));
-    if crate::names::normalize_is_innocent(&n) || versioned_name(value) {
+    if crate::names::normalize_is_innocent(&n)
+        || sample_name(&n)
+        || versioned_name(value)
+        || prose(value)
+    {
         return false;
     }
     // `secretKey: api-key`: the value names a secret, it is not one.

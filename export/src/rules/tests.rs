@@ -347,6 +347,12 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         g.alnum(30),
     );
     add(
+        "slack-token",
+        "refresh: {}",
+        format!("xoxe-1-{}", g.alnum(146)),
+    );
+    add("slack-token", "legacy: {}", format!("xoxr-{}", g.alnum(12)));
+    add(
         "sidekiq-secret",
         "export BUNDLE_GEMS__CONTRIBSYS__COM={}\n",
         format!(
@@ -447,6 +453,18 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         // Look-alikes inside a longer base64 run or a file name.
         "6wqX6fNUXA/rYqRvfQ+EZAKGqQRiRyqAFRQshGPWOIAwNWGORfKHSBnVNFtVmWYoW6PH23lkqbbDWep95C/3VmWq",
         "video_box.ico-7a388b69018576d24b59331fd60aab0c.png",
+        // Test values by their names, time-based UUIDs, prose, one
+        // character over and over, anti-forgery tokens.
+        "nonMatchingToken := \"sm_pat_3ubepvjlo5\"",
+        "fakeApiKey = \"Zf3D0LXCM3EIMbgJpUNnkRtOfOue\"",
+        "_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
+        "someotherpassword = \"doesnt start right\"",
+        "ibm-cloud-pwd = shorter-version",
+        "password = \"abababababababababab12\"",
+        "csrf-token=Mj2qykJO5rELyHgezQ69nzUX0i3OH67V7+V4eUrLfpuyOuxmiW9rhROG==",
+        "xoxp-1234-1234-1234-4ddbc191d40ee098cbaae6f3523ada2d",
+        "xoxe.xoxp-1-SlackAppConfigurationAccessTokenHere",
+        "nonMatchingToken := \"task_test_fc0t17i4uocm2gfvvpy1rwt1l8hts3\"",
         // A JWT-looking pair whose header is not JSON.
         "eyJhbasdGciOiJIUaddasdasfsasdasdzI1NiIasdsInR5cCI6IkpXVCasdJasd9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ",
     ]
