@@ -463,6 +463,7 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "password = \"abababababababababab12\"",
         "csrf-token=Mj2qykJO5rELyHgezQ69nzUX0i3OH67V7+V4eUrLfpuyOuxmiW9rhROG==",
         "xoxp-1234-1234-1234-4ddbc191d40ee098cbaae6f3523ada2d",
+        "https://indieweb.org/images/3/35/2018-250-xoxo-indieweb-1.jpg",
         "xoxe.xoxp-1-SlackAppConfigurationAccessTokenHere",
         "nonMatchingToken := \"task_test_fc0t17i4uocm2gfvvpy1rwt1l8hts3\"",
         // A JWT-looking pair whose header is not JSON.
