@@ -76,6 +76,10 @@ pub struct Collector<'a> {
     /// string). A record left clean is copied as it is unless one of the
     /// collected literals occurs in its raw bytes.
     pub dirty: bool,
+    /// Whether a per-record id (`evt_…`, `toolu_…`) stands as the value of
+    /// a plain field of the top-level record: the only change such a
+    /// record needs, if it is not dirty, is that id's pseudonym in place.
+    pub record_ids: bool,
     scratch: Vec<Finding>,
     clean: CleanCache,
 }
@@ -96,6 +100,7 @@ impl<'a> Collector<'a> {
             max_string,
             found: Collected::default(),
             dirty: false,
+            record_ids: false,
             scratch: Vec::new(),
             clean: CleanCache::default(),
         }
@@ -231,6 +236,9 @@ impl<'a> Collector<'a> {
                                     Some((ns, Scope::Correlation)) => {
                                         self.dirty = true;
                                         self.identity(ns, id);
+                                    }
+                                    Some((_, Scope::Record)) if depth == 0 => {
+                                        self.record_ids = true
                                     }
                                     Some((_, Scope::Record)) => self.dirty = true,
                                     None => {}

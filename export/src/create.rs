@@ -150,12 +150,11 @@ fn read_doc(r: &mut dyn Read, d: &Descriptor) -> Result<Value> {
         .map_err(|e| ExportError::Blocked(vec![Issue::from((d.relative_path.as_str(), e))]))
 }
 
-/// Which records of a JSONL artifact the first pass found nothing to
-/// change in (one bit a record, so memory grows by a bit a line).
+/// One bit a record of a JSONL artifact (memory grows by a bit a line).
 #[derive(Debug, Default)]
-pub struct CleanLines(Vec<u64>);
+pub struct LineBits(Vec<u64>);
 
-impl CleanLines {
+impl LineBits {
     fn set(&mut self, n: u64) {
         let (w, b) = ((n / 64) as usize, n % 64);
         if self.0.len() <= w {
@@ -169,6 +168,56 @@ impl CleanLines {
             .get((n / 64) as usize)
             .is_some_and(|w| w & (1 << (n % 64)) != 0)
     }
+}
+
+/// What the first pass found each record of a JSONL artifact to need.
+#[derive(Debug, Default)]
+pub struct CleanLines {
+    /// Nothing: the record goes out as it came.
+    clean: LineBits,
+    /// Only the pseudonyms of its per-record ids, in place.
+    ids_only: LineBits,
+}
+
+/// Replaces, in one raw JSONL record, every string that is the value of a
+/// field and shaped like a per-record id with its pseudonym; the rest of
+/// the bytes stay as they are. Used only for records the first pass found
+/// to need nothing else, which is what makes the byte-level edit equal to
+/// the parse-rewrite-serialize path: every field of such a record is plain,
+/// and ids are letters, digits and `_`, so they need no escaping.
+fn rewrite_record_ids(raw: &[u8], s: &Scrubber<'_>, c: &mut Counts) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let (mut i, mut copied) = (0, 0);
+    while let Some(q) = memchr::memchr(b'"', &raw[i..]) {
+        let start = i + q;
+        let mut end = start + 1;
+        while end < raw.len() && raw[end] != b'"' {
+            end += if raw[end] == b'\\' { 2 } else { 1 };
+        }
+        let end = end.min(raw.len());
+        let is_value = raw[..start].iter().rev().find(|b| !b.is_ascii_whitespace()) == Some(&b':');
+        let text = &raw[start + 1..end];
+        if is_value && !text.contains(&b'\\') {
+            if let Some(id) = std::str::from_utf8(text)
+                .ok()
+                .filter(|t| crate::identity::shaped_id(t).is_some())
+            {
+                out.extend_from_slice(&raw[copied..start + 1]);
+                out.extend_from_slice(s.identity(id).as_bytes());
+                copied = end;
+                c.rewritten_correlation += 1;
+            }
+        }
+        i = end + 1;
+        if i >= raw.len() {
+            break;
+        }
+    }
+    out.extend_from_slice(&raw[copied..]);
+    if out != raw {
+        c.canonicalized += 1;
+    }
+    out
 }
 
 /// Pass 1 over one artifact.
@@ -190,14 +239,17 @@ fn collect_artifact(src: &Source<'_>, d: &Descriptor, c: &mut Collector<'_>) -> 
             {
                 let (content, _) = split_terminator(&buf);
                 c.dirty = false;
+                c.record_ids = false;
                 if jsonl {
                     let v = parse_line(content, d, n)?;
                     c.value(&v, 0);
                 } else {
                     c.string(utf8(content, d, n)?, 0);
                 }
-                if !c.dirty {
-                    clean.set(n);
+                if !c.dirty && c.record_ids {
+                    clean.ids_only.set(n);
+                } else if !c.dirty {
+                    clean.clean.set(n);
                 }
                 n += 1;
             }
@@ -293,9 +345,15 @@ fn rewrite_artifact(
                 .map_err(|e| read_error(d, e))?
             {
                 let (content, term) = split_terminator(&buf);
-                if jsonl && clean.get(n) && !unusual_escapes(content) && !s.touches(content) {
+                let as_is = jsonl && !unusual_escapes(content) && !s.touches(content);
+                if as_is && clean.clean.get(n) {
                     // Nothing to change: the record goes out as it came.
                     w.write_all(content)
+                        .and_then(|()| w.write_all(b"\n"))
+                        .map_err(werr)?;
+                } else if as_is && clean.ids_only.get(n) {
+                    let out = rewrite_record_ids(content, s, &mut c);
+                    w.write_all(&out)
                         .and_then(|()| w.write_all(b"\n"))
                         .map_err(werr)?;
                 } else if jsonl {

@@ -854,3 +854,49 @@ fn real_world_token_kinds_and_labelled_forms_are_removed_and_look_alikes_stay() 
         assert!(out.contains(&quoted), "{s:?} was changed");
     }
 }
+
+#[test]
+fn per_record_ids_are_rewritten_in_place_and_the_rest_of_a_record_keeps_its_bytes() {
+    // A record whose only change is its per-record ids goes out with the
+    // ids replaced where they stand: its spacing and key order stay.
+    let env = Env::new();
+    let evt = "evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+    let tool = "toolu_01AbCdEf2345GhJk6789LmNp";
+    let rec1 = format!(
+        "{{\"seq\": 1,  \"id\": \"{evt}\", \"type\": \"tool.call\", \"parent\": \"{tool}\", \"input\": {{\"path\": \"src/a.rs\"}}}}"
+    );
+    let rec2 = format!(
+        "{{\"seq\": 2, \"id\": \"{tool}\", \"refs\": [\"{evt}\"], \"text\": \"after {evt}\"}}"
+    );
+    let session = format!(
+        "{{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}}\n{rec1}\n{rec2}\n"
+    );
+    let dir = env.path("ids");
+    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
+    crate::bundles::rebrand(&dir, "ids", "attempt-ids");
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
+    assert_eq!(code, 0, "{v}");
+    let out = std::fs::read_to_string(env.path("out/session.jsonl")).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    let r1: Value = serde_json::from_str(lines[1]).unwrap();
+    let r2: Value = serde_json::from_str(lines[2]).unwrap();
+    let (new_evt, new_tool) = (r1["id"].as_str().unwrap(), r1["parent"].as_str().unwrap());
+    for (old, new) in [(evt, new_evt), (tool, new_tool)] {
+        assert_ne!(old, new);
+        assert_eq!(old.len(), new.len(), "{old} -> {new}");
+        let prefix = &old[..old.find('_').unwrap() + 1];
+        assert!(new.starts_with(prefix), "{old} -> {new}");
+    }
+    assert_eq!(
+        lines[1],
+        rec1.replace(evt, new_evt).replace(tool, new_tool),
+        "only the ids change, in place"
+    );
+    assert_eq!(r2["id"], new_tool, "one pseudonym per id");
+    // Array elements and free text are not fields that hold an id.
+    assert_eq!(r2["refs"][0], evt);
+    assert_eq!(r2["text"], format!("after {evt}"));
+    assert_eq!(lines[2], rec2.replace(tool, new_tool));
+}
