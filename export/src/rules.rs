@@ -43,8 +43,11 @@ impl Check {
 pub struct Rule {
     /// Stable id (appears in placeholders).
     pub id: String,
-    /// Prefilter keywords; empty means "always run".
+    /// Prefilter keywords; empty means "always run" (after the gate).
     pub keywords: Vec<String>,
+    /// For a rule with no literal to prefilter on: a cheap byte test every
+    /// match passes (checked by `prefilter_is_sound`).
+    pub gate: Option<prefixed::Gate>,
     /// The compiled regex.
     pub regex: Regex,
     /// Extra check.
@@ -266,9 +269,21 @@ const CATALOG: &[Spec] = &[
     (
         "cli-secret-flag",
         &[
-            "api-key", "api_key", "apikey", "token", "password", "secret",
+            "-api-key",
+            "_api-key",
+            "-api_key",
+            "_api_key",
+            "-apikey",
+            "_apikey",
+            "-token",
+            "_token",
+            "-password",
+            "_password",
+            "-secret",
+            "_secret",
         ],
-        // `--api-key`, `--softlayer-api-key`, `--client_secret`.
+        // `--api-key`, `--softlayer-api-key`, `--client_secret`: the last
+        // word follows `-` or `_`, which is what the keywords hold.
         r#"(?i)(?:\s|^)--(?:[a-z0-9]+[-_])*(?:api[-_]?key|token|password|secret)(?:\s+|=)["']?(?P<s>[^\s"']{6,})"#,
         Check::Value,
     ),
@@ -380,6 +395,10 @@ impl RuleSet {
             keywords: kws.iter().map(|k| k.to_string()).collect(),
             regex: compile(src).expect("built-in rules compile"),
             check,
+            gate: prefixed::GATES
+                .iter()
+                .find(|(g, _)| *g == id)
+                .map(|(_, f)| *f),
         };
         // Shape rules first, then the vendors' prefixed tokens, then the
         // rules that read a value next to a label: where two claim one
@@ -403,6 +422,7 @@ impl RuleSet {
                 keywords: e.keywords.clone(),
                 regex,
                 check: Check::Custom,
+                gate: None,
             });
         }
         let mut keywords = Vec::new();
@@ -441,8 +461,10 @@ impl RuleSet {
         let mut wanted = vec![false; self.rules.len()];
         let mut any = false;
         for i in &self.always {
-            wanted[*i] = true;
-            any = true;
+            if self.rules[*i].gate.is_none_or(|g| g(hay)) {
+                wanted[*i] = true;
+                any = true;
+            }
         }
         for m in self.prefilter.find_overlapping_iter(hay) {
             wanted[self.keyword_rule[m.pattern().as_usize()]] = true;

@@ -20,6 +20,24 @@ pub type Prefixed = (
     &'static str,
 );
 
+/// Rules without a literal prefix, and a byte test every match passes:
+/// a Discord token is `<24-26>.<6>.<27-40>`, two dots seven bytes apart.
+pub const GATES: &[(&str, Gate)] = &[("discord-bot-token", dots_seven_apart)];
+
+/// A byte test a rule's every match passes.
+pub type Gate = fn(&[u8]) -> bool;
+
+fn dots_seven_apart(hay: &[u8]) -> bool {
+    let mut last = None;
+    for i in memchr::memchr_iter(b'.', hay) {
+        if last.is_some_and(|l| i - l == 7) {
+            return true;
+        }
+        last = Some(i);
+    }
+    false
+}
+
 /// The table; order only breaks ties between rules claiming one span.
 pub const PREFIXED: &[Prefixed] = &[
     (
