@@ -389,45 +389,184 @@ impl FinalScan {
                 let v = json::parse(&buf, &Limits::EVIDENCE).map_err(|e| Issue::from((rel, e)))?;
                 self.value(&v, rel, &mut String::new());
             }
-            media => {
-                let jsonl = media == "application/x-ndjson";
-                let limits = JsonlLimits::EVIDENCE.line;
-                let mut br = BufReader::with_capacity(1 << 20, &mut r);
-                let mut buf = Vec::new();
-                let mut n = 0u64;
-                while next_line(&mut br, &mut buf, limits.max_bytes)
-                    .map_err(|e| Issue::file("limit.line_bytes", rel, format!("{rel}: {e}")))?
-                {
-                    let (content, _) = split_terminator(&buf);
-                    let mut pointer = format!("/{n}");
-                    if jsonl {
-                        let v = json::parse(content, &limits).map_err(|e| {
-                            Issue::at(
-                                e.code,
-                                rel,
-                                format!("/{n}{}", e.pointer),
-                                format!("line {}: {}", n + 1, e.message),
-                            )
-                        })?;
-                        self.value(&v, rel, &mut pointer);
-                    } else {
-                        let s = std::str::from_utf8(content).map_err(|_| {
-                            Issue::at(
-                                "validation.invalid_utf8",
-                                rel,
-                                &pointer,
-                                format!("line {}: not UTF-8", n + 1),
-                            )
-                        })?;
-                        self.string(s, rel, &pointer);
-                    }
-                    n += 1;
-                }
-            }
+            media => self.lines(&mut r, rel, media == "application/x-ndjson")?,
         }
         let (d, size) = r.h.finish();
         self.report.bytes += size;
         Ok((d.to_string(), size))
+    }
+
+    /// Scans a line-based artifact on two cores: this thread reads (and so
+    /// hashes) batches of lines and scans every other one; a worker with
+    /// its own copy of the scan takes the rest. Results join in line order,
+    /// so findings, counts and the first error are those a single pass
+    /// would give. Memory stays at a few batches.
+    fn lines(&mut self, r: &mut impl Read, rel: &str, jsonl: bool) -> Result<(), Issue> {
+        let max = JsonlLimits::EVIDENCE.line.max_bytes;
+        let mut br = BufReader::with_capacity(1 << 20, r);
+        let mut done: Vec<(usize, Scanned)> = Vec::new();
+        let read = std::thread::scope(|sc| -> Result<(), Issue> {
+            let (to_worker, inbox) = std::sync::mpsc::sync_channel::<(usize, Batch)>(2);
+            let mut mine = self.fork();
+            let mut theirs = self.fork();
+            let worker = sc.spawn(move || {
+                let mut out = Vec::new();
+                for (k, batch) in inbox {
+                    out.push((k, theirs.scanned(&batch, rel, jsonl)));
+                }
+                out
+            });
+            let mut k = 0;
+            let mut line = Vec::new();
+            let mut batch = Batch::new(0);
+            let mut n = 0u64;
+            let mut read = Ok(());
+            loop {
+                let more = match next_line(&mut br, &mut line, max) {
+                    Ok(more) => more,
+                    Err(e) => {
+                        read = Err(Issue::file("limit.line_bytes", rel, format!("{rel}: {e}")));
+                        false
+                    }
+                };
+                if more {
+                    batch.push(split_terminator(&line).0);
+                    n += 1;
+                }
+                if batch.full() || (!more && !batch.is_empty()) {
+                    let full = std::mem::replace(&mut batch, Batch::new(n));
+                    if k % 2 == 0 {
+                        done.push((k, mine.scanned(&full, rel, jsonl)));
+                    } else if to_worker.send((k, full)).is_err() {
+                        break;
+                    }
+                    k += 1;
+                }
+                if !more {
+                    break;
+                }
+            }
+            drop(to_worker);
+            done.extend(worker.join().expect("the scan worker does not panic"));
+            read
+        });
+        done.sort_by_key(|(k, _)| *k);
+        for (_, scanned) in done {
+            let room = MAX_FINDINGS.saturating_sub(self.findings.len());
+            self.findings
+                .extend(scanned.findings.into_iter().take(room));
+            self.report.strings_scanned += scanned.strings;
+            self.report.placeholders += scanned.placeholders;
+            scanned.result?;
+        }
+        read
+    }
+
+    /// Scans one batch and hands over what it found and counted.
+    fn scanned(&mut self, b: &Batch, rel: &str, jsonl: bool) -> Scanned {
+        let result = self.batch(b, rel, jsonl);
+        Scanned {
+            findings: std::mem::take(&mut self.findings),
+            strings: std::mem::take(&mut self.report.strings_scanned),
+            placeholders: std::mem::take(&mut self.report.placeholders),
+            result,
+        }
+    }
+
+    /// One batch of lines.
+    fn batch(&mut self, b: &Batch, rel: &str, jsonl: bool) -> Result<(), Issue> {
+        let limits = JsonlLimits::EVIDENCE.line;
+        for (i, content) in b.lines().enumerate() {
+            let n = b.first + i as u64;
+            let mut pointer = format!("/{n}");
+            if jsonl {
+                let v = json::parse(content, &limits).map_err(|e| {
+                    Issue::at(
+                        e.code,
+                        rel,
+                        format!("/{n}{}", e.pointer),
+                        format!("line {}: {}", n + 1, e.message),
+                    )
+                })?;
+                self.value(&v, rel, &mut pointer);
+            } else {
+                let s = std::str::from_utf8(content).map_err(|_| {
+                    Issue::at(
+                        "validation.invalid_utf8",
+                        rel,
+                        &pointer,
+                        format!("line {}: not UTF-8", n + 1),
+                    )
+                })?;
+                self.string(s, rel, &pointer);
+            }
+        }
+        Ok(())
+    }
+
+    /// A copy with the same matchers and expectations, and no findings,
+    /// counts or cache of its own yet.
+    fn fork(&self) -> FinalScan {
+        FinalScan {
+            det: self.det.clone(),
+            literals: self.literals.clone(),
+            placeholder: self.placeholder.clone(),
+            prefix: self.prefix.clone(),
+            known_rules: self.known_rules.clone(),
+            issued: self.issued.clone(),
+            allow: self.allow.clone(),
+            findings: Vec::new(),
+            report: ReadbackReport::default(),
+            scratch: Vec::new(),
+            clean: CleanCache::default(),
+        }
+    }
+}
+
+/// What one batch found and counted.
+struct Scanned {
+    findings: Vec<Issue>,
+    strings: u64,
+    placeholders: u64,
+    result: Result<(), Issue>,
+}
+
+/// Lines read for one scan step: about 1 MiB or 4,096 lines.
+struct Batch {
+    first: u64,
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Batch {
+    fn new(first: u64) -> Batch {
+        Batch {
+            first,
+            bytes: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, line: &[u8]) {
+        self.bytes.extend_from_slice(line);
+        self.ends.push(self.bytes.len());
+    }
+
+    fn full(&self) -> bool {
+        self.bytes.len() >= 1 << 20 || self.ends.len() >= 4096
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn lines(&self) -> impl Iterator<Item = &[u8]> {
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let line = &self.bytes[start..end];
+            start = end;
+            line
+        })
     }
 }
 

@@ -900,3 +900,72 @@ fn per_record_ids_are_rewritten_in_place_and_the_rest_of_a_record_keeps_its_byte
     assert_eq!(r2["text"], format!("after {evt}"));
     assert_eq!(lines[2], rec2.replace(tool, new_tool));
 }
+
+#[test]
+fn verify_reports_findings_of_a_long_artifact_in_line_order_and_stops_at_a_broken_line() {
+    // The readback scans batches of lines on two threads; what it reports
+    // must be what one pass in line order reports.
+    let env = Env::new();
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let src = fixture("run-bundles/complete");
+    let (code, v) = export(&env, src.to_str().unwrap(), &policy, "t", &[]);
+    assert_eq!(code, 0, "{v}");
+    let p = env.path("t/session.jsonl");
+    let base = std::fs::read(&p).unwrap();
+    // Batches hold 4,096 lines and alternate between the two threads.
+    let planted = [1_000usize, 5_000, 9_000, 30_001];
+    let write = |broken: Option<usize>| {
+        let mut s = base.clone();
+        let first = base.iter().filter(|b| **b == b'\n').count();
+        for i in first..40_000 {
+            let rec = if planted.contains(&i) {
+                json!({"type": "note", "seq": i, "text": format!("ghp_{}", Gen::new(i as u64).alnum(36))})
+            } else {
+                json!({"type": "note", "seq": i, "text": "plain"})
+            };
+            let mut line = serde_json::to_vec(&rec).unwrap();
+            if broken == Some(i) {
+                line.truncate(line.len() - 1);
+            }
+            s.extend_from_slice(&line);
+            s.push(b'\n');
+        }
+        std::fs::write(&p, &s).unwrap();
+        let mpath = env.path("t/manifest.json");
+        let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+        m["artifacts"][0]["digest"] = json!(sha256(&s));
+        m["artifacts"][0]["sizeBytes"] = json!(s.len());
+        std::fs::write(&mpath, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    };
+    write(None);
+    let (code, v) = env.json(&["export", "verify", "t"]);
+    assert_eq!(code, 1, "{v}");
+    let lines: Vec<usize> = v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            assert_eq!(i["code"], "validation.secret_in_export", "{i}");
+            let ptr = i["path"].as_str().unwrap().split('#').nth(1).unwrap();
+            ptr.split('/').nth(1).unwrap().parse().unwrap()
+        })
+        .collect();
+    assert_eq!(lines, planted.to_vec(), "{v}");
+    // A broken line between the second and third secret (in the worker's
+    // batch): the first two and the parse error, nothing after it.
+    write(Some(7_000));
+    let (code, v) = env.json(&["export", "verify", "t"]);
+    assert_eq!(code, 1, "{v}");
+    let issues = v["issues"].as_array().unwrap();
+    let paths: Vec<&str> = issues.iter().map(|i| i["path"].as_str().unwrap()).collect();
+    // (The file's error comes first, then the scan's findings.)
+    assert_eq!(
+        paths,
+        vec![
+            "session.jsonl#/7000",
+            "session.jsonl#/1000/text",
+            "session.jsonl#/5000/text"
+        ],
+        "{v}"
+    );
+}
