@@ -106,6 +106,27 @@ impl<'a> Collector<'a> {
         }
     }
 
+    /// A collector with the same detector and settings and nothing found
+    /// yet, for another thread.
+    pub fn fork(&self) -> Collector<'a> {
+        Collector::new(self.det, self.allow, self.roots, self.max_string)
+    }
+
+    /// Takes findings collected elsewhere, as if they had been found here
+    /// next: the first rule to find a value stays its rule, and the limits
+    /// apply as they do here.
+    pub fn absorb(&mut self, other: Collected) {
+        for (value, rule) in other.secrets {
+            self.secret(&value, &rule);
+        }
+        self.found.overflow |= other.overflow;
+        self.found.names.users.extend(other.names.users);
+        self.found.names.hosts.extend(other.names.hosts);
+        for (id, namespace) in other.ids.iter() {
+            self.identity(namespace, id);
+        }
+    }
+
     fn secret(&mut self, value: &str, rule: &str) {
         if self.found.secrets.len() >= MAX_SECRETS {
             self.found.overflow = true;

@@ -19,7 +19,7 @@ use crate::collect::Collector;
 use crate::detect::Detector;
 use crate::error::{ExportError, Result};
 use crate::key::ExportKey;
-use crate::lines::{next_line, split_terminator, HashingWriter};
+use crate::lines::{next_line, split_terminator, two_core, Batch, HashingWriter};
 use crate::plan::{plan, Fate};
 use crate::policy::Policy;
 use crate::readback::{self, Expectations, ReadbackReport};
@@ -230,32 +230,65 @@ fn collect_artifact(src: &Source<'_>, d: &Descriptor, c: &mut Collector<'_>) -> 
             c.value(&v, 0);
         }
         media => {
+            // On two cores: batches of lines alternate between two
+            // collectors, whose findings join in line order.
             let jsonl = media == "application/x-ndjson";
             let mut br = BufReader::with_capacity(1 << 20, r);
-            let mut buf = Vec::new();
-            let mut n = 0u64;
-            while next_line(&mut br, &mut buf, line_limits().max_bytes)
-                .map_err(|e| read_error(d, e))?
-            {
-                let (content, _) = split_terminator(&buf);
-                c.dirty = false;
-                c.record_ids = false;
-                if jsonl {
-                    let v = parse_line(content, d, n)?;
-                    c.value(&v, 0);
-                } else {
-                    c.string(utf8(content, d, n)?, 0);
-                }
-                if !c.dirty && c.record_ids {
-                    clean.ids_only.set(n);
-                } else if !c.dirty {
-                    clean.clean.set(n);
-                }
-                n += 1;
+            let (mut mine, mut theirs) = (c.fork(), c.fork());
+            let (done, read) = two_core(
+                &mut br,
+                line_limits().max_bytes,
+                &mut mine,
+                &mut theirs,
+                |col, b| collect_batch(col, b, d, jsonl),
+            );
+            for part in done {
+                let part = part?;
+                c.absorb(part.found);
+                part.clean.iter().for_each(|n| clean.clean.set(*n));
+                part.ids_only.iter().for_each(|n| clean.ids_only.set(*n));
             }
+            read.map_err(|e| read_error(d, e))?;
         }
     }
     Ok(clean)
+}
+
+/// What pass 1 learned from one batch of lines.
+struct Collected1 {
+    found: crate::collect::Collected,
+    clean: Vec<u64>,
+    ids_only: Vec<u64>,
+}
+
+fn collect_batch(
+    c: &mut Collector<'_>,
+    b: &Batch,
+    d: &Descriptor,
+    jsonl: bool,
+) -> Result<Collected1> {
+    let (mut clean, mut ids_only) = (Vec::new(), Vec::new());
+    for (i, content) in b.lines().enumerate() {
+        let n = b.first + i as u64;
+        c.dirty = false;
+        c.record_ids = false;
+        if jsonl {
+            let v = parse_line(content, d, n)?;
+            c.value(&v, 0);
+        } else {
+            c.string(utf8(content, d, n)?, 0);
+        }
+        if !c.dirty && c.record_ids {
+            ids_only.push(n);
+        } else if !c.dirty {
+            clean.push(n);
+        }
+    }
+    Ok(Collected1 {
+        found: std::mem::take(&mut c.found),
+        clean,
+        ids_only,
+    })
 }
 
 /// Escapes other serializers use that the literal sweep's JSON-escaped

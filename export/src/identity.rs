@@ -167,6 +167,11 @@ impl Identities {
         }
     }
 
+    /// Each identity and its namespace.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.ids.iter().map(|(i, n)| (i.as_str(), n.as_str()))
+    }
+
     /// How many identities were collected.
     pub fn len(&self) -> usize {
         self.ids.len()

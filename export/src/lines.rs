@@ -44,6 +44,107 @@ pub fn split_terminator(line: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
+/// Consecutive lines read for one step of a two-core pass: about 1 MiB
+/// or 4,096 lines (more only for one line longer than that).
+pub struct Batch {
+    /// The number of its first line in the file.
+    pub first: u64,
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Batch {
+    /// An empty batch starting at line `first`.
+    pub fn new(first: u64) -> Batch {
+        Batch {
+            first,
+            bytes: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// Adds one line (without its terminator).
+    pub fn push(&mut self, line: &[u8]) {
+        self.bytes.extend_from_slice(line);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Whether it is time to hand it over.
+    pub fn full(&self) -> bool {
+        self.bytes.len() >= 1 << 20 || self.ends.len() >= 4096
+    }
+
+    /// Whether it holds no line.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Its lines, in order.
+    pub fn lines(&self) -> impl Iterator<Item = &[u8]> {
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let line = &self.bytes[start..end];
+            start = end;
+            line
+        })
+    }
+}
+
+/// Reads `r` in [`Batch`]es and runs `step` on each, alternately on this
+/// thread (with `mine`) and on one worker (with `theirs`), at most two
+/// batches waiting for the worker. Returns the results in batch order,
+/// and how reading ended: a pass that joins the results in that order
+/// reports what a single pass in line order would.
+pub fn two_core<S: Send, T: Send>(
+    r: &mut impl BufRead,
+    max_line: usize,
+    mine: &mut S,
+    theirs: &mut S,
+    step: impl Fn(&mut S, &Batch) -> T + Sync,
+) -> (Vec<T>, io::Result<()>) {
+    let mut done: Vec<(usize, T)> = Vec::new();
+    let read = std::thread::scope(|sc| {
+        let (to_worker, inbox) = std::sync::mpsc::sync_channel::<(usize, Batch)>(2);
+        let step = &step;
+        let worker = sc.spawn(move || {
+            inbox
+                .into_iter()
+                .map(|(k, b)| (k, step(theirs, &b)))
+                .collect::<Vec<_>>()
+        });
+        let (mut k, mut n) = (0, 0u64);
+        let mut line = Vec::new();
+        let mut batch = Batch::new(0);
+        let read = loop {
+            let more = match next_line(r, &mut line, max_line) {
+                Ok(more) => more,
+                Err(e) => break Err(e),
+            };
+            if more {
+                batch.push(split_terminator(&line).0);
+                n += 1;
+            }
+            if batch.full() || (!more && !batch.is_empty()) {
+                let full = std::mem::replace(&mut batch, Batch::new(n));
+                if k % 2 == 0 {
+                    done.push((k, step(mine, &full)));
+                } else if to_worker.send((k, full)).is_err() {
+                    break Ok(());
+                }
+                k += 1;
+            }
+            if !more {
+                break Ok(());
+            }
+        };
+        drop(to_worker);
+        done.extend(worker.join().expect("a pass worker does not panic"));
+        read
+    });
+    done.sort_by_key(|(k, _)| *k);
+    (done.into_iter().map(|(_, t)| t).collect(), read)
+}
+
 /// A writer that hashes and counts what it writes.
 pub struct HashingWriter<W> {
     inner: W,

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::detect::{CleanCache, Detector, Finding, FORGERY_RULE, SENSITIVE_RULE};
 use crate::error::{ExportError, Result};
-use crate::lines::{next_line, split_terminator};
+use crate::lines::{two_core, Batch};
 use crate::names::{classify, FieldClass, THINKING_KEEP, THINKING_RECORD};
 use crate::plan::allowed;
 use crate::policy::Policy;
@@ -404,54 +404,11 @@ impl FinalScan {
     fn lines(&mut self, r: &mut impl Read, rel: &str, jsonl: bool) -> Result<(), Issue> {
         let max = JsonlLimits::EVIDENCE.line.max_bytes;
         let mut br = BufReader::with_capacity(1 << 20, r);
-        let mut done: Vec<(usize, Scanned)> = Vec::new();
-        let read = std::thread::scope(|sc| -> Result<(), Issue> {
-            let (to_worker, inbox) = std::sync::mpsc::sync_channel::<(usize, Batch)>(2);
-            let mut mine = self.fork();
-            let mut theirs = self.fork();
-            let worker = sc.spawn(move || {
-                let mut out = Vec::new();
-                for (k, batch) in inbox {
-                    out.push((k, theirs.scanned(&batch, rel, jsonl)));
-                }
-                out
-            });
-            let mut k = 0;
-            let mut line = Vec::new();
-            let mut batch = Batch::new(0);
-            let mut n = 0u64;
-            let mut read = Ok(());
-            loop {
-                let more = match next_line(&mut br, &mut line, max) {
-                    Ok(more) => more,
-                    Err(e) => {
-                        read = Err(Issue::file("limit.line_bytes", rel, format!("{rel}: {e}")));
-                        false
-                    }
-                };
-                if more {
-                    batch.push(split_terminator(&line).0);
-                    n += 1;
-                }
-                if batch.full() || (!more && !batch.is_empty()) {
-                    let full = std::mem::replace(&mut batch, Batch::new(n));
-                    if k % 2 == 0 {
-                        done.push((k, mine.scanned(&full, rel, jsonl)));
-                    } else if to_worker.send((k, full)).is_err() {
-                        break;
-                    }
-                    k += 1;
-                }
-                if !more {
-                    break;
-                }
-            }
-            drop(to_worker);
-            done.extend(worker.join().expect("the scan worker does not panic"));
-            read
+        let (mut mine, mut theirs) = (self.fork(), self.fork());
+        let (done, read) = two_core(&mut br, max, &mut mine, &mut theirs, |scan, b| {
+            scan.scanned(b, rel, jsonl)
         });
-        done.sort_by_key(|(k, _)| *k);
-        for (_, scanned) in done {
+        for scanned in done {
             let room = MAX_FINDINGS.saturating_sub(self.findings.len());
             self.findings
                 .extend(scanned.findings.into_iter().take(room));
@@ -459,7 +416,7 @@ impl FinalScan {
             self.report.placeholders += scanned.placeholders;
             scanned.result?;
         }
-        read
+        read.map_err(|e| Issue::file("limit.line_bytes", rel, format!("{rel}: {e}")))
     }
 
     /// Scans one batch and hands over what it found and counted.
@@ -529,45 +486,6 @@ struct Scanned {
     strings: u64,
     placeholders: u64,
     result: Result<(), Issue>,
-}
-
-/// Lines read for one scan step: about 1 MiB or 4,096 lines.
-struct Batch {
-    first: u64,
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl Batch {
-    fn new(first: u64) -> Batch {
-        Batch {
-            first,
-            bytes: Vec::new(),
-            ends: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, line: &[u8]) {
-        self.bytes.extend_from_slice(line);
-        self.ends.push(self.bytes.len());
-    }
-
-    fn full(&self) -> bool {
-        self.bytes.len() >= 1 << 20 || self.ends.len() >= 4096
-    }
-
-    fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    fn lines(&self) -> impl Iterator<Item = &[u8]> {
-        let mut start = 0;
-        self.ends.iter().map(move |&end| {
-            let line = &self.bytes[start..end];
-            start = end;
-            line
-        })
-    }
 }
 
 struct Hashing<R> {

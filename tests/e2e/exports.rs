@@ -969,3 +969,39 @@ fn verify_reports_findings_of_a_long_artifact_in_line_order_and_stops_at_a_broke
         "{v}"
     );
 }
+
+#[test]
+fn a_secret_found_in_any_batch_of_a_long_session_is_swept_from_all_of_it() {
+    // Pass 1 reads batches of 4,096 lines on two threads; what either finds
+    // is swept from every line in pass 2.
+    let env = Env::new();
+    let secret = format!("{}9x", Gen::new(77).alnum(22));
+    let mut session =
+        String::from("{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}\n");
+    for i in 1..20_000 {
+        let text = match i {
+            5_000 => format!("export DEPLOY_PASSWORD={secret}"),
+            100 | 13_000 | 19_999 => format!("the value {secret} again"),
+            _ => "plain".to_string(),
+        };
+        session.push_str(&json!({"type": "note", "seq": i, "text": text}).to_string());
+        session.push('\n');
+    }
+    let dir = env.path("long");
+    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
+    crate::bundles::rebrand(&dir, "long", "attempt-long");
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
+    assert_eq!(code, 0, "{v}");
+    let out = std::fs::read_to_string(env.path("out/session.jsonl")).unwrap();
+    assert!(!out.contains(&secret), "the value survived somewhere");
+    let lines: Vec<&str> = out.lines().collect();
+    for i in [100, 5_000, 13_000, 19_999] {
+        assert!(
+            lines[i].contains("[REDACTED_SECRET:"),
+            "line {i}: {}",
+            lines[i]
+        );
+    }
+}
