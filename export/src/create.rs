@@ -1,6 +1,6 @@
 //! `export create`: plan, collect, rewrite, read back, publish, record.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
@@ -32,6 +32,23 @@ use crate::source::Source;
 pub struct CreateOptions {
     /// Export a bundle whose capture is `incomplete`.
     pub allow_incomplete: bool,
+    /// Leave out (and list) JSONL records that cannot be verified instead
+    /// of refusing the export.
+    pub exclude_unverifiable: bool,
+}
+
+/// A JSONL record left out under `--exclude-unverifiable`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExcludedRecord {
+    /// Source artifact id.
+    pub artifact_id: String,
+    /// Source artifact path.
+    pub relative_path: String,
+    /// The record's line, counted from 0 (its JSON pointer is `/<line>`).
+    pub line: u64,
+    /// Why: the code of the first problem found in it.
+    pub code: String,
 }
 
 /// One exported artifact.
@@ -84,6 +101,8 @@ pub struct CreateOutcome {
     pub artifacts: Vec<Exported>,
     /// Excluded artifacts.
     pub excluded: Vec<Excluded>,
+    /// Records left out under `--exclude-unverifiable`.
+    pub excluded_records: Vec<ExcludedRecord>,
     /// What the readback gate checked.
     pub readback: ReadbackReport,
 }
@@ -261,6 +280,7 @@ struct Collected1 {
     ids_only: Vec<u64>,
 }
 
+/// Pass 1 over one batch.
 fn collect_batch(
     c: &mut Collector<'_>,
     b: &Batch,
@@ -350,6 +370,7 @@ fn rewrite_artifact(
     w: &mut impl Write,
     written: &Written,
     clean: &CleanLines,
+    skip: &BTreeSet<u64>,
 ) -> Result<Counts> {
     let mut c = Counts::default();
     let mut r = src.open(d)?;
@@ -378,6 +399,10 @@ fn rewrite_artifact(
                 .map_err(|e| read_error(d, e))?
             {
                 let (content, term) = split_terminator(&buf);
+                if jsonl && skip.contains(&n) {
+                    n += 1;
+                    continue;
+                }
                 let as_is = jsonl && !unusual_escapes(content) && !s.touches(content);
                 if as_is && clean.clean.get(n) {
                     // Nothing to change: the record goes out as it came.
@@ -518,8 +543,123 @@ pub fn create(
         max_string,
     )?;
 
-    // Pass 2: contract documents last, so they can point at derivatives.
-    let mut order: Vec<&Descriptor> = exported.clone();
+    // Pass 2 and the gate. Under --exclude-unverifiable, the JSONL records
+    // the gate refuses are left out of a second tree, which must then pass;
+    // a finding anywhere else still refuses. (Source records are strict
+    // JSON: an invalid bundle is refused before pass 1.)
+    let mut skipped: BTreeSet<ExcludedRecord> = BTreeSet::new();
+    let mut attempts = 0;
+    let (built, report) = loop {
+        attempts += 1;
+        let built = build_tree(
+            src,
+            policy,
+            &mut scrubber,
+            &planned,
+            &exported,
+            &clean,
+            &skipped,
+            dest,
+        )?;
+        let originals: Vec<String> = scrubber.ids().originals().map(str::to_string).collect();
+        let users: Vec<String> = scrubber.users().map(str::to_string).collect();
+        let exp = Expectations {
+            policy: Some(policy),
+            issued: Some(scrubber.issued().clone()),
+            identities: originals,
+            users,
+        };
+        // The gate: an independent reader over the bytes on disk.
+        match readback::verify(built.tree.path(), &exp) {
+            Ok(report) => break (built, report),
+            Err(ExportError::Invalid(issues)) if opts.exclude_unverifiable && attempts < 8 => {
+                let known = |r: &ExcludedRecord, s: &BTreeSet<ExcludedRecord>| {
+                    s.iter()
+                        .any(|x| x.artifact_id == r.artifact_id && x.line == r.line)
+                };
+                let more: Vec<ExcludedRecord> =
+                    refused_records(&issues, &built.results, &exported, &skipped)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|r| !known(r, &skipped))
+                        .collect();
+                // Nothing new to leave out (or a finding outside a record):
+                // the export is refused as it would be without the flag.
+                if more.is_empty() {
+                    return Err(ExportError::Invalid(issues));
+                }
+                // The refused tree is removed with `built`.
+                skipped.extend(more);
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    coffer_store::crash::point("export_verified");
+    let Built {
+        tree,
+        manifest_digest,
+        results,
+        excluded,
+        bundle_id,
+    } = built;
+
+    // Record, then publish: the catalog may name an export whose
+    // publication then failed (a crash, a racing writer that took DEST),
+    // but never misses one a recipient could have received, so a
+    // revocation that asks `where` finds every published export.
+    record(
+        store,
+        tree.path(),
+        &recorded_dest(dest)?,
+        &manifest_digest,
+        src,
+        policy,
+        &results,
+        exported.as_slice(),
+    )?;
+    coffer_store::crash::point("export_recorded");
+    tree.publish()?;
+    coffer_store::crash::point("export_published");
+    let shown = dest.display().to_string();
+    Ok(CreateOutcome {
+        dest: shown,
+        manifest_digest: manifest_digest.to_string(),
+        bundle_id,
+        source_bundle_id: m.bundle_id.clone(),
+        sharing_class: policy.sharing_class.clone(),
+        policy_digest: policy.digest.clone(),
+        qualification: src.qualification.clone(),
+        artifacts: exported.iter().map(|d| results[&d.id].clone()).collect(),
+        excluded,
+        excluded_records: skipped.into_iter().collect(),
+        readback: report,
+    })
+}
+
+/// A written, not yet verified export tree.
+struct Built {
+    tree: NewTree,
+    manifest_digest: Digest,
+    results: BTreeMap<String, Exported>,
+    excluded: Vec<Excluded>,
+    bundle_id: String,
+}
+
+/// Pass 2 and the export manifest, into a new temp tree beside `dest`.
+#[allow(clippy::too_many_arguments)]
+fn build_tree(
+    src: &Source<'_>,
+    policy: &Policy,
+    scrubber: &mut Scrubber<'_>,
+    planned: &[(Descriptor, Fate)],
+    exported: &[&Descriptor],
+    clean: &BTreeMap<String, CleanLines>,
+    skipped: &BTreeSet<ExcludedRecord>,
+    dest: &Path,
+) -> Result<Built> {
+    let m = &src.manifest;
+    // Contract documents last, so they can point at derivatives.
+    let mut order: Vec<&Descriptor> = exported.to_vec();
     order.sort_by_key(|d| matches!(d.kind.as_str(), "verifier" | "capture-report"));
     let mut tree = NewTree::begin(dest, 0o755)?;
     let mut written: Written = BTreeMap::new();
@@ -538,7 +678,12 @@ pub fn create(
         let id = scrubber.string(&d.id, &mut unused);
         let f = tree.create_file(&rel, 0o755, 0o644)?;
         let mut w = HashingWriter::new(BufWriter::with_capacity(1 << 20, f));
-        let counts = rewrite_artifact(src, d, &mut scrubber, &mut w, &written, &clean[&d.id])?;
+        let skip: BTreeSet<u64> = skipped
+            .iter()
+            .filter(|r| r.artifact_id == d.id)
+            .map(|r| r.line)
+            .collect();
+        let counts = rewrite_artifact(src, d, scrubber, &mut w, &written, &clean[&d.id], &skip)?;
         let (bw, digest, size) = w.finish();
         let f = bw
             .into_inner()
@@ -568,7 +713,7 @@ pub fn create(
     let mut artifacts = Vec::new();
     let mut transformations = Vec::new();
     let mut listed = Vec::new();
-    for d in &exported {
+    for d in exported {
         let e = &results[&d.id];
         let mut a = json!({
             "id": e.id,
@@ -617,7 +762,7 @@ pub fn create(
         correlations["traceId"] = json!(scrubber.identity(t));
     }
     let bundle_id = scrubber.identity(&m.bundle_id);
-    let manifest = json!({
+    let mut manifest = json!({
         "schemaVersion": "export-manifest/v1",
         "bundleId": bundle_id,
         "status": "ready",
@@ -631,6 +776,16 @@ pub fn create(
         "transformations": transformations,
         "excludedArtifacts": excluded,
     });
+    if !skipped.is_empty() {
+        let ids: BTreeMap<&str, &str> = results
+            .iter()
+            .map(|(k, e)| (k.as_str(), e.id.as_str()))
+            .collect();
+        manifest["excludedRecords"] = skipped
+            .iter()
+            .map(|r| json!({"artifactId": ids[r.artifact_id.as_str()], "line": r.line, "code": r.code}))
+            .collect();
+    }
     let mut bytes = serde_json::to_vec_pretty(&manifest).expect("values serialize");
     bytes.push(b'\n');
     let manifest_digest = Digest::of(&bytes);
@@ -642,48 +797,47 @@ pub fn create(
     }
     coffer_store::crash::point("export_tree_built");
 
-    // The gate: an independent reader over the bytes on disk.
-    let originals: Vec<String> = scrubber.ids().originals().map(str::to_string).collect();
-    let users: Vec<String> = scrubber.users().map(str::to_string).collect();
-    let exp = Expectations {
-        policy: Some(policy),
-        issued: Some(scrubber.issued().clone()),
-        identities: originals,
-        users,
-    };
-    let report = readback::verify(tree.path(), &exp)?;
-    coffer_store::crash::point("export_verified");
-
-    // Record, then publish: the catalog may name an export whose
-    // publication then failed (a crash, a racing writer that took DEST),
-    // but never misses one a recipient could have received, so a
-    // revocation that asks `where` finds every published export.
-    record(
-        store,
-        tree.path(),
-        &recorded_dest(dest)?,
-        &manifest_digest,
-        src,
-        policy,
-        &results,
-        exported.as_slice(),
-    )?;
-    coffer_store::crash::point("export_recorded");
-    tree.publish()?;
-    coffer_store::crash::point("export_published");
-    let shown = dest.display().to_string();
-    Ok(CreateOutcome {
-        dest: shown,
-        manifest_digest: manifest_digest.to_string(),
-        bundle_id,
-        source_bundle_id: m.bundle_id.clone(),
-        sharing_class: policy.sharing_class.clone(),
-        policy_digest: policy.digest.clone(),
-        qualification: src.qualification.clone(),
-        artifacts: exported.iter().map(|d| results[&d.id].clone()).collect(),
+    Ok(Built {
+        tree,
+        manifest_digest,
+        results,
         excluded,
-        readback: report,
+        bundle_id,
     })
+}
+
+/// The JSONL records the gate's findings point into, if every finding
+/// does (`file#/<line>...` of an exported JSONL artifact); `None` if any
+/// finding is elsewhere, which no exclusion can fix.
+fn refused_records(
+    issues: &[Issue],
+    results: &BTreeMap<String, Exported>,
+    exported: &[&Descriptor],
+    skipped: &BTreeSet<ExcludedRecord>,
+) -> Option<BTreeSet<ExcludedRecord>> {
+    let mut out: BTreeMap<(String, u64), ExcludedRecord> = BTreeMap::new();
+    for i in issues {
+        let (file, pointer) = (i.file.as_deref()?, i.pointer.as_deref()?);
+        let d = exported.iter().find(|d| {
+            d.media_type == "application/x-ndjson" && results[&d.id].relative_path == file
+        })?;
+        let mut line: u64 = pointer.strip_prefix('/')?.split('/').next()?.parse().ok()?;
+        // A line of the written tree; each record already left out before
+        // it moves it one line on in the source.
+        for r in skipped.iter().filter(|r| r.artifact_id == d.id) {
+            if r.line <= line {
+                line += 1;
+            }
+        }
+        // The first finding in a record names why it was left out.
+        out.entry((d.id.clone(), line)).or_insert(ExcludedRecord {
+            artifact_id: d.id.clone(),
+            relative_path: d.relative_path.clone(),
+            line,
+            code: i.code.to_string(),
+        });
+    }
+    (!out.is_empty()).then(|| out.into_values().collect())
 }
 
 /// The absolute path an export will be published at, as the catalog

@@ -724,6 +724,19 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
             );
         }
     }
+    for (i, x) in arr("excludedRecords").iter().enumerate() {
+        let id = s(x, "artifactId");
+        let jsonl = artifacts
+            .iter()
+            .any(|a| s(a, "id") == id && s(a, "mediaType") == "application/x-ndjson");
+        if !jsonl {
+            bad(
+                &mut issues,
+                &format!("/excludedRecords/{i}"),
+                "a left-out record of no exported JSONL artifact".into(),
+            );
+        }
+    }
     if !artifacts.iter().any(|a| s(a, "kind") != "capture-report") {
         bad(
             &mut issues,

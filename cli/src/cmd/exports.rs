@@ -36,6 +36,11 @@ pub struct CreateArgs {
     /// Export a bundle whose capture is incomplete (status: incomplete).
     #[arg(long)]
     allow_incomplete: bool,
+    /// Leave out JSONL records that are not strict JSON or that the final
+    /// scan refuses, list them in the export manifest's excludedRecords,
+    /// and publish the rest (status: incomplete).
+    #[arg(long)]
+    exclude_unverifiable: bool,
 }
 
 fn issues_of(list: &[coffer_store::issue::Issue]) -> Vec<Issue> {
@@ -97,6 +102,7 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
     let as_dir = Path::new(&a.source);
     let opts = CreateOptions {
         allow_incomplete: a.allow_incomplete,
+        exclude_unverifiable: a.exclude_unverifiable,
     };
     let outcome = if as_dir.is_dir() {
         let src = Source::directory(as_dir)?;
@@ -109,12 +115,13 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
         create_export(&mut store, &src, &policy, &key, &a.dest, &opts)?
     };
     let human = format!(
-        "exported {} as {} to {} ({} artifact(s), {} excluded; read back: {} strings, {} placeholders, 0 findings)\nmanifest {}",
+        "exported {} as {} to {} ({} artifact(s), {} excluded, {} record(s) left out; read back: {} strings, {} placeholders, 0 findings)\nmanifest {}",
         outcome.source_bundle_id,
         outcome.bundle_id,
         outcome.dest,
         outcome.artifacts.len(),
         outcome.excluded.len(),
+        outcome.excluded_records.len(),
         outcome.readback.strings_scanned,
         outcome.readback.placeholders,
         outcome.manifest_digest,
@@ -122,6 +129,19 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
     let incomplete = outcome.qualification != "qualified";
     let result = serde_json::to_value(&outcome).expect("outcome serializes");
     let mut r = Report::accepted("", result, human);
+    for rec in &outcome.excluded_records {
+        r.status = Status::Incomplete;
+        r.issues.push(Issue::new(
+            "validation.record_excluded",
+            format!(
+                "left out under --exclude-unverifiable: record {} of {} ({})",
+                rec.line + 1,
+                rec.artifact_id,
+                rec.code
+            ),
+            Some(format!("{}#/{}", rec.relative_path, rec.line)),
+        ));
+    }
     if incomplete {
         r.status = Status::Incomplete;
         r.issues.push(Issue::new(
