@@ -248,6 +248,19 @@ fn word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
+/// Whether a name found at `start..end` of `b` is a whole word: no letter,
+/// digit or `_` on either side, except that a percent escape right before
+/// it ends the word before (`%2Fhome%2Fjdoe`, `C%3A%5CUsers%5Cjdoe`).
+/// The writer's sweep and the readback's check of user names share it.
+pub fn stands_alone(b: &[u8], start: usize, end: usize) -> bool {
+    let escaped = start >= 3
+        && b[start - 3] == b'%'
+        && b[start - 2].is_ascii_hexdigit()
+        && b[start - 1].is_ascii_hexdigit();
+    let before = start.checked_sub(1).is_some_and(|i| word(b[i])) && !escaped;
+    !before && !b.get(end).is_some_and(|c| word(*c))
+}
+
 impl Literals {
     /// Whether any literal occurs in `s` (names even inside words: a
     /// conservative test).
@@ -263,12 +276,8 @@ impl Literals {
         let mut counts = Replaced::default();
         for m in self.ac.find_iter(b) {
             let e = &self.entries[m.pattern().as_usize()];
-            if e.kind == LiteralKind::LocalName {
-                let before = m.start().checked_sub(1).map(|i| b[i]);
-                let after = b.get(m.end()).copied();
-                if before.is_some_and(word) || after.is_some_and(word) {
-                    continue;
-                }
+            if e.kind == LiteralKind::LocalName && !stands_alone(b, m.start(), m.end()) {
+                continue;
             }
             let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
             o.push_str(&s[last..m.start()]);
@@ -289,6 +298,21 @@ impl Literals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_stands_alone_after_a_percent_escape_but_not_inside_a_word() {
+        let at = |s: &str, name: &str| {
+            let i = s.find(name).unwrap();
+            stands_alone(s.as_bytes(), i, i + name.len())
+        };
+        assert!(at("%2Fhome%2Fjdoe%2Fwork", "jdoe"));
+        assert!(at("C%3A%5CUsers%5Cjdoe", "jdoe"));
+        assert!(at("/home/jdoe/x", "jdoe"));
+        assert!(!at("xjdoe", "jdoe"));
+        assert!(!at("jdoex", "jdoe"));
+        assert!(!at("%2Fjdoex", "jdoe"));
+        assert!(!at("Fjdoe", "jdoe"));
+    }
 
     #[test]
     fn a_secret_inside_base64_is_matched_at_every_alignment() {

@@ -235,10 +235,8 @@ impl FinalScan {
                 .collect();
             let b = s.as_bytes();
             for (code, a, e) in hits {
-                let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
                 if code == "validation.local_user_in_export"
-                    && (a.checked_sub(1).is_some_and(|i| word(b[i]))
-                        || b.get(e).is_some_and(|c| word(*c)))
+                    && !crate::literals::stands_alone(b, a, e)
                 {
                     continue;
                 }

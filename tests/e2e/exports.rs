@@ -1093,3 +1093,33 @@ fn exclude_unverifiable_leaves_out_the_records_the_gate_refuses_and_lists_them()
     // The published tree reads back as usual.
     assert_eq!(env.run(&["export", "verify", "out"]).code, 0);
 }
+
+#[test]
+fn user_names_in_percent_encoded_paths_are_removed() {
+    // `%2Fhome%2F<user>` and `C%3A%5CUsers%5C<user>`: the name follows a
+    // percent escape, which ends the word before it.
+    let env = Env::new();
+    let outputs = [
+        "open %2Fhome%2Fjdoe7%2Fwork%2Fcalc in the editor",
+        "see C%3A%5CUsers%5Cgrace9%5Cproj now",
+    ];
+    let mut session =
+        String::from("{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}\n");
+    for (i, o) in outputs.iter().enumerate() {
+        session.push_str(&json!({"type": "tool.result", "seq": i, "output": o}).to_string());
+        session.push('\n');
+    }
+    let dir = env.path("src");
+    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
+    crate::bundles::rebrand(&dir, "pct", "attempt-pct");
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
+    assert_eq!(code, 0, "{v}");
+    let bytes = all_bytes(&env.path("out"));
+    for user in ["jdoe7", "grace9"] {
+        assert!(!contains(&bytes, user), "{user} survived");
+    }
+    let out = std::fs::read_to_string(env.path("out/session.jsonl")).unwrap();
+    assert!(out.contains("%2Fhome%2F[LOCAL_USER:"), "{out}");
+}
