@@ -911,3 +911,84 @@ fn record(
     batch.commit_with(|tx| insert_export(tx, &row, &edges, coffer_store::objects::now_ms()))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn descriptor(id: &str, path: &str, media: &str) -> Descriptor {
+        serde_json::from_value(json!({
+            "id": id, "source": "harness", "kind": "session", "mediaType": media, "relativePath": path,
+            "digest": format!("sha256:{}", "0".repeat(64)), "sizeBytes": 1,
+            "sharingClass": "restricted", "authority": "observed"
+        }))
+        .expect("a descriptor")
+    }
+
+    fn exported(id: &str, path: &str) -> Exported {
+        Exported {
+            id: format!("{id}-x"),
+            relative_path: path.into(),
+            digest: String::new(),
+            size_bytes: 0,
+            source_digest: String::new(),
+            transformations: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn findings_map_to_source_records_and_anything_else_maps_to_none() {
+        let s = descriptor("session", "session.jsonl", "application/x-ndjson");
+        let p = descriptor("patch", "workspace.patch", "text/x-diff");
+        let ds = [&s, &p];
+        let results: BTreeMap<String, Exported> = [
+            ("session".to_string(), exported("session", "session.jsonl")),
+            ("patch".to_string(), exported("patch", "workspace.patch")),
+        ]
+        .into();
+        let at = |file: &str, ptr: &str, code| Issue::at(code, file, ptr, "m");
+        let none = BTreeSet::new();
+        // Two findings in one record: one entry, the first code.
+        let got = refused_records(
+            &[
+                at("session.jsonl", "/4/output", "validation.secret_in_export"),
+                at(
+                    "session.jsonl",
+                    "/4/text",
+                    "validation.local_path_in_export",
+                ),
+                at("session.jsonl", "/9", "validation.forbidden_field"),
+            ],
+            &results,
+            &ds,
+            &none,
+        )
+        .unwrap();
+        let lines: Vec<(u64, &str)> = got.iter().map(|r| (r.line, r.code.as_str())).collect();
+        assert_eq!(
+            lines,
+            [
+                (4, "validation.secret_in_export"),
+                (9, "validation.forbidden_field")
+            ]
+        );
+        // In a tree written without source lines 4 and 9, written line 8
+        // is source line 10 (two left out at or before it).
+        let again = refused_records(
+            &[at("session.jsonl", "/8", "validation.x")],
+            &results,
+            &ds,
+            &got,
+        )
+        .unwrap();
+        assert_eq!(again.iter().map(|r| r.line).collect::<Vec<_>>(), [10]);
+        // A patch line, the manifest, a finding without a pointer: no.
+        for i in [
+            at("workspace.patch", "/3", "validation.secret_in_export"),
+            at("manifest.json", "/artifacts/0", "validation.x"),
+            Issue::file("validation.x", "session.jsonl", "m"),
+        ] {
+            assert!(refused_records(&[i], &results, &ds, &none).is_none());
+        }
+    }
+}

@@ -84,8 +84,149 @@ fn word_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
-/// Spans of absolute local paths in `s` (Unix and Windows drive paths).
+/// Spans of absolute local paths in `s`: Unix paths under a machine's
+/// roots, Windows drive and UNC (`\\host\share\...`) paths, and any of
+/// those percent-encoded (`%2Fhome%2Fu%2Fx`, `C%3A%5CUsers%5Cu`), whose
+/// whole encoded run is the span.
 pub fn local_paths(s: &str) -> Vec<(usize, usize)> {
+    let mut out = plain_paths(s);
+    out.extend(unc_paths(s));
+    out.extend(encoded_paths(s));
+    out.sort_unstable();
+    // Keep the first of overlapping spans (a decoded path inside an
+    // encoded run is the run).
+    let mut kept: Vec<(usize, usize)> = Vec::with_capacity(out.len());
+    for (a, b) in out {
+        match kept.last_mut() {
+            Some(last) if a < last.1 => last.1 = last.1.max(b),
+            _ => kept.push((a, b)),
+        }
+    }
+    kept
+}
+
+/// `\\host\share\...`: a host name, one backslash, a share name.
+fn unc_paths(s: &str) -> Vec<(usize, usize)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let host_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_');
+    let share_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_' | b'$');
+    let mut from = 0;
+    while let Some(off) = memchr::memmem::find(&b[from..], b"\\\\") {
+        let start = from + off;
+        from = start + 2;
+        if start > 0 && (word_char(b[start - 1]) || b[start - 1] == b'\\') {
+            continue;
+        }
+        let host = b[start + 2..].iter().take_while(|c| host_char(**c)).count();
+        let at = start + 2 + host;
+        if host == 0 || b.get(at) != Some(&b'\\') || example_host(&b[start + 2..at]) {
+            continue;
+        }
+        let share = b[at + 1..].iter().take_while(|c| share_char(**c)).count();
+        if share == 0 {
+            continue;
+        }
+        let mut end = at + 1 + share;
+        while end < b.len() && (path_char(b[end]) || b[end] == b'\\') && b[end] != b'%' {
+            end += 1;
+        }
+        out.push((start, end));
+        from = end;
+    }
+    out
+}
+
+/// The host names documentation uses for UNC paths (`\\server\share`,
+/// `\\.\COM1` devices): examples, not a machine.
+fn example_host(host: &[u8]) -> bool {
+    let h = String::from_utf8_lossy(host).to_ascii_lowercase();
+    h.bytes().all(|c| c == b'.')
+        || [
+            "server",
+            "host",
+            "machine",
+            "computer",
+            "servername",
+            "hostname",
+            "remote",
+            "localhost",
+        ]
+        .contains(&h.as_str())
+}
+
+/// Percent-encoded runs holding an encoded slash or backslash whose
+/// decoded text is a local path.
+fn encoded_paths(s: &str) -> Vec<(usize, usize)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let lower = |c: u8| c.to_ascii_lowercase();
+    let escape_at = |i: usize| {
+        b[i] == b'%'
+            && b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+            && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+    };
+    let mut i = 0;
+    while let Some(off) = memchr::memchr(b'%', &b[i..]) {
+        let p = i + off;
+        let sep = escape_at(p)
+            && ((b[p + 1] == b'2' && lower(b[p + 2]) == b'f')
+                || (b[p + 1] == b'5' && lower(b[p + 2]) == b'c'));
+        if !sep {
+            i = p + 1;
+            continue;
+        }
+        // The run around it: escapes and unreserved characters.
+        let mut start = p;
+        while start > 0 {
+            if start >= 3 && escape_at(start - 3) {
+                start -= 3;
+            } else if b[start - 1].is_ascii_alphanumeric() || b"._~-".contains(&b[start - 1]) {
+                start -= 1;
+            } else {
+                break;
+            }
+        }
+        let mut end = p;
+        while end < b.len() {
+            if escape_at(end) {
+                end += 3;
+            } else if b[end].is_ascii_alphanumeric() || b"._~-".contains(&b[end]) {
+                end += 1;
+            } else {
+                break;
+            }
+        }
+        if let Ok(decoded) = percent_decode(&b[start..end]) {
+            if !plain_paths(&decoded).is_empty() || !unc_paths(&decoded).is_empty() {
+                out.push((start, end));
+            }
+        }
+        i = end.max(p + 1);
+    }
+    out
+}
+
+fn percent_decode(run: &[u8]) -> Result<String, std::string::FromUtf8Error> {
+    let mut out = Vec::with_capacity(run.len());
+    let mut i = 0;
+    while i < run.len() {
+        if run[i] == b'%' && i + 2 < run.len() {
+            let hex = std::str::from_utf8(&run[i + 1..i + 3]).unwrap_or("zz");
+            if let Ok(v) = u8::from_str_radix(hex, 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(run[i]);
+        i += 1;
+    }
+    String::from_utf8(out)
+}
+
+/// Unix paths under a machine's roots and Windows drive paths, as written.
+fn plain_paths(s: &str) -> Vec<(usize, usize)> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     if memchr::memchr2(b'/', b':', b).is_none() {
@@ -411,6 +552,35 @@ impl LocalNames {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoded_and_unc_paths_are_local_paths_and_lookalikes_are_not() {
+        let spans = |s: &str| -> Vec<String> {
+            local_paths(s)
+                .into_iter()
+                .map(|(a, b)| s[a..b].to_string())
+                .collect()
+        };
+        assert_eq!(spans("open %2Fhome%2Fu%2Fwork now"), ["%2Fhome%2Fu%2Fwork"]);
+        assert_eq!(spans("x=C%3A%5CUsers%5Cu%5Cp"), ["C%3A%5CUsers%5Cu%5Cp"]);
+        assert_eq!(
+            spans(r"at \\fs01\team$\u\x.txt ok"),
+            [r"\\fs01\team$\u\x.txt"]
+        );
+        assert_eq!(
+            spans("file:///home/u/x and /home/u/y"),
+            ["/home/u/x", "/home/u/y"]
+        );
+        for benign in [
+            r"regex \\d+\\.\\w",
+            "next=%2Fdashboard%2Fsettings",
+            "50%25 off %2Fetc%2Fpasswd",
+            r"a\\b",
+            r"e.g. \\server\share or \\.\COM42",
+        ] {
+            assert!(spans(benign).is_empty(), "{benign}: {:?}", spans(benign));
+        }
+    }
 
     fn rw(s: &str) -> String {
         rewrite(s, &["/home/alice/work/calc".to_string()]).0
