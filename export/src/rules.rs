@@ -706,7 +706,7 @@ pub fn is_placeholder(v: &[u8]) -> bool {
 
 /// Tokens that have a secret's shape but are made up: documentation
 /// markers (`EXAMPLE`, `your_`, `_here`), filler (`ghp_xxxx…`, `0000…`,
-/// at least half the value), or a run of eight ascending letters
+/// at least half the value), runs and repeats, or a run of eight ascending letters
 /// (`abcdefgh`), which a random token practically never has, or an ending
 /// in `here` (`…TokenHere`). (Ascending digits stay: `12345678-ABCD-…` is
 /// how test suites write real shapes.)
@@ -733,6 +733,31 @@ pub fn looks_fake(v: &[u8]) -> bool {
     if v.iter().filter(|c| b"xX0*#".contains(c)).count() * 2 >= v.len() || lower.ends_with(b"here")
     {
         return true;
+    }
+    // Half the value in runs of four or more of one character
+    // (`sntryu_aaaa…`, `sgp_5555555dAAAAA7777777…`), or a tail that repeats
+    // a unit of two to four (`GR1348941123123123…`): a random token has
+    // neither. (This also drops `AKIAZZZZZZZZZZZZZZZZ` and
+    // `AGE-SECRET-KEY-1QQQQ…`, which some scanners' suites count as keys.)
+    let mut in_runs = 0;
+    let mut i = 0;
+    while i < v.len() {
+        let n = v[i..].iter().take_while(|c| **c == v[i]).count();
+        if n >= 4 {
+            in_runs += n;
+        }
+        i += n;
+    }
+    if in_runs * 2 >= v.len() {
+        return true;
+    }
+    if v.len() >= 12 {
+        let tail = &v[v.len() - 12..];
+        if (2..=4).any(|p| tail[p..].iter().zip(tail).all(|(a, b)| a == b))
+            && tail.iter().any(|c| *c != tail[0])
+        {
+            return true;
+        }
     }
     let mut run = 1;
     for w in v.windows(2) {

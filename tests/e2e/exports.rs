@@ -1065,3 +1065,109 @@ fn user_names_in_percent_encoded_and_unc_paths_are_removed() {
     assert!(out.contains("open [LOCAL_PATH] in the editor"), "{out}");
     assert!(out.contains("see [LOCAL_PATH] now"), "{out}");
 }
+
+#[test]
+fn the_leaks_of_issue_16_are_closed_through_the_binary() {
+    // Each leak the issue lists, planted through the real binary: a policy
+    // value written in NFD while the policy has NFC; a secret in a
+    // `["OPENAI_API_KEY", "<value>"]` pair; a collected secret's base64 at
+    // the two other byte alignments; an `ops_eyJ…` token (no long prefix
+    // may stay); `curl -u` whose placeholder must not nest; and every
+    // prefixed id kind of the harness schema, shape kept.
+    let env = Env::new();
+    let mut g = Gen::new(1616);
+    let nfc = "Zoë-Brontë-7731";
+    let nfd = "Zoe\u{308}-Bronte\u{308}-7731";
+    let pair_secret = format!("sk-{}", g.alnum(48));
+    let collected = g.alnum(24);
+    let b64_at = |pad: &str| b64(&format!("{pad}{collected}"));
+    let ops = format!(
+        "ops_eyJ{}",
+        g.chars(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+            300
+        )
+    );
+    let curl_pw = g.alnum(16);
+    let kinds = [
+        "sess", "run", "subg", "conn", "wrkspc", "prin", "agent", "aini", "surf", "approval",
+        "evt", "toolu", "call", "msg", "req",
+    ];
+    let ids: Vec<String> = kinds
+        .iter()
+        .map(|k| format!("{k}_{}9", g.alnum(23)))
+        .collect();
+    let mut records = vec![
+        json!({"type": "session.start", "sessionId": "sess-coffer-observational"}),
+        json!({"type": "tool.result", "output": format!("user wrote {nfd} here")}),
+        json!({"type": "tool.call", "input": {"env": ["OPENAI_API_KEY", pair_secret]}}),
+        json!({"type": "tool.result", "output": format!("export SERVICE_PASSWORD={collected}")}),
+        json!({"type": "tool.result", "output": b64_at("a")}),
+        json!({"type": "tool.result", "output": b64_at("ab")}),
+        json!({"type": "tool.result", "output": format!("token: {ops}")}),
+        json!({"type": "tool.call", "input": {"command": format!("curl -u admin:{curl_pw} https://api.test/x")}}),
+    ];
+    for id in &ids {
+        records.push(json!({"type": "note", "id": id, "frozen_context": {"workspace_id": id}}));
+    }
+    let session: String = records.iter().map(|r| format!("{r}\n")).collect();
+    let dir = env.path("src");
+    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
+    crate::bundles::rebrand(&dir, "leaks", "attempt-leaks");
+    let policy = write_policy(&env, "policy.json", "public", &[nfc]);
+    let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
+    assert_eq!(code, 0, "{v}");
+    let bytes = all_bytes(&env.path("out"));
+    let out = std::fs::read_to_string(env.path("out/session.jsonl")).unwrap();
+    for (what, s) in [
+        ("NFD form of the policy value", nfd.to_string()),
+        ("pair value", pair_secret.clone()),
+        ("collected secret", collected.clone()),
+        ("curl password", curl_pw.clone()),
+    ] {
+        assert!(!contains(&bytes, &s), "{what} survived");
+    }
+    for pad in ["a", "ab"] {
+        let enc = b64_at(pad);
+        assert!(
+            !contains(&bytes, &enc[4..enc.len() - 4]),
+            "base64 after {pad:?} survived"
+        );
+    }
+    for w in ops.as_bytes().windows(40).step_by(20) {
+        assert!(
+            !contains(&bytes, std::str::from_utf8(w).unwrap()),
+            "a piece of ops_ survived"
+        );
+    }
+    // One placeholder for the curl password, not one inside another.
+    let curl_line = out.lines().find(|l| l.contains("curl -u admin:")).unwrap();
+    assert_eq!(
+        curl_line.matches("[REDACTED_SECRET:").count(),
+        1,
+        "{curl_line}"
+    );
+    // Every id kind: prefix and length kept, value changed, one pseudonym
+    // per id in both fields that hold it.
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (k, id) in kinds.iter().zip(&ids) {
+        let r = lines
+            .iter()
+            .find(|r| {
+                r["type"] == "note"
+                    && r["id"]
+                        .as_str()
+                        .is_some_and(|x| x.starts_with(&format!("{k}_")))
+            })
+            .unwrap_or_else(|| panic!("{k}: no record kept the prefix"));
+        let new = r["id"].as_str().unwrap();
+        assert_ne!(new, id.as_str(), "{k}");
+        assert_eq!(new.len(), id.len(), "{k}");
+        assert_eq!(r["frozen_context"]["workspace_id"], new, "{k}");
+        assert!(!contains(&bytes, id), "{k}: the original id survived");
+    }
+}
