@@ -372,19 +372,7 @@ impl FinalScan {
         };
         match media_type {
             "application/json" => {
-                let mut buf = Vec::new();
-                (&mut r)
-                    .take(Limits::EVIDENCE.max_bytes as u64 + 1)
-                    .read_to_end(&mut buf)
-                    .map_err(|e| Issue::file("io.error", rel, format!("{rel}: {e}")))?;
-                if buf.len() > Limits::EVIDENCE.max_bytes {
-                    return Err(Issue::file(
-                        "limit.json_bytes",
-                        rel,
-                        format!("{rel}: too large"),
-                    ));
-                }
-                let v = json::parse(&buf, &Limits::EVIDENCE).map_err(|e| Issue::from((rel, e)))?;
+                let v = json::read_document(&mut r, &Limits::EVIDENCE, rel)?;
                 self.value(&v, rel, &mut String::new());
             }
             media => self.lines(&mut r, rel, media == "application/x-ndjson")?,

@@ -73,12 +73,7 @@ impl Sink for BatchSink<'_, '_> {
 fn peek_manifest(path: &Path) -> Option<(Vec<u8>, String)> {
     let dir = BundleDir::open(path).ok()?;
     let (mut f, _) = dir.open_evidence(MANIFEST).ok()?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(&mut f, Limits::DOCUMENT.max_bytes as u64 + 1),
-        &mut bytes,
-    )
-    .ok()?;
+    let bytes = json::read_bytes(&mut f, &Limits::DOCUMENT, MANIFEST).ok()?;
     let v = json::parse(&bytes, &Limits::DOCUMENT).ok()?;
     let id = v.get("bundleId")?.as_str()?.to_string();
     Some((bytes, id))

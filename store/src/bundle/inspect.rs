@@ -2,7 +2,6 @@
 //! evidence file, each read once and handed to a [`Sink`](crate::sink::Sink) (a plain
 //! hasher for `bundle validate`, a store batch for `bundle ingest`).
 
-use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
@@ -37,22 +36,6 @@ impl Inspection {
     pub fn qualification(&self) -> Option<&str> {
         self.capture.as_ref().map(|c| c.qualification.as_str())
     }
-}
-
-/// Reads a whole small file, bounded by `limit`.
-fn read_bounded(f: &mut std::fs::File, limit: usize, rel: &str) -> Result<Vec<u8>, Issue> {
-    let mut buf = Vec::new();
-    f.take(limit as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Issue::file("io.error", rel, format!("{rel}: {e}")))?;
-    if buf.len() > limit {
-        return Err(Issue::file(
-            "limit.json_bytes",
-            rel,
-            format!("{rel}: larger than {limit} bytes"),
-        ));
-    }
-    Ok(buf)
 }
 
 /// Parses and schema-checks a contract document; issues are appended.
@@ -164,7 +147,7 @@ pub fn inspect(
             return Ok(out);
         }
     };
-    match read_bounded(&mut mf, Limits::DOCUMENT.max_bytes, MANIFEST) {
+    match crate::json::read_bytes(&mut mf, &Limits::DOCUMENT, MANIFEST) {
         Ok(b) => out.manifest_bytes = b,
         Err(i) => {
             out.issues.push(i);
@@ -229,7 +212,7 @@ pub fn inspect(
             _ => None,
         };
         if let Some(kind) = doc_kind {
-            let bytes = match read_bounded(&mut f, Limits::DOCUMENT.max_bytes, rel) {
+            let bytes = match crate::json::read_bytes(&mut f, &Limits::DOCUMENT, rel) {
                 Ok(b) => b,
                 Err(issue) => {
                     out.issues.push(issue);

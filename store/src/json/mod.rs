@@ -20,6 +20,41 @@ mod parser;
 pub use jsonl::{JsonlChecker, JsonlLimits};
 pub use parser::{check, parse};
 
+use std::io::Read;
+
+use crate::issue::Issue;
+
+/// Reads a whole document of `file` from `r`, at most `limits.max_bytes`
+/// (one byte more is read, to tell "too large" from "exactly the limit"):
+/// `io.error` or `limit.json_bytes`, naming `file`. The one bounded reader
+/// in front of every whole-document parse.
+pub fn read_bytes(mut r: impl Read, limits: &Limits, file: &str) -> Result<Vec<u8>, Issue> {
+    let max = limits.max_bytes;
+    let mut buf = Vec::new();
+    (&mut r)
+        .take(max as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Issue::file("io.error", file, format!("{file}: {e}")))?;
+    if buf.len() > max {
+        return Err(Issue::file(
+            "limit.json_bytes",
+            file,
+            format!("{file}: larger than {max} bytes"),
+        ));
+    }
+    Ok(buf)
+}
+
+/// [`read_bytes`], then the strict parse; problems name `file`.
+pub fn read_document(
+    r: impl Read,
+    limits: &Limits,
+    file: &str,
+) -> Result<serde_json::Value, Issue> {
+    let bytes = read_bytes(r, limits, file)?;
+    parse(&bytes, limits).map_err(|e| Issue::from((file, e)))
+}
+
 /// Budgets for one JSON document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -67,4 +102,24 @@ pub struct JsonError {
 /// Escapes one JSON pointer reference token (RFC 6901).
 pub fn escape_pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod read_tests {
+    use super::*;
+
+    #[test]
+    fn documents_are_read_up_to_the_limit_and_not_a_byte_more() {
+        let limits = Limits {
+            max_bytes: 8,
+            ..Limits::DOCUMENT
+        };
+        assert_eq!(read_bytes(&b"[1,2,34]"[..], &limits, "f").unwrap().len(), 8);
+        let over = read_bytes(&b"[1,2,3,4]"[..], &limits, "f.json").unwrap_err();
+        assert_eq!(over.code, "limit.json_bytes");
+        assert_eq!(over.file.as_deref(), Some("f.json"));
+        let dup = read_document(&br#"{"a":1,"a":2}"#[..], &Limits::DOCUMENT, "m.json").unwrap_err();
+        assert_eq!(dup.code, "validation.duplicate_key");
+        assert_eq!(dup.file.as_deref(), Some("m.json"));
+    }
 }

@@ -6,7 +6,6 @@
 //! [`Sink`]: a hasher for `packet validate`, a store batch for
 //! `packet freeze`.
 
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
@@ -141,20 +140,10 @@ pub fn load(root: &Path, packet: &Path) -> Result<Loaded> {
             return Ok(loaded);
         }
     };
-    let mut bytes = Vec::new();
-    if let Err(e) = (&mut f)
-        .take(Limits::DOCUMENT.max_bytes as u64 + 1)
-        .read_to_end(&mut bytes)
-    {
-        loaded
-            .issues
-            .push(Issue::file("io.error", file, format!("{file}: {e}")));
-        return Ok(loaded);
-    }
-    let v = match json::parse(&bytes, &Limits::DOCUMENT) {
+    let v = match json::read_document(&mut f, &Limits::DOCUMENT, file) {
         Ok(v) => v,
-        Err(e) => {
-            loaded.issues.push(Issue::from((file, e)));
+        Err(i) => {
+            loaded.issues.push(i);
             return Ok(loaded);
         }
     };
@@ -537,18 +526,12 @@ fn check_review_record(loaded: &Loaded, p: &Packet, issues: &mut Vec<Issue>) {
     let Ok((mut f, _)) = loaded.root.open_evidence(loc) else {
         return;
     };
-    let mut bytes = Vec::new();
-    if (&mut f)
-        .take(Limits::DOCUMENT.max_bytes as u64 + 1)
-        .read_to_end(&mut bytes)
-        .is_err()
-    {
-        return;
-    }
-    let rec = match json::parse(&bytes, &Limits::DOCUMENT) {
+    let rec = match json::read_document(&mut f, &Limits::DOCUMENT, loc) {
         Ok(v) => v,
-        Err(e) => {
-            issues.push(Issue::from((loc, e)));
+        // An unreadable record is reported where its component is read.
+        Err(i) if i.code == "io.error" => return,
+        Err(i) => {
+            issues.push(i);
             return;
         }
     };
