@@ -180,6 +180,18 @@ impl Report {
     }
 }
 
+/// `expr?` for command bodies that return a [`Report`]: a store error
+/// becomes the command's error report.
+macro_rules! or_report {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return $crate::report::Report::error("", &e),
+        }
+    };
+}
+pub(crate) use or_report;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,16 +7,14 @@ use serde_json::json;
 
 use super::{open_store, open_store_for_reading, ratio};
 use crate::progress;
+use crate::report::or_report;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
 pub fn init(ctx: &Ctx, backend: Option<&str>, endpoint: Option<&str>) -> Report {
     let config = match backend {
         None => BackendConfig::Local,
-        Some(url) => match BackendConfig::parse(url, endpoint) {
-            Ok(c) => c,
-            Err(e) => return Report::error("", &e),
-        },
+        Some(url) => or_report!(BackendConfig::parse(url, endpoint)),
     };
     match Store::init_with(&ctx.store, &config) {
         Ok((store, created)) => {
@@ -44,10 +42,7 @@ pub fn init(ctx: &Ctx, backend: Option<&str>, endpoint: Option<&str>) -> Report 
 }
 
 pub fn rebuild(ctx: &Ctx) -> Report {
-    let mut store = match open_store(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let mut store = or_report!(open_store(ctx));
     match store.rebuild_catalog() {
         Ok(r) => {
             let human = format!(
@@ -66,10 +61,7 @@ pub fn rebuild(ctx: &Ctx) -> Report {
 
 pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
     let opened = open_store(ctx).and_then(|s| Ok((s, Store::open(dest)?)));
-    let (src, mut dst) = match opened {
-        Ok(x) => x,
-        Err(e) => return Report::error("", &e),
-    };
+    let (src, mut dst) = or_report!(opened);
     match src.mirror_to(&mut dst) {
         Ok(r) => {
             let human = format!(
@@ -99,10 +91,7 @@ pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
 }
 
 pub fn fsck(ctx: &Ctx, read_data: bool) -> Report {
-    let mut store = match open_store_for_reading(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let mut store = or_report!(open_store_for_reading(ctx));
     let total = store.stats().ok().map(|s| s.unique_bytes);
     let pb = progress::bytes(ctx, total.filter(|_| read_data), "fsck");
     // The total counts cataloged evidence; records and orphans are read
@@ -156,10 +145,7 @@ pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
             None,
         );
     };
-    let mut store = match Store::open_for_gc(&ctx.store) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let mut store = or_report!(Store::open_for_gc(&ctx.store));
     match store.gc(grace, dry_run) {
         Ok(r) => {
             let verb = if dry_run { "would remove" } else { "removed" };
@@ -193,10 +179,7 @@ fn with_broken_refs(mut report: Report, broken: &[coffer_store::refs::BrokenRef]
 
 pub fn stats(ctx: &Ctx) -> Report {
     let (s, fixtures) =
-        match open_store_for_reading(ctx).and_then(|s| Ok((s.stats()?, s.fixture_stats()?))) {
-            Ok(s) => s,
-            Err(e) => return Report::error("", &e),
-        };
+        or_report!(open_store_for_reading(ctx).and_then(|s| Ok((s.stats()?, s.fixture_stats()?))));
     let dedup = ratio(s.logical_bytes, s.unique_bytes);
     let compression = ratio(s.unique_bytes, s.stored_bytes);
     let human = format!(

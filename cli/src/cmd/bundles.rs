@@ -6,6 +6,7 @@ use coffer_store::bundle::{inspect, BundleFilter, HashOnly};
 use serde_json::json;
 
 use super::{open_store, open_store_for_reading, resolve_digest};
+use crate::report::or_report;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
@@ -57,10 +58,7 @@ fn gap_issues(gaps: &[coffer_store::bundle::model::MissingEvidence]) -> Vec<Issu
 }
 
 pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
-    let insp = match inspect(dir, &mut HashOnly, false) {
-        Ok(i) => i,
-        Err(e) => return Report::error("", &e),
-    };
+    let insp = or_report!(inspect(dir, &mut HashOnly, false));
     let issues = issues_of(&insp.issues);
     let bundle_id = insp.manifest.as_ref().map(|m| m.bundle_id.clone());
     let qualification = insp.qualification().map(str::to_string);
@@ -97,14 +95,8 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
 }
 
 pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
-    let mut store = match open_store(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
-    let out = match store.ingest_bundle(dir) {
-        Ok(o) => o,
-        Err(e) => return Report::error("", &e),
-    };
+    let mut store = or_report!(open_store(ctx));
+    let out = or_report!(store.ingest_bundle(dir));
     let result = serde_json::to_value(&out).expect("serializable");
     if !out.issues.is_empty() {
         let human = format!(
@@ -153,10 +145,7 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
         terminal: f.terminal.clone(),
         qualification: f.qualification.clone(),
     };
-    let rows = match open_store_for_reading(ctx).and_then(|s| s.catalog().bundles(&filter)) {
-        Ok(r) => r,
-        Err(e) => return Report::error("", &e),
-    };
+    let rows = or_report!(open_store_for_reading(ctx).and_then(|s| s.catalog().bundles(&filter)));
     let mut human = String::new();
     for b in &rows {
         human.push_str(&format!(
@@ -174,10 +163,7 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
 }
 
 pub fn show(ctx: &Ctx, id: &str) -> Report {
-    let store = match open_store_for_reading(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let store = or_report!(open_store_for_reading(ctx));
     let shown = (|| {
         let row = store
             .catalog()
@@ -241,10 +227,7 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
 }
 
 pub fn checkout(ctx: &Ctx, id: &str, dest: &Path) -> Report {
-    let store = match open_store_for_reading(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let store = or_report!(open_store_for_reading(ctx));
     match store.checkout_bundle(id, dest) {
         Ok(n) => Report::accepted(
             "",
@@ -256,10 +239,7 @@ pub fn checkout(ctx: &Ctx, id: &str, dest: &Path) -> Report {
 }
 
 pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
-    let store = match open_store_for_reading(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let store = or_report!(open_store_for_reading(ctx));
     let d = match resolve_digest(&store, digest) {
         Ok(d) => d,
         Err(r) => return *r,
@@ -274,10 +254,7 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
             c.exports_of(&d.to_string())?,
         ))
     })();
-    let (object, artifacts, manifests, roots, exports) = match found {
-        Ok(x) => x,
-        Err(e) => return Report::error("", &e),
-    };
+    let (object, artifacts, manifests, roots, exports) = or_report!(found);
     let mut human = String::new();
     for b in &manifests {
         human.push_str(&format!("bundle {b}  manifest.json\n"));

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::{open_store, open_store_for_reading, parse_digest, resolve_digest};
 use crate::progress;
+use crate::report::or_report;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
@@ -28,10 +29,7 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
             None,
         );
     }
-    let mut store = match open_store(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let mut store = or_report!(open_store(ctx));
     // A bar with a percentage when every input is a file of known size; a
     // spinner for stdin and directories (walking them first would read
     // every directory twice).
@@ -127,10 +125,7 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
 }
 
 pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
-    let store = match open_store_for_reading(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let store = or_report!(open_store_for_reading(ctx));
     let d = match resolve_digest(&store, digest) {
         Ok(d) => d,
         Err(r) => return *r,
@@ -175,10 +170,7 @@ pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
 }
 
 pub fn has(ctx: &Ctx, digests: &[String]) -> Report {
-    let store = match open_store_for_reading(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let store = or_report!(open_store_for_reading(ctx));
     let mut parsed = Vec::new();
     for a in digests {
         match resolve_digest(&store, a) {
@@ -190,10 +182,7 @@ pub fn has(ctx: &Ctx, digests: &[String]) -> Report {
     let mut issues = Vec::new();
     let mut human = String::new();
     for d in parsed {
-        let present = match store.has(&d) {
-            Ok(p) => p,
-            Err(e) => return Report::error("", &e),
-        };
+        let present = or_report!(store.has(&d));
         if !present {
             issues.push(Issue::new(
                 "io.not_found",
@@ -211,10 +200,7 @@ pub fn has(ctx: &Ctx, digests: &[String]) -> Report {
 }
 
 pub fn ls(ctx: &Ctx) -> Report {
-    let rows = match open_store_for_reading(ctx).and_then(|s| s.objects()) {
-        Ok(r) => r,
-        Err(e) => return Report::error("", &e),
-    };
+    let rows = or_report!(open_store_for_reading(ctx).and_then(|s| s.objects()));
     let mut human = String::new();
     for r in &rows {
         human.push_str(&format!(

@@ -6,6 +6,7 @@ use coffer_store::packet::{PacketReport, PacketState};
 use serde_json::json;
 
 use super::{open_store, open_store_for_reading};
+use crate::report::or_report;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
@@ -45,10 +46,7 @@ fn render(r: &PacketReport, what: &str) -> Report {
 }
 
 pub fn validate(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
-    let store = match open_store_for_reading(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let store = or_report!(open_store_for_reading(ctx));
     match store.packet_status(root, packet) {
         Ok(r) => render(&r, "valid"),
         Err(e) => Report::error("", &e),
@@ -56,10 +54,7 @@ pub fn validate(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 }
 
 pub fn status(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
-    let store = match open_store_for_reading(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let store = or_report!(open_store_for_reading(ctx));
     match store.packet_status(root, packet) {
         Ok(r) if r.state == PacketState::Changed => {
             let issues = r
@@ -92,10 +87,7 @@ pub fn status(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 }
 
 pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
-    let mut store = match open_store(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let mut store = or_report!(open_store(ctx));
     match store.freeze_packet(root, packet) {
         Ok(r) => render(
             &r,
@@ -110,10 +102,7 @@ pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 }
 
 pub fn materialize(ctx: &Ctx, root: &Path, packet: &Path, dest: &Path) -> Report {
-    let store = match open_store_for_reading(ctx) {
-        Ok(s) => s,
-        Err(e) => return Report::error("", &e),
-    };
+    let store = or_report!(open_store_for_reading(ctx));
     match store.materialize_packet(root, packet, dest) {
         Ok(n) => Report::accepted(
             "",
