@@ -225,6 +225,16 @@ fn contains(hay: &[u8], needle: &str) -> bool {
     hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
+/// A copy of the observational fixture at `name` whose session.jsonl is
+/// `session`, rebranded with `ids` (bundle id, attempt id).
+fn session_bundle(env: &Env, name: &str, session: &str, ids: (&str, &str)) -> PathBuf {
+    let dir = env.path(name);
+    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    std::fs::write(dir.join("session.jsonl"), session).unwrap();
+    crate::bundles::rebrand(&dir, ids.0, ids.1);
+    dir
+}
+
 const SENSITIVE: &str = "Tr0ub4dor&3-horse";
 
 fn export(env: &Env, source: &str, policy: &Path, dest: &str, extra: &[&str]) -> (i32, Value) {
@@ -837,10 +847,7 @@ fn real_world_token_kinds_and_labelled_forms_are_removed_and_look_alikes_stay() 
         );
         session.push('\n');
     }
-    let dir = env.path("kinds");
-    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
-    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
-    crate::bundles::rebrand(&dir, "kinds", "attempt-kinds");
+    let dir = session_bundle(&env, "kinds", &session, ("kinds", "attempt-kinds"));
     let policy = write_policy(&env, "policy.json", "partner", &[]);
     let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
     assert_eq!(code, 0, "{v}");
@@ -871,10 +878,7 @@ fn per_record_ids_are_rewritten_in_place_and_the_rest_of_a_record_keeps_its_byte
     let session = format!(
         "{{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}}\n{rec1}\n{rec2}\n"
     );
-    let dir = env.path("ids");
-    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
-    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
-    crate::bundles::rebrand(&dir, "ids", "attempt-ids");
+    let dir = session_bundle(&env, "ids", &session, ("ids", "attempt-ids"));
     let policy = write_policy(&env, "policy.json", "partner", &[]);
     let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
     assert_eq!(code, 0, "{v}");
@@ -987,10 +991,7 @@ fn a_secret_found_in_any_batch_of_a_long_session_is_swept_from_all_of_it() {
         session.push_str(&json!({"type": "note", "seq": i, "text": text}).to_string());
         session.push('\n');
     }
-    let dir = env.path("long");
-    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
-    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
-    crate::bundles::rebrand(&dir, "long", "attempt-long");
+    let dir = session_bundle(&env, "long", &session, ("long", "attempt-long"));
     let policy = write_policy(&env, "policy.json", "partner", &[]);
     let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
     assert_eq!(code, 0, "{v}");
@@ -1049,10 +1050,7 @@ fn user_names_in_percent_encoded_and_unc_paths_are_removed() {
         session.push_str(&json!({"type": "tool.result", "seq": i, "output": o}).to_string());
         session.push('\n');
     }
-    let dir = env.path("src");
-    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
-    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
-    crate::bundles::rebrand(&dir, "pct", "attempt-pct");
+    let dir = session_bundle(&env, "src", &session, ("pct", "attempt-pct"));
     let policy = write_policy(&env, "policy.json", "partner", &[]);
     let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
     assert_eq!(code, 0, "{v}");
@@ -1111,10 +1109,7 @@ fn the_leaks_of_issue_16_are_closed_through_the_binary() {
         records.push(json!({"type": "note", "id": id, "frozen_context": {"workspace_id": id}}));
     }
     let session: String = records.iter().map(|r| format!("{r}\n")).collect();
-    let dir = env.path("src");
-    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
-    std::fs::write(dir.join("session.jsonl"), &session).unwrap();
-    crate::bundles::rebrand(&dir, "leaks", "attempt-leaks");
+    let dir = session_bundle(&env, "src", &session, ("leaks", "attempt-leaks"));
     let policy = write_policy(&env, "policy.json", "public", &[nfc]);
     let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
     assert_eq!(code, 0, "{v}");
