@@ -274,7 +274,7 @@ fn collect_artifact(src: &Source<'_>, d: &Descriptor, c: &mut Collector<'_>) -> 
 }
 
 /// What pass 1 learned from one batch of lines.
-struct Collected1 {
+struct BatchFindings {
     found: crate::collect::Collected,
     clean: Vec<u64>,
     ids_only: Vec<u64>,
@@ -286,7 +286,7 @@ fn collect_batch(
     b: &Batch,
     d: &Descriptor,
     jsonl: bool,
-) -> Result<Collected1> {
+) -> Result<BatchFindings> {
     let (mut clean, mut ids_only) = (Vec::new(), Vec::new());
     for (i, content) in b.lines().enumerate() {
         let n = b.first + i as u64;
@@ -304,7 +304,7 @@ fn collect_batch(
             clean.push(n);
         }
     }
-    Ok(Collected1 {
+    Ok(BatchFindings {
         found: std::mem::take(&mut c.found),
         clean,
         ids_only,
