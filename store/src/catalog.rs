@@ -22,9 +22,9 @@ pub const CATALOG_FILE: &str = "catalog.sqlite";
 /// How long a writer waits for another writer's transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Numbered schema migrations; index + 1 is the `user_version` after it.
-const MIGRATIONS: &[&str] = &[
-    r#"
+/// The first migration of every catalog: objects and the roots that hold
+/// them.
+pub const OBJECTS_MIGRATION: &str = r#"
 CREATE TABLE objects (
     digest        TEXT    PRIMARY KEY CHECK (length(digest) = 71 AND substr(digest, 1, 7) = 'sha256:'),
     size          INTEGER NOT NULL CHECK (size >= 0),
@@ -48,109 +48,11 @@ CREATE TRIGGER objects_insert_only BEFORE UPDATE ON objects
 BEGIN SELECT RAISE(ABORT, 'objects rows are insert-only'); END;
 CREATE TRIGGER roots_insert_only BEFORE UPDATE ON roots
 BEGIN SELECT RAISE(ABORT, 'roots rows are insert-only'); END;
-"#,
-    r#"
--- One row per ingested bundle (one attempt of one run), denormalized for queries.
-CREATE TABLE bundles (
-    bundle_id       TEXT    PRIMARY KEY,
-    manifest_digest TEXT    NOT NULL UNIQUE REFERENCES objects (digest),
-    run_id          TEXT    NOT NULL,
-    attempt_id      TEXT    NOT NULL UNIQUE,
-    attempt_number  INTEGER NOT NULL CHECK (attempt_number >= 1),
-    retry_of        TEXT,
-    task_id         TEXT    NOT NULL,
-    fixture_id      TEXT    NOT NULL,
-    model_provider  TEXT    NOT NULL,
-    model_id        TEXT    NOT NULL,
-    harness_id      TEXT    NOT NULL,
-    harness_version TEXT    NOT NULL,
-    assessment_mode TEXT    NOT NULL,
-    terminal_state  TEXT    NOT NULL,
-    failure_class   TEXT    NOT NULL,
-    stop_reason     TEXT    NOT NULL,
-    qualification   TEXT    NOT NULL,
-    ingested_ms     INTEGER NOT NULL
-) STRICT;
-CREATE INDEX bundles_by_task ON bundles (task_id);
-CREATE INDEX bundles_by_run ON bundles (run_id);
+"#;
 
-CREATE TABLE bundle_artifacts (
-    bundle_id     TEXT    NOT NULL REFERENCES bundles (bundle_id),
-    artifact_id   TEXT    NOT NULL,
-    relative_path TEXT    NOT NULL,
-    digest        TEXT    NOT NULL REFERENCES objects (digest),
-    size          INTEGER NOT NULL,
-    kind          TEXT    NOT NULL,
-    authority     TEXT    NOT NULL,
-    sharing_class TEXT    NOT NULL,
-    media_type    TEXT    NOT NULL,
-    PRIMARY KEY (bundle_id, artifact_id)
-) STRICT, WITHOUT ROWID;
-CREATE INDEX bundle_artifacts_by_digest ON bundle_artifacts (digest);
-
-CREATE TRIGGER bundles_insert_only BEFORE UPDATE ON bundles
-BEGIN SELECT RAISE(ABORT, 'bundles rows are insert-only'); END;
-CREATE TRIGGER bundles_never_deleted BEFORE DELETE ON bundles
-BEGIN SELECT RAISE(ABORT, 'bundles rows are never deleted'); END;
-CREATE TRIGGER bundle_artifacts_insert_only BEFORE UPDATE ON bundle_artifacts
-BEGIN SELECT RAISE(ABORT, 'bundle_artifacts rows are insert-only'); END;
-CREATE TRIGGER bundle_artifacts_never_deleted BEFORE DELETE ON bundle_artifacts
-BEGIN SELECT RAISE(ABORT, 'bundle_artifacts rows are never deleted'); END;
-"#,
-    r#"
--- The tree object (sorted member list) of each frozen fixture archive.
-CREATE TABLE fixture_trees (
-    archive_digest TEXT PRIMARY KEY REFERENCES objects (digest),
-    tree_digest    TEXT NOT NULL REFERENCES objects (digest)
-) STRICT, WITHOUT ROWID;
-
--- Freeze records, stored as objects; one row per distinct record.
-CREATE TABLE freezes (
-    record_digest    TEXT PRIMARY KEY REFERENCES objects (digest),
-    packet_id        TEXT NOT NULL,
-    packet_locator   TEXT NOT NULL,
-    aggregate_digest TEXT NOT NULL,
-    fixture_digest   TEXT NOT NULL,
-    frozen_at        TEXT NOT NULL
-) STRICT, WITHOUT ROWID;
-CREATE INDEX freezes_by_packet ON freezes (packet_id);
-
-CREATE TRIGGER fixture_trees_insert_only BEFORE UPDATE ON fixture_trees
-BEGIN SELECT RAISE(ABORT, 'fixture_trees rows are insert-only'); END;
-CREATE TRIGGER freezes_insert_only BEFORE UPDATE ON freezes
-BEGIN SELECT RAISE(ABORT, 'freezes rows are insert-only'); END;
-"#,
-    r#"
--- Published exports: one row per (export manifest, destination).
-CREATE TABLE exports (
-    manifest_digest        TEXT NOT NULL REFERENCES objects (digest),
-    dest                   TEXT NOT NULL,
-    source_bundle_id       TEXT NOT NULL,
-    source_manifest_digest TEXT NOT NULL,
-    sharing_class          TEXT NOT NULL,
-    policy_digest          TEXT NOT NULL,
-    created_ms             INTEGER NOT NULL,
-    PRIMARY KEY (manifest_digest, dest)
-) STRICT, WITHOUT ROWID;
-
--- The sanitized_from edges: each exported artifact and its source.
-CREATE TABLE export_artifacts (
-    manifest_digest TEXT NOT NULL,
-    artifact_id     TEXT NOT NULL,
-    relative_path   TEXT NOT NULL,
-    digest          TEXT NOT NULL REFERENCES objects (digest),
-    source_digest   TEXT NOT NULL,
-    PRIMARY KEY (manifest_digest, artifact_id)
-) STRICT, WITHOUT ROWID;
-CREATE INDEX export_artifacts_by_source ON export_artifacts (source_digest);
-CREATE INDEX export_artifacts_by_digest ON export_artifacts (digest);
-
-CREATE TRIGGER exports_insert_only BEFORE UPDATE ON exports
-BEGIN SELECT RAISE(ABORT, 'exports rows are insert-only'); END;
-CREATE TRIGGER export_artifacts_insert_only BEFORE UPDATE ON export_artifacts
-BEGIN SELECT RAISE(ABORT, 'export_artifacts rows are insert-only'); END;
-"#,
-    r#"
+/// The migration that adds the refs table (see `refs.rs`). A layer's
+/// schema places it where its history put it.
+pub const REFS_MIGRATION: &str = r#"
 -- Refs this catalog has applied: each names the record object holding the
 -- rows one transaction inserted (see refs.rs); `catalog rebuild` applies
 -- the refs a backend holds that are not here yet.
@@ -162,8 +64,59 @@ CREATE TABLE refs (
 ) STRICT, WITHOUT ROWID;
 CREATE TRIGGER refs_insert_only BEFORE UPDATE ON refs
 BEGIN SELECT RAISE(ABORT, 'refs rows are insert-only'); END;
-"#,
-];
+"#;
+
+/// The tables of a catalog: the CAS's own and those of the layer built on
+/// it (which the CAS knows nothing about).
+///
+/// Migrations are numbered by their index (`user_version` is index + 1
+/// after one is applied), so a schema only ever grows at the end. Every
+/// schema starts with [`OBJECTS_MIGRATION`] and contains
+/// [`REFS_MIGRATION`]. A catalog remembers which schema made it in
+/// `PRAGMA application_id`, and is only opened with that schema.
+#[derive(Debug)]
+pub struct Schema {
+    /// Stored as the catalog's `application_id`.
+    pub application_id: i32,
+    /// The migrations, in order.
+    pub migrations: &'static [&'static str],
+    /// Tables whose inserted rows a record carries, in dependency order;
+    /// starts with `objects` and `roots`.
+    pub recorded: &'static [&'static str],
+}
+
+impl Schema {
+    /// The CAS on its own: objects, roots and refs.
+    pub const CAS: Schema = Schema {
+        application_id: 0x4346_4153, // "CFAS"
+        migrations: &[OBJECTS_MIGRATION, REFS_MIGRATION],
+        recorded: &["objects", "roots"],
+    };
+
+    /// The schema version a catalog has when every migration is applied.
+    pub fn version(&self) -> i64 {
+        self.migrations.len() as i64
+    }
+
+    /// A layer's schema that breaks the rules above (a programming error,
+    /// reported rather than applied).
+    fn check(&self) -> Result<()> {
+        let ok = self.migrations.first() == Some(&OBJECTS_MIGRATION)
+            && self.migrations.contains(&REFS_MIGRATION)
+            && self.recorded.starts_with(&["objects", "roots"])
+            && self
+                .recorded
+                .iter()
+                .all(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+        if ok {
+            Ok(())
+        } else {
+            Err(StoreError::CatalogData(
+                "catalog schema must start with the objects migration, contain the refs migration, and record plain table names".into(),
+            ))
+        }
+    }
+}
 
 /// One cataloged object.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -207,9 +160,24 @@ pub struct CatalogStats {
     pub records: u64,
 }
 
+/// Refuses a catalog whose `application_id` is not `schema`'s: the same
+/// version number means different tables in different schemas.
+fn check_identity(conn: &Connection, schema: &Schema) -> Result<()> {
+    let id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    if id == schema.application_id {
+        Ok(())
+    } else {
+        Err(StoreError::CatalogData(format!(
+            "catalog belongs to another kind of store (application_id {id:#x}; this build opens {:#x})",
+            schema.application_id
+        )))
+    }
+}
+
 /// A connection to the catalog.
 pub struct Catalog {
     conn: Connection,
+    schema: &'static Schema,
 }
 
 fn digest_col(s: String) -> rusqlite::Result<Digest> {
@@ -265,7 +233,8 @@ fn wal_is_empty(path: &Path) -> bool {
 
 impl Catalog {
     /// Opens (creating if needed) and migrates the catalog at `path`.
-    pub fn open(path: &Path) -> Result<Self> {
+    pub fn open(path: &Path, schema: &'static Schema) -> Result<Self> {
+        schema.check()?;
         let conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
@@ -276,30 +245,35 @@ impl Catalog {
             )));
         }
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
-        let mut cat = Catalog { conn };
+        let mut cat = Catalog { conn, schema };
         cat.migrate()?;
-        crate::refs::install_capture(&cat.conn)?;
+        crate::refs::install_capture(&cat.conn, schema.recorded)?;
         Ok(cat)
     }
 
     fn migrate(&mut self) -> Result<()> {
+        let migrations = self.schema.migrations;
         let version: i64 = self
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version as usize == MIGRATIONS.len() {
-            return Ok(());
+        if version == self.schema.version() {
+            return self.check_identity();
         }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version < 0 || version as usize > MIGRATIONS.len() {
+        if version == 0 {
+            tx.pragma_update(None, "application_id", self.schema.application_id)?;
+        }
+        check_identity(&tx, self.schema)?;
+        if version < 0 || version as usize > migrations.len() {
             return Err(StoreError::CatalogData(format!(
                 "catalog schema version {version} is newer than this build ({})",
-                MIGRATIONS.len()
+                migrations.len()
             )));
         }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        for (i, sql) in migrations.iter().enumerate().skip(version as usize) {
             tx.execute_batch(sql)?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
         }
@@ -314,11 +288,11 @@ impl Catalog {
     /// whole truth and is read as immutable, so reads still work on a full
     /// disk. A catalog that needs a migration is opened as by
     /// [`Catalog::open`].
-    pub fn open_for_reading(path: &Path) -> Result<Self> {
+    pub fn open_for_reading(path: &Path, schema: &'static Schema) -> Result<Self> {
         // Nearly full (no room for the WAL index): do not even try, or
         // SQLite leaves half-made index files behind.
         if nearly_full(path) && wal_is_empty(path) {
-            return Catalog::open_immutable(path);
+            return Catalog::open_immutable(path, schema);
         }
         let opened = Connection::open_with_flags(
             path,
@@ -327,17 +301,17 @@ impl Catalog {
         .map_err(StoreError::from)
         .and_then(|conn| {
             conn.busy_timeout(BUSY_TIMEOUT)?;
-            let cat = Catalog { conn };
+            let cat = Catalog { conn, schema };
             // The first read sets up the WAL index: this is where a full
             // disk fails.
             let v = cat.schema_version()?;
             Ok((cat, v))
         });
         match opened {
-            Ok((cat, v)) if v == MIGRATIONS.len() as i64 => Ok(cat),
-            Ok(_) => Catalog::open(path),
+            Ok((cat, v)) if v == schema.version() => cat.check_identity().map(|()| cat),
+            Ok(_) => Catalog::open(path, schema),
             Err(StoreError::Catalog(e)) if no_room_for_wal_index(&e) && wal_is_empty(path) => {
-                Catalog::open_immutable(path)
+                Catalog::open_immutable(path, schema)
             }
             Err(e) => Err(e),
         }
@@ -345,7 +319,7 @@ impl Catalog {
 
     /// Opens the catalog of a store on a read-only filesystem: nothing can
     /// change it, so SQLite may read it as immutable (no WAL index needed).
-    pub fn open_immutable(path: &Path) -> Result<Self> {
+    pub fn open_immutable(path: &Path, schema: &'static Schema) -> Result<Self> {
         let mut uri = String::from("file:");
         for c in path.display().to_string().chars() {
             match c {
@@ -360,15 +334,26 @@ impl Catalog {
                 | rusqlite::OpenFlags::SQLITE_OPEN_URI
                 | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        let cat = Catalog { conn };
+        let cat = Catalog { conn, schema };
         let v = cat.schema_version()?;
-        if v != MIGRATIONS.len() as i64 {
+        if v != schema.version() {
             return Err(StoreError::CatalogData(format!(
                 "catalog schema version {v} on a read-only store; this build needs {} and cannot migrate it",
-                MIGRATIONS.len()
+                schema.version()
             )));
         }
+        cat.check_identity()?;
         Ok(cat)
+    }
+
+    /// Refuses a catalog made with another schema.
+    fn check_identity(&self) -> Result<()> {
+        check_identity(&self.conn, self.schema)
+    }
+
+    /// The schema this catalog was opened with.
+    pub fn schema(&self) -> &'static Schema {
+        self.schema
     }
 
     /// A write transaction, for `catalog rebuild`.
@@ -620,7 +605,7 @@ mod tests {
     #[test]
     fn catalog_opens_in_wal_with_full_sync_and_latest_schema() {
         let t = tempfile::tempdir().unwrap();
-        let c = Catalog::open(&t.path().join(CATALOG_FILE)).unwrap();
+        let c = Catalog::open(&t.path().join(CATALOG_FILE), &Schema::CAS).unwrap();
         let mode: String = c
             .conn
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -630,29 +615,66 @@ mod tests {
             .query_row("PRAGMA synchronous", [], |r| r.get(0))
             .unwrap();
         assert_eq!((mode.as_str(), sync), ("wal", 2));
-        assert_eq!(c.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        assert_eq!(c.schema_version().unwrap(), Schema::CAS.version());
         drop(c);
         // Reopening applies nothing and keeps the version.
-        let c = Catalog::open(&t.path().join(CATALOG_FILE)).unwrap();
-        assert_eq!(c.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        let c = Catalog::open(&t.path().join(CATALOG_FILE), &Schema::CAS).unwrap();
+        assert_eq!(c.schema_version().unwrap(), Schema::CAS.version());
     }
 
     #[test]
     fn catalog_newer_than_this_build_is_refused() {
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join(CATALOG_FILE);
-        drop(Catalog::open(&p).unwrap());
+        drop(Catalog::open(&p, &Schema::CAS).unwrap());
         let conn = Connection::open(&p).unwrap();
         conn.pragma_update(None, "user_version", 99).unwrap();
         drop(conn);
-        let err = Catalog::open(&p).err().unwrap();
+        let err = Catalog::open(&p, &Schema::CAS).err().unwrap();
         assert_eq!(err.code(), "integrity.catalog");
+    }
+
+    #[test]
+    fn a_catalog_opens_only_with_the_schema_that_made_it() {
+        static LAYER: Schema = Schema {
+            application_id: 7,
+            migrations: &[
+                OBJECTS_MIGRATION,
+                "CREATE TABLE notes (digest TEXT NOT NULL REFERENCES objects (digest)) STRICT;",
+                REFS_MIGRATION,
+            ],
+            recorded: &["objects", "roots", "notes"],
+        };
+        let t = tempfile::tempdir().unwrap();
+        let (cas, layer) = (t.path().join("cas"), t.path().join("layer"));
+        drop(Catalog::open(&cas, &Schema::CAS).unwrap());
+        let c = Catalog::open(&layer, &LAYER).unwrap();
+        assert_eq!(c.schema_version().unwrap(), 3);
+        drop(c);
+        // Version 2 of the CAS and of the layer are different tables.
+        for (path, schema) in [(&cas, &LAYER), (&layer, &Schema::CAS)] {
+            let e = Catalog::open(path, schema).err().unwrap();
+            assert_eq!(e.code(), "integrity.catalog", "{e}");
+            assert!(e.to_string().contains("another kind of store"), "{e}");
+            let e = Catalog::open_for_reading(path, schema).err().unwrap();
+            assert_eq!(e.code(), "integrity.catalog", "{e}");
+        }
+        assert!(Catalog::open_for_reading(&layer, &LAYER).is_ok());
+        static BROKEN: Schema = Schema {
+            application_id: 8,
+            migrations: &[REFS_MIGRATION],
+            recorded: &["objects", "roots"],
+        };
+        let e = Catalog::open(&t.path().join("broken"), &BROKEN)
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), "integrity.catalog");
     }
 
     #[test]
     fn rows_are_insert_only() {
         let t = tempfile::tempdir().unwrap();
-        let mut c = Catalog::open(&t.path().join(CATALOG_FILE)).unwrap();
+        let mut c = Catalog::open(&t.path().join(CATALOG_FILE), &Schema::CAS).unwrap();
         c.record(&[(row(b"a"), put_root("a"))]).unwrap();
         for sql in ["UPDATE objects SET size = 5", "UPDATE roots SET name = 'x'"] {
             assert!(c.conn.execute(sql, []).is_err(), "{sql}");
@@ -670,7 +692,7 @@ mod tests {
     #[test]
     fn only_unrooted_objects_are_unreachable_and_deletable() {
         let t = tempfile::tempdir().unwrap();
-        let mut c = Catalog::open(&t.path().join(CATALOG_FILE)).unwrap();
+        let mut c = Catalog::open(&t.path().join(CATALOG_FILE), &Schema::CAS).unwrap();
         c.record(&[(row(b"kept"), put_root("k")), (row(b"loose"), None)])
             .unwrap();
         let un: Vec<Digest> = c
@@ -694,7 +716,7 @@ mod tests {
     #[test]
     fn stats_count_every_reference_as_logical_bytes() {
         let t = tempfile::tempdir().unwrap();
-        let mut c = Catalog::open(&t.path().join(CATALOG_FILE)).unwrap();
+        let mut c = Catalog::open(&t.path().join(CATALOG_FILE), &Schema::CAS).unwrap();
         c.record(&[
             (row(b"12345"), put_root("a")),
             (row(b"12345"), put_root("b")),

@@ -143,7 +143,7 @@ impl Store {
             let found = crate::refs::pending_refs(dirs, catalog)?;
             broken = found.broken;
             for p in found.pending {
-                match p.objects(dirs) {
+                match p.objects(dirs, catalog.schema().recorded) {
                     Ok(objects) => spared.extend(objects),
                     Err(e) => broken.push(crate::refs::BrokenRef::new(&p.key, &e)),
                 }

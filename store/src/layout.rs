@@ -14,7 +14,7 @@ use rustix::fs::FlockOperation;
 
 use crate::backend::{Backend, BackendConfig, Put};
 use crate::backend::{OBJECTS_PREFIX, QUARANTINE_PREFIX};
-use crate::catalog::{Catalog, CATALOG_FILE};
+use crate::catalog::{Catalog, Schema, CATALOG_FILE};
 use crate::dir::Dir;
 use crate::error::{Result, StoreError};
 use crate::objects::{temp_name, ObjectDirs, TMP_DIR};
@@ -198,7 +198,7 @@ pub fn set_aside_reserve(root: &Dir, tmp: &Dir) -> bool {
 
 /// Creates a store at `path` (or completes an interrupted `init`). Returns
 /// whether a new store was created; an existing store is left untouched.
-pub fn init(path: &Path, backend: &BackendConfig) -> Result<bool> {
+pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Result<bool> {
     std::fs::create_dir_all(path).map_err(|e| StoreError::io(path, "create directory", e))?;
     let root = Dir::open(path).map_err(|e| StoreError::io(path, "open", e))?;
     if root
@@ -250,7 +250,7 @@ pub fn init(path: &Path, backend: &BackendConfig) -> Result<bool> {
     )
     .map_err(|e| StoreError::io(keys.path(), "chmod", e))?;
     open_lock_file(&root)?;
-    drop(Catalog::open(&root.join(CATALOG_FILE))?);
+    drop(Catalog::open(&root.join(CATALOG_FILE), schema)?);
     if keys
         .entry_kind(EXPORT_KEY_FILE)
         .map_err(|e| StoreError::io(keys.join(EXPORT_KEY_FILE), "stat", e))?

@@ -36,6 +36,7 @@ pub mod schema;
 pub mod sink;
 pub mod stager;
 pub mod store;
+pub mod tables;
 pub mod tree;
 
 pub use backend::{Backend, BackendConfig};

@@ -29,18 +29,6 @@ use crate::frame::{SmallEncoder, VerifyingDecoder};
 use crate::json::canonical::canonicalize;
 use crate::objects::{stage_small, ObjectDirs};
 
-/// Tables whose inserted rows a record carries, in dependency order.
-pub const CAPTURED: &[&str] = &[
-    "objects",
-    "roots",
-    "bundles",
-    "bundle_artifacts",
-    "fixture_trees",
-    "freezes",
-    "exports",
-    "export_artifacts",
-];
-
 /// Schema of a record object.
 pub const RECORD_SCHEMA: &str = "coffer.catalog-record/v1";
 /// Schema of a ref.
@@ -104,11 +92,11 @@ fn key_segment(name: &str) -> String {
 }
 
 /// Installs the temporary capture table and triggers on a connection.
-pub(crate) fn install_capture(conn: &Connection) -> Result<()> {
+pub(crate) fn install_capture(conn: &Connection, recorded: &[&str]) -> Result<()> {
     let mut sql = String::from(
         "CREATE TEMP TABLE IF NOT EXISTS coffer_capture (seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, row TEXT NOT NULL);\n",
     );
-    for table in CAPTURED {
+    for table in recorded {
         let cols = columns(conn, table)?;
         let pairs: Vec<String> = cols.iter().map(|c| format!("'{c}', NEW.{c}")).collect();
         sql.push_str(&format!(
@@ -254,6 +242,7 @@ fn insert_ref_rows(
 /// (see the module documentation); runs inside that transaction.
 pub(crate) fn seal(
     dirs: &ObjectDirs,
+    recorded: &[&str],
     tx: &Transaction<'_>,
     rows: Vec<Row>,
     named: Option<&RefSpec>,
@@ -309,7 +298,7 @@ pub(crate) fn seal(
                 });
             }
             // The same content, recorded first elsewhere: theirs is the record.
-            apply(dirs, tx, &key, &found)
+            apply(dirs, recorded, tx, &key, &found)
         }
     }
 }
@@ -327,7 +316,7 @@ struct Loaded {
     stored_size: u64,
 }
 
-fn load_record(dirs: &ObjectDirs, key: &str, doc: &RefDoc) -> Result<Loaded> {
+fn load_record(dirs: &ObjectDirs, recorded: &[&str], key: &str, doc: &RefDoc) -> Result<Loaded> {
     let (bytes, stored_size) = read_verified(dirs, &doc.record, RECORD_MAX_BYTES)?;
     let bad = |why: &str| StoreError::CatalogData(format!("{key}: record {}: {why}", doc.record));
     let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad("not JSON"))?;
@@ -344,7 +333,7 @@ fn load_record(dirs: &ObjectDirs, key: &str, doc: &RefDoc) -> Result<Loaded> {
         .ok_or_else(|| bad("rows"))?
     {
         match r.as_array().map(Vec::as_slice) {
-            Some([Value::String(t), Value::Object(m)]) if CAPTURED.contains(&t.as_str()) => {
+            Some([Value::String(t), Value::Object(m)]) if recorded.contains(&t.as_str()) => {
                 rows.push((t.clone(), m.clone()))
             }
             _ => return Err(bad("a row is not [captured table, object]")),
@@ -392,8 +381,14 @@ fn replay(tx: &Transaction<'_>, key: &str, loaded: &Loaded) -> Result<u64> {
     Ok(inserted)
 }
 
-fn apply(dirs: &ObjectDirs, tx: &Transaction<'_>, key: &str, doc: &RefDoc) -> Result<()> {
-    let loaded = load_record(dirs, key, doc)?;
+fn apply(
+    dirs: &ObjectDirs,
+    recorded: &[&str],
+    tx: &Transaction<'_>,
+    key: &str,
+    doc: &RefDoc,
+) -> Result<()> {
+    let loaded = load_record(dirs, recorded, key, doc)?;
     apply_loaded(tx, key, doc, &loaded)?;
     Ok(())
 }
@@ -415,8 +410,8 @@ pub(crate) struct Pending {
 impl Pending {
     /// Every object the ref keeps alive: its record and the objects the
     /// record catalogs.
-    pub fn objects(&self, dirs: &ObjectDirs) -> Result<Vec<Digest>> {
-        let loaded = load_record(dirs, &self.key, &self.doc)?;
+    pub fn objects(&self, dirs: &ObjectDirs, recorded: &[&str]) -> Result<Vec<Digest>> {
+        let loaded = load_record(dirs, recorded, &self.key, &self.doc)?;
         let mut out = vec![self.doc.record];
         out.extend(
             loaded
@@ -533,12 +528,13 @@ impl crate::store::Store {
             broken: found.broken,
             ..RebuildReport::default()
         };
+        let recorded = catalog.schema().recorded;
         let tx = catalog.transaction()?;
         for p in &found.pending {
             // Each ref in a savepoint: a record that fails halfway through
             // leaves none of its rows, and the others still apply.
             tx.execute_batch("SAVEPOINT apply_ref")?;
-            let applied = load_record(dirs, &p.key, &p.doc)
+            let applied = load_record(dirs, recorded, &p.key, &p.doc)
                 .and_then(|loaded| apply_loaded(&tx, &p.key, &p.doc, &loaded));
             match applied {
                 Ok(rows) => {
@@ -570,7 +566,7 @@ impl crate::store::Store {
         let doc = parse_ref(&spec.key, &bytes)?;
         if doc.target == spec.target {
             lock.acquire(crate::layout::LockMode::Shared)?;
-            let loaded = load_record(dirs, &spec.key, &doc)?;
+            let loaded = load_record(dirs, catalog.schema().recorded, &spec.key, &doc)?;
             let tx = catalog.transaction()?;
             apply_loaded(&tx, &spec.key, &doc, &loaded)?;
             clear_capture(&tx)?;

@@ -13,7 +13,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::backend::{BackendConfig, Body};
-use crate::catalog::{Catalog, CatalogStats, ObjectRow, Root, CATALOG_FILE};
+use crate::catalog::{Catalog, CatalogStats, ObjectRow, Root, Schema, CATALOG_FILE};
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::frame::{self, Verdict, VerifyFailed, VerifyingDecoder, SMALL_OBJECT_MAX};
@@ -74,38 +74,42 @@ pub struct PutOutcome {
 impl Store {
     /// Creates a store at `path` (or completes an interrupted init) and opens
     /// it. The flag tells whether a new store was created.
-    pub fn init(path: &Path) -> Result<(Store, bool)> {
-        Store::init_with(path, &BackendConfig::Local)
+    pub fn init(path: &Path, schema: &'static Schema) -> Result<(Store, bool)> {
+        Store::init_with(path, &BackendConfig::Local, schema)
     }
 
     /// Like [`Store::init`], keeping objects and refs in `backend`.
-    pub fn init_with(path: &Path, backend: &BackendConfig) -> Result<(Store, bool)> {
-        let created = layout::init(path, backend)?;
-        Ok((Store::open(path)?, created))
+    pub fn init_with(
+        path: &Path,
+        backend: &BackendConfig,
+        schema: &'static Schema,
+    ) -> Result<(Store, bool)> {
+        let created = layout::init(path, backend, schema)?;
+        Ok((Store::open(path, schema)?, created))
     }
 
     /// Opens an existing store for writing.
-    pub fn open(path: &Path) -> Result<Store> {
-        Store::open_with(path, Access::Write)
+    pub fn open(path: &Path, schema: &'static Schema) -> Result<Store> {
+        Store::open_with(path, Access::Write, schema)
     }
 
     /// Opens an existing store for a command that only reads: the catalog
     /// is opened read-only (see [`Catalog::open_for_reading`]), so reads
     /// work on a full disk. Writes through it fail with `io.read_only`.
-    pub fn open_for_reading(path: &Path) -> Result<Store> {
-        Store::open_with(path, Access::Read)
+    pub fn open_for_reading(path: &Path, schema: &'static Schema) -> Result<Store> {
+        Store::open_with(path, Access::Read, schema)
     }
 
     /// Opens a store for gc: first gives back the space reserved for this
     /// moment (`reserve`), so that on a full disk the catalog can still
     /// open and record deletions. [`Store::gc`] sets the reserve aside
     /// again when it is done.
-    pub fn open_for_gc(path: &Path) -> Result<Store> {
+    pub fn open_for_gc(path: &Path, schema: &'static Schema) -> Result<Store> {
         layout::release_reserve(path)?;
-        Store::open(path)
+        Store::open(path, schema)
     }
 
-    fn open_with(path: &Path, access: Access) -> Result<Store> {
+    fn open_with(path: &Path, access: Access, schema: &'static Schema) -> Result<Store> {
         let dirs = layout::open_dirs(path)?;
         // SQLite opens by path; make sure that path is our regular file and
         // not a symlink planted to redirect catalog writes.
@@ -123,9 +127,9 @@ impl Store {
             .map(|st| st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
             .unwrap_or(false);
         let catalog = match (read_only, access) {
-            (true, _) => Catalog::open_immutable(&path.join(CATALOG_FILE))?,
-            (false, Access::Read) => Catalog::open_for_reading(&path.join(CATALOG_FILE))?,
-            (false, Access::Write) => Catalog::open(&path.join(CATALOG_FILE))?,
+            (true, _) => Catalog::open_immutable(&path.join(CATALOG_FILE), schema)?,
+            (false, Access::Read) => Catalog::open_for_reading(&path.join(CATALOG_FILE), schema)?,
+            (false, Access::Write) => Catalog::open(&path.join(CATALOG_FILE), schema)?,
         };
         let lock = StoreLock::open(&dirs.root)?;
         Ok(Store {
@@ -700,10 +704,11 @@ impl<'s> Batch<'s> {
             ));
         }
         let named = self.named.as_ref();
+        let recorded = self.store.catalog.schema().recorded;
         self.store
             .catalog
             .record_with(&rows, extra, |tx, captured| {
-                crate::refs::seal(dirs, tx, captured, named, now)
+                crate::refs::seal(dirs, recorded, tx, captured, named, now)
             })?;
         Ok(self
             .entries
@@ -793,7 +798,7 @@ mod tests {
 
     fn store() -> (tempfile::TempDir, Store) {
         let t = tempfile::tempdir().unwrap();
-        let (s, created) = Store::init(&t.path().join("s")).unwrap();
+        let (s, created) = Store::init(&t.path().join("s"), &Schema::CAS).unwrap();
         assert!(created);
         (t, s)
     }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use coffer_store::tables::SCHEMA;
 use coffer_store::{BackendConfig, Store};
 use serde_json::json;
 
@@ -16,7 +17,7 @@ pub fn init(ctx: &Ctx, backend: Option<&str>, endpoint: Option<&str>) -> Report 
         None => BackendConfig::Local,
         Some(url) => or_report!(BackendConfig::parse(url, endpoint)),
     };
-    match Store::init_with(&ctx.store, &config) {
+    match Store::init_with(&ctx.store, &config, &SCHEMA) {
         Ok((store, created)) => {
             let what = if created {
                 "created store"
@@ -60,7 +61,7 @@ pub fn rebuild(ctx: &Ctx) -> Report {
 }
 
 pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
-    let opened = open_store(ctx).and_then(|s| Ok((s, Store::open(dest)?)));
+    let opened = open_store(ctx).and_then(|s| Ok((s, Store::open(dest, &SCHEMA)?)));
     let (src, mut dst) = or_report!(opened);
     match src.mirror_to(&mut dst) {
         Ok(r) => {
@@ -145,7 +146,7 @@ pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
             None,
         );
     };
-    let mut store = or_report!(Store::open_for_gc(&ctx.store));
+    let mut store = or_report!(Store::open_for_gc(&ctx.store, &SCHEMA));
     match store.gc(grace, dry_run) {
         Ok(r) => {
             let verb = if dry_run { "would remove" } else { "removed" };

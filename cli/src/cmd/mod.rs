@@ -6,6 +6,7 @@ pub mod exports;
 pub mod objects;
 pub mod packets;
 
+use coffer_store::tables::SCHEMA;
 use coffer_store::{Digest, Store};
 
 use crate::report::{Issue, Report};
@@ -13,12 +14,12 @@ use crate::Ctx;
 
 /// Opens the store named by the global flags.
 pub fn open_store(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
-    Store::open(&ctx.store)
+    Store::open(&ctx.store, &SCHEMA)
 }
 
 /// Opens the store for a command that only reads (works on a full disk).
 pub fn open_store_for_reading(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
-    Store::open_for_reading(&ctx.store)
+    Store::open_for_reading(&ctx.store, &SCHEMA)
 }
 
 /// Parses a digest argument; a malformed one is a usage error.
