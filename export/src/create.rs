@@ -4,11 +4,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use coffer_store::bundle::model::Descriptor;
-use coffer_store::bundle::paths::check_relative_path;
+use coffer_evidence::bundle::model::Descriptor;
+use coffer_evidence::bundle::paths::check_relative_path;
+use coffer_evidence::exports::{record_export, ExportEdge, ExportRow};
 use coffer_store::catalog::Root;
 use coffer_store::digest::Digest;
-use coffer_store::exports::{insert_export, ExportEdge, ExportRow};
 use coffer_store::issue::Issue;
 use coffer_store::json::{self, JsonlLimits, Limits};
 use coffer_store::new_tree::NewTree;
@@ -908,7 +908,7 @@ fn record(
         sharing_class: policy.sharing_class.clone(),
         policy_digest: policy.digest.clone(),
     };
-    batch.commit_with(|tx| insert_export(tx, &row, &edges, coffer_store::objects::now_ms()))?;
+    record_export(batch, &row, &edges)?;
     Ok(())
 }
 

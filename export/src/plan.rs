@@ -1,7 +1,7 @@
 //! Which source artifacts an export takes, which it excludes (with EBO's
 //! reason codes) and what stops it.
 
-use coffer_store::bundle::model::{Descriptor, Manifest};
+use coffer_evidence::bundle::model::{Descriptor, Manifest};
 use coffer_store::issue::Issue;
 
 use crate::error::{ExportError, Result};

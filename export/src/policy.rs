@@ -10,9 +10,9 @@
 
 use std::path::Path;
 
+use coffer_evidence::schema::{self, DocKind};
 use coffer_store::issue::Issue;
 use coffer_store::json::{self, canonical, Limits};
-use coffer_store::schema::{self, DocKind};
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 

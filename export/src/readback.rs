@@ -14,12 +14,12 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use aho_corasick::AhoCorasick;
-use coffer_store::bundle::paths::{check_path_set, check_relative_path, MANIFEST};
-use coffer_store::bundle::source::BundleDir;
+use coffer_evidence::bundle::paths::{check_path_set, check_relative_path, MANIFEST};
+use coffer_evidence::bundle::source::BundleDir;
+use coffer_evidence::schema::{self, DocKind};
 use coffer_store::digest::Hasher;
 use coffer_store::issue::Issue;
 use coffer_store::json::{self, escape_pointer_token, JsonlLimits, Limits};
-use coffer_store::schema::{self, DocKind};
 use regex::bytes::Regex;
 use serde_json::Value;
 

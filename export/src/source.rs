@@ -6,12 +6,12 @@
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use coffer_store::bundle::inspect::{check_manifest, inspect};
-use coffer_store::bundle::model::{Descriptor, Manifest};
-use coffer_store::bundle::source::BundleDir;
+use coffer_evidence::bundle::inspect::{check_manifest, inspect};
+use coffer_evidence::bundle::model::{Descriptor, Manifest};
+use coffer_evidence::bundle::source::BundleDir;
+use coffer_evidence::sink::HashOnly;
 use coffer_store::digest::{Digest, Hasher};
 use coffer_store::issue::Issue;
-use coffer_store::sink::HashOnly;
 use coffer_store::Store;
 
 use crate::error::{ExportError, Result};
@@ -37,7 +37,7 @@ enum From<'s> {
 impl<'s> Source<'s> {
     /// A stored bundle by id or manifest digest.
     pub fn stored(store: &'s Store, id_or_digest: &str) -> Result<Source<'s>> {
-        let row = store.catalog().find_bundle(id_or_digest)?.ok_or_else(|| {
+        let row = coffer_evidence::bundle::records::find_bundle(store.catalog(), id_or_digest)?.ok_or_else(|| {
             ExportError::invalid(
                 "io.not_found",
                 id_or_digest,

@@ -1,6 +1,6 @@
 //! The bounded fixture reader never panics and never reads past its limits.
 #![no_main]
-use coffer_store::packet::archive::{read_archive, ArchiveError, ArchiveLimits};
+use coffer_evidence::packet::archive::{read_archive, ArchiveError, ArchiveLimits};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,7 +1,7 @@
 //! Manifest validation (strict JSON, schema, contract rules) never panics
 //! and every issue it reports carries a class.name code.
 #![no_main]
-use coffer_store::bundle::inspect::check_manifest;
+use coffer_evidence::bundle::inspect::check_manifest;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -363,8 +363,10 @@ impl Catalog {
             .transaction_with_behavior(TransactionBehavior::Immediate)?)
     }
 
-    /// The underlying connection, for the query modules of this crate.
-    pub(crate) fn conn(&self) -> &Connection {
+    /// The underlying connection: the seam through which the layer that
+    /// registered the [`Schema`] reads its own tables. Its rows are
+    /// written inside [`crate::Batch::commit_with`].
+    pub fn conn(&self) -> &Connection {
         &self.conn
     }
 
@@ -550,6 +552,15 @@ impl Catalog {
             out.push(r?);
         }
         Ok(out)
+    }
+
+    /// Roots (kind, name) holding `digest`.
+    pub fn roots_of(&self, digest: &Digest) -> Result<Vec<(String, String)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT kind, name FROM roots WHERE digest = ?1 ORDER BY kind, name")?;
+        let rows = st.query_map([digest.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Totals for `coffer stats`.

@@ -13,13 +13,11 @@
 //! reached through a symlink.
 
 pub mod backend;
-pub mod bundle;
 pub mod catalog;
 pub mod crash;
 pub mod digest;
 pub mod dir;
 pub mod error;
-pub mod exports;
 pub mod frame;
 pub mod fsck;
 pub mod gc;
@@ -30,13 +28,9 @@ pub mod layout;
 pub mod mirror;
 pub mod new_tree;
 pub mod objects;
-pub mod packet;
 pub mod refs;
-pub mod schema;
-pub mod sink;
 pub mod stager;
 pub mod store;
-pub mod tables;
 pub mod tree;
 
 pub use backend::{Backend, BackendConfig};

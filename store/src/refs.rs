@@ -5,10 +5,11 @@
 //! 1. a **record**: an ordinary content-addressed object holding every row
 //!    the transaction inserted, captured by temporary SQLite triggers, as
 //!    canonical JSON (`coffer.catalog-record/v1`);
-//! 2. a **ref** naming it, created put-if-absent: `refs/bundles/<bundle id>`
-//!    for a bundle (so two stores ingesting one bundle id with different
-//!    manifests cannot both win: the loser gets `conflict.bundle_exists`),
-//!    `refs/records/<record hex>` for everything else.
+//! 2. a **ref** naming it, created put-if-absent: a named ref
+//!    ([`RefSpec::named`]) when the layer above asks for one (the evidence
+//!    layer's `refs/bundles/<bundle id>`, so two stores ingesting one bundle
+//!    id with different manifests cannot both win: the loser gets
+//!    `conflict.bundle_exists`), `refs/records/<record hex>` otherwise.
 //!
 //! `catalog rebuild` lists `refs/`, and replays the records of the refs the
 //! catalog has not applied, oldest first, so an empty catalog becomes the
@@ -46,21 +47,24 @@ pub type Row = (String, Map<String, Value>);
 /// A named ref a transaction must create (or find naming the same target).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefSpec {
-    /// Its key (`refs/bundles/<id>`).
+    /// Its key (`refs/<namespace>/<name>`).
     pub key: String,
-    /// What it names (a bundle's manifest digest).
+    /// What it names (for the evidence layer, a bundle's manifest digest).
     pub target: Digest,
     /// Code of the error when the key names another target.
     pub conflict: &'static str,
 }
 
 impl RefSpec {
-    /// The ref of a bundle id.
-    pub fn bundle(bundle_id: &str, manifest: Digest) -> Self {
+    /// The ref `refs/<namespace>/<name>`: one name within a namespace a
+    /// layer above owns (`records` is the CAS's own), held by at most one
+    /// target; `conflict` is the code when another target holds it.
+    pub fn named(namespace: &str, name: &str, target: Digest, conflict: &'static str) -> Self {
+        debug_assert!(namespace != "records" && key_segment(namespace) == namespace);
         RefSpec {
-            key: format!("{REFS_PREFIX}bundles/{}", key_segment(bundle_id)),
-            target: manifest,
-            conflict: "conflict.bundle_exists",
+            key: format!("{REFS_PREFIX}{namespace}/{}", key_segment(name)),
+            target,
+            conflict,
         }
     }
 }

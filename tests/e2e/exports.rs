@@ -705,6 +705,7 @@ fn a_benign_code_session_exports_intact_with_its_patch_byte_identical() {
     let env = Env::new();
     let repo = crate::bundles::repo();
     let mut files = sources(&repo.join("store/src"), &["rs"]);
+    files.extend(sources(&repo.join("store/evidence/src"), &["rs"]));
     files.extend(sources(&repo.join("cli/src"), &["rs"]));
     files.extend(sources(&repo.join("docs"), &["md"]));
     files.extend(sources(&repo.join("bench"), &["py", "sh"]));
@@ -723,7 +724,11 @@ fn a_benign_code_session_exports_intact_with_its_patch_byte_identical() {
         session.push('\n');
     }
     let patch = std::process::Command::new("diff")
-        .args(["-ruN", "store/src/bundle", "store/src/packet"])
+        .args([
+            "-ruN",
+            "store/evidence/src/bundle",
+            "store/evidence/src/packet",
+        ])
         .current_dir(&repo)
         .output()
         .unwrap()

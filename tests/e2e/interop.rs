@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use coffer_store::schema::{self, DocKind};
+use coffer_evidence::schema::{self, DocKind};
 use serde_json::{json, Value};
 
 use crate::bundles::{copy_tree, repo};

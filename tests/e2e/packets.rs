@@ -100,10 +100,11 @@ fn the_sample_packet_validates_freezes_once_and_materializes_privately() {
     let record: Value = serde_json::from_slice(&record_bytes).unwrap();
     assert_eq!(record, first["result"]["record"]);
     assert_eq!(record["schemaVersion"], "ebo.task-packet-freeze/v1");
-    assert!(
-        coffer_store::schema::validate(coffer_store::schema::DocKind::PacketFreeze, &record)
-            .is_empty()
-    );
+    assert!(coffer_evidence::schema::validate(
+        coffer_evidence::schema::DocKind::PacketFreeze,
+        &record
+    )
+    .is_empty());
 
     // Frozen again: the first record, unchanged.
     let (code, again) = run(&env, "freeze", &root);
@@ -547,7 +548,7 @@ fn the_peer_packet_is_accepted_by_our_schema() {
     let p = peer.join("task-packets/task-packet.valid.v1.json");
     let v = read_json(&p);
     assert_eq!(
-        coffer_store::schema::validate(coffer_store::schema::DocKind::TaskPacket, &v),
+        coffer_evidence::schema::validate(coffer_evidence::schema::DocKind::TaskPacket, &v),
         vec![]
     );
 }

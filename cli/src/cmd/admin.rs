@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use coffer_store::tables::SCHEMA;
+use coffer_evidence::tables::SCHEMA;
 use coffer_store::{BackendConfig, Store};
 use serde_json::json;
 
@@ -179,8 +179,10 @@ fn with_broken_refs(mut report: Report, broken: &[coffer_store::refs::BrokenRef]
 }
 
 pub fn stats(ctx: &Ctx) -> Report {
-    let (s, fixtures) =
-        or_report!(open_store_for_reading(ctx).and_then(|s| Ok((s.stats()?, s.fixture_stats()?))));
+    let (s, fixtures) = or_report!(open_store_for_reading(ctx).and_then(|s| Ok((
+        s.stats()?,
+        coffer_evidence::packet::freeze::fixture_stats(&s)?
+    ))));
     let dedup = ratio(s.logical_bytes, s.unique_bytes);
     let compression = ratio(s.unique_bytes, s.stored_bytes);
     let human = format!(

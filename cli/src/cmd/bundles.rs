@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use coffer_store::bundle::{inspect, BundleFilter, HashOnly};
+use coffer_evidence::bundle::{self, inspect, records, BundleFilter, HashOnly};
 use serde_json::json;
 
 use super::{open_store, open_store_for_reading, resolve_digest};
@@ -39,7 +39,7 @@ fn issues_of(list: &[coffer_store::issue::Issue]) -> Vec<Issue> {
         .collect()
 }
 
-fn gap_issues(gaps: &[coffer_store::bundle::model::MissingEvidence]) -> Vec<Issue> {
+fn gap_issues(gaps: &[coffer_evidence::bundle::model::MissingEvidence]) -> Vec<Issue> {
     gaps.iter()
         .enumerate()
         .map(|(i, g)| {
@@ -96,7 +96,7 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
 
 pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
     let mut store = or_report!(open_store(ctx));
-    let out = or_report!(store.ingest_bundle(dir));
+    let out = or_report!(bundle::ingest::ingest(&mut store, dir));
     let result = serde_json::to_value(&out).expect("serializable");
     if !out.issues.is_empty() {
         let human = format!(
@@ -145,7 +145,9 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
         terminal: f.terminal.clone(),
         qualification: f.qualification.clone(),
     };
-    let rows = or_report!(open_store_for_reading(ctx).and_then(|s| s.catalog().bundles(&filter)));
+    let rows = or_report!(
+        open_store_for_reading(ctx).and_then(|s| records::bundles(s.catalog(), &filter))
+    );
     let mut human = String::new();
     for b in &rows {
         human.push_str(&format!(
@@ -165,9 +167,7 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
 pub fn show(ctx: &Ctx, id: &str) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
     let shown = (|| {
-        let row = store
-            .catalog()
-            .find_bundle(id)?
+        let row = records::find_bundle(store.catalog(), id)?
             .ok_or_else(|| coffer_store::StoreError::UnknownBundle { id: id.to_string() })?;
         let mut artifacts = Vec::new();
         let mut human = format!(
@@ -189,18 +189,17 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
             row.stop_reason,
             row.qualification
         );
-        for a in store.catalog().bundle_artifacts(&row.bundle_id)? {
+        for a in records::bundle_artifacts(store.catalog(), &row.bundle_id)? {
             let digest = a
                 .digest
                 .parse()
                 .map_err(|_| coffer_store::StoreError::CatalogData(a.digest.clone()))?;
-            let shared_with: Vec<String> = store
-                .catalog()
-                .artifacts_with_digest(&digest)?
-                .into_iter()
-                .filter(|o| o.bundle_id != row.bundle_id)
-                .map(|o| o.bundle_id)
-                .collect();
+            let shared_with: Vec<String> =
+                records::artifacts_with_digest(store.catalog(), &digest)?
+                    .into_iter()
+                    .filter(|o| o.bundle_id != row.bundle_id)
+                    .map(|o| o.bundle_id)
+                    .collect();
             human.push_str(&format!(
                 "  {:<24} {:<15} {:<10} {:>10}  {}{}\n",
                 a.relative_path,
@@ -228,7 +227,7 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
 
 pub fn checkout(ctx: &Ctx, id: &str, dest: &Path) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
-    match store.checkout_bundle(id, dest) {
+    match bundle::checkout::checkout(&store, id, dest) {
         Ok(n) => Report::accepted(
             "",
             json!({"bundle": id, "dest": dest.display().to_string(), "files": n}),
@@ -248,10 +247,10 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
         let c = store.catalog();
         Ok::<_, coffer_store::StoreError>((
             c.object(&d)?,
-            c.artifacts_with_digest(&d)?,
-            c.bundles_with_manifest(&d)?,
+            records::artifacts_with_digest(c, &d)?,
+            records::bundles_with_manifest(c, &d)?,
             c.roots_of(&d)?,
-            c.exports_of(&d.to_string())?,
+            coffer_evidence::exports::exports_of(c, &d.to_string())?,
         ))
     })();
     let (object, artifacts, manifests, roots, exports) = or_report!(found);

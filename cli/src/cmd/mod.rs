@@ -6,7 +6,7 @@ pub mod exports;
 pub mod objects;
 pub mod packets;
 
-use coffer_store::tables::SCHEMA;
+use coffer_evidence::tables::SCHEMA;
 use coffer_store::{Digest, Store};
 
 use crate::report::{Issue, Report};

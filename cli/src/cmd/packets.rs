@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use coffer_store::packet::{PacketReport, PacketState};
+use coffer_evidence::packet::{self, PacketReport, PacketState};
 use serde_json::json;
 
 use super::{open_store, open_store_for_reading};
@@ -46,16 +46,20 @@ fn render(r: &PacketReport, what: &str) -> Report {
 }
 
 pub fn validate(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
-    let store = or_report!(open_store_for_reading(ctx));
-    match store.packet_status(root, packet) {
+    // Reads nothing from the store, but like every packet command it runs
+    // against one: outside a store it fails as they do.
+    or_report!(open_store_for_reading(ctx));
+    match packet::freeze::status(root, packet) {
         Ok(r) => render(&r, "valid"),
         Err(e) => Report::error("", &e),
     }
 }
 
 pub fn status(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
-    let store = or_report!(open_store_for_reading(ctx));
-    match store.packet_status(root, packet) {
+    // Reads nothing from the store, but like every packet command it runs
+    // against one: outside a store it fails as they do.
+    or_report!(open_store_for_reading(ctx));
+    match packet::freeze::status(root, packet) {
         Ok(r) if r.state == PacketState::Changed => {
             let issues = r
                 .changed
@@ -88,7 +92,7 @@ pub fn status(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 
 pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
     let mut store = or_report!(open_store(ctx));
-    match store.freeze_packet(root, packet) {
+    match packet::freeze::freeze(&mut store, root, packet) {
         Ok(r) => render(
             &r,
             if r.created {
@@ -103,7 +107,7 @@ pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 
 pub fn materialize(ctx: &Ctx, root: &Path, packet: &Path, dest: &Path) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
-    match store.materialize_packet(root, packet, dest) {
+    match packet::freeze::materialize(&store, root, packet, dest) {
         Ok(n) => Report::accepted(
             "",
             json!({"dest": dest.display().to_string(), "files": n}),

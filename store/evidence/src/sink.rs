@@ -6,10 +6,10 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::catalog::Root;
-use crate::digest::{Digest, Hasher};
-use crate::error::{Result, StoreError};
-use crate::store::{Batch, PutOptions};
+use coffer_store::catalog::Root;
+use coffer_store::digest::{Digest, Hasher};
+use coffer_store::error::{Result, StoreError};
+use coffer_store::store::{Batch, PutOptions};
 
 /// A consumer of input streams.
 pub trait Sink {

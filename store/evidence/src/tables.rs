@@ -5,7 +5,7 @@
 //! made before the CAS and the domain were separated open unchanged (their
 //! `application_id` is 0).
 
-use crate::catalog::{Schema, OBJECTS_MIGRATION, REFS_MIGRATION};
+use coffer_store::catalog::{Schema, OBJECTS_MIGRATION, REFS_MIGRATION};
 
 /// Bundles and their artifacts.
 const BUNDLES_MIGRATION: &str = r#"

@@ -5,7 +5,7 @@ use std::io::{self, Read};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::thread::JoinHandle;
 
-use crate::json::{self, JsonError, JsonlChecker, JsonlLimits, Limits};
+use coffer_store::json::{self, JsonError, JsonlChecker, JsonlLimits, Limits};
 
 /// What a file's media type promises about its content.
 pub enum ContentCheck {

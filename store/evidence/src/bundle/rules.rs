@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::model::{CaptureReport, Descriptor, ExportManifest, Manifest, VerifierResult};
 use super::paths::{check_path_set, check_relative_path, MANIFEST};
-use crate::issue::Issue;
+use coffer_store::issue::Issue;
 
 /// The authority each evidence kind must carry.
 pub fn authority_of(kind: &str) -> &'static str {

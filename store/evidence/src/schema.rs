@@ -35,42 +35,42 @@ const SCHEMAS: &[(DocKind, &str, &str)] = &[
     (
         DocKind::RunManifest,
         "urn:coffer:schema:run-manifest:v1",
-        include_str!("../../schemas/run-manifest.v1.json"),
+        include_str!("../../../schemas/run-manifest.v1.json"),
     ),
     (
         DocKind::EvidenceDescriptor,
         "urn:coffer:schema:evidence-descriptor:v1",
-        include_str!("../../schemas/evidence-descriptor.v1.json"),
+        include_str!("../../../schemas/evidence-descriptor.v1.json"),
     ),
     (
         DocKind::CaptureReport,
         "urn:coffer:schema:capture-report:v1",
-        include_str!("../../schemas/capture-report.v1.json"),
+        include_str!("../../../schemas/capture-report.v1.json"),
     ),
     (
         DocKind::VerifierResult,
         "urn:coffer:schema:verifier-result:v1",
-        include_str!("../../schemas/verifier-result.v1.json"),
+        include_str!("../../../schemas/verifier-result.v1.json"),
     ),
     (
         DocKind::ExportManifest,
         "urn:coffer:schema:export-manifest:v1",
-        include_str!("../../schemas/export-manifest.v1.json"),
+        include_str!("../../../schemas/export-manifest.v1.json"),
     ),
     (
         DocKind::TaskPacket,
         "urn:coffer:schema:task-packet:v1",
-        include_str!("../../schemas/task-packet.v1.json"),
+        include_str!("../../../schemas/task-packet.v1.json"),
     ),
     (
         DocKind::PacketFreeze,
         "urn:coffer:schema:task-packet-freeze:v1",
-        include_str!("../../schemas/task-packet-freeze.v1.json"),
+        include_str!("../../../schemas/task-packet-freeze.v1.json"),
     ),
     (
         DocKind::ExportPolicy,
         "urn:coffer:schema:export-policy:v1",
-        include_str!("../../schemas/export-policy.v1.json"),
+        include_str!("../../../schemas/export-policy.v1.json"),
     ),
 ];
 

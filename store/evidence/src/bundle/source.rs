@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use rustix::io::Errno;
 
-use crate::dir::{Dir, EntryKind};
-use crate::issue::Issue;
+use coffer_store::dir::{Dir, EntryKind};
+use coffer_store::issue::Issue;
 
 /// An opened bundle root.
 pub struct BundleDir {

@@ -1,5 +1,5 @@
 //! Validation of a bundle directory: manifest, contract rules, and every
-//! evidence file, each read once and handed to a [`Sink`](crate::sink::Sink) (a plain
+//! evidence file, each read once and handed to a [`Sink`] (a plain
 //! hasher for `bundle validate`, a store batch for `bundle ingest`).
 
 use std::path::Path;
@@ -11,12 +11,12 @@ use super::model::{CaptureReport, ExportManifest, Manifest, VerifierResult};
 use super::paths::{check_relative_path, MANIFEST};
 use super::rules;
 use super::source::BundleDir;
-use crate::digest::Digest;
-use crate::error::StoreError;
-use crate::issue::Issue;
-use crate::json::{self, Limits};
 use crate::schema::{self, DocKind};
 use crate::sink::Sink;
+use coffer_store::digest::Digest;
+use coffer_store::error::StoreError;
+use coffer_store::issue::Issue;
+use coffer_store::json::{self, Limits};
 
 /// What inspection learned.
 #[derive(Debug, Default)]
@@ -147,7 +147,7 @@ pub fn inspect(
             return Ok(out);
         }
     };
-    match crate::json::read_bytes(&mut mf, &Limits::DOCUMENT, MANIFEST) {
+    match coffer_store::json::read_bytes(&mut mf, &Limits::DOCUMENT, MANIFEST) {
         Ok(b) => out.manifest_bytes = b,
         Err(i) => {
             out.issues.push(i);
@@ -212,7 +212,7 @@ pub fn inspect(
             _ => None,
         };
         if let Some(kind) = doc_kind {
-            let bytes = match crate::json::read_bytes(&mut f, &Limits::DOCUMENT, rel) {
+            let bytes = match coffer_store::json::read_bytes(&mut f, &Limits::DOCUMENT, rel) {
                 Ok(b) => b,
                 Err(issue) => {
                     out.issues.push(issue);

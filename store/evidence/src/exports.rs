@@ -2,8 +2,9 @@
 
 use rusqlite::{params, Transaction};
 
-use crate::catalog::Catalog;
-use crate::error::Result;
+use coffer_store::catalog::Catalog;
+use coffer_store::error::Result;
+use coffer_store::Batch;
 
 /// One exported artifact and the source artifact it was derived from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -37,9 +38,17 @@ pub struct ExportRow {
     pub policy_digest: String,
 }
 
-/// Records an export; runs in the transaction that records its objects.
-/// Recording the same export at the same destination twice is a no-op.
-pub fn insert_export(
+/// Commits `batch` (the export's objects) together with the export's
+/// catalog rows. Recording the same export at the same destination twice
+/// is a no-op.
+pub fn record_export(batch: Batch<'_>, row: &ExportRow, edges: &[ExportEdge]) -> Result<()> {
+    let now = coffer_store::objects::now_ms();
+    batch.commit_with(|tx| insert_export(tx, row, edges, now))?;
+    Ok(())
+}
+
+/// The export's rows; runs in the transaction that records its objects.
+fn insert_export(
     tx: &Transaction<'_>,
     row: &ExportRow,
     edges: &[ExportEdge],
@@ -88,35 +97,33 @@ fn export_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ExportRow> {
 
 const EXPORT_COLUMNS: &str = "e.manifest_digest, e.dest, e.source_bundle_id, e.source_manifest_digest, e.sharing_class, e.policy_digest";
 
-impl Catalog {
-    /// Every export that holds `digest` (as its manifest or an artifact) or
-    /// derives from it (as a source artifact or source manifest).
-    pub fn exports_of(&self, digest: &str) -> Result<Vec<ExportRow>> {
-        let mut st = self.conn().prepare(&format!(
-            "SELECT DISTINCT {EXPORT_COLUMNS} FROM exports e
-             LEFT JOIN export_artifacts a ON a.manifest_digest = e.manifest_digest
-             WHERE e.manifest_digest = ?1 OR e.source_manifest_digest = ?1
-                OR a.digest = ?1 OR a.source_digest = ?1
-             ORDER BY e.manifest_digest, e.dest"
-        ))?;
-        let rows = st.query_map([digest], export_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
+/// Every export that holds `digest` (as its manifest or an artifact) or
+/// derives from it (as a source artifact or source manifest).
+pub fn exports_of(catalog: &Catalog, digest: &str) -> Result<Vec<ExportRow>> {
+    let mut st = catalog.conn().prepare(&format!(
+        "SELECT DISTINCT {EXPORT_COLUMNS} FROM exports e
+         LEFT JOIN export_artifacts a ON a.manifest_digest = e.manifest_digest
+         WHERE e.manifest_digest = ?1 OR e.source_manifest_digest = ?1
+            OR a.digest = ?1 OR a.source_digest = ?1
+         ORDER BY e.manifest_digest, e.dest"
+    ))?;
+    let rows = st.query_map([digest], export_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
 
-    /// The artifacts of the export with this manifest digest.
-    pub fn export_edges(&self, manifest_digest: &str) -> Result<Vec<ExportEdge>> {
-        let mut st = self.conn().prepare(
-            "SELECT artifact_id, relative_path, digest, source_digest FROM export_artifacts
-             WHERE manifest_digest = ?1 ORDER BY artifact_id",
-        )?;
-        let rows = st.query_map([manifest_digest], |r| {
-            Ok(ExportEdge {
-                artifact_id: r.get(0)?,
-                relative_path: r.get(1)?,
-                digest: r.get(2)?,
-                source_digest: r.get(3)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
+/// The artifacts of the export with this manifest digest.
+pub fn export_edges(catalog: &Catalog, manifest_digest: &str) -> Result<Vec<ExportEdge>> {
+    let mut st = catalog.conn().prepare(
+        "SELECT artifact_id, relative_path, digest, source_digest FROM export_artifacts
+         WHERE manifest_digest = ?1 ORDER BY artifact_id",
+    )?;
+    let rows = st.query_map([manifest_digest], |r| {
+        Ok(ExportEdge {
+            artifact_id: r.get(0)?,
+            relative_path: r.get(1)?,
+            digest: r.get(2)?,
+            source_digest: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -3,9 +3,9 @@
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::model::Manifest;
-use crate::catalog::Catalog;
-use crate::digest::Digest;
-use crate::error::{Result, StoreError};
+use coffer_store::catalog::Catalog;
+use coffer_store::digest::Digest;
+use coffer_store::error::{Result, StoreError};
 
 /// Root kind of everything a bundle holds.
 pub const BUNDLE_ROOT: &str = "bundle";
@@ -219,77 +219,68 @@ pub fn insert_bundle(
     Ok(())
 }
 
-impl Catalog {
-    /// The bundle with this id, or whose manifest has this digest.
-    pub fn find_bundle(&self, id_or_digest: &str) -> Result<Option<BundleRow>> {
-        Ok(self
-            .conn()
-            .query_row(
-                &format!("SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1 OR manifest_digest = ?1"),
-                [id_or_digest],
-                bundle_row,
-            )
-            .optional()?)
-    }
-
-    /// Bundles matching `f`, in ingest order.
-    pub fn bundles(&self, f: &BundleFilter) -> Result<Vec<BundleRow>> {
-        let mut st = self.conn().prepare(&format!(
-            "SELECT {BUNDLE_COLUMNS} FROM bundles
-             WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR model_id = ?2)
-               AND (?3 IS NULL OR harness_id = ?3) AND (?4 IS NULL OR assessment_mode = ?4)
-               AND (?5 IS NULL OR terminal_state = ?5) AND (?6 IS NULL OR qualification = ?6)
-             ORDER BY ingested_ms, bundle_id"
-        ))?;
-        let rows = st.query_map(
-            params![
-                f.task,
-                f.model,
-                f.harness,
-                f.assessment_mode,
-                f.terminal,
-                f.qualification
-            ],
+/// The bundle with this id, or whose manifest has this digest.
+pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<BundleRow>> {
+    Ok(catalog
+        .conn()
+        .query_row(
+            &format!(
+                "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1 OR manifest_digest = ?1"
+            ),
+            [id_or_digest],
             bundle_row,
-        )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
+        )
+        .optional()?)
+}
 
-    /// Artifacts of a bundle, in manifest order of ids.
-    pub fn bundle_artifacts(&self, bundle_id: &str) -> Result<Vec<ArtifactRow>> {
-        let mut st = self.conn().prepare(
-            "SELECT bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type
-             FROM bundle_artifacts WHERE bundle_id = ?1 ORDER BY relative_path",
-        )?;
-        let rows = st.query_map([bundle_id], artifact_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
+/// Bundles matching `f`, in ingest order.
+pub fn bundles(catalog: &Catalog, f: &BundleFilter) -> Result<Vec<BundleRow>> {
+    let mut st = catalog.conn().prepare(&format!(
+        "SELECT {BUNDLE_COLUMNS} FROM bundles
+         WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR model_id = ?2)
+           AND (?3 IS NULL OR harness_id = ?3) AND (?4 IS NULL OR assessment_mode = ?4)
+           AND (?5 IS NULL OR terminal_state = ?5) AND (?6 IS NULL OR qualification = ?6)
+         ORDER BY ingested_ms, bundle_id"
+    ))?;
+    let rows = st.query_map(
+        params![
+            f.task,
+            f.model,
+            f.harness,
+            f.assessment_mode,
+            f.terminal,
+            f.qualification
+        ],
+        bundle_row,
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
 
-    /// Every bundle artifact stored as `digest`.
-    pub fn artifacts_with_digest(&self, digest: &Digest) -> Result<Vec<ArtifactRow>> {
-        let mut st = self.conn().prepare(
-            "SELECT bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type
-             FROM bundle_artifacts WHERE digest = ?1 ORDER BY bundle_id, artifact_id",
-        )?;
-        let rows = st.query_map([digest.to_string()], artifact_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
+/// Artifacts of a bundle, in manifest order of ids.
+pub fn bundle_artifacts(catalog: &Catalog, bundle_id: &str) -> Result<Vec<ArtifactRow>> {
+    let mut st = catalog.conn().prepare(
+        "SELECT bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type
+         FROM bundle_artifacts WHERE bundle_id = ?1 ORDER BY relative_path",
+    )?;
+    let rows = st.query_map([bundle_id], artifact_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
 
-    /// Bundles whose manifest is `digest`.
-    pub fn bundles_with_manifest(&self, digest: &Digest) -> Result<Vec<String>> {
-        let mut st = self
-            .conn()
-            .prepare("SELECT bundle_id FROM bundles WHERE manifest_digest = ?1")?;
-        let rows = st.query_map([digest.to_string()], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
+/// Every bundle artifact stored as `digest`.
+pub fn artifacts_with_digest(catalog: &Catalog, digest: &Digest) -> Result<Vec<ArtifactRow>> {
+    let mut st = catalog.conn().prepare(
+        "SELECT bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type
+         FROM bundle_artifacts WHERE digest = ?1 ORDER BY bundle_id, artifact_id",
+    )?;
+    let rows = st.query_map([digest.to_string()], artifact_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
 
-    /// Roots (kind, name) holding `digest`.
-    pub fn roots_of(&self, digest: &Digest) -> Result<Vec<(String, String)>> {
-        let mut st = self
-            .conn()
-            .prepare("SELECT kind, name FROM roots WHERE digest = ?1 ORDER BY kind, name")?;
-        let rows = st.query_map([digest.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
+/// Bundles whose manifest is `digest`.
+pub fn bundles_with_manifest(catalog: &Catalog, digest: &Digest) -> Result<Vec<String>> {
+    let mut st = catalog
+        .conn()
+        .prepare("SELECT bundle_id FROM bundles WHERE manifest_digest = ?1")?;
+    let rows = st.query_map([digest.to_string()], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

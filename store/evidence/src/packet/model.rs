@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::digest::Digest;
+use coffer_store::digest::Digest;
 
 /// `{"algorithm": "sha256", "value": "<64 hex>"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -17,14 +17,14 @@ use super::archive::{
 use super::model::{DigestObject, Packet, Reference};
 use crate::bundle::paths::check_relative_path;
 use crate::bundle::source::BundleDir;
-use crate::catalog::Root;
-use crate::digest::Digest;
-use crate::error::{Result, StoreError};
-use crate::issue::Issue;
-use crate::json::canonical::canonical_digest;
-use crate::json::{self, Limits};
 use crate::schema::{self, DocKind};
 use crate::sink::Sink;
+use coffer_store::catalog::Root;
+use coffer_store::digest::Digest;
+use coffer_store::error::{Result, StoreError};
+use coffer_store::issue::Issue;
+use coffer_store::json::canonical::canonical_digest;
+use coffer_store::json::{self, Limits};
 
 /// A packet read from disk and checked as far as the packet file alone allows.
 pub struct Loaded {

@@ -1,0 +1,544 @@
+//! `packet freeze`, `packet status` and `packet materialize`.
+//!
+//! Freeze stores every component and every fixture member as its own object
+//! (so fixtures that differ in one file share the rest), plus a tree object
+//! listing the members; only when all of that is durable is the freeze
+//! record written beside the packet, no-clobber: the first writer wins and
+//! every later freeze returns that record unchanged.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use rusqlite::params;
+use serde_json::{json, Value};
+
+use super::check::{load, pre_admission_digest, read_components, Components, Loaded};
+use super::model::DigestObject;
+use super::{MEMBER_ROOT, PACKET_ROOT};
+use crate::schema::{self, DocKind};
+use crate::sink::{HashOnly, Sink};
+use coffer_store::catalog::Root;
+use coffer_store::digest::Digest;
+use coffer_store::dir::Dir;
+use coffer_store::error::{Result, StoreError};
+use coffer_store::issue::Issue;
+use coffer_store::json::canonical::{canonical_digest, canonicalize};
+use coffer_store::json::{self, Limits};
+use coffer_store::layout::write_new_durable;
+use coffer_store::new_tree::NewTree;
+use coffer_store::store::{PutOptions, Store};
+
+/// Where a packet stands.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PacketState {
+    /// A freeze record exists and matches the packet.
+    Frozen,
+    /// A freeze record exists and these components differ.
+    Changed,
+    /// Admitted, valid, no freeze record yet.
+    Unfrozen,
+    /// Proposed or rejected.
+    Unadmitted,
+    /// The packet or its components are invalid.
+    Invalid,
+}
+
+/// What a packet command found or did.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PacketReport {
+    /// The packet's locator under its root.
+    pub locator: String,
+    /// The packet id, when readable.
+    pub packet_id: Option<String>,
+    /// Where it stands.
+    pub state: PacketState,
+    /// Components that differ from the freeze record (state `changed`).
+    pub changed: Vec<String>,
+    /// The freeze record (frozen, or just written).
+    pub record: Option<Value>,
+    /// True when this call wrote the freeze record.
+    pub created: bool,
+    /// Fixture members.
+    pub members: usize,
+    /// Problems (state `invalid`).
+    pub issues: Vec<Issue>,
+}
+
+fn freeze_name(locator: &str) -> String {
+    format!("{locator}.freeze.json")
+}
+
+/// The tree object: the sorted member list, canonical JSON.
+fn tree_object(c: &Components) -> Vec<u8> {
+    let mut members: Vec<Value> = c
+        .members
+        .iter()
+        .map(|(m, d)| {
+            json!({
+                "path": m.path,
+                "kind": m.kind,
+                "mode": format!("{:o}", m.mode),
+                "size": m.size,
+                "digest": d.map(|d| d.to_string()),
+            })
+        })
+        .collect();
+    members.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+    canonicalize(&json!({"schemaVersion": "coffer.fixture-tree/v1", "archive": c.fixture.to_string(), "members": members})).into_bytes()
+}
+
+/// Reads the existing freeze record beside the packet (value and bytes), if any.
+fn read_record(loaded: &Loaded) -> Result<Option<(Value, Vec<u8>)>> {
+    let name = freeze_name(&loaded.locator);
+    match loaded.root.open_evidence(&name) {
+        Ok((mut f, _)) => {
+            let mut bytes = Vec::new();
+            (&mut f)
+                .take(Limits::DOCUMENT.max_bytes as u64 + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| StoreError::io(&name, "read", e))?;
+            let v = json::parse(&bytes, &Limits::DOCUMENT)
+                .map_err(|e| StoreError::CatalogData(format!("{name}: {e}")))?;
+            let problems = schema::validate(DocKind::PacketFreeze, &v);
+            if let Some(p) = problems.first() {
+                return Err(StoreError::CatalogData(format!(
+                    "{name}: not a freeze record: {}: {}",
+                    p.pointer, p.message
+                )));
+            }
+            Ok(Some((v, bytes)))
+        }
+        Err(i) if i.code == "validation.missing_file" => Ok(None),
+        Err(i) => Err(StoreError::io(
+            &name,
+            "open",
+            std::io::Error::other(i.message),
+        )),
+    }
+}
+
+/// Names of the components that differ between a record and the current packet.
+fn differences(record: &Value, packet_digest: &Value, components: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if record.get("packetDigest") != Some(packet_digest) {
+        out.push("packet".to_string());
+    }
+    for name in [
+        "prompt",
+        "fixture",
+        "reference",
+        "verifier",
+        "reviewRecord",
+        "controlledPerturbation",
+    ] {
+        if record["components"].get(name) != components.get(name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// Reads the components into `sink`: the components and a report to fill
+/// in, or a finished report of state `invalid` listing what is wrong.
+fn checked_components(
+    loaded: &Loaded,
+    sink: &mut dyn Sink,
+) -> Result<std::result::Result<(Components, PacketReport), PacketReport>> {
+    let (components, issues) = read_components(loaded, sink)?;
+    let mut out = report(loaded, PacketState::Invalid);
+    out.issues = issues;
+    Ok(match components.filter(|_| out.issues.is_empty()) {
+        Some(c) => {
+            out.members = c.members.len();
+            Ok((c, out))
+        }
+        None => Err(out),
+    })
+}
+
+fn report(loaded: &Loaded, state: PacketState) -> PacketReport {
+    PacketReport {
+        locator: loaded.locator.clone(),
+        packet_id: loaded.packet.as_ref().map(|p| p.id.clone()),
+        state,
+        changed: Vec::new(),
+        record: None,
+        created: false,
+        members: 0,
+        issues: loaded.issues.clone(),
+    }
+}
+
+/// Validates a packet and its components without storing anything.
+pub fn status(root: &Path, packet: &Path) -> Result<PacketReport> {
+    let loaded = load(root, packet)?;
+    if !loaded.issues.is_empty() || loaded.packet.is_none() {
+        return Ok(report(&loaded, PacketState::Invalid));
+    }
+    let (c, mut out) = match checked_components(&loaded, &mut HashOnly)? {
+        Ok(x) => x,
+        Err(invalid) => return Ok(invalid),
+    };
+    let p = loaded.packet.as_ref().expect("checked");
+    if p.admission.status != "admitted" {
+        out.state = PacketState::Unadmitted;
+        return Ok(out);
+    }
+    match read_record(&loaded)? {
+        None => out.state = PacketState::Unfrozen,
+        Some((rec, _)) => {
+            let diff = differences(
+                &rec,
+                &DigestObject::json(&canonical_digest(&loaded.value)),
+                &c.json(),
+            );
+            out.state = if diff.is_empty() {
+                PacketState::Frozen
+            } else {
+                PacketState::Changed
+            };
+            out.changed = diff;
+            out.record = Some(rec);
+        }
+    }
+    Ok(out)
+}
+
+/// Freezes a packet: see the module documentation.
+pub fn freeze(store: &mut Store, root: &Path, packet: &Path) -> Result<PacketReport> {
+    let loaded = load(root, packet)?;
+    if !loaded.issues.is_empty() || loaded.packet.is_none() {
+        return Ok(report(&loaded, PacketState::Invalid));
+    }
+    let p = loaded.packet.clone().expect("checked");
+    if p.admission.status != "admitted" {
+        return Err(StoreError::Conflict {
+            code: "policy.not_admitted",
+            message: format!(
+                "packet {:?} is {}; only admitted packets can be frozen",
+                p.id, p.admission.status
+            ),
+            subject: loaded.locator.clone(),
+        });
+    }
+    let packet_digest = DigestObject::json(&canonical_digest(&loaded.value));
+    let mut batch = store.batch()?;
+    let (c, mut out) = match checked_components(&loaded, &mut batch)? {
+        Ok(x) => x,
+        Err(invalid) => return Ok(invalid),
+    };
+    let comp_json = c.json();
+    // A record already beside the packet may come from another store (a
+    // copied or committed packet root): it vouches for objects this
+    // store may lack. One that does not match the packet is refused
+    // before anything is stored; one that does is adopted only after
+    // every component and member it names is stored here too.
+    let found = read_record(&loaded)?;
+    if let Some((rec, _)) = &found {
+        if let Err(e) = existing(out.clone(), rec.clone(), &packet_digest, &comp_json) {
+            drop(batch);
+            return Err(e);
+        }
+    }
+    // Objects first: members, components, and the tree.
+    let tree = tree_object(&c);
+    let (tree_digest, _) = batch.add_stream(
+        &mut &tree[..],
+        tree.len() as u64,
+        Path::new("fixture tree"),
+        PutOptions {
+            root: Some(Root {
+                kind: PACKET_ROOT.into(),
+                name: p.id.clone(),
+            }),
+            ..PutOptions::default()
+        },
+    )?;
+    let fixture = c.fixture;
+    batch.commit_with(|tx| {
+        tx.execute(
+            "INSERT INTO fixture_trees (archive_digest, tree_digest) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            params![fixture.to_string(), tree_digest.to_string()],
+        )?;
+        Ok(())
+    })?;
+
+    coffer_store::crash::point("freeze_objects_committed");
+    let adopt = |store: &mut Store, out, found| {
+        adopt_record(
+            store,
+            out,
+            found,
+            &packet_digest,
+            &comp_json,
+            &p.id,
+            &loaded.locator,
+        )
+    };
+    if let Some(found) = found {
+        return adopt(store, out, found);
+    }
+    // Then the record, no-clobber beside the packet.
+    let frozen_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    let pre = DigestObject::json(&pre_admission_digest(&loaded.value));
+    let aggregate = canonical_digest(&json!({
+        "packetId": p.id, "packetLocator": loaded.locator, "preAdmissionDigest": pre,
+        "packetDigest": packet_digest, "components": comp_json, "frozenAt": frozen_at,
+    }));
+    let mut record = json!({
+        "schemaVersion": "ebo.task-packet-freeze/v1",
+        "packetId": p.id,
+        "assessmentMode": p.mode(),
+        "packetLocator": loaded.locator,
+        "preAdmissionDigest": pre,
+        "packetDigest": packet_digest,
+        "components": comp_json,
+        "aggregateDigest": DigestObject::json(&aggregate),
+        "frozenAt": frozen_at,
+    });
+    if p.assessment_mode.is_none() {
+        record
+            .as_object_mut()
+            .expect("object")
+            .remove("assessmentMode");
+    }
+    let bytes = format!(
+        "{}\n",
+        serde_json::to_string_pretty(&record).expect("serializable")
+    )
+    .into_bytes();
+    let (parent, name) = packet_parent(&loaded)?;
+    if !write_new_durable(&parent, &name, &bytes, 0o444)? {
+        // Another freeze won the race: its record is the record.
+        let found = read_record(&loaded)?
+            .ok_or_else(|| StoreError::CatalogData("freeze record vanished".into()))?;
+        return adopt(store, out, found);
+    }
+    coffer_store::crash::point("freeze_record_written");
+    record_freeze(store, &p.id, &loaded.locator, &bytes, &record)?;
+    out.state = PacketState::Frozen;
+    out.record = Some(record);
+    out.created = true;
+    Ok(out)
+}
+
+/// Returns an existing freeze record if it matches the packet (else
+/// `conflict.packet_changed`), cataloging it if an interrupted freeze
+/// wrote it without doing so (cataloging is idempotent).
+fn adopt_record(
+    store: &mut Store,
+    out: PacketReport,
+    (rec, bytes): (Value, Vec<u8>),
+    packet_digest: &Value,
+    components: &Value,
+    packet_id: &str,
+    locator: &str,
+) -> Result<PacketReport> {
+    let out = existing(out, rec, packet_digest, components)?;
+    record_freeze(
+        store,
+        packet_id,
+        locator,
+        &bytes,
+        out.record.as_ref().expect("frozen"),
+    )?;
+    Ok(out)
+}
+
+fn record_freeze(
+    store: &mut Store,
+    packet_id: &str,
+    locator: &str,
+    bytes: &[u8],
+    record: &Value,
+) -> Result<()> {
+    let mut batch = store.batch()?;
+    let (d, _) = batch.add_stream(
+        &mut &bytes[..],
+        bytes.len() as u64,
+        Path::new("freeze record"),
+        PutOptions {
+            root: Some(Root {
+                kind: PACKET_ROOT.into(),
+                name: packet_id.to_string(),
+            }),
+            ..PutOptions::default()
+        },
+    )?;
+    let agg = record["aggregateDigest"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let fixture = record["components"]["fixture"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let frozen_at = record["frozenAt"].as_str().unwrap_or_default().to_string();
+    batch.commit_with(|tx| {
+        tx.execute(
+            "INSERT INTO freezes (record_digest, packet_id, packet_locator, aggregate_digest, fixture_digest, frozen_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+            params![d.to_string(), packet_id, locator, format!("sha256:{agg}"), format!("sha256:{fixture}"), frozen_at],
+        )?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// Writes the packet's allowlisted workspace from the store into `dest`
+/// (a new directory): directories 0700, files 0600 (0700 when the owner
+/// could execute), every file verified against the tree object.
+pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Result<usize> {
+    let status = status(root, packet)?;
+    if status.state != PacketState::Frozen {
+        return Err(StoreError::Conflict {
+            code: "conflict.packet_not_frozen",
+            message: format!(
+                "packet {} is {:?}, not frozen",
+                status.locator, status.state
+            ),
+            subject: status.locator,
+        });
+    }
+    let rec = status.record.expect("frozen has a record");
+    let fixture = Digest::from_hex(
+        rec["components"]["fixture"]["value"]
+            .as_str()
+            .unwrap_or_default(),
+    )
+    .map_err(|_| StoreError::CatalogData("freeze record without a fixture digest".into()))?;
+    let tree_digest: String = store
+        .catalog()
+        .conn()
+        .query_row(
+            "SELECT tree_digest FROM fixture_trees WHERE archive_digest = ?1",
+            [fixture.to_string()],
+            |r| r.get(0),
+        )
+        .map_err(|_| {
+            StoreError::CatalogData(format!(
+                "no tree object for fixture {fixture}; freeze it with this store"
+            ))
+        })?;
+    let tree_digest: Digest = tree_digest
+        .parse()
+        .map_err(|_| StoreError::CatalogData("bad tree digest".into()))?;
+    let mut tree_bytes = Vec::new();
+    store.copy_object(&tree_digest, &mut tree_bytes)?;
+    let tree: Value = json::parse(&tree_bytes, &Limits::EVIDENCE)
+        .map_err(|e| StoreError::CatalogData(format!("tree object: {e}")))?;
+    let loaded = load(root, packet)?;
+    let include = loaded
+        .packet
+        .as_ref()
+        .map(|p| p.agent_input.fixture.materializer.include_paths.clone())
+        .unwrap_or_default();
+    let selected = |path: &str| {
+        include
+            .iter()
+            .any(|i| path == i || path.starts_with(&format!("{i}/")))
+    };
+
+    let mut out = NewTree::begin(dest, 0o700)?;
+    let mut written = 0;
+    for m in tree["members"].as_array().into_iter().flatten() {
+        let path = m["path"].as_str().unwrap_or_default();
+        if !selected(path) {
+            continue;
+        }
+        super::archive::check_member_name(path.as_bytes(), false)
+            .map_err(|e| StoreError::CatalogData(format!("tree object: {}", e.message)))?;
+        if m["kind"] == "dir" {
+            out.create_dir(path, 0o700)?;
+            continue;
+        }
+        let d: Digest = m["digest"]
+            .as_str()
+            .unwrap_or_default()
+            .parse()
+            .map_err(|_| StoreError::CatalogData(format!("tree object: bad digest for {path}")))?;
+        let exec = u32::from_str_radix(m["mode"].as_str().unwrap_or("644"), 8).unwrap_or(0o644)
+            & 0o100
+            != 0;
+        let mut f = out.create_file(path, 0o700, if exec { 0o700 } else { 0o600 })?;
+        let n = store.copy_object(&d, &mut f)?;
+        if Some(n) != m["size"].as_u64() {
+            return Err(StoreError::SizeMismatch {
+                subject: path.to_string(),
+                expected: m["size"].as_u64().unwrap_or(0),
+                actual: n,
+            });
+        }
+        f.flush()
+            .and_then(|()| f.sync_all())
+            .map_err(|e| StoreError::io(dest.join(path), "fsync", e))?;
+        written += 1;
+    }
+    out.publish()?;
+    Ok(written)
+}
+
+/// Totals over fixture members only (every packet's reference counted).
+pub fn fixture_stats(store: &Store) -> Result<Value> {
+    let (refs, logical, objects, unique, stored): (i64, i64, i64, i64, i64) = store.catalog().conn().query_row(
+        &format!(
+            "SELECT
+               (SELECT count(*) FROM roots WHERE kind = '{MEMBER_ROOT}'),
+               (SELECT coalesce(sum(o.size), 0) FROM roots r JOIN objects o USING (digest) WHERE r.kind = '{MEMBER_ROOT}'),
+               (SELECT count(*) FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = '{MEMBER_ROOT}')),
+               (SELECT coalesce(sum(size), 0) FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = '{MEMBER_ROOT}')),
+               (SELECT coalesce(sum(stored_size), 0) FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = '{MEMBER_ROOT}'))"
+        ),
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    )?;
+    Ok(
+        json!({"memberReferences": refs, "logicalBytes": logical, "objects": objects, "uniqueBytes": unique, "storedBytes": stored}),
+    )
+}
+
+fn existing(
+    mut out: PacketReport,
+    rec: Value,
+    packet_digest: &Value,
+    comp: &Value,
+) -> Result<PacketReport> {
+    let diff = differences(&rec, packet_digest, comp);
+    if !diff.is_empty() {
+        return Err(StoreError::Conflict {
+            code: "conflict.packet_changed",
+            message: format!(
+                "packet {} changed since it was frozen: {}",
+                out.locator,
+                diff.join(", ")
+            ),
+            subject: out.locator.clone(),
+        });
+    }
+    out.state = PacketState::Frozen;
+    out.record = Some(rec);
+    Ok(out)
+}
+
+/// The packet's parent directory (opened without following symlinks) and
+/// the freeze record's file name.
+fn packet_parent(loaded: &Loaded) -> Result<(Dir, String)> {
+    let name = freeze_name(&loaded.locator);
+    let (dir_part, file) = match name.rsplit_once('/') {
+        Some((d, f)) => (Some(d), f.to_string()),
+        None => (None, name.clone()),
+    };
+    let root =
+        Dir::open(loaded.root.path()).map_err(|e| StoreError::io(loaded.root.path(), "open", e))?;
+    let mut cur = root;
+    if let Some(d) = dir_part {
+        for part in d.split('/') {
+            cur = cur
+                .open_dir(part)
+                .map_err(|e| StoreError::io(cur.join(part), "open directory", e))?;
+        }
+    }
+    Ok((cur, file))
+}
