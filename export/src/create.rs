@@ -869,7 +869,7 @@ fn record(
     exported: &[&Descriptor],
 ) -> Result<()> {
     let root = Root {
-        kind: "export".into(),
+        kind: coffer_evidence::exports::EXPORT_ROOT.into(),
         name: manifest_digest.to_string(),
     };
     let mut batch = store.batch()?;

@@ -2,8 +2,7 @@
 
 use std::time::Duration;
 
-use coffer_evidence::tables::SCHEMA;
-use coffer_store::{BackendConfig, Store};
+use coffer_store::BackendConfig;
 use serde_json::json;
 
 use super::{open_store, open_store_for_reading, ratio};
@@ -17,7 +16,7 @@ pub fn init(ctx: &Ctx, backend: Option<&str>, endpoint: Option<&str>) -> Report 
         None => BackendConfig::Local,
         Some(url) => or_report!(BackendConfig::parse(url, endpoint)),
     };
-    match Store::init_with(&ctx.store, &config, &SCHEMA) {
+    match coffer_evidence::init(&ctx.store, &config) {
         Ok((store, created)) => {
             let what = if created {
                 "created store"
@@ -61,7 +60,7 @@ pub fn rebuild(ctx: &Ctx) -> Report {
 }
 
 pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
-    let opened = open_store(ctx).and_then(|s| Ok((s, Store::open(dest, &SCHEMA)?)));
+    let opened = open_store(ctx).and_then(|s| Ok((s, coffer_evidence::open(dest)?)));
     let (src, mut dst) = or_report!(opened);
     match src.mirror_to(&mut dst) {
         Ok(r) => {
@@ -146,7 +145,7 @@ pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
             None,
         );
     };
-    let mut store = or_report!(Store::open_for_gc(&ctx.store, &SCHEMA));
+    let mut store = or_report!(coffer_evidence::open_for_gc(&ctx.store));
     match store.gc(grace, dry_run) {
         Ok(r) => {
             let verb = if dry_run { "would remove" } else { "removed" };

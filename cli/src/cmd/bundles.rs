@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use coffer_evidence::bundle::{self, inspect, records, BundleFilter, HashOnly};
+use coffer_evidence::provenance;
 use serde_json::json;
 
 use super::{open_store, open_store_for_reading, resolve_digest};
@@ -189,17 +190,9 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
             row.stop_reason,
             row.qualification
         );
+        let mut shared = records::shared_with(store.catalog(), &row.bundle_id)?;
         for a in records::bundle_artifacts(store.catalog(), &row.bundle_id)? {
-            let digest = a
-                .digest
-                .parse()
-                .map_err(|_| coffer_store::StoreError::CatalogData(a.digest.clone()))?;
-            let shared_with: Vec<String> =
-                records::artifacts_with_digest(store.catalog(), &digest)?
-                    .into_iter()
-                    .filter(|o| o.bundle_id != row.bundle_id)
-                    .map(|o| o.bundle_id)
-                    .collect();
+            let shared_with = shared.remove(&a.artifact_id).unwrap_or_default();
             human.push_str(&format!(
                 "  {:<24} {:<15} {:<10} {:>10}  {}{}\n",
                 a.relative_path,
@@ -243,45 +236,28 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
         Ok(d) => d,
         Err(r) => return *r,
     };
-    let found = (|| {
-        let c = store.catalog();
-        Ok::<_, coffer_store::StoreError>((
-            c.object(&d)?,
-            records::artifacts_with_digest(c, &d)?,
-            records::bundles_with_manifest(c, &d)?,
-            c.roots_of(&d)?,
-            coffer_evidence::exports::exports_of(c, &d.to_string())?,
-        ))
-    })();
-    let (object, artifacts, manifests, roots, exports) = or_report!(found);
+    let w = or_report!(provenance::locate(store.catalog(), &d));
     let mut human = String::new();
-    for b in &manifests {
+    for b in &w.bundle_manifests {
         human.push_str(&format!("bundle {b}  manifest.json\n"));
     }
-    for a in &artifacts {
+    for a in &w.bundle_artifacts {
         human.push_str(&format!(
             "bundle {}  {} ({})\n",
             a.bundle_id, a.relative_path, a.artifact_id
         ));
     }
-    for e in &exports {
+    for e in &w.exports {
         human.push_str(&format!(
             "export {}  {} of bundle {} ({})\n",
             e.dest, e.sharing_class, e.source_bundle_id, e.manifest_digest
         ));
     }
-    for (kind, name) in roots.iter().filter(|(k, _)| k != "bundle" && k != "export") {
-        human.push_str(&format!("{kind} {name}\n"));
+    for r in w.other_roots() {
+        human.push_str(&format!("{} {}\n", r.kind, r.name));
     }
-    let result = json!({
-        "digest": d,
-        "object": object,
-        "bundleManifests": manifests,
-        "bundleArtifacts": artifacts,
-        "roots": roots.iter().map(|(k, n)| json!({"kind": k, "name": n})).collect::<Vec<_>>(),
-        "exports": exports,
-    });
-    if object.is_none() && exports.is_empty() {
+    let result = serde_json::to_value(&w).expect("serializable");
+    if !w.is_known() {
         return Report::from_issues(
             "",
             vec![Issue::new(

@@ -6,7 +6,6 @@ pub mod exports;
 pub mod objects;
 pub mod packets;
 
-use coffer_evidence::tables::SCHEMA;
 use coffer_store::{Digest, Store};
 
 use crate::report::{Issue, Report};
@@ -14,12 +13,12 @@ use crate::Ctx;
 
 /// Opens the store named by the global flags.
 pub fn open_store(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
-    Store::open(&ctx.store, &SCHEMA)
+    coffer_evidence::open(&ctx.store)
 }
 
 /// Opens the store for a command that only reads (works on a full disk).
 pub fn open_store_for_reading(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
-    Store::open_for_reading(&ctx.store, &SCHEMA)
+    coffer_evidence::open_for_reading(&ctx.store)
 }
 
 /// Parses a digest argument; a malformed one is a usage error.

@@ -6,6 +6,9 @@ use coffer_store::catalog::Catalog;
 use coffer_store::error::Result;
 use coffer_store::Batch;
 
+/// Root kind of an export's objects (name: the export's destination).
+pub const EXPORT_ROOT: &str = "export";
+
 /// One exported artifact and the source artifact it was derived from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -11,6 +11,7 @@
 pub mod bundle;
 pub mod exports;
 pub mod packet;
+pub mod provenance;
 pub mod schema;
 pub mod sink;
 pub mod tables;

@@ -1,5 +1,7 @@
 //! Bundle rows in the catalog: insert (inside the ingest transaction) and queries.
 
+use std::collections::HashMap;
+
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::model::Manifest;
@@ -274,6 +276,24 @@ pub fn artifacts_with_digest(catalog: &Catalog, digest: &Digest) -> Result<Vec<A
     )?;
     let rows = st.query_map([digest.to_string()], artifact_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// For each artifact of `bundle_id` (by artifact id), the other bundles
+/// holding the same bytes, in bundle id order: one query for the whole
+/// bundle.
+pub fn shared_with(catalog: &Catalog, bundle_id: &str) -> Result<HashMap<String, Vec<String>>> {
+    let mut st = catalog.conn().prepare(
+        "SELECT a.artifact_id, o.bundle_id FROM bundle_artifacts a
+         JOIN bundle_artifacts o ON o.digest = a.digest AND o.bundle_id != a.bundle_id
+         WHERE a.bundle_id = ?1 ORDER BY o.bundle_id, o.artifact_id",
+    )?;
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    let rows = st.query_map([bundle_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    for row in rows {
+        let (artifact, other) = row?;
+        out.entry(artifact).or_default().push(other);
+    }
+    Ok(out)
 }
 
 /// Bundles whose manifest is `digest`.
