@@ -290,7 +290,7 @@ fn default_store(init: bool) -> PathBuf {
     };
     cwd.ancestors()
         .map(|d| d.join(".coffer"))
-        .find(|s| s.join(coffer_store::layout::FORMAT_FILE).is_file())
+        .find(|s| s.join(coffer_store::names::FORMAT_FILE).is_file())
         .unwrap_or(here)
 }
 

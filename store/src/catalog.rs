@@ -16,9 +16,6 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 
-/// File name of the catalog inside the store root.
-pub const CATALOG_FILE: &str = "catalog.sqlite";
-
 /// How long a writer waits for another writer's transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -247,7 +244,7 @@ impl Catalog {
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
         let mut cat = Catalog { conn, schema };
         cat.migrate()?;
-        crate::refs::install_capture(&cat.conn, schema.recorded)?;
+        crate::capture::install_capture(&cat.conn, schema.recorded)?;
         Ok(cat)
     }
 
@@ -392,13 +389,13 @@ impl Catalog {
         &mut self,
         objects: &[(ObjectRow, Option<Root>)],
         extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
-        seal: impl FnOnce(&rusqlite::Transaction<'_>, Vec<crate::refs::Row>) -> Result<()>,
+        seal: impl FnOnce(&rusqlite::Transaction<'_>, Vec<crate::capture::Row>) -> Result<()>,
     ) -> Result<()> {
         crate::crash::point("catalog_before_txn");
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        crate::refs::clear_capture(&tx)?;
+        crate::capture::clear_capture(&tx)?;
         {
             let mut ins_obj = tx.prepare_cached(
                 "INSERT INTO objects (digest, size, stored_size, first_seen_ms) VALUES (?1, ?2, ?3, ?4)
@@ -422,7 +419,7 @@ impl Catalog {
             }
         }
         extra(&tx)?;
-        let rows = crate::refs::take_capture(&tx)?;
+        let rows = crate::capture::take_capture(&tx)?;
         if !rows.is_empty() {
             seal(&tx, rows)?;
         }
@@ -596,6 +593,7 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::names::CATALOG_FILE;
 
     fn row(b: &[u8]) -> ObjectRow {
         ObjectRow {

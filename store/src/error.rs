@@ -199,7 +199,7 @@ impl StoreError {
             StoreError::UnknownBundle { id } => Some(id.clone()),
             StoreError::Remote { location, key, .. } => Some(format!("{location}/{key}")),
             StoreError::Catalog(_) | StoreError::CatalogData(_) => {
-                Some(crate::catalog::CATALOG_FILE.into())
+                Some(crate::names::CATALOG_FILE.into())
             }
         }
     }
@@ -211,29 +211,6 @@ impl StoreError {
             op,
             source,
         }
-    }
-}
-
-/// Classifies an OS error into a stable code.
-pub fn io_code(e: &io::Error) -> &'static str {
-    match e.raw_os_error() {
-        Some(c) if c == rustix::io::Errno::NOSPC.raw_os_error() => "io.no_space",
-        Some(c) if c == rustix::io::Errno::DQUOT.raw_os_error() => "io.no_space",
-        Some(c) if c == rustix::io::Errno::ROFS.raw_os_error() => "io.read_only",
-        Some(c) if c == rustix::io::Errno::ACCESS.raw_os_error() => "io.permission_denied",
-        Some(c) if c == rustix::io::Errno::PERM.raw_os_error() => "io.permission_denied",
-        Some(c) if c == rustix::io::Errno::LOOP.raw_os_error() => "integrity.unexpected_entry",
-        Some(c) if c == rustix::io::Errno::XDEV.raw_os_error() => "io.cross_device",
-        // Errors wrapped by a library (tempfile adds the path) keep their
-        // kind but lose the raw code.
-        _ => match e.kind() {
-            io::ErrorKind::NotFound => "io.not_found",
-            io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => "io.no_space",
-            io::ErrorKind::ReadOnlyFilesystem => "io.read_only",
-            io::ErrorKind::PermissionDenied => "io.permission_denied",
-            io::ErrorKind::CrossesDevices => "io.cross_device",
-            _ => "io.error",
-        },
     }
 }
 
@@ -251,34 +228,7 @@ fn catalog_code(e: &rusqlite::Error) -> &'static str {
     }
 }
 
+pub use crate::os_code::io_code;
+
 /// Shorthand for results in this crate.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn os_errors_map_to_stable_codes() {
-        let e = |errno: rustix::io::Errno| io::Error::from_raw_os_error(errno.raw_os_error());
-        assert_eq!(io_code(&e(rustix::io::Errno::NOSPC)), "io.no_space");
-        assert_eq!(io_code(&e(rustix::io::Errno::ROFS)), "io.read_only");
-        assert_eq!(
-            io_code(&e(rustix::io::Errno::LOOP)),
-            "integrity.unexpected_entry"
-        );
-        assert_eq!(io_code(&e(rustix::io::Errno::NOENT)), "io.not_found");
-        // As tempfile returns them: the OS error wrapped with its path.
-        let wrapped = |errno: rustix::io::Errno| {
-            let inner = e(errno);
-            io::Error::new(inner.kind(), format!("{inner} at /x/.coffer-new.abc"))
-        };
-        assert_eq!(
-            io_code(&wrapped(rustix::io::Errno::ACCESS)),
-            "io.permission_denied"
-        );
-        assert_eq!(io_code(&wrapped(rustix::io::Errno::NOSPC)), "io.no_space");
-        assert_eq!(io_code(&wrapped(rustix::io::Errno::ROFS)), "io.read_only");
-        assert_eq!(io_code(&e(rustix::io::Errno::IO)), "io.error");
-    }
-}

@@ -12,7 +12,7 @@ use crate::backend::{object_of_key, OBJECTS_PREFIX, QUARANTINE_PREFIX, REFS_PREF
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::layout::LockMode;
-use crate::objects::TMP_DIR;
+use crate::names::TMP_DIR;
 use crate::store::Store;
 
 /// One problem fsck found.

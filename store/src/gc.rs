@@ -13,7 +13,8 @@ use crate::digest::Digest;
 use crate::dir::{Dir, EntryKind};
 use crate::error::{Result, StoreError};
 use crate::layout::LockMode;
-use crate::objects::{now_ms, ObjectDirs, TMP_DIR};
+use crate::names::TMP_DIR;
+use crate::objects::{now_ms, ObjectDirs};
 use crate::store::Store;
 
 /// What gc removed (or, with `dry_run`, would remove).

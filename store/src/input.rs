@@ -53,7 +53,7 @@ impl InputError {
         match self {
             InputError::NotRegular { .. } => "validation.not_regular_file",
             InputError::TooLarge { .. } => "limit.input_bytes",
-            InputError::Io { source, .. } => crate::error::io_code(source),
+            InputError::Io { source, .. } => crate::os_code::io_code(source),
         }
     }
 

@@ -52,9 +52,3 @@ impl Issue {
         }
     }
 }
-
-impl From<(&str, crate::json::JsonError)> for Issue {
-    fn from((file, e): (&str, crate::json::JsonError)) -> Self {
-        Issue::at(e.code, file, e.pointer.clone(), format!("{file}: {e}"))
-    }
-}

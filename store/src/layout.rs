@@ -14,13 +14,12 @@ use rustix::fs::FlockOperation;
 
 use crate::backend::{Backend, BackendConfig, Put};
 use crate::backend::{OBJECTS_PREFIX, QUARANTINE_PREFIX};
-use crate::catalog::{Catalog, Schema, CATALOG_FILE};
+use crate::catalog::{Catalog, Schema};
 use crate::dir::Dir;
 use crate::error::{Result, StoreError};
-use crate::objects::{temp_name, ObjectDirs, TMP_DIR};
+use crate::names::{temp_name, CATALOG_FILE, FORMAT_FILE, TMP_DIR};
+use crate::objects::ObjectDirs;
 
-/// Name of the format marker in the store root.
-pub const FORMAT_FILE: &str = "STORE-FORMAT";
 /// The format version this build writes and reads.
 pub const FORMAT_VERSION: u64 = 1;
 /// Directory of key material (mode 0700).

@@ -13,6 +13,7 @@
 //! reached through a symlink.
 
 pub mod backend;
+pub mod capture;
 pub mod catalog;
 pub mod crash;
 pub mod digest;
@@ -26,8 +27,10 @@ pub mod issue;
 pub mod json;
 pub mod layout;
 pub mod mirror;
+pub mod names;
 pub mod new_tree;
 pub mod objects;
+pub mod os_code;
 pub mod refs;
 pub mod stager;
 pub mod store;

@@ -15,7 +15,8 @@ use crate::backend::{object_key, object_of_key, read_small, Put, OBJECTS_PREFIX,
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::frame::{Verdict, VerifyingDecoder};
-use crate::objects::{temp_name, ObjectDirs};
+use crate::names::temp_name;
+use crate::objects::ObjectDirs;
 use crate::refs::RebuildReport;
 use crate::store::Store;
 

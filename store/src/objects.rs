@@ -11,7 +11,6 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -20,9 +19,8 @@ use crate::digest::Digest;
 use crate::dir::Dir;
 use crate::error::{Result, StoreError};
 use crate::frame::{self, EncodeError, Encoded, SmallEncoder};
+use crate::names::{temp_name, TMP_DIR};
 
-/// Staging directory.
-pub const TMP_DIR: &str = "tmp";
 /// Mode of staged (and so of published) object files: nobody writes an object after publication.
 const OBJECT_MODE: u32 = 0o444;
 
@@ -47,25 +45,6 @@ pub struct Staged {
     pub encoded: Encoded,
     /// Whether its data was already fsynced.
     pub synced: bool,
-}
-
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// A fresh temp name: `<prefix>.<pid>.<n>.<16 hex>`. The random part is
-/// drawn once per process (names must not be guessable by other local
-/// users); the counter makes each name unique within the process, and
-/// `O_EXCL` guarantees no name is ever reused.
-pub fn temp_name(prefix: &str) -> String {
-    static PROCESS_TAG: std::sync::OnceLock<(u32, String)> = std::sync::OnceLock::new();
-    let (pid, tag) = PROCESS_TAG.get_or_init(|| {
-        let mut r = [0u8; 8];
-        getrandom::getrandom(&mut r).expect("OS random source unavailable");
-        (std::process::id(), hex::encode(r))
-    });
-    format!(
-        "{prefix}.{pid}.{}.{tag}",
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
 }
 
 /// Creates a new object temp file in `tmp`.

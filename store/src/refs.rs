@@ -20,10 +20,12 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use rusqlite::{params, types::Value as SqlValue, Connection, Transaction};
-use serde_json::{json, Map, Value};
+use rusqlite::{params, types::Value as SqlValue, Transaction};
+use serde_json::{json, Value};
 
 use crate::backend::{read_small, Put, REFS_PREFIX};
+use crate::capture::{clear_capture, columns};
+use crate::catalog::Catalog;
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::frame::{SmallEncoder, VerifyingDecoder};
@@ -41,8 +43,7 @@ const REF_MAX_BYTES: u64 = 4 << 10;
 /// Largest record object read (a bundle with many thousands of artifacts).
 const RECORD_MAX_BYTES: u64 = 64 << 20;
 
-/// One inserted row: table and column values.
-pub type Row = (String, Map<String, Value>);
+pub use crate::capture::Row;
 
 /// A named ref a transaction must create (or find naming the same target).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,54 +94,6 @@ fn key_segment(name: &str) -> String {
     } else {
         format!("~sha256-{}", Digest::of(name.as_bytes()).hex())
     }
-}
-
-/// Installs the temporary capture table and triggers on a connection.
-pub(crate) fn install_capture(conn: &Connection, recorded: &[&str]) -> Result<()> {
-    let mut sql = String::from(
-        "CREATE TEMP TABLE IF NOT EXISTS coffer_capture (seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, row TEXT NOT NULL);\n",
-    );
-    for table in recorded {
-        let cols = columns(conn, table)?;
-        let pairs: Vec<String> = cols.iter().map(|c| format!("'{c}', NEW.{c}")).collect();
-        sql.push_str(&format!(
-            "CREATE TEMP TRIGGER IF NOT EXISTS coffer_capture_{table} AFTER INSERT ON main.{table}
-             BEGIN INSERT INTO coffer_capture (tbl, row) VALUES ('{table}', json_object({})); END;\n",
-            pairs.join(", ")
-        ));
-    }
-    conn.execute_batch(&sql)?;
-    Ok(())
-}
-
-fn columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
-    let mut st = conn.prepare(&format!("PRAGMA main.table_info({table})"))?;
-    let cols = st
-        .query_map([], |r| r.get::<_, String>(1))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(cols)
-}
-
-pub(crate) fn clear_capture(tx: &Transaction<'_>) -> Result<()> {
-    tx.execute("DELETE FROM temp.coffer_capture", [])?;
-    Ok(())
-}
-
-pub(crate) fn take_capture(tx: &Transaction<'_>) -> Result<Vec<Row>> {
-    let mut st = tx.prepare("SELECT tbl, row FROM temp.coffer_capture ORDER BY seq")?;
-    let rows = st
-        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    drop(st);
-    clear_capture(tx)?;
-    rows.into_iter()
-        .map(|(t, row)| match serde_json::from_str(&row) {
-            Ok(Value::Object(m)) => Ok((t, m)),
-            _ => Err(StoreError::CatalogData(format!(
-                "captured row of {t} is not an object"
-            ))),
-        })
-        .collect()
 }
 
 fn record_bytes(named: Option<&RefSpec>, created_ms: i64, rows: &[Row]) -> Vec<u8> {
@@ -466,10 +419,7 @@ pub(crate) struct PendingRefs {
 }
 
 /// The refs the backend holds and the catalog has not applied.
-pub(crate) fn pending_refs(
-    dirs: &ObjectDirs,
-    catalog: &crate::catalog::Catalog,
-) -> Result<PendingRefs> {
+pub(crate) fn pending_refs(dirs: &ObjectDirs, catalog: &Catalog) -> Result<PendingRefs> {
     let known: HashSet<String> = {
         let mut st = catalog.conn().prepare("SELECT key FROM refs")?;
         let keys = st
@@ -519,65 +469,64 @@ pub struct RebuildReport {
     pub broken: Vec<BrokenRef>,
 }
 
-impl crate::store::Store {
-    /// Applies every ref in the backend that the catalog has not applied,
-    /// oldest record first, in one transaction: an empty catalog becomes the
-    /// catalog of everything recorded in the backend.
-    pub fn rebuild_catalog(&mut self) -> Result<RebuildReport> {
-        let (dirs, catalog, lock) = self.parts();
-        lock.acquire(crate::layout::LockMode::Shared)?;
-        let found = pending_refs(dirs, catalog)?;
-        let mut report = RebuildReport {
-            refs: found.total,
-            broken: found.broken,
-            ..RebuildReport::default()
-        };
-        let recorded = catalog.schema().recorded;
-        let tx = catalog.transaction()?;
-        for p in &found.pending {
-            // Each ref in a savepoint: a record that fails halfway through
-            // leaves none of its rows, and the others still apply.
-            tx.execute_batch("SAVEPOINT apply_ref")?;
-            let applied = load_record(dirs, recorded, &p.key, &p.doc)
-                .and_then(|loaded| apply_loaded(&tx, &p.key, &p.doc, &loaded));
-            match applied {
-                Ok(rows) => {
-                    tx.execute_batch("RELEASE apply_ref")?;
-                    report.rows += rows;
-                    report.applied += 1;
-                }
-                Err(e) if matches!(e, StoreError::Catalog(_)) => return Err(e),
-                Err(e) => {
-                    tx.execute_batch("ROLLBACK TO apply_ref; RELEASE apply_ref")?;
-                    report.broken.push(BrokenRef::new(&p.key, &e));
-                }
+/// Applies every ref in the backend that the catalog has not applied,
+/// oldest record first, in one transaction (see
+/// [`crate::Store::rebuild_catalog`]).
+pub(crate) fn rebuild(dirs: &ObjectDirs, catalog: &mut Catalog) -> Result<RebuildReport> {
+    let found = pending_refs(dirs, catalog)?;
+    let mut report = RebuildReport {
+        refs: found.total,
+        broken: found.broken,
+        ..RebuildReport::default()
+    };
+    let recorded = catalog.schema().recorded;
+    let tx = catalog.transaction()?;
+    for p in &found.pending {
+        // Each ref in a savepoint: a record that fails halfway through
+        // leaves none of its rows, and the others still apply.
+        tx.execute_batch("SAVEPOINT apply_ref")?;
+        let applied = load_record(dirs, recorded, &p.key, &p.doc)
+            .and_then(|loaded| apply_loaded(&tx, &p.key, &p.doc, &loaded));
+        match applied {
+            Ok(rows) => {
+                tx.execute_batch("RELEASE apply_ref")?;
+                report.rows += rows;
+                report.applied += 1;
+            }
+            Err(e) if matches!(e, StoreError::Catalog(_)) => return Err(e),
+            Err(e) => {
+                tx.execute_batch("ROLLBACK TO apply_ref; RELEASE apply_ref")?;
+                report.broken.push(BrokenRef::new(&p.key, &e));
             }
         }
+    }
+    clear_capture(&tx)?;
+    tx.commit()?;
+    Ok(report)
+}
+
+/// What the backend's ref `spec.key` names, applying it to the catalog if
+/// the catalog lacks it (see [`crate::Store::adopt_ref`]); `before_apply`
+/// runs just before the catalog is written.
+pub(crate) fn adopt(
+    dirs: &ObjectDirs,
+    catalog: &mut Catalog,
+    spec: &RefSpec,
+    before_apply: impl FnOnce() -> Result<()>,
+) -> Result<Option<Digest>> {
+    let Some(bytes) = read_small(&*dirs.backend, &spec.key, REF_MAX_BYTES)? else {
+        return Ok(None);
+    };
+    let doc = parse_ref(&spec.key, &bytes)?;
+    if doc.target == spec.target {
+        before_apply()?;
+        let loaded = load_record(dirs, catalog.schema().recorded, &spec.key, &doc)?;
+        let tx = catalog.transaction()?;
+        apply_loaded(&tx, &spec.key, &doc, &loaded)?;
         clear_capture(&tx)?;
         tx.commit()?;
-        Ok(report)
     }
-
-    /// What the backend's ref `spec.key` names, applying it to the catalog
-    /// if the catalog lacks it. `None`: no such ref. Lets a command find a
-    /// conflict (or an identical record from another store) before it
-    /// uploads anything.
-    pub fn adopt_ref(&mut self, spec: &RefSpec) -> Result<Option<Digest>> {
-        let (dirs, catalog, lock) = self.parts();
-        let Some(bytes) = read_small(&*dirs.backend, &spec.key, REF_MAX_BYTES)? else {
-            return Ok(None);
-        };
-        let doc = parse_ref(&spec.key, &bytes)?;
-        if doc.target == spec.target {
-            lock.acquire(crate::layout::LockMode::Shared)?;
-            let loaded = load_record(dirs, catalog.schema().recorded, &spec.key, &doc)?;
-            let tx = catalog.transaction()?;
-            apply_loaded(&tx, &spec.key, &doc, &loaded)?;
-            clear_capture(&tx)?;
-            tx.commit()?;
-        }
-        Ok(Some(doc.target))
-    }
+    Ok(Some(doc.target))
 }
 
 #[cfg(test)]

@@ -13,13 +13,14 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::backend::{BackendConfig, Body};
-use crate::catalog::{Catalog, CatalogStats, ObjectRow, Root, Schema, CATALOG_FILE};
+use crate::catalog::{Catalog, CatalogStats, ObjectRow, Root, Schema};
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::frame::{self, Verdict, VerifyFailed, VerifyingDecoder, SMALL_OBJECT_MAX};
 use crate::layout::{self, LockMode, StoreLock};
+use crate::names::CATALOG_FILE;
 use crate::objects::{now_ms, ObjectDirs, Staged};
-use crate::refs::RefSpec;
+use crate::refs::{self, RebuildReport, RefSpec};
 use crate::stager::Stager;
 
 /// Batches with at least this many new objects publish on two threads.
@@ -138,6 +139,24 @@ impl Store {
             catalog,
             lock,
         })
+    }
+
+    /// Applies every ref in the backend that the catalog has not applied,
+    /// oldest record first, in one transaction: an empty catalog becomes the
+    /// catalog of everything recorded in the backend.
+    pub fn rebuild_catalog(&mut self) -> Result<RebuildReport> {
+        let (dirs, catalog, lock) = self.parts();
+        lock.acquire(LockMode::Shared)?;
+        refs::rebuild(dirs, catalog)
+    }
+
+    /// What the backend's ref `spec.key` names, applying it to the catalog
+    /// if the catalog lacks it. `None`: no such ref. Lets a command find a
+    /// conflict (or an identical record from another store) before it
+    /// uploads anything.
+    pub fn adopt_ref(&mut self, spec: &RefSpec) -> Result<Option<Digest>> {
+        let (dirs, catalog, lock) = self.parts();
+        refs::adopt(dirs, catalog, spec, || lock.acquire(LockMode::Shared))
     }
 
     /// The store root.
@@ -489,7 +508,7 @@ impl<'s> Batch<'s> {
             return self.add_stream(&mut &head[..], n as u64, subject, opts);
         }
         let tmp = &self.store.dirs.tmp;
-        let spool_name = crate::objects::temp_name("spool");
+        let spool_name = crate::names::temp_name("spool");
         let spooled = (|| -> Result<(File, u64)> {
             let mut w = tmp
                 .create_new(&spool_name, 0o600)

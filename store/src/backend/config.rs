@@ -137,7 +137,7 @@ impl BackendConfig {
             BackendConfig::S3 { .. } => Ok(Arc::new(super::S3Backend::open(self)?)),
             #[cfg(not(feature = "aws"))]
             BackendConfig::S3 { .. } => Err(StoreError::UnsupportedFormat {
-                path: root.join(crate::layout::FORMAT_FILE),
+                path: root.join(crate::names::FORMAT_FILE),
                 detail: format!(
                     "the store's objects are in {}; this build has no S3 support (build with --features aws)",
                     self.describe()

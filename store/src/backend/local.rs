@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use super::{Backend, Body, Listed, Meta, Put, OBJECTS_PREFIX, QUARANTINE_PREFIX};
 use crate::dir::{is_plain_name, Dir, EntryKind, Renamed};
 use crate::error::{Result, StoreError};
-use crate::objects::{temp_name, TMP_DIR};
+use crate::names::{temp_name, TMP_DIR};
 
 /// Directory levels a listing descends (`objects/sha256/<2hex>/<64hex>` is 4).
 const MAX_LIST_DEPTH: usize = 6;

@@ -4,7 +4,7 @@
 //! A backend is a flat namespace of immutable keys. Keys are the relative
 //! names a local store uses on disk (`objects/sha256/<2hex>/<64hex>`,
 //! `refs/...`, `quarantine/...`), so a local store and a bucket hold the
-//! same keys with the same bytes and [`crate::mirror`] copies one to the
+//! same keys with the same bytes and `mirror` copies one to the
 //! other as is. Everything above this seam (staging, verification, the
 //! catalog) is the same for every backend.
 //!

@@ -104,6 +104,13 @@ pub fn escape_pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
+/// A JSON error in `file`, as an issue located by its pointer.
+impl From<(&str, JsonError)> for Issue {
+    fn from((file, e): (&str, JsonError)) -> Self {
+        Issue::at(e.code, file, e.pointer.clone(), format!("{file}: {e}"))
+    }
+}
+
 #[cfg(test)]
 mod read_tests {
     use super::*;

@@ -1,0 +1,30 @@
+//! Names of the entries of a store root, and of the temp entries coffer
+//! creates: one place for each, below every module that uses them.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Name of the format marker in the store root.
+pub const FORMAT_FILE: &str = "STORE-FORMAT";
+/// File name of the catalog inside the store root.
+pub const CATALOG_FILE: &str = "catalog.sqlite";
+/// Staging directory.
+pub const TMP_DIR: &str = "tmp";
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh temp name: `<prefix>.<pid>.<n>.<16 hex>`. The random part is
+/// drawn once per process (names must not be guessable by other local
+/// users); the counter makes each name unique within the process, and
+/// `O_EXCL` guarantees no name is ever reused.
+pub fn temp_name(prefix: &str) -> String {
+    static PROCESS_TAG: std::sync::OnceLock<(u32, String)> = std::sync::OnceLock::new();
+    let (pid, tag) = PROCESS_TAG.get_or_init(|| {
+        let mut r = [0u8; 8];
+        getrandom::getrandom(&mut r).expect("OS random source unavailable");
+        (std::process::id(), hex::encode(r))
+    });
+    format!(
+        "{prefix}.{pid}.{}.{tag}",
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
