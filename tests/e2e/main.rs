@@ -1,5 +1,6 @@
 //! End-to-end tests: the real `coffer` binary on real temp directories.
 
+mod architecture;
 mod backends;
 mod bundles;
 mod cli_contract;
