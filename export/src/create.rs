@@ -7,6 +7,7 @@ use std::path::Path;
 use coffer_evidence::bundle::model::Descriptor;
 use coffer_evidence::bundle::paths::check_relative_path;
 use coffer_evidence::exports::{record_export, ExportEdge, ExportRow};
+use coffer_evidence::vocab::{Kind, Qualification, SharingClass};
 use coffer_store::catalog::Root;
 use coffer_store::digest::Digest;
 use coffer_store::issue::Issue;
@@ -86,17 +87,17 @@ pub struct CreateOutcome {
     /// Where the export was published.
     pub dest: String,
     /// Digest of its `manifest.json`.
-    pub manifest_digest: String,
+    pub manifest_digest: Digest,
     /// The exported bundle id (a pseudonym).
     pub bundle_id: String,
     /// The source bundle id.
     pub source_bundle_id: String,
     /// `partner` or `public`.
-    pub sharing_class: String,
+    pub sharing_class: SharingClass,
     /// The policy digest.
-    pub policy_digest: String,
+    pub policy_digest: Digest,
     /// The source capture qualification.
-    pub qualification: String,
+    pub qualification: Qualification,
     /// Exported artifacts.
     pub artifacts: Vec<Exported>,
     /// Excluded artifacts.
@@ -378,9 +379,9 @@ fn rewrite_artifact(
     match d.media_type.as_str() {
         "application/json" => {
             let mut v = read_doc(&mut r, d)?;
-            let truncatable = d.kind == "telemetry";
+            let truncatable = d.kind == Kind::Telemetry;
             s.value(&mut v, truncatable, &mut c)?;
-            if d.kind == "verifier" {
+            if d.kind == Kind::Verifier {
                 rebind_verifier(&mut v, written, &mut c);
             }
             let mut out = serde_json::to_vec_pretty(&v).expect("values serialize");
@@ -503,7 +504,7 @@ pub fn create(
 ) -> Result<CreateOutcome> {
     let m = &src.manifest;
     let planned = plan(m, policy)?;
-    if src.qualification != "qualified" && !opts.allow_incomplete {
+    if src.qualification != Qualification::Qualified && !opts.allow_incomplete {
         return Err(ExportError::blocked(
             "policy.capture_incomplete",
             "capture-report.json",
@@ -623,12 +624,12 @@ pub fn create(
     let shown = dest.display().to_string();
     Ok(CreateOutcome {
         dest: shown,
-        manifest_digest: manifest_digest.to_string(),
+        manifest_digest,
         bundle_id,
         source_bundle_id: m.bundle_id.clone(),
-        sharing_class: policy.sharing_class.clone(),
-        policy_digest: policy.digest.clone(),
-        qualification: src.qualification.clone(),
+        sharing_class: policy.sharing_class,
+        policy_digest: policy.digest,
+        qualification: src.qualification,
         artifacts: exported.iter().map(|d| results[&d.id].clone()).collect(),
         excluded,
         excluded_records: skipped.into_iter().collect(),
@@ -660,7 +661,7 @@ fn build_tree(
     let m = &src.manifest;
     // Contract documents last, so they can point at derivatives.
     let mut order: Vec<&Descriptor> = exported.to_vec();
-    order.sort_by_key(|d| matches!(d.kind.as_str(), "verifier" | "capture-report"));
+    order.sort_by_key(|d| matches!(d.kind, Kind::Verifier | Kind::CaptureReport));
     let mut tree = NewTree::begin(dest, 0o755)?;
     let mut written: Written = BTreeMap::new();
     let mut results: BTreeMap<String, Exported> = BTreeMap::new();
@@ -896,17 +897,20 @@ fn record(
         edges.push(ExportEdge {
             artifact_id: e.id.clone(),
             relative_path: e.relative_path.clone(),
-            digest: e.digest.clone(),
-            source_digest: e.source_digest.clone(),
+            digest,
+            source_digest: e
+                .source_digest
+                .parse()
+                .expect("a source digest read from its descriptor"),
         });
     }
     let row = ExportRow {
-        manifest_digest: manifest_digest.to_string(),
+        manifest_digest: *manifest_digest,
         dest: dest.to_string(),
         source_bundle_id: src.manifest.bundle_id.clone(),
-        source_manifest_digest: src.manifest_digest().to_string(),
-        sharing_class: policy.sharing_class.clone(),
-        policy_digest: policy.digest.clone(),
+        source_manifest_digest: src.manifest_digest(),
+        sharing_class: policy.sharing_class,
+        policy_digest: policy.digest,
     };
     record_export(batch, &row, &edges)?;
     Ok(())
@@ -920,7 +924,7 @@ mod tests {
         serde_json::from_value(json!({
             "id": id, "source": "harness", "kind": "session", "mediaType": media, "relativePath": path,
             "digest": format!("sha256:{}", "0".repeat(64)), "sizeBytes": 1,
-            "sharingClass": "restricted", "authority": "observed"
+            "sharingClass": "restricted", "authority": "semantic"
         }))
         .expect("a descriptor")
     }

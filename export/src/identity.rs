@@ -257,9 +257,10 @@ pub fn derived_forms(id: &str, p: &str) -> Vec<(String, String)> {
 mod tests {
     use super::*;
     use crate::key::ExportKey;
+    use coffer_store::Digest;
 
     fn keys() -> Keys {
-        ExportKey::from_bytes([9; 32]).for_policy("sha256:00")
+        ExportKey::from_bytes([9; 32]).for_policy(&Digest::of(b"00"))
     }
 
     #[test]
@@ -280,7 +281,7 @@ mod tests {
             pseudonym(&k, "bundle", "bundle-complete"),
             "deterministic"
         );
-        let other = ExportKey::from_bytes([8; 32]).for_policy("sha256:00");
+        let other = ExportKey::from_bytes([8; 32]).for_policy(&Digest::of(b"00"));
         assert_ne!(o, pseudonym(&other, "bundle", "bundle-complete"), "keyed");
     }
 

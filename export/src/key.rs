@@ -10,6 +10,8 @@ use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use coffer_store::digest::Digest;
+
 use crate::error::{ExportError, Result};
 
 const IDENTITY_CONTEXT: &str = "coffer 2026-12 export identity pseudonym v1";
@@ -85,7 +87,9 @@ impl ExportKey {
     }
 
     /// The keys an export uses, bound to its policy.
-    pub fn for_policy(&self, policy_digest: &str) -> Keys {
+    pub fn for_policy(&self, policy_digest: &Digest) -> Keys {
+        // Keys are derived from the digest's text form, as they always were.
+        let policy_digest = &policy_digest.to_string();
         Keys {
             identity: self.derive(IDENTITY_CONTEXT, policy_digest),
             fingerprint: self.derive(FINGERPRINT_CONTEXT, policy_digest),
@@ -135,9 +139,9 @@ mod tests {
 
     #[test]
     fn keyed_outputs_depend_on_key_and_policy() {
-        let a = ExportKey::from_bytes([1; 32]).for_policy("sha256:aa");
-        let b = ExportKey::from_bytes([2; 32]).for_policy("sha256:aa");
-        let c = ExportKey::from_bytes([1; 32]).for_policy("sha256:bb");
+        let a = ExportKey::from_bytes([1; 32]).for_policy(&Digest::of(b"aa"));
+        let b = ExportKey::from_bytes([2; 32]).for_policy(&Digest::of(b"aa"));
+        let c = ExportKey::from_bytes([1; 32]).for_policy(&Digest::of(b"bb"));
         assert_ne!(a.pseudonym("session", "x"), b.pseudonym("session", "x"));
         assert_ne!(a.pseudonym("session", "x"), c.pseudonym("session", "x"));
         assert_ne!(a.pseudonym("session", "x"), a.pseudonym("trace", "x"));
@@ -155,8 +159,10 @@ mod tests {
         let hexf = dir.path().join("hex");
         std::fs::write(&hexf, format!("{}\n", hex::encode([7u8; 32]))).unwrap();
         std::fs::set_permissions(&hexf, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let k1 = ExportKey::load(&raw).unwrap().for_policy("p");
-        let k2 = ExportKey::load(&hexf).unwrap().for_policy("p");
+        let k1 = ExportKey::load(&raw).unwrap().for_policy(&Digest::of(b"p"));
+        let k2 = ExportKey::load(&hexf)
+            .unwrap()
+            .for_policy(&Digest::of(b"p"));
         assert_eq!(k1.fingerprint(b"x"), k2.fingerprint(b"x"));
         std::fs::set_permissions(&raw, std::fs::Permissions::from_mode(0o644)).unwrap();
         let e = ExportKey::load(&raw).unwrap_err();

@@ -2,6 +2,7 @@
 //! reason codes) and what stops it.
 
 use coffer_evidence::bundle::model::{Descriptor, Manifest};
+use coffer_evidence::vocab::{Kind, SharingClass};
 use coffer_store::issue::Issue;
 
 use crate::error::{ExportError, Result};
@@ -38,9 +39,9 @@ pub fn plan(m: &Manifest, policy: &Policy) -> Result<Vec<(Descriptor, Fate)>> {
     let mut out = Vec::new();
     for (i, d) in m.evidence.iter().enumerate() {
         let at = |field: &str| format!("/evidence/{i}/{field}");
-        match d.sharing_class.as_str() {
-            "restricted" | "internal" => {}
-            "partner" | "public" => issues.push(Issue::at(
+        match d.sharing_class {
+            SharingClass::Restricted | SharingClass::Internal => {}
+            SharingClass::Partner | SharingClass::Public => issues.push(Issue::at(
                 "policy.derivative_source",
                 "manifest.json",
                 at("sharingClass"),
@@ -49,18 +50,18 @@ pub fn plan(m: &Manifest, policy: &Policy) -> Result<Vec<(Descriptor, Fate)>> {
                     d.id, d.sharing_class
                 ),
             )),
-            other => issues.push(Issue::at(
+            SharingClass::Unknown => issues.push(Issue::at(
                 "policy.unknown_sharing_class",
                 "manifest.json",
                 at("sharingClass"),
-                format!("artifact {:?} has sharing class {other:?}", d.id),
+                format!("artifact {:?} has sharing class \"unknown\"", d.id),
             )),
         }
-        let fate = if d.kind == "export-manifest" {
+        let fate = if d.kind == Kind::ExportManifest {
             Fate::Exclude("source-export-manifest")
-        } else if d.kind == "workspace" && d.media_type != "text/x-diff" {
+        } else if d.kind == Kind::Workspace && d.media_type != "text/x-diff" {
             Fate::Exclude("unsupported-workspace-snapshot")
-        } else if !allowed(&d.kind, &d.media_type) {
+        } else if !allowed(d.kind.as_str(), &d.media_type) {
             issues.push(Issue::at(
                 "policy.unsupported_media_type",
                 "manifest.json",
@@ -92,7 +93,7 @@ pub fn plan(m: &Manifest, policy: &Policy) -> Result<Vec<(Descriptor, Fate)>> {
     }
     if !out
         .iter()
-        .any(|(d, f)| *f == Fate::Export && d.kind != "capture-report")
+        .any(|(d, f)| *f == Fate::Export && d.kind != Kind::CaptureReport)
     {
         return Err(ExportError::blocked(
             "policy.nothing_to_export",

@@ -11,6 +11,8 @@
 use std::path::Path;
 
 use coffer_evidence::schema::{self, DocKind};
+use coffer_evidence::vocab::SharingClass;
+use coffer_store::digest::Digest;
 use coffer_store::issue::Issue;
 use coffer_store::json::{self, canonical, Limits};
 use serde_json::{json, Value};
@@ -38,7 +40,7 @@ pub struct PolicyOptions {
 #[derive(Debug, Clone)]
 pub struct Policy {
     /// `partner` or `public`.
-    pub sharing_class: String,
+    pub sharing_class: SharingClass,
     /// Largest source artifact exported.
     pub max_artifact_bytes: u64,
     /// Longest string leaf kept whole.
@@ -52,7 +54,7 @@ pub struct Policy {
     /// Innocent key names (normalized).
     pub allow_names: Vec<String>,
     /// `sha256:<hex>` policy digest.
-    pub digest: String,
+    pub digest: Digest,
 }
 
 fn sha_hex(s: &str) -> String {
@@ -199,14 +201,17 @@ impl Policy {
             digested["allowNames"] = json!(allow_names);
         }
         Ok(Policy {
-            sharing_class: doc["sharingClass"].as_str().unwrap_or_default().to_string(),
+            sharing_class: doc["sharingClass"]
+                .as_str()
+                .and_then(|s| s.parse().ok())
+                .expect("the schema allows partner or public only"),
             max_artifact_bytes,
             max_string_bytes,
             sensitive_values: values,
             local_roots,
             extra_rules,
             allow_names,
-            digest: canonical::canonical_digest(&digested).to_string(),
+            digest: canonical::canonical_digest(&digested),
         })
     }
 }
@@ -262,7 +267,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            p.digest,
+            p.digest.to_string(),
             "sha256:2ee6b8b36acf06476798c87fc2290bd13b0f0299a53301a33cab364ebf62981c"
         );
     }
@@ -280,7 +285,7 @@ mod tests {
         let expected = canonical::canonical_digest(&json!({"sharingClass": "public",
             "maxArtifactBytes": 100, "maxStringBytes": 10, "sensitiveValueDigests":
             [sha_hex("another-secret-1"), sha_hex("correct horse battery")]}));
-        assert_eq!(a.digest, expected.to_string());
+        assert_eq!(a.digest, expected);
     }
 
     #[test]

@@ -614,7 +614,8 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
         );
     }
     if let Some(p) = exp.policy {
-        if s(&manifest, "policyDigest") != p.digest || class != p.sharing_class {
+        if s(&manifest, "policyDigest") != p.digest.to_string() || class != p.sharing_class.as_str()
+        {
             issues.push(Issue::at(
                 "validation.policy_mismatch",
                 MANIFEST,

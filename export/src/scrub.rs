@@ -460,7 +460,7 @@ mod tests {
             col.string(l, 0);
         }
         let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], false);
-        let keys = ExportKey::from_bytes([3; 32]).for_policy("p");
+        let keys = ExportKey::from_bytes([3; 32]).for_policy(&coffer_store::Digest::of(b"p"));
         let mut s = Scrubber::new(&safety, keys, col.found, &[], &[], &[], 1 << 20).unwrap();
         let mut st = TextState::default();
         let mut c = Counts::default();
@@ -496,7 +496,7 @@ mod tests {
             col.value(r, 0);
         }
         let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], false);
-        let keys = ExportKey::from_bytes([3; 32]).for_policy("p");
+        let keys = ExportKey::from_bytes([3; 32]).for_policy(&coffer_store::Digest::of(b"p"));
         let mut s = Scrubber::new(&safety, keys, col.found, &[], &[], &[], max_string).unwrap();
         let mut c = Counts::default();
         let out = records

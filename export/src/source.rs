@@ -10,6 +10,7 @@ use coffer_evidence::bundle::inspect::{check_manifest, inspect};
 use coffer_evidence::bundle::model::{Descriptor, Manifest};
 use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::sink::HashOnly;
+use coffer_evidence::vocab::Qualification;
 use coffer_store::digest::{Digest, Hasher};
 use coffer_store::issue::Issue;
 use coffer_store::Store;
@@ -25,7 +26,7 @@ pub struct Source<'s> {
     /// The raw manifest value.
     pub manifest_value: serde_json::Value,
     /// `qualified` or `incomplete`.
-    pub qualification: String,
+    pub qualification: Qualification,
     from: From<'s>,
 }
 
@@ -44,13 +45,7 @@ impl<'s> Source<'s> {
                 format!("no stored bundle {id_or_digest:?} (give a bundle id, a manifest digest or a bundle directory)"),
             )
         })?;
-        let d: Digest = row.manifest_digest.parse().map_err(|_| {
-            ExportError::invalid(
-                "integrity.catalog",
-                "manifest.json",
-                "bad manifest digest in catalog",
-            )
-        })?;
+        let d = row.manifest_digest;
         let mut bytes = Vec::new();
         store
             .open_object(&d)?
@@ -66,7 +61,7 @@ impl<'s> Source<'s> {
             // An invalid source is refused before anything is written.
             return Err(ExportError::Blocked(insp.issues));
         }
-        let qualification = insp.qualification().unwrap_or("incomplete").to_string();
+        let qualification = insp.qualification().unwrap_or(Qualification::Incomplete);
         let dir = BundleDir::open(path).map_err(|i| ExportError::Invalid(vec![i]))?;
         Source::from_manifest(
             insp.manifest_bytes,
@@ -75,7 +70,11 @@ impl<'s> Source<'s> {
         )
     }
 
-    fn from_manifest(bytes: Vec<u8>, qualification: String, from: From<'s>) -> Result<Source<'s>> {
+    fn from_manifest(
+        bytes: Vec<u8>,
+        qualification: Qualification,
+        from: From<'s>,
+    ) -> Result<Source<'s>> {
         let mut issues = Vec::new();
         let manifest = check_manifest(&bytes, &mut issues);
         let manifest = match (manifest, issues.is_empty()) {

@@ -95,6 +95,22 @@ impl fmt::Debug for Digest {
     }
 }
 
+/// Digests are stored in the catalog as their text form (`sha256:<hex>`);
+/// a row that holds anything else fails to read.
+impl rusqlite::types::FromSql for Digest {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        v.as_str()?
+            .parse()
+            .map_err(|e| rusqlite::types::FromSqlError::Other(Box::new(e)))
+    }
+}
+
+impl rusqlite::ToSql for Digest {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.to_string().into())
+    }
+}
+
 impl serde::Serialize for Digest {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)

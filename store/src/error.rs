@@ -215,6 +215,11 @@ impl StoreError {
 }
 
 fn catalog_code(e: &rusqlite::Error) -> &'static str {
+    // A row whose text the reader cannot understand (a digest, a
+    // vocabulary value) is a damaged catalog.
+    if let rusqlite::Error::FromSqlConversionFailure(..) = e {
+        return "integrity.catalog";
+    }
     match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::DiskFull) => "io.no_space",
         Some(rusqlite::ErrorCode::ReadOnly) => "io.read_only",

@@ -2,8 +2,10 @@
 
 use std::path::Path;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use coffer_evidence::bundle::{self, inspect, records, BundleFilter, HashOnly};
 use coffer_evidence::provenance;
+use coffer_evidence::vocab::{AssessmentMode, Qualification, TerminalState, Vocabulary};
 use serde_json::json;
 
 use super::{open_store, open_store_for_reading, resolve_digest};
@@ -24,14 +26,20 @@ pub struct LsFilters {
     #[arg(long)]
     harness: Option<String>,
     /// observational or verified.
-    #[arg(long, value_parser = ["observational", "verified"])]
-    assessment_mode: Option<String>,
+    #[arg(long, value_parser = one_of(AssessmentMode::ALL))]
+    assessment_mode: Option<AssessmentMode>,
     /// completed, failed, stopped or interrupted.
-    #[arg(long, value_parser = ["completed", "failed", "stopped", "interrupted"])]
-    terminal: Option<String>,
+    #[arg(long, value_parser = one_of(TerminalState::ALL))]
+    terminal: Option<TerminalState>,
     /// qualified or incomplete.
-    #[arg(long, value_parser = ["qualified", "incomplete"])]
-    qualification: Option<String>,
+    #[arg(long, value_parser = one_of(Qualification::ALL))]
+    qualification: Option<Qualification>,
+}
+
+/// A clap parser for one value of a closed vocabulary: the values are
+/// listed in help and completions, anything else is a usage error.
+fn one_of<T: Vocabulary + Send + Sync>(all: &'static [T]) -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(all.iter().map(|v| v.as_str())).try_map(|s| s.parse::<T>())
 }
 
 fn issues_of(list: &[coffer_store::issue::Issue]) -> Vec<Issue> {
@@ -50,7 +58,11 @@ fn gap_issues(gaps: &[coffer_evidence::bundle::model::MissingEvidence]) -> Vec<I
                     "evidence gap: {} ({}), affects {}",
                     g.kind,
                     g.reason,
-                    g.affects.join(", ")
+                    g.affects
+                        .iter()
+                        .map(|a| a.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 Some(format!("capture-report.json#/missingEvidence/{i}")),
             )
@@ -62,7 +74,7 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
     let insp = or_report!(inspect(dir, &mut HashOnly, false));
     let issues = issues_of(&insp.issues);
     let bundle_id = insp.manifest.as_ref().map(|m| m.bundle_id.clone());
-    let qualification = insp.qualification().map(str::to_string);
+    let qualification = insp.qualification();
     let result = json!({
         "bundleId": bundle_id,
         "valid": issues.is_empty(),
@@ -76,12 +88,12 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
     let gaps = insp
         .capture
         .as_ref()
-        .filter(|c| c.qualification != "qualified")
+        .filter(|c| c.qualification != Qualification::Qualified)
         .map(|c| gap_issues(&c.missing_evidence));
     let human = format!(
         "{}: valid ({})",
         dir.display(),
-        qualification.as_deref().unwrap_or("?")
+        qualification.map_or("?", Qualification::as_str)
     );
     match gaps {
         Some(g) => Report {
@@ -116,7 +128,7 @@ pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
             "already stored:"
         },
         out.artifacts,
-        out.qualification.as_deref().unwrap_or("?")
+        out.qualification.map_or("?", Qualification::as_str)
     );
     if out.objects_restored > 0 {
         human.push_str(&format!(
@@ -142,9 +154,9 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
         task: f.task.clone(),
         model: f.model.clone(),
         harness: f.harness.clone(),
-        assessment_mode: f.assessment_mode.clone(),
-        terminal: f.terminal.clone(),
-        qualification: f.qualification.clone(),
+        assessment_mode: f.assessment_mode,
+        terminal: f.terminal,
+        qualification: f.qualification,
     };
     let rows = or_report!(
         open_store_for_reading(ctx).and_then(|s| records::bundles(s.catalog(), &filter))

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use coffer_evidence::vocab::Qualification;
 use coffer_export::create::{create as create_export, CreateOptions};
 use coffer_export::error::ExportError;
 use coffer_export::key::ExportKey;
@@ -126,7 +127,7 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
         outcome.readback.placeholders,
         outcome.manifest_digest,
     );
-    let incomplete = outcome.qualification != "qualified";
+    let incomplete = outcome.qualification != Qualification::Qualified;
     let result = serde_json::to_value(&outcome).expect("outcome serializes");
     let mut r = Report::accepted("", result, human);
     for rec in &outcome.excluded_records {

@@ -3,8 +3,11 @@
 use rusqlite::{params, Transaction};
 
 use coffer_store::catalog::Catalog;
+use coffer_store::digest::Digest;
 use coffer_store::error::Result;
 use coffer_store::Batch;
+
+use crate::vocab::SharingClass;
 
 /// Root kind of an export's objects (name: the export's destination).
 pub const EXPORT_ROOT: &str = "export";
@@ -18,9 +21,9 @@ pub struct ExportEdge {
     /// Path in the export tree.
     pub relative_path: String,
     /// Digest of the derivative.
-    pub digest: String,
+    pub digest: Digest,
     /// Digest of the source artifact.
-    pub source_digest: String,
+    pub source_digest: Digest,
 }
 
 /// One published export.
@@ -28,17 +31,17 @@ pub struct ExportEdge {
 #[serde(rename_all = "camelCase")]
 pub struct ExportRow {
     /// Digest of the export's `manifest.json`.
-    pub manifest_digest: String,
+    pub manifest_digest: Digest,
     /// Where it was published.
     pub dest: String,
     /// The source bundle id.
     pub source_bundle_id: String,
     /// The source bundle's manifest digest.
-    pub source_manifest_digest: String,
+    pub source_manifest_digest: Digest,
     /// `partner` or `public`.
-    pub sharing_class: String,
+    pub sharing_class: SharingClass,
     /// The policy digest.
-    pub policy_digest: String,
+    pub policy_digest: Digest,
 }
 
 /// Commits `batch` (the export's objects) together with the export's
@@ -102,7 +105,7 @@ const EXPORT_COLUMNS: &str = "e.manifest_digest, e.dest, e.source_bundle_id, e.s
 
 /// Every export that holds `digest` (as its manifest or an artifact) or
 /// derives from it (as a source artifact or source manifest).
-pub fn exports_of(catalog: &Catalog, digest: &str) -> Result<Vec<ExportRow>> {
+pub fn exports_of(catalog: &Catalog, digest: &Digest) -> Result<Vec<ExportRow>> {
     let mut st = catalog.conn().prepare(&format!(
         "SELECT DISTINCT {EXPORT_COLUMNS} FROM exports e
          LEFT JOIN export_artifacts a ON a.manifest_digest = e.manifest_digest
@@ -115,7 +118,7 @@ pub fn exports_of(catalog: &Catalog, digest: &str) -> Result<Vec<ExportRow>> {
 }
 
 /// The artifacts of the export with this manifest digest.
-pub fn export_edges(catalog: &Catalog, manifest_digest: &str) -> Result<Vec<ExportEdge>> {
+pub fn export_edges(catalog: &Catalog, manifest_digest: &Digest) -> Result<Vec<ExportEdge>> {
     let mut st = catalog.conn().prepare(
         "SELECT artifact_id, relative_path, digest, source_digest FROM export_artifacts
          WHERE manifest_digest = ?1 ORDER BY artifact_id",

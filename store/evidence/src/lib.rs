@@ -15,6 +15,7 @@ pub mod provenance;
 pub mod schema;
 pub mod sink;
 pub mod tables;
+pub mod vocab;
 
 use std::path::Path;
 

@@ -62,6 +62,6 @@ pub fn locate(catalog: &Catalog, digest: &Digest) -> Result<Whereabouts> {
             .into_iter()
             .map(|(kind, name)| RootRef { kind, name })
             .collect(),
-        exports: exports::exports_of(catalog, &digest.to_string())?,
+        exports: exports::exports_of(catalog, digest)?,
     })
 }

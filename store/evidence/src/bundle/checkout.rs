@@ -25,9 +25,7 @@ pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize>
                 id: id_or_digest.to_string(),
             }
         })?;
-    let manifest_digest: Digest = row.manifest_digest.parse().map_err(|_| {
-        StoreError::CatalogData(format!("bad manifest digest {}", row.manifest_digest))
-    })?;
+    let manifest_digest = row.manifest_digest;
     // The files come from the stored manifest (verified by its digest),
     // not from the catalog rows: a catalog edited by hand could name
     // other bytes. Rows that disagree with the manifest stop the checkout.
@@ -41,7 +39,7 @@ pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize>
             row.bundle_id
         ))
     })?;
-    let mut rows: BTreeMap<String, String> =
+    let mut rows: BTreeMap<String, Digest> =
         crate::bundle::records::bundle_artifacts(store.catalog(), &row.bundle_id)?
             .into_iter()
             .map(|a| (a.relative_path, a.digest))
@@ -54,7 +52,7 @@ pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize>
         check_relative_path(&e.relative_path).map_err(|i| {
             StoreError::CatalogData(format!("stored path {:?}: {}", e.relative_path, i.message))
         })?;
-        if rows.remove(&e.relative_path).as_deref() != Some(e.digest.as_str()) {
+        if rows.remove(&e.relative_path) != Some(d) {
             return Err(StoreError::CatalogData(format!(
                 "bundle {:?}: the catalog's row for {} does not match the stored manifest",
                 row.bundle_id, e.relative_path

@@ -21,6 +21,8 @@ use coffer_store::issue::Issue;
 use coffer_store::json::{self, Limits};
 use coffer_store::objects::now_ms;
 use coffer_store::refs::RefSpec;
+
+use crate::vocab::Qualification;
 use coffer_store::store::{Batch, PutOptions, Store};
 
 /// What an ingest did.
@@ -34,7 +36,7 @@ pub struct IngestOutcome {
     /// True when this call recorded the bundle; false for an identical re-ingest.
     pub created: bool,
     /// qualified | incomplete (when known).
-    pub qualification: Option<String>,
+    pub qualification: Option<Qualification>,
     /// Evidence gaps declared by an incomplete capture report.
     pub gaps: Vec<MissingEvidence>,
     /// Artifacts recorded.
@@ -109,7 +111,7 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
             }
         }
         if let Some(row) = crate::bundle::records::find_bundle(store.catalog(), &id)? {
-            if row.manifest_digest == digest.to_string() {
+            if row.manifest_digest == digest {
                 stored = Some(row);
             } else {
                 return Err(StoreError::Conflict {
@@ -163,8 +165,8 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
         .capture
         .as_ref()
         .expect("a clean bundle has its capture report");
-    out.qualification = Some(capture.qualification.clone());
-    if capture.qualification != "qualified" {
+    out.qualification = Some(capture.qualification);
+    if capture.qualification != Qualification::Qualified {
         out.gaps = capture.missing_evidence.clone();
     }
     let manifest_digest = Digest::of(&insp.manifest_bytes);
@@ -191,11 +193,10 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
         out.objects_restored = outcomes.iter().filter(|o| o.created).count();
         return Ok(out);
     }
-    let qualification = capture.qualification.clone();
+    let qualification = capture.qualification;
     batch.name_ref(bundle_ref(&manifest.bundle_id, manifest_digest));
-    batch.commit_with(|tx| {
-        insert_bundle(tx, manifest, &manifest_digest, &qualification, now_ms())
-    })?;
+    batch
+        .commit_with(|tx| insert_bundle(tx, manifest, &manifest_digest, qualification, now_ms()))?;
     out.manifest_digest = Some(manifest_digest);
     out.created = true;
     out.artifacts = manifest.evidence.len();

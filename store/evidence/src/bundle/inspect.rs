@@ -13,6 +13,7 @@ use super::rules;
 use super::source::BundleDir;
 use crate::schema::{self, DocKind};
 use crate::sink::Sink;
+use crate::vocab::{Kind, Qualification};
 use coffer_store::digest::Digest;
 use coffer_store::error::StoreError;
 use coffer_store::issue::Issue;
@@ -33,8 +34,8 @@ pub struct Inspection {
 
 impl Inspection {
     /// `qualified` or `incomplete` (from the capture report), when known.
-    pub fn qualification(&self) -> Option<&str> {
-        self.capture.as_ref().map(|c| c.qualification.as_str())
+    pub fn qualification(&self) -> Option<Qualification> {
+        self.capture.as_ref().map(|c| c.qualification)
     }
 }
 
@@ -205,10 +206,10 @@ pub fn inspect(
             continue;
         }
         let subject = Path::new(rel);
-        let doc_kind = match d.kind.as_str() {
-            "capture-report" => Some(DocKind::CaptureReport),
-            "verifier" => Some(DocKind::VerifierResult),
-            "export-manifest" => Some(DocKind::ExportManifest),
+        let doc_kind = match d.kind {
+            Kind::CaptureReport => Some(DocKind::CaptureReport),
+            Kind::Verifier => Some(DocKind::VerifierResult),
+            Kind::ExportManifest => Some(DocKind::ExportManifest),
             _ => None,
         };
         if let Some(kind) = doc_kind {

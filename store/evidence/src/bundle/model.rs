@@ -5,6 +5,8 @@
 
 use serde::Deserialize;
 
+use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
+
 /// `manifest.json` (`run-manifest/v1`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -38,7 +40,7 @@ pub struct Run {
     /// Runtime components.
     pub runtime: Vec<RuntimeComponent>,
     /// `observational` or `verified` (absent means verified).
-    pub assessment_mode: Option<String>,
+    pub assessment_mode: Option<AssessmentMode>,
     /// Verifier reference (verified runs only).
     pub verifier: Option<serde_json::Value>,
     /// Native ids.
@@ -48,8 +50,8 @@ pub struct Run {
 
 impl Run {
     /// The assessment mode with the default applied.
-    pub fn mode(&self) -> &str {
-        self.assessment_mode.as_deref().unwrap_or("verified")
+    pub fn mode(&self) -> AssessmentMode {
+        self.assessment_mode.unwrap_or(AssessmentMode::Verified)
     }
 }
 
@@ -116,7 +118,7 @@ pub struct Attempt {
 #[serde(rename_all = "camelCase")]
 pub struct Terminal {
     /// completed | failed | stopped | interrupted.
-    pub state: String,
+    pub state: TerminalState,
     /// none | infrastructure | task.
     pub failure_class: String,
     /// none | budget | policy.
@@ -134,9 +136,9 @@ pub struct Descriptor {
     /// Producer.
     pub source: String,
     /// Evidence kind.
-    pub kind: String,
+    pub kind: Kind,
     /// Evidence authority.
-    pub authority: String,
+    pub authority: Authority,
     /// Media type.
     pub media_type: String,
     /// `sha256:<hex>` of the file.
@@ -144,7 +146,7 @@ pub struct Descriptor {
     /// File size.
     pub size_bytes: u64,
     /// Sharing class.
-    pub sharing_class: String,
+    pub sharing_class: SharingClass,
     /// Path inside the bundle.
     pub relative_path: String,
     /// Native reference.
@@ -156,8 +158,7 @@ pub struct Descriptor {
 impl Descriptor {
     /// Retained evidence: not a sanitized derivative, not shared beyond internal.
     pub fn is_retained(&self) -> bool {
-        self.sanitized_from.is_none()
-            && !matches!(self.sharing_class.as_str(), "partner" | "public")
+        self.sanitized_from.is_none() && !self.sharing_class.is_shared()
     }
 }
 
@@ -188,9 +189,9 @@ pub struct CaptureReport {
     /// Must equal the manifest's.
     pub bundle_id: String,
     /// Optional; must equal the run's mode when present.
-    pub assessment_mode: Option<String>,
+    pub assessment_mode: Option<AssessmentMode>,
     /// qualified | incomplete.
-    pub qualification: String,
+    pub qualification: Qualification,
     /// Capability statuses.
     pub capabilities: Capabilities,
     /// Declared gaps.
@@ -211,11 +212,14 @@ pub struct Capabilities {
 
 impl Capabilities {
     /// `(authority name, status)` for the three capabilities.
-    pub fn by_authority(&self) -> [(&'static str, &str); 3] {
+    pub fn by_authority(&self) -> [(Authority, &str); 3] {
         [
-            ("semantic", self.semantic.status.as_str()),
-            ("timing-resource", self.timing_resource.status.as_str()),
-            ("outcome", self.outcome.status.as_str()),
+            (Authority::Semantic, self.semantic.status.as_str()),
+            (
+                Authority::TimingResource,
+                self.timing_resource.status.as_str(),
+            ),
+            (Authority::Outcome, self.outcome.status.as_str()),
         ]
     }
 }
@@ -235,7 +239,7 @@ pub struct MissingEvidence {
     /// Why.
     pub reason: String,
     /// Which capabilities it affects.
-    pub affects: Vec<String>,
+    pub affects: Vec<Authority>,
 }
 
 use serde::Serialize;
@@ -291,7 +295,7 @@ pub struct ExportManifest {
     /// not-requested | blocked | ready | exported.
     pub status: String,
     /// Target class.
-    pub sharing_class: String,
+    pub sharing_class: SharingClass,
     /// Listed artifacts.
     pub artifact_ids: Vec<String>,
 }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::model::Manifest;
+use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
 use coffer_store::catalog::Catalog;
 use coffer_store::digest::Digest;
 use coffer_store::error::{Result, StoreError};
@@ -19,7 +20,7 @@ pub struct BundleRow {
     /// Bundle id.
     pub bundle_id: String,
     /// Digest of the stored manifest bytes.
-    pub manifest_digest: String,
+    pub manifest_digest: Digest,
     /// Run id.
     pub run_id: String,
     /// Attempt id.
@@ -41,15 +42,15 @@ pub struct BundleRow {
     /// Harness version.
     pub harness_version: String,
     /// observational | verified.
-    pub assessment_mode: String,
+    pub assessment_mode: AssessmentMode,
     /// Terminal state.
-    pub terminal_state: String,
+    pub terminal_state: TerminalState,
     /// Failure class.
     pub failure_class: String,
     /// Stop reason.
     pub stop_reason: String,
     /// qualified | incomplete.
-    pub qualification: String,
+    pub qualification: Qualification,
     /// Ingest time (ms since the epoch).
     pub ingested_ms: i64,
 }
@@ -65,15 +66,15 @@ pub struct ArtifactRow {
     /// Path inside the bundle.
     pub relative_path: String,
     /// Object key.
-    pub digest: String,
+    pub digest: Digest,
     /// Size in bytes.
     pub size: u64,
     /// Evidence kind.
-    pub kind: String,
+    pub kind: Kind,
     /// Authority.
-    pub authority: String,
+    pub authority: Authority,
     /// Sharing class.
-    pub sharing_class: String,
+    pub sharing_class: SharingClass,
     /// Media type.
     pub media_type: String,
 }
@@ -88,11 +89,11 @@ pub struct BundleFilter {
     /// Harness id.
     pub harness: Option<String>,
     /// Assessment mode.
-    pub assessment_mode: Option<String>,
+    pub assessment_mode: Option<AssessmentMode>,
     /// Terminal state.
-    pub terminal: Option<String>,
+    pub terminal: Option<TerminalState>,
     /// Capture qualification.
-    pub qualification: Option<String>,
+    pub qualification: Option<Qualification>,
 }
 
 const BUNDLE_COLUMNS: &str = "bundle_id, manifest_digest, run_id, attempt_id, attempt_number, retry_of, task_id, fixture_id, model_provider, model_id, harness_id, harness_version, assessment_mode, terminal_state, failure_class, stop_reason, qualification, ingested_ms";
@@ -141,7 +142,7 @@ pub fn insert_bundle(
     tx: &Transaction<'_>,
     m: &Manifest,
     manifest_digest: &Digest,
-    qualification: &str,
+    qualification: Qualification,
     now_ms: i64,
 ) -> Result<()> {
     let existing: Option<String> = tx

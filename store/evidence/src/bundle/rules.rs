@@ -6,16 +6,17 @@ use std::collections::{HashMap, HashSet};
 
 use super::model::{CaptureReport, Descriptor, ExportManifest, Manifest, VerifierResult};
 use super::paths::{check_path_set, check_relative_path, MANIFEST};
+use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
 use coffer_store::issue::Issue;
 
 /// The authority each evidence kind must carry.
-pub fn authority_of(kind: &str) -> &'static str {
+pub fn authority_of(kind: Kind) -> Authority {
     match kind {
-        "session" | "hook" => "semantic",
-        "telemetry" => "timing-resource",
-        "workspace" | "verifier" | "diagnostic" => "outcome",
-        "capture-report" => "capture",
-        _ => "export",
+        Kind::Session | Kind::Hook => Authority::Semantic,
+        Kind::Telemetry => Authority::TimingResource,
+        Kind::Workspace | Kind::Verifier | Kind::Diagnostic => Authority::Outcome,
+        Kind::CaptureReport => Authority::Capture,
+        Kind::ExportManifest => Authority::Export,
     }
 }
 
@@ -80,7 +81,7 @@ pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
     }
 
     // Assessment mode.
-    let observational = run.mode() == "observational";
+    let observational = run.mode() == AssessmentMode::Observational;
     if observational && run.verifier.is_some() {
         m_issue(
             issues,
@@ -93,15 +94,11 @@ pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
     // Terminal state combinations.
     let t = &m.terminal;
     let combo_ok = matches!(
-        (
-            t.state.as_str(),
-            t.failure_class.as_str(),
-            t.stop_reason.as_str()
-        ),
-        ("completed", "none", "none")
-            | ("failed", "infrastructure" | "task", "none")
-            | ("stopped", "none", "budget" | "policy")
-            | ("interrupted", "infrastructure", "none")
+        (t.state, t.failure_class.as_str(), t.stop_reason.as_str()),
+        (TerminalState::Completed, "none", "none")
+            | (TerminalState::Failed, "infrastructure" | "task", "none")
+            | (TerminalState::Stopped, "none", "budget" | "policy")
+            | (TerminalState::Interrupted, "infrastructure", "none")
     );
     if !combo_ok {
         m_issue(
@@ -114,7 +111,7 @@ pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
             ),
         );
     }
-    let task_failure = t.state == "failed" && t.failure_class == "task";
+    let task_failure = t.state == TerminalState::Failed && t.failure_class == "task";
     if task_failure && observational {
         m_issue(
             issues,
@@ -134,7 +131,7 @@ pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
             let ok = m
                 .evidence
                 .iter()
-                .any(|d| d.id == *id && d.kind == "workspace" && d.is_retained());
+                .any(|d| d.id == *id && d.kind == Kind::Workspace && d.is_retained());
             if !ok {
                 m_issue(
                     issues,
@@ -159,7 +156,7 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
         .map(|(i, d)| (d.id.as_str(), (i, d)))
         .collect();
     let mut ids = HashSet::new();
-    let mut digest_kind: HashMap<&str, &str> = HashMap::new();
+    let mut digest_kind: HashMap<&str, Kind> = HashMap::new();
     for (i, d) in ev.iter().enumerate() {
         let at = |f: &str| format!("/evidence/{i}{f}");
         if !ids.insert(d.id.as_str()) {
@@ -170,7 +167,7 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
                 format!("artifact id {:?} is used twice", d.id),
             );
         }
-        if d.authority != authority_of(&d.kind) {
+        if d.authority != authority_of(d.kind) {
             m_issue(
                 issues,
                 "validation.kind_authority",
@@ -178,14 +175,14 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
                 format!(
                     "{} evidence has authority {}, not {}",
                     d.kind,
-                    authority_of(&d.kind),
+                    authority_of(d.kind),
                     d.authority
                 ),
             );
         }
         if matches!(
-            d.kind.as_str(),
-            "verifier" | "capture-report" | "export-manifest"
+            d.kind,
+            Kind::Verifier | Kind::CaptureReport | Kind::ExportManifest
         ) && d.media_type != "application/json"
         {
             m_issue(
@@ -211,10 +208,10 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
                 format!("the same bytes appear as {k} and {} evidence", d.kind),
             ),
             _ => {
-                digest_kind.insert(&d.digest, &d.kind);
+                digest_kind.insert(&d.digest, d.kind);
             }
         }
-        let shared = matches!(d.sharing_class.as_str(), "partner" | "public");
+        let shared = d.sharing_class.is_shared();
         if shared && d.native_reference.is_some() {
             m_issue(
                 issues,
@@ -300,7 +297,7 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
     let reports: Vec<usize> = ev
         .iter()
         .enumerate()
-        .filter(|(_, d)| d.kind == "capture-report")
+        .filter(|(_, d)| d.kind == Kind::CaptureReport)
         .map(|(i, _)| i)
         .collect();
     if reports.len() != 1 {
@@ -315,7 +312,7 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
         );
     }
     for i in reports {
-        if matches!(ev[i].sharing_class.as_str(), "partner" | "public") {
+        if ev[i].sharing_class.is_shared() {
             m_issue(
                 issues,
                 "validation.capture_report_shared",
@@ -325,7 +322,7 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
         }
     }
     // Native ids bind to retained evidence.
-    let bound = |kind: &str, ref_type: &str, id: &str| {
+    let bound = |kind: Kind, ref_type: &str, id: &str| {
         ev.iter().any(|d| {
             d.kind == kind
                 && d.is_retained()
@@ -335,12 +332,12 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
         })
     };
     if let Some(s) = &m.run.native.session_id {
-        if !bound("session", "session", s) {
+        if !bound(Kind::Session, "session", s) {
             m_issue(issues, "validation.native_session_unbound", "/run/native/sessionId", format!("no retained session descriptor has nativeReference {{type: session, id: {s:?}}}"));
         }
     }
     if let Some(t) = &m.run.native.trace_id {
-        if !bound("telemetry", "trace", t) {
+        if !bound(Kind::Telemetry, "trace", t) {
             m_issue(issues, "validation.native_trace_unbound", "/run/native/traceId", format!("no retained telemetry descriptor has nativeReference {{type: trace, id: {t:?}}}"));
         }
     }
@@ -371,7 +368,7 @@ pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> 
         );
     }
     if let Some(mode) = &c.assessment_mode {
-        if mode != m.run.mode() {
+        if *mode != m.run.mode() {
             add(
                 "validation.assessment_mode_mismatch",
                 "/assessmentMode",
@@ -379,18 +376,14 @@ pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> 
             );
         }
     }
-    let affects = |cap: &str| {
+    let affects = |cap: Authority| c.missing_evidence.iter().any(|e| e.affects.contains(&cap));
+    let has_reason = |cap: Authority, reason: &str| {
         c.missing_evidence
             .iter()
-            .any(|e| e.affects.iter().any(|a| a == cap))
-    };
-    let has_reason = |cap: &str, reason: &str| {
-        c.missing_evidence
-            .iter()
-            .any(|e| e.reason == reason && e.affects.iter().any(|a| a == cap))
+            .any(|e| e.reason == reason && e.affects.contains(&cap))
     };
     for (i, e) in c.missing_evidence.iter().enumerate() {
-        if e.reason == "optional-beta-unavailable" && e.affects != ["timing-resource"] {
+        if e.reason == "optional-beta-unavailable" && e.affects != [Authority::TimingResource] {
             add(
                 "validation.beta_reason_scope",
                 &format!("/missingEvidence/{i}/affects"),
@@ -399,9 +392,9 @@ pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> 
         }
     }
     let caps = c.capabilities.by_authority();
-    let pointer_of = |cap: &str| match cap {
-        "semantic" => "/capabilities/semantic",
-        "timing-resource" => "/capabilities/timingResource",
+    let pointer_of = |cap: Authority| match cap {
+        Authority::Semantic => "/capabilities/semantic",
+        Authority::TimingResource => "/capabilities/timingResource",
         _ => "/capabilities/outcome",
     };
     for (cap, status) in caps {
@@ -425,19 +418,23 @@ pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> 
             );
         }
     }
-    let status = |cap: &str| {
+    let status = |cap: Authority| {
         caps.iter()
             .find(|(c2, _)| *c2 == cap)
             .map(|x| x.1)
             .unwrap_or("")
     };
-    if c.qualification == "qualified" {
-        let timing_ok = matches!(status("timing-resource"), "available" | "unsupported");
-        let core_ok = status("semantic") == "available" && status("outcome") == "available";
-        let gaps_ok = !affects("semantic")
-            && !affects("outcome")
+    if c.qualification == Qualification::Qualified {
+        let timing_ok = matches!(
+            status(Authority::TimingResource),
+            "available" | "unsupported"
+        );
+        let core_ok =
+            status(Authority::Semantic) == "available" && status(Authority::Outcome) == "available";
+        let gaps_ok = !affects(Authority::Semantic)
+            && !affects(Authority::Outcome)
             && !c.missing_evidence.iter().any(|e| {
-                e.affects.iter().any(|a| a == "timing-resource")
+                e.affects.contains(&Authority::TimingResource)
                     && !matches!(
                         e.reason.as_str(),
                         "unsupported" | "optional-beta-unavailable"
@@ -448,10 +445,13 @@ pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> 
         }
     } else {
         let some_gap = matches!(
-            status("semantic"),
+            status(Authority::Semantic),
             "missing" | "unsupported" | "not-checked"
-        ) || matches!(status("timing-resource"), "missing" | "not-checked")
-            || matches!(status("outcome"), "missing" | "unsupported" | "not-checked");
+        ) || matches!(status(Authority::TimingResource), "missing" | "not-checked")
+            || matches!(
+                status(Authority::Outcome),
+                "missing" | "unsupported" | "not-checked"
+            );
         if c.missing_evidence.is_empty() || !some_gap {
             add("validation.incomplete_without_gaps", "/qualification", "incomplete needs at least one missing evidence entry and a capability that is not available".into());
         }
@@ -504,7 +504,7 @@ pub fn verifier_rules(m: &Manifest, v: &VerifierResult, file: &str) -> Vec<Issue
         let ok = m
             .evidence
             .iter()
-            .any(|d| d.id == w.artifact_id && d.kind == "workspace" && d.digest == w.digest);
+            .any(|d| d.id == w.artifact_id && d.kind == Kind::Workspace && d.digest == w.digest);
         if !ok {
             add(
                 "validation.verifier_workspace_unbound",
@@ -522,7 +522,7 @@ pub fn verifier_rules(m: &Manifest, v: &VerifierResult, file: &str) -> Vec<Issue
 /// Bundle-level outcome rules: which verifier result the terminal state needs.
 pub fn outcome_rules(m: &Manifest, verifiers: &[(usize, &VerifierResult)]) -> Vec<Issue> {
     let mut out = Vec::new();
-    let observational = m.run.mode() == "observational";
+    let observational = m.run.mode() == AssessmentMode::Observational;
     if observational {
         for (i, _) in verifiers {
             out.push(Issue::at(
@@ -540,7 +540,7 @@ pub fn outcome_rules(m: &Manifest, verifiers: &[(usize, &VerifierResult)]) -> Ve
     let terminal_ok = t.workspace_artifact_id.as_ref().is_some_and(|id| {
         m.evidence
             .iter()
-            .any(|d| d.id == *id && d.kind == "workspace" && d.is_retained())
+            .any(|d| d.id == *id && d.kind == Kind::Workspace && d.is_retained())
     });
     let bound = |status: &str| {
         verifiers.iter().any(|(_, v)| {
@@ -550,13 +550,17 @@ pub fn outcome_rules(m: &Manifest, verifiers: &[(usize, &VerifierResult)]) -> Ve
                     .is_some_and(|w| Some(&w.artifact_id) == t.workspace_artifact_id.as_ref())
         })
     };
-    if t.state == "completed" && t.workspace_artifact_id.is_some() && !terminal_ok {
+    if t.state == TerminalState::Completed && t.workspace_artifact_id.is_some() && !terminal_ok {
         return out;
     }
-    if t.state == "completed" && !bound("passed") {
+    if t.state == TerminalState::Completed && !bound("passed") {
         out.push(Issue::at("validation.verifier_outcome_required", MANIFEST, "/terminal", "a verified completed run needs a passed verifier result bound to the terminal workspace"));
     }
-    if t.state == "failed" && t.failure_class == "task" && terminal_ok && !bound("failed") {
+    if t.state == TerminalState::Failed
+        && t.failure_class == "task"
+        && terminal_ok
+        && !bound("failed")
+    {
         out.push(Issue::at(
             "validation.verifier_outcome_required",
             MANIFEST,
@@ -617,9 +621,9 @@ pub fn export_rules(m: &Manifest, e: &ExportManifest, file: &str) -> Vec<Issue> 
         let has_evidence = e.artifact_ids.iter().any(|id| {
             m.evidence
                 .iter()
-                .any(|d| d.id == *id && d.kind != "export-manifest")
+                .any(|d| d.id == *id && d.kind != Kind::ExportManifest)
         });
-        if e.sharing_class == "unknown" || !has_evidence {
+        if e.sharing_class == SharingClass::Unknown || !has_evidence {
             add("validation.export_not_ready", "/status".into(), "a ready or exported manifest needs a known class and at least one evidence artifact".into());
         }
     }

@@ -6,6 +6,7 @@
 //! [`Sink`]: a hasher for `packet validate`, a store batch for
 //! `packet freeze`.
 
+use crate::vocab::AssessmentMode;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
@@ -182,13 +183,13 @@ pub fn load(root: &Path, packet: &Path) -> Result<Loaded> {
     };
     let issues = &mut loaded.issues;
     match (p.mode(), p.restricted.is_some()) {
-        ("observational", true) => issues.push(Issue::at(
+        (AssessmentMode::Observational, true) => issues.push(Issue::at(
             "validation.restricted_forbidden",
             file,
             "/restricted",
             "observational packets carry no restricted components",
         )),
-        ("verified", false) => issues.push(Issue::at(
+        (AssessmentMode::Verified, false) => issues.push(Issue::at(
             "validation.restricted_required",
             file,
             "/restricted",

@@ -1,5 +1,6 @@
 //! Typed view of a task packet (`ebo.task-packet/v1`), read after schema validation.
 
+use crate::vocab::AssessmentMode;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -42,7 +43,7 @@ pub struct Packet {
     /// Packet id.
     pub id: String,
     /// observational | verified (absent: verified).
-    pub assessment_mode: Option<String>,
+    pub assessment_mode: Option<AssessmentMode>,
     /// What the agent gets.
     pub agent_input: AgentInput,
     /// Where the task comes from.
@@ -57,8 +58,8 @@ pub struct Packet {
 
 impl Packet {
     /// The assessment mode with the default applied.
-    pub fn mode(&self) -> &str {
-        self.assessment_mode.as_deref().unwrap_or("verified")
+    pub fn mode(&self) -> AssessmentMode {
+        self.assessment_mode.unwrap_or(AssessmentMode::Verified)
     }
 
     /// The perturbation reference, if one is applied.

@@ -1,0 +1,281 @@
+//! The closed vocabularies of the evidence contract, as enums: each value
+//! the JSON Schemas of `schemas/` allow, spelled as they spell it, and
+//! nothing else. Documents are typed after schema validation, so a value
+//! outside a vocabulary never reaches these types from a document; from
+//! text (a catalog row, a command-line filter) it is an [`UnknownValue`].
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A string that is not a value of a closed vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{vocabulary}: {value:?} is not one of {allowed}")]
+pub struct UnknownValue {
+    /// Which vocabulary.
+    pub vocabulary: &'static str,
+    /// The value given.
+    pub value: String,
+    /// The values allowed, comma-separated.
+    pub allowed: String,
+}
+
+/// What every closed vocabulary offers, for code generic over them (a
+/// command-line parser, a catalog column).
+pub trait Vocabulary: Copy + Eq + fmt::Display + FromStr<Err = UnknownValue> + 'static {
+    /// Every value, in the schema's order.
+    const ALL: &'static [Self];
+    /// The value as the contract spells it.
+    fn as_str(self) -> &'static str;
+}
+
+/// Defines a closed vocabulary: the enum, its spelling both ways, and serde
+/// that reads and writes exactly those spellings.
+macro_rules! vocabulary {
+    ($(#[$doc:meta])* $name:ident ($what:literal) { $($(#[$vdoc:meta])* $variant:ident = $text:literal,)+ }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in the schema's order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The value as the contract spells it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        impl Vocabulary for $name {
+            const ALL: &'static [$name] = $name::ALL;
+
+            fn as_str(self) -> &'static str {
+                $name::as_str(self)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownValue;
+
+            fn from_str(s: &str) -> Result<Self, UnknownValue> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(UnknownValue {
+                        vocabulary: $what,
+                        value: s.to_string(),
+                        allowed: [$($text),+].join(", "),
+                    }),
+                }
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl rusqlite::types::FromSql for $name {
+            fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+                v.as_str()?
+                    .parse()
+                    .map_err(|e| rusqlite::types::FromSqlError::Other(Box::new(e)))
+            }
+        }
+
+        impl rusqlite::ToSql for $name {
+            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+                Ok(self.as_str().into())
+            }
+        }
+    };
+}
+
+vocabulary! {
+    /// Who may see an artifact.
+    SharingClass ("sharing class") {
+        /// Not classified: never exported.
+        Unknown = "unknown",
+        /// Restricted to its owners.
+        Restricted = "restricted",
+        /// Internal to the organization.
+        Internal = "internal",
+        /// Shared with partners (a derivative, sanitized).
+        Partner = "partner",
+        /// Public (a derivative, sanitized).
+        Public = "public",
+    }
+}
+
+impl SharingClass {
+    /// True for the classes that leave the organization (partner, public):
+    /// such an artifact must be a sanitized derivative. The writer's one
+    /// rule for this; the export readback keeps its own copy on purpose.
+    pub fn is_shared(self) -> bool {
+        matches!(self, SharingClass::Partner | SharingClass::Public)
+    }
+}
+
+vocabulary! {
+    /// What an evidence artifact is.
+    Kind ("kind") {
+        /// The agent session (JSONL).
+        Session = "session",
+        /// Hook events (JSONL).
+        Hook = "hook",
+        /// Timing and resource telemetry.
+        Telemetry = "telemetry",
+        /// The workspace patch.
+        Workspace = "workspace",
+        /// A verifier result.
+        Verifier = "verifier",
+        /// Diagnostic output.
+        Diagnostic = "diagnostic",
+        /// The capture report.
+        CaptureReport = "capture-report",
+        /// An export manifest inside the bundle.
+        ExportManifest = "export-manifest",
+    }
+}
+
+vocabulary! {
+    /// Which kind of claim an artifact is evidence for.
+    Authority ("authority") {
+        /// What the agent did.
+        Semantic = "semantic",
+        /// How long and how much it took.
+        TimingResource = "timing-resource",
+        /// Whether it worked.
+        Outcome = "outcome",
+        /// How the evidence was captured.
+        Capture = "capture",
+        /// How it was exported.
+        Export = "export",
+    }
+}
+
+vocabulary! {
+    /// Whether a run's evidence is complete enough to count.
+    Qualification ("qualification") {
+        /// Complete.
+        Qualified = "qualified",
+        /// Something required is missing.
+        Incomplete = "incomplete",
+    }
+}
+
+vocabulary! {
+    /// How a run ended.
+    TerminalState ("terminal state") {
+        /// It ran to the end.
+        Completed = "completed",
+        /// It failed.
+        Failed = "failed",
+        /// It was stopped (budget, policy).
+        Stopped = "stopped",
+        /// It was interrupted.
+        Interrupted = "interrupted",
+    }
+}
+
+vocabulary! {
+    /// How a run is assessed.
+    AssessmentMode ("assessment mode") {
+        /// Observed only: no verifier.
+        Observational = "observational",
+        /// Checked by a verifier.
+        Verified = "verified",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_value_round_trips_and_nothing_else_parses() {
+        for c in SharingClass::ALL {
+            assert_eq!(c.as_str().parse::<SharingClass>().unwrap(), *c);
+            let json = serde_json::to_string(c).unwrap();
+            assert_eq!(serde_json::from_str::<SharingClass>(&json).unwrap(), *c);
+        }
+        assert_eq!(Kind::CaptureReport.as_str(), "capture-report");
+        assert_eq!(Authority::TimingResource.to_string(), "timing-resource");
+        let e = "Public".parse::<SharingClass>().unwrap_err();
+        assert_eq!(e.vocabulary, "sharing class");
+        assert!(e
+            .to_string()
+            .contains("unknown, restricted, internal, partner, public"));
+        assert!(serde_json::from_str::<Kind>("\"sessions\"").is_err());
+    }
+
+    #[test]
+    fn a_catalog_value_outside_the_vocabulary_is_a_damaged_catalog() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let read = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, TerminalState>(0));
+        assert_eq!(read("SELECT 'stopped'").unwrap(), TerminalState::Stopped);
+        let e = coffer_store::StoreError::from(read("SELECT 'exploded'").unwrap_err());
+        assert_eq!(e.code(), "integrity.catalog");
+        let d = conn.query_row("SELECT 'sha256:00'", [], |r| {
+            r.get::<_, coffer_store::Digest>(0)
+        });
+        assert_eq!(
+            coffer_store::StoreError::from(d.unwrap_err()).code(),
+            "integrity.catalog"
+        );
+    }
+
+    #[test]
+    fn only_partner_and_public_are_shared() {
+        let shared: Vec<_> = SharingClass::ALL.iter().filter(|c| c.is_shared()).collect();
+        assert_eq!(shared, [&SharingClass::Partner, &SharingClass::Public]);
+    }
+
+    #[test]
+    fn the_vocabularies_are_the_schemas_enums() {
+        let schema = |name: &str| -> serde_json::Value {
+            let path = format!("{}/../../schemas/{name}", env!("CARGO_MANIFEST_DIR"));
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        };
+        let listed =
+            |v: &serde_json::Value| -> Vec<String> { serde_json::from_value(v.clone()).unwrap() };
+        fn spelled<T: fmt::Display>(all: &[T]) -> Vec<String> {
+            all.iter().map(T::to_string).collect()
+        }
+        let d = schema("evidence-descriptor.v1.json");
+        let m = schema("run-manifest.v1.json");
+        let c = schema("capture-report.v1.json");
+        assert_eq!(
+            listed(&d["$defs"]["sharingClass"]["enum"]),
+            spelled(SharingClass::ALL)
+        );
+        assert_eq!(listed(&d["properties"]["kind"]["enum"]), spelled(Kind::ALL));
+        assert_eq!(
+            listed(&d["properties"]["authority"]["enum"]),
+            spelled(Authority::ALL)
+        );
+        let q = &c["properties"]["qualification"]["enum"];
+        assert_eq!(listed(q), spelled(Qualification::ALL));
+        let t = &m["properties"]["terminal"]["properties"]["state"]["enum"];
+        assert_eq!(listed(t), spelled(TerminalState::ALL));
+        let a = &m["properties"]["run"]["properties"]["assessmentMode"]["enum"];
+        assert_eq!(listed(a), spelled(AssessmentMode::ALL));
+    }
+}
