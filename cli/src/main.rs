@@ -414,8 +414,7 @@ fn usage_error(e: clap::Error, args: &[std::ffi::OsString]) -> ExitCode {
     let body = body.strip_prefix("error: ").unwrap_or(body);
     let message = body.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut report = Report::from_issues(
-        "",
-        vec![Issue::new(code, message, None)],
+        vec![Issue::about(code, None, message)],
         serde_json::Value::Null,
         String::new(),
     );

@@ -58,34 +58,7 @@ impl Status {
     }
 }
 
-/// One problem, with a stable code and where it is.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Issue {
-    /// `class.name` code.
-    pub code: String,
-    /// Human explanation.
-    pub message: String,
-    /// File, JSON pointer, path or digest the issue is about.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-}
-
-impl Issue {
-    /// An issue from parts.
-    pub fn new(code: &str, message: impl Into<String>, path: Option<String>) -> Self {
-        Issue {
-            code: code.to_string(),
-            message: message.into(),
-            path,
-        }
-    }
-}
-
-impl From<&StoreError> for Issue {
-    fn from(e: &StoreError) -> Self {
-        Issue::new(e.code(), e.to_string(), e.subject())
-    }
-}
+pub use coffer_store::issue::Issue;
 
 /// A finished command: what to print and how to exit.
 #[derive(Debug)]
@@ -103,45 +76,44 @@ pub struct Report {
 }
 
 impl Report {
-    /// A successful report.
-    pub fn accepted(command: &str, result: Value, human: String) -> Self {
+    /// A report with this status. The command name is filled in by
+    /// `main`, which knows what was typed.
+    pub fn new(status: Status, issues: Vec<Issue>, result: Value, human: String) -> Self {
         Report {
-            command: command.to_string(),
-            status: Status::Accepted,
-            issues: Vec::new(),
+            command: String::new(),
+            status,
+            issues,
             result,
             human,
         }
     }
 
+    /// A successful report.
+    pub fn accepted(result: Value, human: String) -> Self {
+        Report::new(Status::Accepted, Vec::new(), result, human)
+    }
+
     /// A usage error (exit 2): the command line was wrong, nothing was done.
-    pub fn usage(code: &str, message: impl Into<String>, path: Option<String>) -> Self {
+    pub fn usage(code: &'static str, message: impl Into<String>, path: Option<String>) -> Self {
         Report::from_issues(
-            "",
-            vec![Issue::new(code, message, path)],
+            vec![Issue::about(code, path, message)],
             Value::Null,
             String::new(),
         )
     }
 
     /// A report for a command that stopped on an error.
-    pub fn error(command: &str, e: &StoreError) -> Self {
-        Report::from_issues(command, vec![Issue::from(e)], Value::Null, String::new())
+    pub fn error(e: &StoreError) -> Self {
+        Report::from_issues(vec![Issue::from(e)], Value::Null, String::new())
     }
 
     /// A report whose status follows from its issues (accepted if none).
-    pub fn from_issues(command: &str, issues: Vec<Issue>, result: Value, human: String) -> Self {
+    pub fn from_issues(issues: Vec<Issue>, result: Value, human: String) -> Self {
         let status = issues
             .first()
-            .map(|i| Status::for_code(&i.code))
+            .map(|i| Status::for_code(i.code))
             .unwrap_or(Status::Accepted);
-        Report {
-            command: command.to_string(),
-            status,
-            issues,
-            result,
-            human,
-        }
+        Report::new(status, issues, result, human)
     }
 
     /// Prints the report and returns the exit code.
@@ -152,7 +124,7 @@ impl Report {
                 "schemaVersion": "coffer.result/v1",
                 "command": self.command,
                 "status": self.status.name(),
-                "issues": self.issues,
+                "issues": self.issues.iter().map(envelope_issue).collect::<Vec<_>>(),
                 "result": self.result,
             });
             let mut out = std::io::stdout().lock();
@@ -180,13 +152,23 @@ impl Report {
     }
 }
 
+/// An issue as the envelope shows it: code, message, and one `path`
+/// (`file#pointer`, a file, a path, a key or a digest) when there is one.
+fn envelope_issue(i: &Issue) -> Value {
+    let mut v = json!({"code": i.code, "message": i.message});
+    if let Some(path) = i.location() {
+        v["path"] = json!(path);
+    }
+    v
+}
+
 /// `expr?` for command bodies that return a [`Report`]: a store error
 /// becomes the command's error report.
 macro_rules! or_report {
     ($e:expr) => {
         match $e {
             Ok(v) => v,
-            Err(e) => return $crate::report::Report::error("", &e),
+            Err(e) => return $crate::report::Report::error(&e),
         }
     };
 }

@@ -235,5 +235,12 @@ fn catalog_code(e: &rusqlite::Error) -> &'static str {
 
 pub use crate::os_code::io_code;
 
+/// A store error as an issue about its subject.
+impl From<&StoreError> for crate::issue::Issue {
+    fn from(e: &StoreError) -> Self {
+        crate::issue::Issue::about(e.code(), e.subject(), e.to_string())
+    }
+}
+
 /// Shorthand for results in this crate.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -42,6 +42,17 @@ impl Issue {
         }
     }
 
+    /// An issue about a subject named by a path, key or digest (or about
+    /// nothing in particular).
+    pub fn about(code: &'static str, subject: Option<String>, message: impl Into<String>) -> Self {
+        Issue {
+            code,
+            message: message.into(),
+            file: subject,
+            pointer: None,
+        }
+    }
+
     /// The `path` shown in the CLI envelope: `file#pointer`, `file`, or the pointer.
     pub fn location(&self) -> Option<String> {
         match (&self.file, &self.pointer) {

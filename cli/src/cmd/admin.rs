@@ -24,7 +24,6 @@ pub fn init(ctx: &Ctx, backend: Option<&str>, endpoint: Option<&str>) -> Report 
                 "store already exists"
             };
             Report::accepted(
-                "",
                 json!({
                     "store": ctx.store.display().to_string(),
                     "created": created,
@@ -37,7 +36,7 @@ pub fn init(ctx: &Ctx, backend: Option<&str>, endpoint: Option<&str>) -> Report 
                 ),
             )
         }
-        Err(e) => Report::error("", &e),
+        Err(e) => Report::error(&e),
     }
 }
 
@@ -53,9 +52,9 @@ pub fn rebuild(ctx: &Ctx) -> Report {
                 r.rows
             );
             let result = serde_json::to_value(&r).expect("serializable");
-            with_broken_refs(Report::accepted("", result, human), &r.broken)
+            with_broken_refs(Report::accepted(result, human), &r.broken)
         }
-        Err(e) => Report::error("", &e),
+        Err(e) => Report::error(&e),
     }
 }
 
@@ -73,20 +72,20 @@ pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
                 .ref_conflicts
                 .iter()
                 .map(|key| {
-                    Issue::new(
+                    Issue::about(
                         "conflict.ref_exists",
-                        format!("{key} names something else in the destination; not copied"),
                         Some(key.clone()),
+                        format!("{key} names something else in the destination; not copied"),
                     )
                 })
                 .collect();
             if issues.is_empty() {
-                Report::accepted("", result, human)
+                Report::accepted(result, human)
             } else {
-                Report::from_issues("", issues, result, human)
+                Report::from_issues(issues, result, human)
             }
         }
-        Err(e) => Report::error("", &e),
+        Err(e) => Report::error(&e),
     }
 }
 
@@ -108,7 +107,7 @@ pub fn fsck(ctx: &Ctx, read_data: bool) -> Report {
             let issues: Vec<Issue> = r
                 .findings
                 .iter()
-                .map(|f| Issue::new(f.code, f.message.clone(), Some(f.path.clone())))
+                .map(|f| Issue::about(f.code, Some(f.path.clone()), f.message.clone()))
                 .collect();
             let human = format!(
                 "{} cataloged, {} on disk, {} verified ({} bytes), {} finding(s)",
@@ -119,13 +118,12 @@ pub fn fsck(ctx: &Ctx, read_data: bool) -> Report {
                 r.findings.len()
             );
             Report::from_issues(
-                "",
                 issues,
                 serde_json::to_value(&r).expect("serializable"),
                 human,
             )
         }
-        Err(e) => Report::error("", &e),
+        Err(e) => Report::error(&e),
     }
 }
 
@@ -157,9 +155,9 @@ pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
                 r.freed_bytes
             );
             let result = serde_json::to_value(&r).expect("serializable");
-            with_broken_refs(Report::accepted("", result, human), &r.broken_refs)
+            with_broken_refs(Report::accepted(result, human), &r.broken_refs)
         }
-        Err(e) => Report::error("", &e),
+        Err(e) => Report::error(&e),
     }
 }
 
@@ -171,7 +169,7 @@ fn with_broken_refs(mut report: Report, broken: &[coffer_store::refs::BrokenRef]
         report.issues.extend(
             broken
                 .iter()
-                .map(|b| Issue::new(b.code, b.message.clone(), Some(b.key.clone()))),
+                .map(|b| Issue::about(b.code, Some(b.key.clone()), b.message.clone())),
         );
     }
     report
@@ -202,5 +200,5 @@ pub fn stats(ctx: &Ctx) -> Report {
     v["dedupRatio"] = json!(dedup);
     v["compressionRatio"] = json!(compression);
     v["fixtures"] = fixtures;
-    Report::accepted("", v, human)
+    Report::accepted(v, human)
 }

@@ -42,18 +42,13 @@ fn one_of<T: Vocabulary + Send + Sync>(all: &'static [T]) -> impl TypedValuePars
     PossibleValuesParser::new(all.iter().map(|v| v.as_str())).try_map(|s| s.parse::<T>())
 }
 
-fn issues_of(list: &[coffer_store::issue::Issue]) -> Vec<Issue> {
-    list.iter()
-        .map(|i| Issue::new(i.code, i.message.clone(), i.location()))
-        .collect()
-}
-
 fn gap_issues(gaps: &[coffer_evidence::bundle::model::MissingEvidence]) -> Vec<Issue> {
     gaps.iter()
         .enumerate()
         .map(|(i, g)| {
-            Issue::new(
+            Issue::about(
                 "validation.capture_incomplete",
+                Some(format!("capture-report.json#/missingEvidence/{i}")),
                 format!(
                     "evidence gap: {} ({}), affects {}",
                     g.kind,
@@ -64,7 +59,6 @@ fn gap_issues(gaps: &[coffer_evidence::bundle::model::MissingEvidence]) -> Vec<I
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-                Some(format!("capture-report.json#/missingEvidence/{i}")),
             )
         })
         .collect()
@@ -72,7 +66,7 @@ fn gap_issues(gaps: &[coffer_evidence::bundle::model::MissingEvidence]) -> Vec<I
 
 pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
     let insp = or_report!(inspect(dir, &mut HashOnly, false));
-    let issues = issues_of(&insp.issues);
+    let issues = insp.issues.clone();
     let bundle_id = insp.manifest.as_ref().map(|m| m.bundle_id.clone());
     let qualification = insp.qualification();
     let result = json!({
@@ -83,7 +77,7 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
     });
     if !issues.is_empty() {
         let human = format!("{}: {} problem(s)", dir.display(), issues.len());
-        return Report::from_issues("", issues, result, human);
+        return Report::from_issues(issues, result, human);
     }
     let gaps = insp
         .capture
@@ -96,14 +90,8 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
         qualification.map_or("?", Qualification::as_str)
     );
     match gaps {
-        Some(g) => Report {
-            command: String::new(),
-            status: Status::Incomplete,
-            issues: g,
-            result,
-            human,
-        },
-        None => Report::accepted("", result, human),
+        Some(g) => Report::new(Status::Incomplete, g, result, human),
+        None => Report::accepted(result, human),
     }
 }
 
@@ -117,7 +105,7 @@ pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
             dir.display(),
             out.issues.len()
         );
-        return Report::from_issues("", issues_of(&out.issues), result, human);
+        return Report::from_issues(out.issues.clone(), result, human);
     }
     let id = out.bundle_id.clone().unwrap_or_default();
     let mut human = format!(
@@ -137,15 +125,9 @@ pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
         ));
     }
     if out.gaps.is_empty() {
-        Report::accepted("", result, human)
+        Report::accepted(result, human)
     } else {
-        Report {
-            command: String::new(),
-            status: Status::Incomplete,
-            issues: gap_issues(&out.gaps),
-            result,
-            human,
-        }
+        Report::new(Status::Incomplete, gap_issues(&out.gaps), result, human)
     }
 }
 
@@ -174,7 +156,7 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
             b.qualification
         ));
     }
-    Report::accepted("", json!({ "bundles": rows }), human)
+    Report::accepted(json!({ "bundles": rows }), human)
 }
 
 pub fn show(ctx: &Ctx, id: &str) -> Report {
@@ -225,8 +207,8 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
         Ok::<_, coffer_store::StoreError>((json!({"bundle": row, "artifacts": artifacts}), human))
     })();
     match shown {
-        Ok((result, human)) => Report::accepted("", result, human),
-        Err(e) => Report::error("", &e),
+        Ok((result, human)) => Report::accepted(result, human),
+        Err(e) => Report::error(&e),
     }
 }
 
@@ -234,11 +216,10 @@ pub fn checkout(ctx: &Ctx, id: &str, dest: &Path) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
     match bundle::checkout::checkout(&store, id, dest) {
         Ok(n) => Report::accepted(
-            "",
             json!({"bundle": id, "dest": dest.display().to_string(), "files": n}),
             format!("checked out {id} to {} ({n} files)", dest.display()),
         ),
-        Err(e) => Report::error("", &e),
+        Err(e) => Report::error(&e),
     }
 }
 
@@ -271,15 +252,14 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
     let result = serde_json::to_value(&w).expect("serializable");
     if !w.is_known() {
         return Report::from_issues(
-            "",
-            vec![Issue::new(
+            vec![Issue::about(
                 "io.not_found",
-                format!("object {d} is not in the store"),
                 Some(d.to_string()),
+                format!("object {d} is not in the store"),
             )],
             result,
             human,
         );
     }
-    Report::accepted("", result, human)
+    Report::accepted(result, human)
 }

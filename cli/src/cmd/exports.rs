@@ -44,28 +44,22 @@ pub struct CreateArgs {
     exclude_unverifiable: bool,
 }
 
-fn issues_of(list: &[coffer_store::issue::Issue]) -> Vec<Issue> {
-    list.iter()
-        .map(|i| Issue::new(i.code, i.message.clone(), i.location()))
-        .collect()
-}
-
 /// The report of a failed export step.
 pub fn export_error(e: &ExportError) -> Report {
     match e {
-        ExportError::Store(s) => Report::error("", s),
+        ExportError::Store(s) => Report::error(s),
         ExportError::Blocked(i) => {
-            let mut r = Report::from_issues("", issues_of(i), json!(null), String::new());
+            let mut r = Report::from_issues(i.clone(), json!(null), String::new());
             r.status = Status::Blocked;
             r
         }
         ExportError::Invalid(i) => {
-            let mut r = Report::from_issues("", issues_of(i), json!(null), String::new());
+            let mut r = Report::from_issues(i.clone(), json!(null), String::new());
             r.status = Status::Failed;
             r
         }
         ExportError::Usage(i) => {
-            let mut r = Report::from_issues("", issues_of(i), json!(null), String::new());
+            let mut r = Report::from_issues(i.clone(), json!(null), String::new());
             r.status = Status::Usage;
             r
         }
@@ -129,26 +123,26 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
     );
     let incomplete = outcome.qualification != Qualification::Qualified;
     let result = serde_json::to_value(&outcome).expect("outcome serializes");
-    let mut r = Report::accepted("", result, human);
+    let mut r = Report::accepted(result, human);
     for rec in &outcome.excluded_records {
         r.status = Status::Incomplete;
-        r.issues.push(Issue::new(
+        r.issues.push(Issue::about(
             "validation.record_excluded",
+            Some(format!("{}#/{}", rec.relative_path, rec.line)),
             format!(
                 "left out under --exclude-unverifiable: record {} of {} ({})",
                 rec.line + 1,
                 rec.artifact_id,
                 rec.code
             ),
-            Some(format!("{}#/{}", rec.relative_path, rec.line)),
         ));
     }
     if incomplete {
         r.status = Status::Incomplete;
-        r.issues.push(Issue::new(
+        r.issues.push(Issue::about(
             "validation.capture_incomplete",
-            "exported with --allow-incomplete: the source capture is not qualified",
             Some("capture-report.json".into()),
+            "exported with --allow-incomplete: the source capture is not qualified",
         ));
     }
     Ok(r)
@@ -175,7 +169,6 @@ pub fn verify(_ctx: &Ctx, dest: &Path, policy: Option<&Path>, redact_env: &[Stri
             if policy.is_some() { "; policy matches" } else { "" }
         );
         Ok(Report::accepted(
-            "",
             serde_json::to_value(&report).expect("serializes"),
             human,
         ))
@@ -239,7 +232,6 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
         });
         if issues.is_empty() {
             return Ok(Report::accepted(
-                "",
                 result,
                 format!(
                     "{} file(s), {} strings: no findings",
@@ -249,7 +241,7 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
             ));
         }
         let human = format!("{} finding(s)", issues.len());
-        let mut r = Report::from_issues("", issues_of(&issues), result, human);
+        let mut r = Report::from_issues(issues, result, human);
         r.status = Status::Failed;
         Ok(r)
     };
@@ -267,7 +259,7 @@ pub fn pack(_ctx: &Ctx, dest: &Path, archive: &Path) -> Report {
                 o.size_bytes,
                 o.digest
             );
-            Report::accepted("", serde_json::to_value(&o).expect("serializes"), human)
+            Report::accepted(serde_json::to_value(&o).expect("serializes"), human)
         }
         Err(e) => export_error(&e),
     }
@@ -282,7 +274,7 @@ pub fn unpack(_ctx: &Ctx, archive: &Path, dest: &Path) -> Report {
                 dest.display(),
                 r.artifacts
             );
-            Report::accepted("", serde_json::to_value(&r).expect("serializes"), human)
+            Report::accepted(serde_json::to_value(&r).expect("serializes"), human)
         }
         Err(e) => export_error(&e),
     }

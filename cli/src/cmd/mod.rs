@@ -54,15 +54,14 @@ pub fn resolve_digest(store: &Store, arg: &str) -> Result<Digest, Box<Report>> {
     let found = store
         .catalog()
         .digests_with_prefix(&hex, 11)
-        .map_err(|e| Box::new(Report::error("", &e)))?;
+        .map_err(|e| Box::new(Report::error(&e)))?;
     match found.as_slice() {
         [d] => Ok(*d),
         [] => Err(Box::new(Report::from_issues(
-            "",
-            vec![Issue::new(
+            vec![Issue::about(
                 "io.not_found",
-                format!("no object in the store starts with sha256:{hex}"),
                 Some(arg.chars().take(100).collect()),
+                format!("no object in the store starts with sha256:{hex}"),
             )],
             serde_json::Value::Null,
             String::new(),

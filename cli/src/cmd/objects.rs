@@ -108,20 +108,14 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
     issues.extend(
         skipped
             .iter()
-            .map(|s| Issue::new(s.code, s.message.clone(), Some(escaped(&s.path)))),
+            .map(|s| Issue::about(s.code, Some(escaped(&s.path)), s.message.clone())),
     );
     let status = match &fatal {
         Some(e) => Status::for_code(e.code()),
         None if !skipped.is_empty() => Status::Incomplete,
         None => Status::Accepted,
     };
-    Report {
-        command: String::new(),
-        status,
-        issues,
-        result,
-        human,
-    }
+    Report::new(status, issues, result, human)
 }
 
 pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
@@ -133,11 +127,10 @@ pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
     match output {
         Some(path) => match store.get_to_new_file(&d, path) {
             Ok(n) => Report::accepted(
-                "",
                 json!({"digest": d, "size": n, "output": path.display().to_string()}),
                 String::new(),
             ),
-            Err(e) => Report::error("", &e),
+            Err(e) => Report::error(&e),
         },
         None if ctx.json => Report::usage(
             "usage.invalid_argument",
@@ -155,15 +148,15 @@ pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
                 Ok(n)
             });
             match copied {
-                Ok(_) => Report::accepted("", serde_json::Value::Null, String::new()),
+                Ok(_) => Report::accepted(serde_json::Value::Null, String::new()),
                 // The reader stopped early (`coffer get D | head`): quiet,
                 // as `cat` is. Nothing was stored or changed.
                 Err(coffer_store::StoreError::Io { source, .. })
                     if source.kind() == std::io::ErrorKind::BrokenPipe =>
                 {
-                    Report::accepted("", serde_json::Value::Null, String::new())
+                    Report::accepted(serde_json::Value::Null, String::new())
                 }
-                Err(e) => Report::error("", &e),
+                Err(e) => Report::error(&e),
             }
         }
     }
@@ -184,10 +177,10 @@ pub fn has(ctx: &Ctx, digests: &[String]) -> Report {
     for d in parsed {
         let present = or_report!(store.has(&d));
         if !present {
-            issues.push(Issue::new(
+            issues.push(Issue::about(
                 "io.not_found",
-                format!("object {d} is not in the store"),
                 Some(d.to_string()),
+                format!("object {d} is not in the store"),
             ));
         }
         human.push_str(&format!(
@@ -196,7 +189,7 @@ pub fn has(ctx: &Ctx, digests: &[String]) -> Report {
         ));
         objects.push(json!({"digest": d, "present": present}));
     }
-    Report::from_issues("", issues, json!({ "objects": objects }), human)
+    Report::from_issues(issues, json!({ "objects": objects }), human)
 }
 
 pub fn ls(ctx: &Ctx) -> Report {
@@ -208,5 +201,5 @@ pub fn ls(ctx: &Ctx) -> Report {
             r.digest, r.size, r.stored_size
         ));
     }
-    Report::accepted("", json!({ "objects": rows }), human)
+    Report::accepted(json!({ "objects": rows }), human)
 }

@@ -10,13 +10,6 @@ use crate::report::or_report;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
-fn issues_of(r: &PacketReport) -> Vec<Issue> {
-    r.issues
-        .iter()
-        .map(|i| Issue::new(i.code, i.message.clone(), i.location()))
-        .collect()
-}
-
 fn render(r: &PacketReport, what: &str) -> Report {
     let result = serde_json::to_value(r).expect("serializable");
     let human = match r.state {
@@ -32,17 +25,17 @@ fn render(r: &PacketReport, what: &str) -> Report {
         ),
     };
     if r.state == PacketState::Invalid {
-        let mut issues = issues_of(r);
+        let mut issues = r.issues.clone();
         if issues.is_empty() {
-            issues.push(Issue::new(
+            issues.push(Issue::about(
                 "validation.packet_invalid",
-                "packet is invalid",
                 Some(r.locator.clone()),
+                "packet is invalid",
             ));
         }
-        return Report::from_issues("", issues, result, human);
+        return Report::from_issues(issues, result, human);
     }
-    Report::accepted("", result, human)
+    Report::accepted(result, human)
 }
 
 pub fn validate(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
@@ -51,7 +44,7 @@ pub fn validate(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
     or_report!(open_store_for_reading(ctx));
     match packet::freeze::status(root, packet) {
         Ok(r) => render(&r, "valid"),
-        Err(e) => Report::error("", &e),
+        Err(e) => Report::error(&e),
     }
 }
 
@@ -65,10 +58,10 @@ pub fn status(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
                 .changed
                 .iter()
                 .map(|c| {
-                    Issue::new(
+                    Issue::about(
                         "conflict.packet_changed",
-                        format!("component {c} differs from the freeze record"),
                         Some(c.clone()),
+                        format!("component {c} differs from the freeze record"),
                     )
                 })
                 .collect();
@@ -77,16 +70,15 @@ pub fn status(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
                 r.locator,
                 r.changed.join(", ")
             );
-            Report {
-                command: String::new(),
-                status: Status::Accepted,
+            Report::new(
+                Status::Accepted,
                 issues,
-                result: serde_json::to_value(&r).expect("serializable"),
+                serde_json::to_value(&r).expect("serializable"),
                 human,
-            }
+            )
         }
         Ok(r) => render(&r, "status"),
-        Err(e) => Report::error("", &e),
+        Err(e) => Report::error(&e),
     }
 }
 
@@ -101,7 +93,7 @@ pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
                 "already frozen; record unchanged"
             },
         ),
-        Err(e) => Report::error("", &e),
+        Err(e) => Report::error(&e),
     }
 }
 
@@ -109,10 +101,9 @@ pub fn materialize(ctx: &Ctx, root: &Path, packet: &Path, dest: &Path) -> Report
     let store = or_report!(open_store_for_reading(ctx));
     match packet::freeze::materialize(&store, root, packet, dest) {
         Ok(n) => Report::accepted(
-            "",
             json!({"dest": dest.display().to_string(), "files": n}),
             format!("materialized {n} files into {}", dest.display()),
         ),
-        Err(e) => Report::error("", &e),
+        Err(e) => Report::error(&e),
     }
 }
