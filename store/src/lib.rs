@@ -11,6 +11,33 @@
 //! never modified or replaced; a read that returns all bytes without error
 //! returned exactly the bytes the key names; nothing under the store root is
 //! reached through a symlink.
+//!
+//! The CAS knows nothing of what its objects mean. A layer on top (coffer's
+//! is `coffer-evidence`) registers its own catalog tables as a
+//! [`catalog::Schema`] and writes its rows in the transaction that records
+//! its objects ([`Batch::commit_with`]); alone, the store uses
+//! [`catalog::Schema::CAS`].
+//!
+//! ```
+//! use coffer_store::catalog::{Root, Schema};
+//! use coffer_store::{Digest, PutOptions, Store};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let (mut store, created) = Store::init(&dir.path().join("cas"), &Schema::CAS)?;
+//! assert!(created);
+//! let opts = PutOptions {
+//!     root: Some(Root { kind: "put".into(), name: "greeting".into() }),
+//!     ..PutOptions::default()
+//! };
+//! let put = store.put_reader(&mut &b"hello"[..], opts.clone(), &|_| {})?;
+//! assert_eq!(put.digest, Digest::of(b"hello"));
+//! // The same bytes again: one object, no second file.
+//! assert!(!store.put_reader(&mut &b"hello"[..], opts, &|_| {})?.created);
+//! let mut back = Vec::new();
+//! store.copy_object(&put.digest, &mut back)?; // re-hashed while read
+//! assert_eq!(back, b"hello");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod backend;
 pub mod capture;

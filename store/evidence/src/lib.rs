@@ -7,6 +7,22 @@
 //! nothing of them. The domain's catalog tables are registered with the
 //! store as [`tables::SCHEMA`]: open an evidence store with
 //! [`open`] (or pass that schema to [`Store`]'s constructors).
+//!
+//! ```
+//! use coffer_evidence::{bundle, provenance};
+//! use coffer_store::{BackendConfig, Digest};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let (mut store, _) = coffer_evidence::init(&dir.path().join("store"), &BackendConfig::Local)?;
+//! let fixture = std::path::Path::new("../../fixtures/run-bundles/complete");
+//! let out = bundle::ingest::ingest(&mut store, fixture)?;
+//! assert!(out.issues.is_empty() && out.created);
+//! // Where is the workspace patch used?
+//! let patch = Digest::of(&std::fs::read(fixture.join("workspace.patch"))?);
+//! let found = provenance::locate(store.catalog(), &patch)?;
+//! assert_eq!(found.bundle_artifacts[0].relative_path, "workspace.patch");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod bundle;
 pub mod exports;
