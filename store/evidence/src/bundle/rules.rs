@@ -4,7 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::model::{CaptureReport, Descriptor, ExportManifest, Manifest, VerifierResult};
+use super::model::{
+    Attempt, CaptureReport, Descriptor, ExportManifest, Manifest, Run, VerifierResult,
+};
 use super::paths::{check_path_set, check_relative_path, MANIFEST};
 use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
 use coffer_store::issue::Issue;
@@ -31,11 +33,16 @@ fn m_issue(
 
 /// Rules that need only the manifest.
 pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
-    let mut out = Vec::new();
-    let issues = &mut out;
-    let run = &m.run;
+    let mut issues = Vec::new();
+    runtime_rules(&m.run, &mut issues);
+    attempt_rules(&m.attempt, &mut issues);
+    mode_and_terminal_rules(m, &mut issues);
+    descriptor_rules(m, raw, &mut issues);
+    issues
+}
 
-    // Runtime: unique entries, the harness among them.
+/// Runtime: unique entries, the harness among them.
+fn runtime_rules(run: &Run, issues: &mut Vec<Issue>) {
     let mut seen = HashSet::new();
     for (i, c) in run.runtime.iter().enumerate() {
         if !seen.insert(c) {
@@ -55,9 +62,10 @@ pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
     {
         m_issue(issues, "validation.harness_not_in_runtime", "/run/harness", format!("harness {}@{} does not appear in run.runtime (same version, name or source equal to the harness id)", h.id, h.version));
     }
+}
 
-    // Attempts and retries.
-    let a = &m.attempt;
+/// Attempts and retries.
+fn attempt_rules(a: &Attempt, issues: &mut Vec<Issue>) {
     match (&a.retry_of, a.number) {
         (None, n) if n >= 2 => m_issue(
             issues,
@@ -79,8 +87,11 @@ pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
         ),
         _ => {}
     }
+}
 
-    // Assessment mode.
+/// The assessment mode, and the terminal state's allowed combinations.
+fn mode_and_terminal_rules(m: &Manifest, issues: &mut Vec<Issue>) {
+    let run = &m.run;
     let observational = run.mode() == AssessmentMode::Observational;
     if observational && run.verifier.is_some() {
         m_issue(
@@ -91,7 +102,6 @@ pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
         );
     }
 
-    // Terminal state combinations.
     let t = &m.terminal;
     let combo_ok = matches!(
         (t.state, t.failure_class.as_str(), t.stop_reason.as_str()),
@@ -143,136 +153,168 @@ pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
         }
         None => {}
     }
-
-    descriptor_rules(m, raw, issues);
-    out
 }
+
+/// Descriptor ids seen so far, and the kind each digest first appeared as.
+#[derive(Default)]
+struct Seen<'m> {
+    ids: HashSet<&'m str>,
+    digest_kind: HashMap<&'m str, Kind>,
+}
+
+/// Descriptors indexed by artifact id.
+type ById<'m> = HashMap<&'m str, (usize, &'m Descriptor)>;
 
 fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issue>) {
     let ev = &m.evidence;
-    let by_id: HashMap<&str, (usize, &Descriptor)> = ev
+    let by_id: ById<'_> = ev
         .iter()
         .enumerate()
         .map(|(i, d)| (d.id.as_str(), (i, d)))
         .collect();
-    let mut ids = HashSet::new();
-    let mut digest_kind: HashMap<&str, Kind> = HashMap::new();
+    let mut seen = Seen::default();
     for (i, d) in ev.iter().enumerate() {
-        let at = |f: &str| format!("/evidence/{i}{f}");
-        if !ids.insert(d.id.as_str()) {
-            m_issue(
-                issues,
-                "validation.duplicate_artifact_id",
-                at("/id"),
-                format!("artifact id {:?} is used twice", d.id),
-            );
-        }
-        if d.authority != authority_of(d.kind) {
-            m_issue(
-                issues,
-                "validation.kind_authority",
-                at("/authority"),
-                format!(
-                    "{} evidence has authority {}, not {}",
-                    d.kind,
-                    authority_of(d.kind),
-                    d.authority
-                ),
-            );
-        }
-        if matches!(
-            d.kind,
-            Kind::Verifier | Kind::CaptureReport | Kind::ExportManifest
-        ) && d.media_type != "application/json"
-        {
-            m_issue(
-                issues,
-                "validation.media_type",
-                at("/mediaType"),
-                format!("{} evidence must be application/json", d.kind),
-            );
-        }
-        if let Err(e) = check_relative_path(&d.relative_path) {
-            m_issue(issues, e.code, at("/relativePath"), e.message);
-        }
-        if let Some(loc) = raw["evidence"][i]["diagnosticSource"]["locator"].as_str() {
-            if let Err(e) = check_relative_path(loc) {
-                m_issue(issues, e.code, at("/diagnosticSource/locator"), e.message);
-            }
-        }
-        match digest_kind.get(d.digest.as_str()) {
-            Some(k) if *k != d.kind => m_issue(
-                issues,
-                "validation.digest_class_conflict",
-                at("/digest"),
-                format!("the same bytes appear as {k} and {} evidence", d.kind),
+        descriptor_fields(i, d, raw, &mut seen, issues);
+        sharing_rules(i, d, &by_id, issues);
+    }
+    provenance_chains(ev, &by_id, issues);
+    capture_report_descriptors(ev, issues);
+    native_ids_bound(m, issues);
+    paths_against_each_other(ev, issues);
+}
+
+/// One descriptor's own fields: a unique id, the authority its kind
+/// needs, the media type of JSON documents, safe paths, one kind per digest.
+fn descriptor_fields<'m>(
+    i: usize,
+    d: &'m Descriptor,
+    raw: &serde_json::Value,
+    seen: &mut Seen<'m>,
+    issues: &mut Vec<Issue>,
+) {
+    let at = |f: &str| format!("/evidence/{i}{f}");
+    if !seen.ids.insert(d.id.as_str()) {
+        m_issue(
+            issues,
+            "validation.duplicate_artifact_id",
+            at("/id"),
+            format!("artifact id {:?} is used twice", d.id),
+        );
+    }
+    if d.authority != authority_of(d.kind) {
+        m_issue(
+            issues,
+            "validation.kind_authority",
+            at("/authority"),
+            format!(
+                "{} evidence has authority {}, not {}",
+                d.kind,
+                authority_of(d.kind),
+                d.authority
             ),
-            _ => {
-                digest_kind.insert(&d.digest, d.kind);
-            }
-        }
-        let shared = d.sharing_class.is_shared();
-        if shared && d.native_reference.is_some() {
-            m_issue(
-                issues,
-                "validation.native_reference_forbidden",
-                at("/nativeReference"),
-                "partner and public evidence carries no native reference",
-            );
-        }
-        match (&d.sanitized_from, shared) {
-            (None, true) => m_issue(
-                issues,
-                "validation.sanitized_from_required",
-                at(""),
-                format!("{} evidence needs sanitizedFrom", d.sharing_class),
-            ),
-            (Some(sf), _) => {
-                match by_id.get(sf.artifact_id.as_str()) {
-                    None => m_issue(
-                        issues,
-                        "validation.sanitized_source_missing",
-                        at("/sanitizedFrom/artifactId"),
-                        format!("source artifact {:?} does not exist", sf.artifact_id),
-                    ),
-                    Some((_, src)) => {
-                        if src.source != d.source
-                            || src.authority != d.authority
-                            || src.kind != d.kind
-                        {
-                            m_issue(issues, "validation.sanitized_source_mismatch", at("/sanitizedFrom"), "a derivative must share source, authority and kind with its source");
-                        }
-                        if src.digest != sf.digest {
-                            m_issue(
-                                issues,
-                                "validation.sanitized_digest_mismatch",
-                                at("/sanitizedFrom/digest"),
-                                "sanitizedFrom.digest is not the source's digest",
-                            );
-                        }
-                        if src.relative_path == d.relative_path {
-                            m_issue(
-                                issues,
-                                "validation.sanitized_same_path",
-                                at("/relativePath"),
-                                "a derivative must live at a different path than its source",
-                            );
-                        }
-                        if src.digest == d.digest {
-                            m_issue(
-                                issues,
-                                "validation.sanitized_same_bytes",
-                                at("/digest"),
-                                "a derivative must differ from its source",
-                            );
-                        }
-                    }
-                }
-            }
-            (None, false) => {}
+        );
+    }
+    if matches!(
+        d.kind,
+        Kind::Verifier | Kind::CaptureReport | Kind::ExportManifest
+    ) && d.media_type != "application/json"
+    {
+        m_issue(
+            issues,
+            "validation.media_type",
+            at("/mediaType"),
+            format!("{} evidence must be application/json", d.kind),
+        );
+    }
+    if let Err(e) = check_relative_path(&d.relative_path) {
+        m_issue(issues, e.code, at("/relativePath"), e.message);
+    }
+    if let Some(loc) = raw["evidence"][i]["diagnosticSource"]["locator"].as_str() {
+        if let Err(e) = check_relative_path(loc) {
+            m_issue(issues, e.code, at("/diagnosticSource/locator"), e.message);
         }
     }
-    // Provenance chains must end.
+    match seen.digest_kind.get(d.digest.as_str()) {
+        Some(k) if *k != d.kind => m_issue(
+            issues,
+            "validation.digest_class_conflict",
+            at("/digest"),
+            format!("the same bytes appear as {k} and {} evidence", d.kind),
+        ),
+        _ => {
+            seen.digest_kind.insert(&d.digest, d.kind);
+        }
+    }
+}
+
+/// Partner and public evidence: no native reference, and a derivative of
+/// an existing source with the same source, authority and kind.
+fn sharing_rules(i: usize, d: &Descriptor, by_id: &ById<'_>, issues: &mut Vec<Issue>) {
+    let at = |f: &str| format!("/evidence/{i}{f}");
+    let shared = d.sharing_class.is_shared();
+    if shared && d.native_reference.is_some() {
+        m_issue(
+            issues,
+            "validation.native_reference_forbidden",
+            at("/nativeReference"),
+            "partner and public evidence carries no native reference",
+        );
+    }
+    match (&d.sanitized_from, shared) {
+        (None, true) => m_issue(
+            issues,
+            "validation.sanitized_from_required",
+            at(""),
+            format!("{} evidence needs sanitizedFrom", d.sharing_class),
+        ),
+        (Some(sf), _) => match by_id.get(sf.artifact_id.as_str()) {
+            None => m_issue(
+                issues,
+                "validation.sanitized_source_missing",
+                at("/sanitizedFrom/artifactId"),
+                format!("source artifact {:?} does not exist", sf.artifact_id),
+            ),
+            Some((_, src)) => {
+                if src.source != d.source || src.authority != d.authority || src.kind != d.kind {
+                    m_issue(
+                        issues,
+                        "validation.sanitized_source_mismatch",
+                        at("/sanitizedFrom"),
+                        "a derivative must share source, authority and kind with its source",
+                    );
+                }
+                if src.digest != sf.digest {
+                    m_issue(
+                        issues,
+                        "validation.sanitized_digest_mismatch",
+                        at("/sanitizedFrom/digest"),
+                        "sanitizedFrom.digest is not the source's digest",
+                    );
+                }
+                if src.relative_path == d.relative_path {
+                    m_issue(
+                        issues,
+                        "validation.sanitized_same_path",
+                        at("/relativePath"),
+                        "a derivative must live at a different path than its source",
+                    );
+                }
+                if src.digest == d.digest {
+                    m_issue(
+                        issues,
+                        "validation.sanitized_same_bytes",
+                        at("/digest"),
+                        "a derivative must differ from its source",
+                    );
+                }
+            }
+        },
+        (None, false) => {}
+    }
+}
+
+/// Provenance chains must end.
+fn provenance_chains(ev: &[Descriptor], by_id: &ById<'_>, issues: &mut Vec<Issue>) {
     for (i, d) in ev.iter().enumerate() {
         let mut cur = d;
         let mut steps = 0;
@@ -293,7 +335,10 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
             }
         }
     }
-    // Exactly one capture report, never shared.
+}
+
+/// Exactly one capture report, never shared.
+fn capture_report_descriptors(ev: &[Descriptor], issues: &mut Vec<Issue>) {
     let reports: Vec<usize> = ev
         .iter()
         .enumerate()
@@ -321,7 +366,11 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
             );
         }
     }
-    // Native ids bind to retained evidence.
+}
+
+/// Native ids bind to retained evidence.
+fn native_ids_bound(m: &Manifest, issues: &mut Vec<Issue>) {
+    let ev = &m.evidence;
     let bound = |kind: Kind, ref_type: &str, id: &str| {
         ev.iter().any(|d| {
             d.kind == kind
@@ -341,7 +390,10 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
             m_issue(issues, "validation.native_trace_unbound", "/run/native/traceId", format!("no retained telemetry descriptor has nativeReference {{type: trace, id: {t:?}}}"));
         }
     }
-    // Paths against each other.
+}
+
+/// Paths against each other.
+fn paths_against_each_other(ev: &[Descriptor], issues: &mut Vec<Issue>) {
     let paths: Vec<&str> = ev.iter().map(|d| d.relative_path.as_str()).collect();
     for (i, e) in check_path_set(&paths) {
         m_issue(
@@ -357,6 +409,39 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
 pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> {
     let mut out = Vec::new();
     let mut add = |code, pointer: &str, msg: String| out.push(Issue::at(code, file, pointer, msg));
+    capture_identity(m, c, &mut add);
+    capture_gaps(c, &mut add);
+    capture_capabilities(m, c, &mut add);
+    capture_qualification(c, &mut add);
+    out
+}
+
+/// Records one issue of a document: code, JSON pointer, message.
+type Add<'a> = dyn FnMut(&'static str, &str, String) + 'a;
+
+/// True when a missing-evidence entry affects `cap`.
+fn affects(c: &CaptureReport, cap: Authority) -> bool {
+    c.missing_evidence.iter().any(|e| e.affects.contains(&cap))
+}
+
+/// True when a missing-evidence entry with `reason` affects `cap`.
+fn has_reason(c: &CaptureReport, cap: Authority, reason: &str) -> bool {
+    c.missing_evidence
+        .iter()
+        .any(|e| e.reason == reason && e.affects.contains(&cap))
+}
+
+/// The status the capture report gives capability `cap`.
+fn status_of(c: &CaptureReport, cap: Authority) -> &str {
+    c.capabilities
+        .by_authority()
+        .into_iter()
+        .find(|(c2, _)| *c2 == cap)
+        .map_or("", |x| x.1)
+}
+
+/// The report is about this bundle, in this mode.
+fn capture_identity(m: &Manifest, c: &CaptureReport, add: &mut Add<'_>) {
     if c.bundle_id != m.bundle_id {
         add(
             "validation.capture_bundle_mismatch",
@@ -376,12 +461,10 @@ pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> 
             );
         }
     }
-    let affects = |cap: Authority| c.missing_evidence.iter().any(|e| e.affects.contains(&cap));
-    let has_reason = |cap: Authority, reason: &str| {
-        c.missing_evidence
-            .iter()
-            .any(|e| e.reason == reason && e.affects.contains(&cap))
-    };
+}
+
+/// Each gap's scope.
+fn capture_gaps(c: &CaptureReport, add: &mut Add<'_>) {
     for (i, e) in c.missing_evidence.iter().enumerate() {
         if e.reason == "optional-beta-unavailable" && e.affects != [Authority::TimingResource] {
             add(
@@ -391,14 +474,17 @@ pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> 
             );
         }
     }
-    let caps = c.capabilities.by_authority();
+}
+
+/// Each capability's status against the gaps and the evidence present.
+fn capture_capabilities(m: &Manifest, c: &CaptureReport, add: &mut Add<'_>) {
     let pointer_of = |cap: Authority| match cap {
         Authority::Semantic => "/capabilities/semantic",
         Authority::TimingResource => "/capabilities/timingResource",
         _ => "/capabilities/outcome",
     };
-    for (cap, status) in caps {
-        if status != "available" && !affects(cap) {
+    for (cap, status) in c.capabilities.by_authority() {
+        if status != "available" && !affects(c, cap) {
             add(
                 "validation.capability_unexplained",
                 pointer_of(cap),
@@ -406,7 +492,7 @@ pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> 
             );
         }
         for reason in ["unsupported", "not-checked"] {
-            if (status == reason) != has_reason(cap, reason) {
+            if (status == reason) != has_reason(c, cap, reason) {
                 add("validation.capability_reason_mismatch", pointer_of(cap), format!("{cap} is {status}: it is {reason} exactly when a missingEvidence entry with reason {reason} affects it"));
             }
         }
@@ -418,21 +504,19 @@ pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> 
             );
         }
     }
-    let status = |cap: Authority| {
-        caps.iter()
-            .find(|(c2, _)| *c2 == cap)
-            .map(|x| x.1)
-            .unwrap_or("")
-    };
+}
+
+/// The qualification follows from the capabilities and gaps.
+fn capture_qualification(c: &CaptureReport, add: &mut Add<'_>) {
     if c.qualification == Qualification::Qualified {
         let timing_ok = matches!(
-            status(Authority::TimingResource),
+            status_of(c, Authority::TimingResource),
             "available" | "unsupported"
         );
-        let core_ok =
-            status(Authority::Semantic) == "available" && status(Authority::Outcome) == "available";
-        let gaps_ok = !affects(Authority::Semantic)
-            && !affects(Authority::Outcome)
+        let core_ok = status_of(c, Authority::Semantic) == "available"
+            && status_of(c, Authority::Outcome) == "available";
+        let gaps_ok = !affects(c, Authority::Semantic)
+            && !affects(c, Authority::Outcome)
             && !c.missing_evidence.iter().any(|e| {
                 e.affects.contains(&Authority::TimingResource)
                     && !matches!(
@@ -445,18 +529,19 @@ pub fn capture_rules(m: &Manifest, c: &CaptureReport, file: &str) -> Vec<Issue> 
         }
     } else {
         let some_gap = matches!(
-            status(Authority::Semantic),
+            status_of(c, Authority::Semantic),
             "missing" | "unsupported" | "not-checked"
-        ) || matches!(status(Authority::TimingResource), "missing" | "not-checked")
-            || matches!(
-                status(Authority::Outcome),
-                "missing" | "unsupported" | "not-checked"
-            );
+        ) || matches!(
+            status_of(c, Authority::TimingResource),
+            "missing" | "not-checked"
+        ) || matches!(
+            status_of(c, Authority::Outcome),
+            "missing" | "unsupported" | "not-checked"
+        );
         if c.missing_evidence.is_empty() || !some_gap {
             add("validation.incomplete_without_gaps", "/qualification", "incomplete needs at least one missing evidence entry and a capability that is not available".into());
         }
     }
-    out
 }
 
 /// Rules of one verifier result against the manifest.
