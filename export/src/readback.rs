@@ -562,6 +562,18 @@ fn s<'v>(v: &'v Value, k: &str) -> &'v str {
     v.get(k).and_then(Value::as_str).unwrap_or("")
 }
 
+/// Records a problem with the export manifest.
+fn bad(issues: &mut Vec<Issue>, ptr: &str, msg: String) {
+    issues.push(Issue::at("validation.export_manifest", MANIFEST, ptr, msg));
+}
+
+/// The array at `k` of a JSON object (empty when absent).
+fn arr<'v>(v: &'v Value, k: &str) -> &'v [Value] {
+    v.get(k)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
 /// Checks the export tree at `root`; every problem is an issue.
 pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
     // The tree is untrusted: every file is opened one component at a time
@@ -569,20 +581,38 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
     let tree = BundleDir::open(root).map_err(|i| ExportError::Invalid(vec![i]))?;
     let mut issues = Vec::new();
     let files = walk(root, &mut issues);
-    let mbytes = match read_document(&tree, MANIFEST, Limits::DOCUMENT.max_bytes) {
-        Ok(b) => b,
-        Err(i) => {
-            issues.push(i);
-            return Err(ExportError::Invalid(issues));
-        }
+    let manifest = read_manifest(&tree, &mut issues)?;
+    manifest_fields(&manifest, exp, &mut issues);
+    let paths = listing_rules(&manifest, &mut issues);
+    transformation_rules(&manifest, &mut issues);
+    exclusion_rules(&manifest, &mut issues);
+    tree_matches_listing(&files, &paths, &mut issues);
+    if !issues.is_empty() {
+        return Err(ExportError::Invalid(issues));
+    }
+    let mut scan = FinalScan::new(exp)?;
+    scan.value(&manifest, MANIFEST, &mut String::new());
+    let artifacts = arr(&manifest, "artifacts");
+    scan_artifacts(&tree, artifacts, &mut scan, &mut issues);
+    reference_rules(&tree, artifacts, s(&manifest, "bundleId"), &mut issues);
+    issues.append(&mut scan.findings);
+    if !issues.is_empty() {
+        return Err(ExportError::Invalid(issues));
+    }
+    Ok(scan.report)
+}
+
+/// Reads, parses and schema-checks the export manifest; any problem so far
+/// ends the readback.
+fn read_manifest(tree: &BundleDir, issues: &mut Vec<Issue>) -> Result<Value> {
+    let fail = |issues: &mut Vec<Issue>, i: Issue| {
+        issues.push(i);
+        ExportError::Invalid(std::mem::take(issues))
     };
-    let manifest = match json::parse(&mbytes, &Limits::DOCUMENT) {
-        Ok(v) => v,
-        Err(e) => {
-            issues.push(Issue::from((MANIFEST, e)));
-            return Err(ExportError::Invalid(issues));
-        }
-    };
+    let mbytes =
+        read_document(tree, MANIFEST, Limits::DOCUMENT.max_bytes).map_err(|i| fail(issues, i))?;
+    let manifest = json::parse(&mbytes, &Limits::DOCUMENT)
+        .map_err(|e| fail(issues, Issue::from((MANIFEST, e))))?;
     for p in schema::validate(DocKind::ExportManifest, &manifest) {
         issues.push(Issue::at(
             "validation.schema",
@@ -592,29 +622,30 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
         ));
     }
     if !issues.is_empty() {
-        return Err(ExportError::Invalid(issues));
+        return Err(ExportError::Invalid(std::mem::take(issues)));
     }
-    let bad = |issues: &mut Vec<Issue>, ptr: &str, msg: String| {
-        issues.push(Issue::at("validation.export_manifest", MANIFEST, ptr, msg));
-    };
-    let bundle_id = s(&manifest, "bundleId");
-    if s(&manifest, "status") != "ready" {
+    Ok(manifest)
+}
+
+/// Status, class, policy and correlation fields.
+fn manifest_fields(manifest: &Value, exp: &Expectations<'_>, issues: &mut Vec<Issue>) {
+    if s(manifest, "status") != "ready" {
         bad(
-            &mut issues,
+            issues,
             "/status",
             "an export tree's manifest has status ready".into(),
         );
     }
-    let class = s(&manifest, "sharingClass");
+    let class = s(manifest, "sharingClass");
     if !matches!(class, "partner" | "public") {
         bad(
-            &mut issues,
+            issues,
             "/sharingClass",
             format!("sharing class {class:?} is not an export class"),
         );
     }
     if let Some(p) = exp.policy {
-        if s(&manifest, "policyDigest") != p.digest.to_string() || class != p.sharing_class.as_str()
+        if s(manifest, "policyDigest") != p.digest.to_string() || class != p.sharing_class.as_str()
         {
             issues.push(Issue::at(
                 "validation.policy_mismatch",
@@ -624,31 +655,35 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
             ));
         }
     }
-    let empty = Vec::new();
-    let arr = |k: &str| manifest.get(k).and_then(Value::as_array).unwrap_or(&empty);
-    let artifacts = arr("artifacts");
+}
+
+/// The artifact list: present, matching artifactIds, safe distinct paths,
+/// real evidence besides the capture report. Returns the listed paths.
+fn listing_rules<'m>(manifest: &'m Value, issues: &mut Vec<Issue>) -> Vec<&'m str> {
+    let bundle_id = s(manifest, "bundleId");
+    let artifacts = arr(manifest, "artifacts");
     if artifacts.is_empty() {
         bad(
-            &mut issues,
+            issues,
             "/artifacts",
             "a portable export lists its artifacts".into(),
         );
     }
     if s(&manifest["correlations"], "bundleId") != bundle_id {
         bad(
-            &mut issues,
+            issues,
             "/correlations/bundleId",
             "differs from bundleId".into(),
         );
     }
     let ids: Vec<&str> = artifacts.iter().map(|a| s(a, "id")).collect();
-    let listed: Vec<&str> = arr("artifactIds")
+    let listed: Vec<&str> = arr(manifest, "artifactIds")
         .iter()
         .filter_map(Value::as_str)
         .collect();
     if ids != listed {
         bad(
-            &mut issues,
+            issues,
             "/artifactIds",
             "artifactIds differ from the artifacts' ids".into(),
         );
@@ -672,20 +707,37 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
             e.message,
         ));
     }
+    if !artifacts.iter().any(|a| s(a, "kind") != "capture-report") {
+        bad(
+            issues,
+            "/artifacts",
+            "no evidence artifact besides the capture report".into(),
+        );
+    }
+    paths
+}
+
+/// One transformation record per exported artifact and action, and none
+/// for anything else.
+fn transformation_rules(manifest: &Value, issues: &mut Vec<Issue>) {
+    let ids: Vec<&str> = arr(manifest, "artifacts")
+        .iter()
+        .map(|a| s(a, "id"))
+        .collect();
     let mut with_transformation = BTreeSet::new();
     let mut seen_pairs = BTreeSet::new();
-    for (i, t) in arr("transformations").iter().enumerate() {
+    for (i, t) in arr(manifest, "transformations").iter().enumerate() {
         let id = s(t, "artifactId");
         if !ids.contains(&id) {
             bad(
-                &mut issues,
+                issues,
                 &format!("/transformations/{i}/artifactId"),
                 format!("names no exported artifact ({id:?})"),
             );
         }
         if !seen_pairs.insert((id, s(t, "action"))) {
             bad(
-                &mut issues,
+                issues,
                 &format!("/transformations/{i}"),
                 "a repeated (artifact, action) record".into(),
             );
@@ -695,30 +747,35 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
     for (i, id) in ids.iter().enumerate() {
         if !with_transformation.contains(id) {
             bad(
-                &mut issues,
+                issues,
                 &format!("/artifacts/{i}"),
                 "an exported artifact without a transformation record".into(),
             );
         }
     }
-    for (i, x) in arr("excludedArtifacts").iter().enumerate() {
+}
+
+/// Exclusions name what was left out, never what was exported.
+fn exclusion_rules(manifest: &Value, issues: &mut Vec<Issue>) {
+    let artifacts = arr(manifest, "artifacts");
+    for (i, x) in arr(manifest, "excludedArtifacts").iter().enumerate() {
         let id = s(x, "artifactId");
         if artifacts.iter().any(|a| s(a, "sourceArtifactId") == id) {
             bad(
-                &mut issues,
+                issues,
                 &format!("/excludedArtifacts/{i}"),
                 "both exported and excluded".into(),
             );
         }
     }
-    for (i, x) in arr("excludedRecords").iter().enumerate() {
+    for (i, x) in arr(manifest, "excludedRecords").iter().enumerate() {
         let id = s(x, "artifactId");
         let jsonl = artifacts
             .iter()
             .any(|a| s(a, "id") == id && s(a, "mediaType") == "application/x-ndjson");
         if !jsonl {
             bad(
-                &mut issues,
+                issues,
                 &format!("/excludedRecords/{i}"),
                 "a left-out record of no exported JSONL artifact".into(),
             );
@@ -726,14 +783,18 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
     }
     if !artifacts.iter().any(|a| s(a, "kind") != "capture-report") {
         bad(
-            &mut issues,
+            issues,
             "/artifacts",
             "no evidence artifact besides the capture report".into(),
         );
     }
+}
+
+/// The tree holds exactly the manifest and the listed files.
+fn tree_matches_listing(files: &[String], paths: &[&str], issues: &mut Vec<Issue>) {
     // The tree holds exactly the manifest and the listed files.
     let expected: BTreeSet<&str> = paths.iter().copied().chain([MANIFEST]).collect();
-    for f in &files {
+    for f in files {
         if !expected.contains(f.as_str()) {
             issues.push(Issue::file(
                 "validation.unlisted_file",
@@ -742,7 +803,7 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
             ));
         }
     }
-    for p in &paths {
+    for p in paths {
         if !files.iter().any(|f| f == p) {
             issues.push(Issue::file(
                 "validation.missing_file",
@@ -751,18 +812,21 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
             ));
         }
     }
-    if !issues.is_empty() {
-        return Err(ExportError::Invalid(issues));
-    }
+}
 
-    let mut scan = FinalScan::new(exp)?;
-    scan.value(&manifest, MANIFEST, &mut String::new());
-    let mut digests: BTreeMap<&str, (String, u64)> = BTreeMap::new();
+/// Reads every listed artifact through the final scan: allowed pair,
+/// digest and size as listed.
+fn scan_artifacts(
+    tree: &BundleDir,
+    artifacts: &[Value],
+    scan: &mut FinalScan,
+    issues: &mut Vec<Issue>,
+) {
     for (i, a) in artifacts.iter().enumerate() {
         let rel = s(a, "relativePath");
         if !allowed(s(a, "kind"), s(a, "mediaType")) {
             bad(
-                &mut issues,
+                issues,
                 &format!("/artifacts/{i}/mediaType"),
                 "not an exportable (kind, media type) pair".into(),
             );
@@ -785,12 +849,20 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
                         format!("{rel}: size differs from the manifest"),
                     ));
                 }
-                digests.insert(s(a, "id"), (d, n));
             }
             Err(i) => issues.push(i),
         }
         scan.report.artifacts += 1;
     }
+}
+
+/// References between the exported contract documents.
+fn reference_rules(
+    tree: &BundleDir,
+    artifacts: &[Value],
+    bundle_id: &str,
+    issues: &mut Vec<Issue>,
+) {
     // References between the exported contract documents.
     for a in artifacts {
         let rel = s(a, "relativePath");
@@ -798,7 +870,7 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
         if !matches!(kind, "verifier" | "capture-report") {
             continue;
         }
-        let Ok(bytes) = read_document(&tree, rel, Limits::EVIDENCE.max_bytes) else {
+        let Ok(bytes) = read_document(tree, rel, Limits::EVIDENCE.max_bytes) else {
             continue;
         };
         let Ok(doc) = json::parse(&bytes, &Limits::EVIDENCE) else {
@@ -826,13 +898,7 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
                     ));
                 }
             }
-            for (j, dg) in doc
-                .get("diagnostics")
-                .and_then(Value::as_array)
-                .unwrap_or(&empty)
-                .iter()
-                .enumerate()
-            {
+            for (j, dg) in arr(&doc, "diagnostics").iter().enumerate() {
                 let ok = artifacts.iter().any(|x| {
                     s(x, "relativePath") == s(dg, "locator") && s(x, "digest") == s(dg, "digest")
                 });
@@ -847,9 +913,4 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
             }
         }
     }
-    issues.append(&mut scan.findings);
-    if !issues.is_empty() {
-        return Err(ExportError::Invalid(issues));
-    }
-    Ok(scan.report)
 }
