@@ -41,6 +41,9 @@ pub struct Loaded {
     pub issues: Vec<Issue>,
 }
 
+/// A fixture archive's members, each with its digest when it is a file.
+pub type Members = Vec<(Member, Option<Digest>)>;
+
 /// The packet's components, as frozen.
 #[derive(Debug, Clone)]
 pub struct Components {
@@ -49,7 +52,7 @@ pub struct Components {
     /// Digest of the fixture archive.
     pub fixture: Digest,
     /// The fixture's members (with file digests), in archive order.
-    pub members: Vec<(Member, Option<Digest>)>,
+    pub members: Members,
     /// Reference solution component (`{status, digest?}`).
     pub reference: Value,
     /// Verifier digest (verified packets).
@@ -134,18 +137,30 @@ pub fn load(root: &Path, packet: &Path) -> Result<Loaded> {
     };
     loaded.locator = locator.clone();
     let file = locator.as_str();
+    let Some(p) = read_packet(&mut loaded, file) else {
+        return Ok(loaded);
+    };
+    packet_rules(&p, file, &mut loaded.issues);
+    locator_rules(&p, file, &mut loaded.issues);
+    loaded.packet = Some(p);
+    Ok(loaded)
+}
+
+/// Reads the packet document: strict JSON, its schema version, its schema,
+/// then the typed packet. Problems go to `loaded.issues`.
+fn read_packet(loaded: &mut Loaded, file: &str) -> Option<Packet> {
     let (mut f, _) = match loaded.root.open_evidence(file) {
         Ok(x) => x,
         Err(i) => {
             loaded.issues.push(i);
-            return Ok(loaded);
+            return None;
         }
     };
     let v = match json::read_document(&mut f, &Limits::DOCUMENT, file) {
         Ok(v) => v,
         Err(i) => {
             loaded.issues.push(i);
-            return Ok(loaded);
+            return None;
         }
     };
     if v.get("schemaVersion").and_then(Value::as_str) != Some("ebo.task-packet/v1") {
@@ -155,7 +170,7 @@ pub fn load(root: &Path, packet: &Path) -> Result<Loaded> {
             "/schemaVersion",
             format!("{file}: not an ebo.task-packet/v1 document"),
         ));
-        return Ok(loaded);
+        return None;
     }
     let schema_issues = schema::validate(DocKind::TaskPacket, &v);
     loaded.value = v;
@@ -168,20 +183,24 @@ pub fn load(root: &Path, packet: &Path) -> Result<Loaded> {
                 format!("{file}: {}", s.message),
             )
         }));
-        return Ok(loaded);
+        return None;
     }
-    let p: Packet = match serde_json::from_value(loaded.value.clone()) {
-        Ok(p) => p,
+    match serde_json::from_value(loaded.value.clone()) {
+        Ok(p) => Some(p),
         Err(e) => {
             loaded.issues.push(Issue::file(
                 "validation.schema",
                 file,
                 format!("{file}: {e}"),
             ));
-            return Ok(loaded);
+            None
         }
-    };
-    let issues = &mut loaded.issues;
+    }
+}
+
+/// Rules between the packet's fields: restricted components follow the
+/// assessment mode; the repository is an https URL without credentials.
+fn packet_rules(p: &Packet, file: &str, issues: &mut Vec<Issue>) {
     match (p.mode(), p.restricted.is_some()) {
         (AssessmentMode::Observational, true) => issues.push(Issue::at(
             "validation.restricted_forbidden",
@@ -211,6 +230,10 @@ pub fn load(root: &Path, packet: &Path) -> Result<Loaded> {
             "repositoryUrl must be https with a host and no credentials",
         ));
     }
+}
+
+/// Every locator and include path is a safe relative path.
+fn locator_rules(p: &Packet, file: &str, issues: &mut Vec<Issue>) {
     safe_locator(
         &p.agent_input.fixture.source.locator,
         "/agentInput/fixture/source/locator",
@@ -266,8 +289,6 @@ pub fn load(root: &Path, packet: &Path) -> Result<Loaded> {
             issues,
         );
     }
-    loaded.packet = Some(p);
-    Ok(loaded)
 }
 
 fn component_error(e: StoreError, file: &str) -> Result<Issue> {
@@ -319,6 +340,161 @@ fn put_reference(
     }
 }
 
+/// The fixture archive: stored (or hashed) once, then parsed from the file
+/// again with the declared limits, members going to the sink as they
+/// stream. Returns the archive's digest and its members.
+fn read_fixture(
+    loaded: &Loaded,
+    p: &Packet,
+    sink: &mut dyn Sink,
+    root: &Root,
+    issues: &mut Vec<Issue>,
+) -> Result<(Option<Digest>, Members)> {
+    let src = &p.agent_input.fixture.source;
+    let archive_ref = Reference {
+        locator: src.locator.clone(),
+        digest: src.digest.clone(),
+    };
+    let limits = ArchiveLimits {
+        max_compressed: src.limits.max_compressed_bytes,
+        max_expanded: src.limits.max_expanded_bytes,
+        max_members: src.limits.max_members,
+    };
+    let mut fixture = None;
+    match loaded.root.open_evidence(&src.locator) {
+        Err(i) => issues.push(i),
+        Ok((_, stamp)) if stamp.size() > limits.max_compressed => issues.push(Issue::file(
+            "limit.archive_compressed_bytes",
+            &src.locator,
+            format!(
+                "{}: {} bytes, over maxCompressedBytes {}",
+                src.locator,
+                stamp.size(),
+                limits.max_compressed
+            ),
+        )),
+        Ok(_) => fixture = put_reference(loaded, &archive_ref, sink, root, issues)?,
+    }
+    let members = match fixture {
+        Some(_) => stream_members(loaded, p, limits, sink, issues)?,
+        None => Vec::new(),
+    };
+    Ok((fixture, members))
+}
+
+/// Streams the archive's members to the sink under the packet's limits,
+/// and checks the include paths against them.
+fn stream_members(
+    loaded: &Loaded,
+    p: &Packet,
+    limits: ArchiveLimits,
+    sink: &mut dyn Sink,
+    issues: &mut Vec<Issue>,
+) -> Result<Members> {
+    let src = &p.agent_input.fixture.source;
+    let file = loaded.locator.as_str();
+    let (mut f, stamp) = loaded
+        .root
+        .open_evidence(&src.locator)
+        .map_err(|i| StoreError::io(&src.locator, "reopen", std::io::Error::other(i.message)))?;
+    let mut digests: Vec<Digest> = Vec::new();
+    let mut fatal: Option<StoreError> = None;
+    let packet_id = p.id.clone();
+    let result = read_archive(&mut f, limits, &mut |m, r| {
+        let member_root = Root {
+            kind: super::MEMBER_ROOT.into(),
+            name: format!("{packet_id}:{}", m.path),
+        };
+        match sink.put(r, m.size, Path::new(&m.path), None, Some(member_root)) {
+            Ok(d) => {
+                digests.push(d);
+                Ok(())
+            }
+            // A member stream shorter than its header is a corrupt
+            // archive, not a file that changed (the archive file is
+            // checked for change as a whole below).
+            Err(StoreError::SourceChanged { .. }) => Err(ArchiveError {
+                code: "validation.archive_corrupt",
+                member: m.path.clone(),
+                message: format!(
+                    "member {:?} ends before the {} bytes its header declares",
+                    m.path, m.size
+                ),
+            }),
+            Err(e) => {
+                let msg = e.to_string();
+                fatal = Some(e);
+                Err(ArchiveError {
+                    code: "io.archive_read",
+                    member: m.path.clone(),
+                    message: msg,
+                })
+            }
+        }
+    });
+    // A limit tripped inside a member's stream surfaces in the sink as a
+    // read error; the archive reader knows it was the limit.
+    let limit_hit = matches!(&result, Err(e) if e.code.starts_with("limit."));
+    if let Some(e) = fatal.filter(|_| !limit_hit) {
+        return Err(e);
+    }
+    let members = match result {
+        Ok(list) => {
+            let members = pair_digests(list, digests);
+            let plain: Vec<Member> = members.iter().map(|(m, _)| m.clone()).collect();
+            for (i, msg) in
+                check_include_paths(&plain, &p.agent_input.fixture.materializer.include_paths)
+            {
+                issues.push(Issue::at(
+                    "validation.include_path_unmatched",
+                    file,
+                    format!("/agentInput/fixture/materializer/includePaths/{i}"),
+                    msg,
+                ));
+            }
+            members
+        }
+        Err(e) => {
+            issues.push(archive_issue(&e, &src.locator));
+            Vec::new()
+        }
+    };
+    if let Some(i) = BundleDir::changed(&src.locator, &f, &stamp) {
+        issues.push(i);
+    }
+    Ok(members)
+}
+
+/// Pairs each file member with its digest, in archive order.
+fn pair_digests(list: Vec<Member>, digests: Vec<Digest>) -> Members {
+    let mut it = digests.into_iter();
+    list.into_iter()
+        .map(|m| {
+            let d = if m.kind == MemberKind::File {
+                it.next()
+            } else {
+                None
+            };
+            (m, d)
+        })
+        .collect()
+}
+
+/// An archive error as an issue about the archive (and member).
+fn archive_issue(e: &ArchiveError, locator: &str) -> Issue {
+    let pointer = if e.member.is_empty() {
+        String::new()
+    } else {
+        format!("/{}", e.member)
+    };
+    Issue::at(
+        e.code,
+        locator,
+        pointer,
+        format!("{locator}: {}", e.message),
+    )
+}
+
 /// Reads, verifies and sends every component to `sink`. Member files go to
 /// the sink too, rooted as (`fixture-member`, `<packet id>:<path>`).
 pub fn read_components(
@@ -334,8 +510,6 @@ pub fn read_components(
         kind: super::PACKET_ROOT.into(),
         name: p.id.clone(),
     };
-    let file = loaded.locator.as_str();
-
     let prompt_bytes = p.agent_input.prompt.as_bytes();
     let prompt = sink.put(
         &mut &prompt_bytes[..],
@@ -345,120 +519,7 @@ pub fn read_components(
         Some(root.clone()),
     )?;
 
-    // The archive: stored (or hashed) once, then parsed from the file again
-    // with the declared limits, members going to the sink as they stream.
-    let src = &p.agent_input.fixture.source;
-    let archive_ref = Reference {
-        locator: src.locator.clone(),
-        digest: src.digest.clone(),
-    };
-    let limits = ArchiveLimits {
-        max_compressed: src.limits.max_compressed_bytes,
-        max_expanded: src.limits.max_expanded_bytes,
-        max_members: src.limits.max_members,
-    };
-    let mut members: Vec<(Member, Option<Digest>)> = Vec::new();
-    let mut fixture = None;
-    match loaded.root.open_evidence(&src.locator) {
-        Err(i) => issues.push(i),
-        Ok((_, stamp)) if stamp.size() > limits.max_compressed => issues.push(Issue::file(
-            "limit.archive_compressed_bytes",
-            &src.locator,
-            format!(
-                "{}: {} bytes, over maxCompressedBytes {}",
-                src.locator,
-                stamp.size(),
-                limits.max_compressed
-            ),
-        )),
-        Ok(_) => fixture = put_reference(loaded, &archive_ref, sink, &root, &mut issues)?,
-    }
-    if fixture.is_some() {
-        let (mut f, stamp) = loaded.root.open_evidence(&src.locator).map_err(|i| {
-            StoreError::io(&src.locator, "reopen", std::io::Error::other(i.message))
-        })?;
-        let mut digests: Vec<Digest> = Vec::new();
-        let mut fatal: Option<StoreError> = None;
-        let packet_id = p.id.clone();
-        let result = read_archive(&mut f, limits, &mut |m, r| {
-            let member_root = Root {
-                kind: super::MEMBER_ROOT.into(),
-                name: format!("{packet_id}:{}", m.path),
-            };
-            match sink.put(r, m.size, Path::new(&m.path), None, Some(member_root)) {
-                Ok(d) => {
-                    digests.push(d);
-                    Ok(())
-                }
-                // A member stream shorter than its header is a corrupt
-                // archive, not a file that changed (the archive file is
-                // checked for change as a whole below).
-                Err(StoreError::SourceChanged { .. }) => Err(ArchiveError {
-                    code: "validation.archive_corrupt",
-                    member: m.path.clone(),
-                    message: format!(
-                        "member {:?} ends before the {} bytes its header declares",
-                        m.path, m.size
-                    ),
-                }),
-                Err(e) => {
-                    let msg = e.to_string();
-                    fatal = Some(e);
-                    Err(ArchiveError {
-                        code: "io.archive_read",
-                        member: m.path.clone(),
-                        message: msg,
-                    })
-                }
-            }
-        });
-        // A limit tripped inside a member's stream surfaces in the sink as a
-        // read error; the archive reader knows it was the limit.
-        let limit_hit = matches!(&result, Err(e) if e.code.starts_with("limit."));
-        if let Some(e) = fatal.filter(|_| !limit_hit) {
-            return Err(e);
-        }
-        match result {
-            Ok(list) => {
-                let mut it = digests.into_iter();
-                members = list
-                    .into_iter()
-                    .map(|m| {
-                        let d = if m.kind == MemberKind::File {
-                            it.next()
-                        } else {
-                            None
-                        };
-                        (m, d)
-                    })
-                    .collect();
-                let plain: Vec<Member> = members.iter().map(|(m, _)| m.clone()).collect();
-                for (i, msg) in
-                    check_include_paths(&plain, &p.agent_input.fixture.materializer.include_paths)
-                {
-                    issues.push(Issue::at(
-                        "validation.include_path_unmatched",
-                        file,
-                        format!("/agentInput/fixture/materializer/includePaths/{i}"),
-                        msg,
-                    ));
-                }
-            }
-            Err(e) => issues.push(Issue::at(
-                e.code,
-                &src.locator,
-                if e.member.is_empty() {
-                    String::new()
-                } else {
-                    format!("/{}", e.member)
-                },
-                format!("{}: {}", src.locator, e.message),
-            )),
-        }
-        if let Some(i) = BundleDir::changed(&src.locator, &f, &stamp) {
-            issues.push(i);
-        }
-    }
+    let (fixture, members) = read_fixture(loaded, p, sink, &root, &mut issues)?;
 
     let reference = match p.reference_solution() {
         Some(r) => match put_reference(loaded, &r, sink, &root, &mut issues)? {
