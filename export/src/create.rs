@@ -8,6 +8,11 @@ use coffer_evidence::bundle::model::Descriptor;
 use coffer_evidence::bundle::paths::check_relative_path;
 use coffer_evidence::exports::{record_export, ExportEdge, ExportRow};
 use coffer_evidence::vocab::{Kind, Qualification, SharingClass};
+
+pub use crate::manifest::Excluded;
+use crate::manifest::{
+    Artifact, Correlations, ExcludedRecordRef, ExportManifest, Transformation, SCHEMA_VERSION,
+};
 use coffer_store::catalog::Root;
 use coffer_store::digest::Digest;
 use coffer_store::issue::Issue;
@@ -16,7 +21,7 @@ use coffer_store::new_tree::NewTree;
 use coffer_store::{PutOptions, Store};
 use serde_json::{json, Value};
 
-use crate::collect::Collector;
+use crate::collect::{Collected, Collector};
 use crate::detect::Detector;
 use crate::error::{ExportError, Result};
 use crate::key::ExportKey;
@@ -68,16 +73,6 @@ pub struct Exported {
     pub source_digest: String,
     /// Transformations (action → count).
     pub transformations: BTreeMap<&'static str, u64>,
-}
-
-/// A source artifact left out, with EBO's reason.
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Excluded {
-    /// Source artifact id.
-    pub artifact_id: String,
-    /// `source-export-manifest` or `unsupported-workspace-snapshot`.
-    pub reason: String,
 }
 
 /// What `export create` did.
@@ -520,15 +515,9 @@ pub fn create(
         .map(|(d, _)| d)
         .collect();
 
-    // Pass 1.
-    let max_string = usize::try_from(policy.max_string_bytes).unwrap_or(usize::MAX);
-    let mut col = Collector::new(&det, &policy.allow_names, &policy.local_roots, max_string);
-    collect_manifest(src, &mut col);
-    let mut clean: BTreeMap<String, CleanLines> = BTreeMap::new();
-    for d in &exported {
-        clean.insert(d.id.clone(), collect_artifact(src, d, &mut col)?);
-    }
-    let keys = key.for_policy(&policy.digest);
+    let (clean, found) = pass_one(src, policy, &det, &exported)?;
+    // The scrubber's own detector: placeholder-shaped text is no finding
+    // there (pass 1 reported forged ones), since pass 2 writes placeholders.
     let safety = Detector::new(
         RuleSet::new(&policy.extra_rules).expect("compiled above"),
         &policy.sensitive_values,
@@ -536,65 +525,22 @@ pub fn create(
     );
     let mut scrubber = Scrubber::new(
         &safety,
-        keys.clone(),
-        col.found,
+        key.for_policy(&policy.digest),
+        found,
         &policy.sensitive_values,
         &policy.local_roots,
         &policy.allow_names,
-        max_string,
+        max_string(policy),
     )?;
 
-    // Pass 2 and the gate. Under --exclude-unverifiable, the JSONL records
-    // the gate refuses are left out of a second tree, which must then pass;
-    // a finding anywhere else still refuses. (Source records are strict
-    // JSON: an invalid bundle is refused before pass 1.)
-    let mut skipped: BTreeSet<ExcludedRecord> = BTreeSet::new();
-    let mut attempts = 0;
-    let (built, report) = loop {
-        attempts += 1;
-        let built = build_tree(
-            src,
-            policy,
-            &mut scrubber,
-            &planned,
-            &exported,
-            &clean,
-            &skipped,
-            dest,
-        )?;
-        let originals: Vec<String> = scrubber.ids().originals().map(str::to_string).collect();
-        let users: Vec<String> = scrubber.users().map(str::to_string).collect();
-        let exp = Expectations {
-            policy: Some(policy),
-            issued: Some(scrubber.issued().clone()),
-            identities: originals,
-            users,
-        };
-        // The gate: an independent reader over the bytes on disk.
-        match readback::verify(built.tree.path(), &exp) {
-            Ok(report) => break (built, report),
-            Err(ExportError::Invalid(issues)) if opts.exclude_unverifiable && attempts < 8 => {
-                let known = |r: &ExcludedRecord, s: &BTreeSet<ExcludedRecord>| {
-                    s.iter()
-                        .any(|x| x.artifact_id == r.artifact_id && x.line == r.line)
-                };
-                let more: Vec<ExcludedRecord> =
-                    refused_records(&issues, &built.results, &exported, &skipped)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .filter(|r| !known(r, &skipped))
-                        .collect();
-                // Nothing new to leave out (or a finding outside a record):
-                // the export is refused as it would be without the flag.
-                if more.is_empty() {
-                    return Err(ExportError::Invalid(issues));
-                }
-                // The refused tree is removed with `built`.
-                skipped.extend(more);
-            }
-            Err(e) => return Err(e),
-        }
+    let pass2 = Pass2 {
+        src,
+        policy,
+        planned: &planned,
+        exported: &exported,
+        clean: &clean,
     };
+    let (built, report, skipped) = build_and_verify(&pass2, &mut scrubber, dest, opts)?;
     coffer_store::crash::point("export_verified");
     let Built {
         tree,
@@ -637,6 +583,84 @@ pub fn create(
     })
 }
 
+/// Pass 1: reads the manifest and every exported artifact once, collecting
+/// what must be replaced and which lines need nothing but id rewriting.
+fn pass_one(
+    src: &Source<'_>,
+    policy: &Policy,
+    det: &Detector,
+    exported: &[&Descriptor],
+) -> Result<(BTreeMap<String, CleanLines>, Collected)> {
+    let mut col = Collector::new(
+        det,
+        &policy.allow_names,
+        &policy.local_roots,
+        max_string(policy),
+    );
+    collect_manifest(src, &mut col);
+    let mut clean: BTreeMap<String, CleanLines> = BTreeMap::new();
+    for d in exported {
+        clean.insert(d.id.clone(), collect_artifact(src, d, &mut col)?);
+    }
+    Ok((clean, col.found))
+}
+
+/// The policy's string bound, as a length.
+fn max_string(policy: &Policy) -> usize {
+    usize::try_from(policy.max_string_bytes).unwrap_or(usize::MAX)
+}
+
+/// Pass 2 and the gate. Under --exclude-unverifiable, the JSONL records
+/// the gate refuses are left out of a second tree, which must then pass; a
+/// finding anywhere else still refuses. (Source records are strict JSON:
+/// an invalid bundle is refused before pass 1.)
+fn build_and_verify(
+    p: &Pass2<'_, '_>,
+    scrubber: &mut Scrubber<'_>,
+    dest: &Path,
+    opts: &CreateOptions,
+) -> Result<(Built, ReadbackReport, BTreeSet<ExcludedRecord>)> {
+    let mut skipped: BTreeSet<ExcludedRecord> = BTreeSet::new();
+    let mut attempts = 0;
+    let (built, report) = loop {
+        attempts += 1;
+        let built = build_tree(p, scrubber, &skipped, dest)?;
+        let originals: Vec<String> = scrubber.ids().originals().map(str::to_string).collect();
+        let users: Vec<String> = scrubber.users().map(str::to_string).collect();
+        let exp = Expectations {
+            policy: Some(p.policy),
+            issued: Some(scrubber.issued().clone()),
+            identities: originals,
+            users,
+        };
+        // The gate: an independent reader over the bytes on disk.
+        match readback::verify(built.tree.path(), &exp) {
+            Ok(report) => break (built, report),
+            Err(ExportError::Invalid(issues)) if opts.exclude_unverifiable && attempts < 8 => {
+                let known = |r: &ExcludedRecord, s: &BTreeSet<ExcludedRecord>| {
+                    s.iter()
+                        .any(|x| x.artifact_id == r.artifact_id && x.line == r.line)
+                };
+                let more: Vec<ExcludedRecord> =
+                    refused_records(&issues, &built.results, p.exported, &skipped)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|r| !known(r, &skipped))
+                        .collect();
+                // Nothing new to leave out (or a finding outside a record):
+                // the export is refused as it would be without the flag.
+                if more.is_empty() {
+                    return Err(ExportError::Invalid(issues));
+                }
+                // The refused tree is removed with `built`.
+                skipped.extend(more);
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    Ok((built, report, skipped))
+}
+
 /// A written, not yet verified export tree.
 struct Built {
     tree: NewTree,
@@ -646,26 +670,70 @@ struct Built {
     bundle_id: String,
 }
 
+/// What pass 2 writes from: the source, its plan, and pass 1's verdicts.
+struct Pass2<'a, 's> {
+    src: &'a Source<'s>,
+    policy: &'a Policy,
+    planned: &'a [(Descriptor, Fate)],
+    exported: &'a [&'a Descriptor],
+    clean: &'a BTreeMap<String, CleanLines>,
+}
+
 /// Pass 2 and the export manifest, into a new temp tree beside `dest`.
-#[allow(clippy::too_many_arguments)]
 fn build_tree(
-    src: &Source<'_>,
-    policy: &Policy,
+    p: &Pass2<'_, '_>,
     scrubber: &mut Scrubber<'_>,
-    planned: &[(Descriptor, Fate)],
-    exported: &[&Descriptor],
-    clean: &BTreeMap<String, CleanLines>,
     skipped: &BTreeSet<ExcludedRecord>,
     dest: &Path,
 ) -> Result<Built> {
-    let m = &src.manifest;
-    // Contract documents last, so they can point at derivatives.
-    let mut order: Vec<&Descriptor> = exported.to_vec();
-    order.sort_by_key(|d| matches!(d.kind, Kind::Verifier | Kind::CaptureReport));
     let mut tree = NewTree::begin(dest, 0o755)?;
+    let results = write_artifacts(p, scrubber, skipped, &mut tree)?;
+    let excluded = excluded_artifacts(p.planned);
+    let m = &p.src.manifest;
+    let bundle_id = scrubber.identity(&m.bundle_id);
+    let correlations = Correlations {
+        bundle_id: bundle_id.clone(),
+        run_id: scrubber.identity(&m.run.id),
+        attempt_id: scrubber.identity(&m.attempt.id),
+        session_id: m
+            .run
+            .native
+            .session_id
+            .as_ref()
+            .map(|s| scrubber.identity(s)),
+        trace_id: m.run.native.trace_id.as_ref().map(|t| scrubber.identity(t)),
+    };
+    let manifest = export_manifest(p, &results, &excluded, skipped, &bundle_id, correlations);
+    let bytes = manifest.to_bytes();
+    let manifest_digest = Digest::of(&bytes);
+    {
+        let mut f = tree.create_file("manifest.json", 0o755, 0o644)?;
+        f.write_all(&bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| ExportError::io(tree.path().join("manifest.json"), "write", e))?;
+    }
+    coffer_store::crash::point("export_tree_built");
+    Ok(Built {
+        tree,
+        manifest_digest,
+        results,
+        excluded,
+        bundle_id,
+    })
+}
+
+/// Rewrites every exported artifact into `tree`, contract documents last
+/// so they can point at derivatives; each file is synced.
+fn write_artifacts(
+    p: &Pass2<'_, '_>,
+    scrubber: &mut Scrubber<'_>,
+    skipped: &BTreeSet<ExcludedRecord>,
+    tree: &mut NewTree,
+) -> Result<BTreeMap<String, Exported>> {
+    let mut order: Vec<&Descriptor> = p.exported.to_vec();
+    order.sort_by_key(|d| matches!(d.kind, Kind::Verifier | Kind::CaptureReport));
     let mut written: Written = BTreeMap::new();
     let mut results: BTreeMap<String, Exported> = BTreeMap::new();
-    let mut used_paths: Vec<String> = Vec::new();
     for (i, d) in order.iter().enumerate() {
         let mut unused = Counts::default();
         let rel = {
@@ -684,7 +752,8 @@ fn build_tree(
             .filter(|r| r.artifact_id == d.id)
             .map(|r| r.line)
             .collect();
-        let counts = rewrite_artifact(src, d, scrubber, &mut w, &written, &clean[&d.id], &skip)?;
+        let counts =
+            rewrite_artifact(p.src, d, scrubber, &mut w, &written, &p.clean[&d.id], &skip)?;
         let (bw, digest, size) = w.finish();
         let f = bw
             .into_inner()
@@ -696,7 +765,6 @@ fn build_tree(
             d.relative_path.clone(),
             (d.id.clone(), digest.to_string(), size),
         );
-        used_paths.push(rel.clone());
         results.insert(
             d.id.clone(),
             Exported {
@@ -710,38 +778,12 @@ fn build_tree(
         );
     }
 
-    // The export manifest, artifacts in source order.
-    let mut artifacts = Vec::new();
-    let mut transformations = Vec::new();
-    let mut listed = Vec::new();
-    for d in exported {
-        let e = &results[&d.id];
-        let mut a = json!({
-            "id": e.id,
-            "sourceArtifactId": d.id,
-            "kind": d.kind,
-            "mediaType": d.media_type,
-            "digest": e.digest,
-            "sizeBytes": e.size_bytes,
-            "relativePath": e.relative_path,
-            "sourceDigest": d.digest,
-        });
-        if let Some(ds) = src.manifest_value["evidence"]
-            .as_array()
-            .and_then(|ev| ev.iter().find(|x| x["id"] == d.id.as_str()))
-            .and_then(|x| x.get("diagnosticSource"))
-        {
-            a["diagnosticSource"] = ds.clone();
-        }
-        artifacts.push(a);
-        listed.push(e.id.clone());
-        for action in ACTIONS {
-            if let Some(n) = e.transformations.get(action) {
-                transformations.push(json!({"artifactId": e.id, "action": action, "count": n}));
-            }
-        }
-    }
-    let excluded: Vec<Excluded> = planned
+    Ok(results)
+}
+
+/// The source artifacts the plan leaves out, with their reasons.
+fn excluded_artifacts(planned: &[(Descriptor, Fate)]) -> Vec<Excluded> {
+    planned
         .iter()
         .filter_map(|(d, f)| match f {
             Fate::Exclude(r) => Some(Excluded {
@@ -750,61 +792,68 @@ fn build_tree(
             }),
             Fate::Export => None,
         })
-        .collect();
-    let mut correlations = json!({
-        "bundleId": scrubber.identity(&m.bundle_id),
-        "runId": scrubber.identity(&m.run.id),
-        "attemptId": scrubber.identity(&m.attempt.id),
-    });
-    if let Some(s) = &m.run.native.session_id {
-        correlations["sessionId"] = json!(scrubber.identity(s));
-    }
-    if let Some(t) = &m.run.native.trace_id {
-        correlations["traceId"] = json!(scrubber.identity(t));
-    }
-    let bundle_id = scrubber.identity(&m.bundle_id);
-    let mut manifest = json!({
-        "schemaVersion": "export-manifest/v1",
-        "bundleId": bundle_id,
-        "status": "ready",
-        "sharingClass": policy.sharing_class,
-        "assessmentMode": m.run.mode(),
-        "policyDigest": policy.digest,
-        "artifactIds": listed,
-        "sourceManifestDigest": src.manifest_digest().to_string(),
-        "correlations": correlations,
-        "artifacts": artifacts,
-        "transformations": transformations,
-        "excludedArtifacts": excluded,
-    });
-    if !skipped.is_empty() {
-        let ids: BTreeMap<&str, &str> = results
-            .iter()
-            .map(|(k, e)| (k.as_str(), e.id.as_str()))
-            .collect();
-        manifest["excludedRecords"] = skipped
-            .iter()
-            .map(|r| json!({"artifactId": ids[r.artifact_id.as_str()], "line": r.line, "code": r.code}))
-            .collect();
-    }
-    let mut bytes = serde_json::to_vec_pretty(&manifest).expect("values serialize");
-    bytes.push(b'\n');
-    let manifest_digest = Digest::of(&bytes);
-    {
-        let mut f = tree.create_file("manifest.json", 0o755, 0o644)?;
-        f.write_all(&bytes)
-            .and_then(|()| f.sync_all())
-            .map_err(|e| ExportError::io(tree.path().join("manifest.json"), "write", e))?;
-    }
-    coffer_store::crash::point("export_tree_built");
+        .collect()
+}
 
-    Ok(Built {
-        tree,
-        manifest_digest,
-        results,
-        excluded,
+/// The export manifest, artifacts in source order.
+fn export_manifest<'a>(
+    p: &'a Pass2<'_, '_>,
+    results: &'a BTreeMap<String, Exported>,
+    excluded: &'a [Excluded],
+    skipped: &'a BTreeSet<ExcludedRecord>,
+    bundle_id: &'a str,
+    correlations: Correlations,
+) -> ExportManifest<'a> {
+    let evidence = p.src.manifest_value["evidence"].as_array();
+    let mut artifacts = Vec::new();
+    let mut transformations = Vec::new();
+    for d in p.exported {
+        let e = &results[&d.id];
+        artifacts.push(Artifact {
+            id: &e.id,
+            source_artifact_id: &d.id,
+            kind: d.kind,
+            media_type: &d.media_type,
+            digest: &e.digest,
+            size_bytes: e.size_bytes,
+            relative_path: &e.relative_path,
+            source_digest: &d.digest,
+            diagnostic_source: evidence
+                .and_then(|ev| ev.iter().find(|x| x["id"] == d.id.as_str()))
+                .and_then(|x| x.get("diagnosticSource")),
+        });
+        for action in ACTIONS {
+            if let Some(n) = e.transformations.get(action) {
+                transformations.push(Transformation {
+                    artifact_id: &e.id,
+                    action,
+                    count: *n,
+                });
+            }
+        }
+    }
+    ExportManifest {
+        schema_version: SCHEMA_VERSION,
         bundle_id,
-    })
+        status: "ready",
+        sharing_class: p.policy.sharing_class,
+        assessment_mode: p.src.manifest.run.mode(),
+        policy_digest: p.policy.digest,
+        artifact_ids: artifacts.iter().map(|a| a.id).collect(),
+        source_manifest_digest: p.src.manifest_digest(),
+        correlations,
+        artifacts,
+        transformations,
+        excluded_artifacts: excluded,
+        excluded_records: skipped
+            .iter()
+            .map(|r| ExcludedRecordRef {
+                artifact_id: &results[&r.artifact_id].id,
+                line: r.line,
+                code: &r.code,
+            })
+            .collect(),
+    }
 }
 
 /// The JSONL records the gate's findings point into, if every finding

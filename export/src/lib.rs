@@ -19,6 +19,7 @@ pub mod inline;
 pub mod key;
 pub mod lines;
 pub mod literals;
+pub mod manifest;
 pub mod names;
 pub mod pack;
 pub mod paths;

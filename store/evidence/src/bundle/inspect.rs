@@ -2,15 +2,16 @@
 //! evidence file, each read once and handed to a [`Sink`] (a plain
 //! hasher for `bundle validate`, a store batch for `bundle ingest`).
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use serde_json::Value;
 
 use super::content::{CheckingReader, ContentCheck};
-use super::model::{CaptureReport, ExportManifest, Manifest, VerifierResult};
-use super::paths::{check_relative_path, MANIFEST};
+use super::model::{CaptureReport, Descriptor, ExportManifest, Manifest, VerifierResult};
+use super::paths::{check_path_set, check_relative_path, MANIFEST};
 use super::rules;
-use super::source::BundleDir;
+use super::source::{BundleDir, FileStamp};
 use crate::schema::{self, DocKind};
 use crate::sink::Sink;
 use crate::vocab::{Kind, Qualification};
@@ -141,23 +142,12 @@ pub fn inspect(
             return Ok(out);
         }
     };
-    let (mut mf, stamp) = match dir.open_evidence(MANIFEST) {
-        Ok(x) => x,
-        Err(i) => {
-            out.issues.push(i);
-            return Ok(out);
-        }
-    };
-    match coffer_store::json::read_bytes(&mut mf, &Limits::DOCUMENT, MANIFEST) {
+    match read_manifest_bytes(&dir) {
         Ok(b) => out.manifest_bytes = b,
         Err(i) => {
             out.issues.push(i);
             return Ok(out);
         }
-    }
-    if let Some(i) = BundleDir::changed(MANIFEST, &mf, &stamp) {
-        out.issues.push(i);
-        return Ok(out);
     }
     let Some(manifest) = check_manifest(&out.manifest_bytes, &mut out.issues) else {
         return Ok(out);
@@ -166,26 +156,23 @@ pub fn inspect(
         out.manifest = Some(manifest);
         return Ok(out);
     }
-
-    // Files whose path the manifest rules refused are not opened.
-    let refused: std::collections::HashSet<String> = out
-        .issues
+    // Files whose path the manifest rules refused are not opened (those
+    // rules reported them).
+    let paths: Vec<&str> = manifest
+        .evidence
         .iter()
-        .filter_map(|i| i.pointer.as_deref())
-        .filter(|p| p.ends_with("/relativePath"))
-        .map(str::to_string)
+        .map(|d| d.relative_path.as_str())
         .collect();
+    let refused: HashSet<usize> = check_path_set(&paths).into_iter().map(|(i, _)| i).collect();
     let mut verifiers: Vec<(usize, VerifierResult)> = Vec::new();
     for (i, d) in manifest.evidence.iter().enumerate() {
-        let rel = d.relative_path.as_str();
-        if refused.contains(&format!("/evidence/{i}/relativePath"))
-            || check_relative_path(rel).is_err()
-        {
-            continue; // already reported by the manifest rules
+        if refused.contains(&i) || check_relative_path(&d.relative_path).is_err() {
+            continue;
         }
         let Ok(expected) = d.digest.parse::<Digest>() else {
             continue;
         };
+        let rel = d.relative_path.as_str();
         let (mut f, stamp) = match dir.open_evidence(rel) {
             Ok(x) => x,
             Err(issue) => {
@@ -205,76 +192,146 @@ pub fn inspect(
             ));
             continue;
         }
-        let subject = Path::new(rel);
-        let doc_kind = match d.kind {
-            Kind::CaptureReport => Some(DocKind::CaptureReport),
-            Kind::Verifier => Some(DocKind::VerifierResult),
-            Kind::ExportManifest => Some(DocKind::ExportManifest),
-            _ => None,
+        let file = Opened {
+            f: &mut f,
+            stamp: &stamp,
+            expected,
         };
-        if let Some(kind) = doc_kind {
-            let bytes = match coffer_store::json::read_bytes(&mut f, &Limits::DOCUMENT, rel) {
-                Ok(b) => b,
-                Err(issue) => {
-                    out.issues.push(issue);
-                    continue;
-                }
-            };
-            if let Some(issue) = BundleDir::changed(rel, &f, &stamp) {
-                out.issues.push(issue);
-                continue;
-            }
-            if let Err(e) = sink.put(&mut &bytes[..], d.size_bytes, subject, Some(expected), None) {
-                out.issues.push(sink_issue(e, rel)?);
-                continue;
-            }
-            let Some(v) = parse_doc(&bytes, kind, rel, &mut out.issues) else {
-                continue;
-            };
-            match kind {
-                DocKind::CaptureReport => {
-                    if let Some(c) = typed::<CaptureReport>(v, rel, &mut out.issues) {
-                        out.issues.extend(rules::capture_rules(&manifest, &c, rel));
-                        out.capture = Some(c);
-                    }
-                }
-                DocKind::VerifierResult => {
-                    if let Some(vr) = typed::<VerifierResult>(v, rel, &mut out.issues) {
-                        out.issues
-                            .extend(rules::verifier_rules(&manifest, &vr, rel));
-                        if d.is_retained() {
-                            verifiers.push((i, vr));
-                        }
-                    }
-                }
-                _ => {
-                    if let Some(e) = typed::<ExportManifest>(v, rel, &mut out.issues) {
-                        out.issues.extend(rules::export_rules(&manifest, &e, rel));
+        match contract_document(d.kind) {
+            Some(kind) => {
+                if let Some(vr) = read_document(file, d, kind, &manifest, sink, &mut out)? {
+                    if d.is_retained() {
+                        verifiers.push((i, vr));
                     }
                 }
             }
-            continue;
-        }
-        let mut reader = CheckingReader::for_size(
-            &mut f,
-            ContentCheck::for_media_type(&d.media_type),
-            d.size_bytes,
-        );
-        let accepted = sink.put(&mut reader, d.size_bytes, subject, Some(expected), None);
-        if let Some(e) = reader.failure() {
-            out.issues.push(Issue::from((rel, e.clone())));
-            continue;
-        }
-        if let Err(e) = accepted {
-            out.issues.push(sink_issue(e, rel)?);
-            continue;
-        }
-        if let Some(issue) = BundleDir::changed(rel, &f, &stamp) {
-            out.issues.push(issue);
+            None => stream_evidence(file, d, sink, &mut out.issues)?,
         }
     }
     let vrefs: Vec<(usize, &VerifierResult)> = verifiers.iter().map(|(i, v)| (*i, v)).collect();
     out.issues.extend(rules::outcome_rules(&manifest, &vrefs));
     out.manifest = Some(manifest);
     Ok(out)
+}
+
+/// The manifest's bytes, bounded, from a file that did not change while
+/// read.
+fn read_manifest_bytes(dir: &BundleDir) -> Result<Vec<u8>, Issue> {
+    let (mut mf, stamp) = dir.open_evidence(MANIFEST)?;
+    let bytes = coffer_store::json::read_bytes(&mut mf, &Limits::DOCUMENT, MANIFEST)?;
+    match BundleDir::changed(MANIFEST, &mf, &stamp) {
+        Some(i) => Err(i),
+        None => Ok(bytes),
+    }
+}
+
+/// The schema of the contract documents among evidence kinds.
+fn contract_document(kind: Kind) -> Option<DocKind> {
+    match kind {
+        Kind::CaptureReport => Some(DocKind::CaptureReport),
+        Kind::Verifier => Some(DocKind::VerifierResult),
+        Kind::ExportManifest => Some(DocKind::ExportManifest),
+        _ => None,
+    }
+}
+
+/// An evidence file opened for reading, with what it must be.
+struct Opened<'f> {
+    f: &'f mut std::fs::File,
+    stamp: &'f FileStamp,
+    expected: Digest,
+}
+
+/// A contract document: read whole (bounded), sent to the sink, parsed,
+/// and checked against the manifest. Returns it when it is a verifier
+/// result, for the outcome rules.
+fn read_document(
+    file: Opened<'_>,
+    d: &Descriptor,
+    kind: DocKind,
+    manifest: &Manifest,
+    sink: &mut dyn Sink,
+    out: &mut Inspection,
+) -> Result<Option<VerifierResult>, StoreError> {
+    let rel = d.relative_path.as_str();
+    let bytes = match coffer_store::json::read_bytes(&mut *file.f, &Limits::DOCUMENT, rel) {
+        Ok(b) => b,
+        Err(issue) => {
+            out.issues.push(issue);
+            return Ok(None);
+        }
+    };
+    if let Some(issue) = BundleDir::changed(rel, file.f, file.stamp) {
+        out.issues.push(issue);
+        return Ok(None);
+    }
+    let put = sink.put(
+        &mut &bytes[..],
+        d.size_bytes,
+        Path::new(rel),
+        Some(file.expected),
+        None,
+    );
+    if let Err(e) = put {
+        out.issues.push(sink_issue(e, rel)?);
+        return Ok(None);
+    }
+    let Some(v) = parse_doc(&bytes, kind, rel, &mut out.issues) else {
+        return Ok(None);
+    };
+    match kind {
+        DocKind::CaptureReport => {
+            if let Some(c) = typed::<CaptureReport>(v, rel, &mut out.issues) {
+                out.issues.extend(rules::capture_rules(manifest, &c, rel));
+                out.capture = Some(c);
+            }
+        }
+        DocKind::VerifierResult => {
+            if let Some(vr) = typed::<VerifierResult>(v, rel, &mut out.issues) {
+                out.issues.extend(rules::verifier_rules(manifest, &vr, rel));
+                return Ok(Some(vr));
+            }
+        }
+        _ => {
+            if let Some(e) = typed::<ExportManifest>(v, rel, &mut out.issues) {
+                out.issues.extend(rules::export_rules(manifest, &e, rel));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Any other evidence file: streamed to the sink through the content check
+/// of its media type.
+fn stream_evidence(
+    file: Opened<'_>,
+    d: &Descriptor,
+    sink: &mut dyn Sink,
+    issues: &mut Vec<Issue>,
+) -> Result<(), StoreError> {
+    let rel = d.relative_path.as_str();
+    let mut reader = CheckingReader::for_size(
+        &mut *file.f,
+        ContentCheck::for_media_type(&d.media_type),
+        d.size_bytes,
+    );
+    let accepted = sink.put(
+        &mut reader,
+        d.size_bytes,
+        Path::new(rel),
+        Some(file.expected),
+        None,
+    );
+    if let Some(e) = reader.failure() {
+        issues.push(Issue::from((rel, e.clone())));
+        return Ok(());
+    }
+    if let Err(e) = accepted {
+        issues.push(sink_issue(e, rel)?);
+        return Ok(());
+    }
+    if let Some(issue) = BundleDir::changed(rel, file.f, file.stamp) {
+        issues.push(issue);
+    }
+    Ok(())
 }
