@@ -13,7 +13,7 @@
 
 use std::io::{BufRead, Write};
 
-use coffer_export::inline::{final_scan, sanitize};
+use coffer_export::in_memory::{final_scan, sanitize};
 use coffer_export::key::ExportKey;
 use coffer_export::policy::{Policy, PolicyOptions};
 

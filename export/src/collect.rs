@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::detect::{CleanCache, Detector, Finding};
 use crate::identity::{Identities, Scope};
+use crate::local_paths::LocalNames;
 use crate::names::{classify, normalize, FieldClass, THINKING_RECORD};
-use crate::paths::LocalNames;
 use crate::rules::is_placeholder;
 
 /// Rule id of a secret-named field's value.
@@ -172,7 +172,7 @@ impl<'a> Collector<'a> {
         self.scratch = found;
         self.dirty |= self.found.names.collect(s);
         self.dirty |= s.len() > self.max_string
-            || !crate::paths::local_paths(s).is_empty()
+            || !crate::local_paths::local_paths(s).is_empty()
             || self.roots.iter().any(|r| s.contains(r.as_str()));
         let t = s.trim_start();
         if depth < MAX_NESTED_JSON_DEPTH

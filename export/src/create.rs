@@ -5,7 +5,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use coffer_evidence::bundle::model::Descriptor;
-use coffer_evidence::bundle::paths::check_relative_path;
+use coffer_evidence::bundle::safe_path::check_relative_path;
 use coffer_evidence::exports::{record_export, ExportEdge, ExportRow};
 use coffer_evidence::vocab::{Kind, Qualification, SharingClass};
 
@@ -17,7 +17,7 @@ use coffer_store::catalog::Root;
 use coffer_store::digest::Digest;
 use coffer_store::issue::Issue;
 use coffer_store::json::{self, JsonlLimits, Limits};
-use coffer_store::new_tree::NewTree;
+use coffer_store::publish::NewTree;
 use coffer_store::{PutOptions, Store};
 use serde_json::{json, Value};
 

@@ -11,10 +11,10 @@
 use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
-use coffer_evidence::bundle::paths::{check_relative_path, MANIFEST};
+use coffer_evidence::bundle::safe_path::{check_relative_path, MANIFEST};
 use coffer_evidence::packet::archive::{check_member_name, member_kind, ArchiveError, MemberKind};
 use coffer_store::issue::Issue;
-use coffer_store::new_tree::{write_new_file, NewTree};
+use coffer_store::publish::{write_new_file, NewTree};
 use serde_json::Value;
 
 use crate::error::{ExportError, Result};

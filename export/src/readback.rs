@@ -14,7 +14,7 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use aho_corasick::AhoCorasick;
-use coffer_evidence::bundle::paths::{check_path_set, check_relative_path, MANIFEST};
+use coffer_evidence::bundle::safe_path::{check_path_set, check_relative_path, MANIFEST};
 use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::schema::{self, DocKind};
 use coffer_store::digest::Hasher;
@@ -248,7 +248,7 @@ impl FinalScan {
                 );
             }
         }
-        for _ in crate::paths::local_paths(s) {
+        for _ in crate::local_paths::local_paths(s) {
             self.finding(
                 "validation.local_path_in_export",
                 file,

@@ -19,8 +19,8 @@ use crate::error::{ExportError, Result};
 use crate::identity::{pseudonym, IdMap, RECORD_NAMESPACE};
 use crate::key::Keys;
 use crate::literals::{LiteralKind, Literals, LiteralsBuilder};
+use crate::local_paths::{self, LOCAL_HOST};
 use crate::names::{classify, normalize, FieldClass, THINKING_KEEP, THINKING_RECORD};
-use crate::paths::{self, LOCAL_HOST};
 
 /// Transformations made in one artifact (the export manifest's counts).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -172,18 +172,18 @@ impl<'a> Scrubber<'a> {
             .collect();
         for (u, n) in &users {
             let placeholder = format!("[LOCAL_USER:{n}]");
-            if paths::sweepable_name(u) {
+            if local_paths::sweepable_name(u) {
                 b.add_with_variants(u, &placeholder, LiteralKind::LocalName);
             } else {
                 // Too common a word to sweep: replaced where a marker says
                 // it names a local user.
-                for (form, replacement) in paths::marked_forms(u, &placeholder) {
+                for (form, replacement) in local_paths::marked_forms(u, &placeholder) {
                     b.add_with_variants(&form, &replacement, LiteralKind::LocalName);
                 }
             }
         }
         for h in &collected.names.hosts {
-            if paths::sweepable_name(h) {
+            if local_paths::sweepable_name(h) {
                 b.add_with_variants(h, LOCAL_HOST, LiteralKind::LocalName);
             }
         }
@@ -226,7 +226,7 @@ impl<'a> Scrubber<'a> {
         self.users
             .keys()
             .map(String::as_str)
-            .filter(|u| paths::sweepable_name(u))
+            .filter(|u| local_paths::sweepable_name(u))
     }
 
     /// The pseudonym of an identity (collected, or per-record).
@@ -245,7 +245,7 @@ impl<'a> Scrubber<'a> {
 
     /// Scrubs one string (no string limit).
     pub fn string(&mut self, s: &str, c: &mut Counts) -> String {
-        let (mut text, n) = paths::rewrite(s, &self.roots);
+        let (mut text, n) = local_paths::rewrite(s, &self.roots);
         c.redacted_local += n;
         let mut changed = n > 0;
         if let Some((t, r)) = self.lits.replace(&text) {

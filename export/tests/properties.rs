@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use coffer_export::inline::{final_scan, sanitize};
+use coffer_export::in_memory::{final_scan, sanitize};
 use coffer_export::key::ExportKey;
 use coffer_export::policy::{Policy, PolicyOptions};
 use proptest::prelude::*;

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use coffer_export::inline::{final_scan, sanitize};
+use coffer_export::in_memory::{final_scan, sanitize};
 use coffer_export::key::ExportKey;
 use coffer_export::policy::{Policy, PolicyOptions};
 use libfuzzer_sys::fuzz_target;

@@ -336,7 +336,7 @@ impl Store {
     /// only then appear under `dest` (never replacing anything).
     pub fn get_to_new_file(&self, d: &Digest, dest: &Path) -> Result<u64> {
         let mut n = 0;
-        crate::new_tree::write_new_file(dest, |f| {
+        crate::publish::write_new_file(dest, |f| {
             n = self.copy_object(d, f)?;
             Ok(())
         })?;

@@ -2,7 +2,7 @@
 //! untrusted input. Case counts are small so CI stays fast; raise
 //! PROPTEST_CASES to soak.
 
-use coffer_evidence::bundle::paths::check_relative_path;
+use coffer_evidence::bundle::safe_path::check_relative_path;
 use coffer_evidence::packet::archive::{
     check_member_name, read_archive, ArchiveError, ArchiveLimits,
 };

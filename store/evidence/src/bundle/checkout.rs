@@ -10,10 +10,10 @@ use std::io::Write;
 use std::path::Path;
 
 use super::inspect::check_manifest;
-use super::paths::{check_relative_path, MANIFEST};
+use super::safe_path::{check_relative_path, MANIFEST};
 use coffer_store::digest::Digest;
 use coffer_store::error::{Result, StoreError};
-use coffer_store::new_tree::NewTree;
+use coffer_store::publish::NewTree;
 use coffer_store::store::Store;
 
 /// Writes bundle `id_or_digest` to `dest` (which must not exist);

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use super::inspect::inspect;
 use super::model::MissingEvidence;
-use super::paths::MANIFEST;
 use super::records::{insert_bundle, BUNDLE_ROOT};
+use super::safe_path::MANIFEST;
 use super::source::BundleDir;
 use crate::sink::Sink;
 use coffer_store::catalog::Root;

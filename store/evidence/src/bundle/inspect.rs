@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::content::{CheckingReader, ContentCheck};
 use super::model::{CaptureReport, Descriptor, ExportManifest, Manifest, VerifierResult};
-use super::paths::{check_path_set, check_relative_path, MANIFEST};
 use super::rules;
+use super::safe_path::{check_path_set, check_relative_path, MANIFEST};
 use super::source::{BundleDir, FileStamp};
 use crate::schema::{self, DocKind};
 use crate::sink::Sink;

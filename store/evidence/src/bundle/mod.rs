@@ -6,9 +6,9 @@ pub mod content;
 pub mod ingest;
 pub mod inspect;
 pub mod model;
-pub mod paths;
 pub mod records;
 pub mod rules;
+pub mod safe_path;
 pub mod source;
 
 pub use crate::sink::{HashOnly, Sink};

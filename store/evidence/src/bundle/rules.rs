@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use super::model::{
     Attempt, CaptureReport, Descriptor, ExportManifest, Manifest, Run, VerifierResult,
 };
-use super::paths::{check_path_set, check_relative_path, MANIFEST};
+use super::safe_path::{check_path_set, check_relative_path, MANIFEST};
 use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
 use coffer_store::issue::Issue;
 

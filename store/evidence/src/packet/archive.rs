@@ -133,11 +133,11 @@ pub fn check_member_name(raw: &[u8], is_dir: bool) -> Result<String, ArchiveErro
             format!("{name:?}: not a canonical relative path (empty or '.' segment)"),
         ));
     }
-    if trimmed.len() > super::super::bundle::paths::MAX_PATH_BYTES
-        || segments.len() > super::super::bundle::paths::MAX_SEGMENTS
+    if trimmed.len() > super::super::bundle::safe_path::MAX_PATH_BYTES
+        || segments.len() > super::super::bundle::safe_path::MAX_SEGMENTS
         || segments
             .iter()
-            .any(|s| s.len() > super::super::bundle::paths::MAX_SEGMENT_BYTES)
+            .any(|s| s.len() > super::super::bundle::safe_path::MAX_SEGMENT_BYTES)
     {
         return Err(refuse(
             "limit.archive_member_name",
@@ -167,7 +167,7 @@ pub fn check_member_name(raw: &[u8], is_dir: bool) -> Result<String, ArchiveErro
                 format!("{name:?}: segment {s:?} {why}"),
             ));
         }
-        if crate::bundle::paths::is_device(s) {
+        if crate::bundle::safe_path::is_device(s) {
             return Err(refuse(
                 "validation.device_name",
                 name,

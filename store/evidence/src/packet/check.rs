@@ -16,7 +16,7 @@ use super::archive::{
     MemberKind,
 };
 use super::model::{DigestObject, Packet, Reference};
-use crate::bundle::paths::check_relative_path;
+use crate::bundle::safe_path::check_relative_path;
 use crate::bundle::source::BundleDir;
 use crate::schema::{self, DocKind};
 use crate::sink::Sink;

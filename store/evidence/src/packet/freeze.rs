@@ -25,7 +25,7 @@ use coffer_store::issue::Issue;
 use coffer_store::json::canonical::{canonical_digest, canonicalize};
 use coffer_store::json::{self, Limits};
 use coffer_store::layout::write_new_durable;
-use coffer_store::new_tree::NewTree;
+use coffer_store::publish::NewTree;
 use coffer_store::store::{PutOptions, Store};
 
 /// Where a packet stands.
