@@ -135,22 +135,10 @@ fn claim_backend(backend: &dyn Backend, config: &BackendConfig) -> Result<()> {
 /// Writes `name` in `dir` with `bytes`, durably, never replacing an existing
 /// file. Returns whether this call created it.
 pub fn write_new_durable(dir: &Dir, name: &str, bytes: &[u8], mode: u32) -> Result<bool> {
-    let tmp = temp_name(name);
-    let mut f = dir
-        .create_new(&tmp, mode)
-        .map_err(|e| StoreError::io(dir.join(&tmp), "create", e))?;
-    let written = f.write_all(bytes).and_then(|()| f.sync_all());
-    if let Err(e) = written {
-        let _ = dir.remove_file(&tmp);
-        return Err(StoreError::io(dir.join(&tmp), "write", e));
-    }
-    let renamed = dir.rename_no_replace(&tmp, dir, name);
-    let _ = dir.remove_file(&tmp);
-    let created = renamed.map_err(|e| StoreError::io(dir.join(name), "publish", e))?
-        == crate::dir::Renamed::Done;
+    let renamed = crate::publish::write_new(dir, name, dir, name, bytes, mode)?;
     dir.sync()
         .map_err(|e| StoreError::io(dir.path(), "fsync directory", e))?;
-    Ok(created)
+    Ok(renamed == crate::dir::Renamed::Done)
 }
 
 /// Gives back the reserve of the store at `path` (a missing reserve, or a

@@ -1,5 +1,8 @@
-//! Publishing new directories and files outside the store: the one routine
-//! behind `get -o`, `bundle checkout` and `packet materialize`.
+//! Publishing new files and trees without ever replacing one: the one
+//! temp -> fsync -> no-replace rename sequence, for small files inside the
+//! store ([`write_new`]: refs, keys, markers, freeze records) and for new
+//! trees outside it ([`NewTree`]: `get -o`, `bundle checkout`, `packet
+//! materialize`, exports).
 //!
 //! Content is written into a temp entry beside the destination; only when it
 //! is complete and synced is it renamed into place with `RENAME_NOREPLACE`,
@@ -75,6 +78,36 @@ fn rename_into_place(tmp: &Path, dest: &Path) -> Result<()> {
             path: dest.to_path_buf(),
         }),
     }
+}
+
+/// Writes `bytes` as `name` in `dest` and never replaces an existing entry:
+/// a temp `<prefix>.<pid>.<n>.<random>` in `tmp` (which may be `dest`) is
+/// created, written and fsynced, then renamed into place with
+/// `RENAME_NOREPLACE`; the temp is removed whatever happens. The caller
+/// syncs `dest`'s directory entry as its durability rule requires.
+pub fn write_new(
+    tmp: &Dir,
+    prefix: &str,
+    dest: &Dir,
+    name: &str,
+    bytes: &[u8],
+    mode: u32,
+) -> Result<Renamed> {
+    use std::io::Write;
+    let tmp_name = crate::names::temp_name(prefix);
+    let mut f = tmp
+        .create_new(&tmp_name, mode)
+        .map_err(|e| StoreError::io(tmp.join(&tmp_name), "create temp", e))?;
+    if let Err(e) = f.write_all(bytes).and_then(|()| f.sync_all()) {
+        let _ = tmp.remove_file(&tmp_name);
+        return Err(StoreError::io(tmp.join(&tmp_name), "write temp", e));
+    }
+    drop(f);
+    let renamed = tmp.rename_no_replace(&tmp_name, dest, name);
+    if renamed.as_ref().ok() != Some(&Renamed::Done) {
+        let _ = tmp.remove_file(&tmp_name);
+    }
+    renamed.map_err(|e| StoreError::io(dest.join(name), "publish", e))
 }
 
 /// A directory being built beside its destination.
@@ -187,6 +220,38 @@ pub fn write_new_file(dest: &Path, write: impl FnOnce(&mut fs::File) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_new_never_replaces_and_leaves_no_temp() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("tmp")).unwrap();
+        let (dir, tmp) = (
+            Dir::open(t.path()).unwrap(),
+            Dir::open(&t.path().join("tmp")).unwrap(),
+        );
+        assert_eq!(
+            write_new(&tmp, "k", &dir, "key", b"first", 0o600).unwrap(),
+            Renamed::Done
+        );
+        assert_eq!(
+            write_new(&tmp, "k", &dir, "key", b"second", 0o600).unwrap(),
+            Renamed::TargetExists
+        );
+        // The same directory as temp and destination.
+        assert_eq!(
+            write_new(&dir, "key", &dir, "key", b"third", 0o600).unwrap(),
+            Renamed::TargetExists
+        );
+        assert_eq!(std::fs::read(t.path().join("key")).unwrap(), b"first");
+        let mode = std::fs::metadata(t.path().join("key"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(tmp.entries().unwrap().is_empty(), "no temp left");
+        let names: Vec<String> = dir.entries().unwrap().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
 
     #[test]
     fn a_tree_appears_only_when_published_and_never_replaces() {

@@ -5,13 +5,13 @@
 //! filesystem), so a published name never holds a partial frame; a ref is
 //! written to a temp in `tmp/`, fsynced, and renamed the same way.
 
-use std::io::{self, Write};
+use std::io;
 use std::sync::{Arc, Mutex};
 
 use super::{Backend, Body, Listed, Meta, Put, OBJECTS_PREFIX, QUARANTINE_PREFIX};
 use crate::dir::{is_plain_name, Dir, EntryKind, Renamed};
 use crate::error::{Result, StoreError};
-use crate::names::{temp_name, TMP_DIR};
+use crate::names::TMP_DIR;
 
 /// Directory levels a listing descends (`objects/sha256/<2hex>/<64hex>` is 4).
 const MAX_LIST_DEPTH: usize = 6;
@@ -162,18 +162,13 @@ impl Backend for LocalBackend {
 
     fn put_bytes(&self, key: &str, bytes: &[u8]) -> Result<Put> {
         let tmp = open_path(&self.root, TMP_DIR, false)?.expect("tmp exists");
-        let name = temp_name("ref");
-        let mut f = tmp
-            .create_new(&name, 0o444)
-            .map_err(|e| StoreError::io(tmp.join(&name), "create temp", e))?;
-        if let Err(e) = f.write_all(bytes).and_then(|()| f.sync_all()) {
-            let _ = tmp.remove_file(&name);
-            return Err(StoreError::io(tmp.join(&name), "write temp", e));
-        }
-        drop(f);
-        let put = self.publish(key, &tmp, &name)?;
+        let (dir, name) = self.parent_of(key, true)?.expect("created on demand");
+        let renamed = crate::publish::write_new(&tmp, "ref", &dir, &name, bytes, 0o444)?;
         self.sync_published(&[key.to_string()])?;
-        Ok(put)
+        Ok(match renamed {
+            Renamed::Done => Put::Created,
+            Renamed::TargetExists => Put::Existed,
+        })
     }
 
     fn get(&self, key: &str) -> Result<Option<(Body, Meta)>> {
