@@ -25,13 +25,14 @@ use crate::collect::{Collected, Collector};
 use crate::detect::Detector;
 use crate::error::{ExportError, Result};
 use crate::key::ExportKey;
-use crate::lines::{next_line, split_terminator, two_core, Batch, HashingWriter};
+use crate::lines::{next_line, split_terminator, two_core, Batch};
 use crate::plan::{plan, Fate};
 use crate::policy::Policy;
 use crate::readback::{self, Expectations, ReadbackReport};
 use crate::rules::RuleSet;
 use crate::scrub::{Counts, Scrubber, TextState};
 use crate::source::Source;
+use coffer_store::digest::HashingWriter;
 
 /// Options of `export create`.
 #[derive(Debug, Default, Clone)]

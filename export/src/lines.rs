@@ -1,9 +1,7 @@
 //! Bounded line reading and hashing writes: the streaming primitives of
 //! export and readback.
 
-use std::io::{self, BufRead, Write};
-
-use coffer_store::digest::{Digest, Hasher};
+use std::io::{self, BufRead};
 
 /// Reads the next line (with its terminator) into `buf`; `Ok(false)` at
 /// the end. A line longer than `max` bytes is an error, so memory stays
@@ -143,39 +141,6 @@ pub fn two_core<S: Send, T: Send>(
     });
     done.sort_by_key(|(k, _)| *k);
     (done.into_iter().map(|(_, t)| t).collect(), read)
-}
-
-/// A writer that hashes and counts what it writes.
-pub struct HashingWriter<W> {
-    inner: W,
-    hasher: Hasher,
-}
-
-impl<W: Write> HashingWriter<W> {
-    /// Wraps `inner`.
-    pub fn new(inner: W) -> Self {
-        HashingWriter {
-            inner,
-            hasher: Hasher::new(),
-        }
-    }
-
-    /// The inner writer, digest and size.
-    pub fn finish(self) -> (W, Digest, u64) {
-        let (d, n) = self.hasher.finish();
-        (self.inner, d, n)
-    }
-}
-
-impl<W: Write> Write for HashingWriter<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 #[cfg(test)]

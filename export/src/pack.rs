@@ -13,6 +13,7 @@ use std::path::Path;
 
 use coffer_evidence::bundle::safe_path::{check_relative_path, MANIFEST};
 use coffer_evidence::packet::archive::{check_member_name, member_kind, ArchiveError, MemberKind};
+use coffer_store::digest::HashingReader;
 use coffer_store::issue::Issue;
 use coffer_store::publish::{write_new_file, NewTree};
 use serde_json::Value;
@@ -143,19 +144,10 @@ fn write_members<W: Write>(dest: &Path, members: &[String], w: W) -> io::Result<
 }
 
 fn hash_file(p: &Path) -> Result<(String, u64)> {
-    let mut f = std::fs::File::open(p).map_err(|e| ExportError::io(p, "open", e))?;
-    let mut h = coffer_store::digest::Hasher::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| ExportError::io(p, "read", e))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    let (d, n) = h.finish();
+    let f = std::fs::File::open(p).map_err(|e| ExportError::io(p, "open", e))?;
+    let mut r = HashingReader::new(f);
+    std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| ExportError::io(p, "read", e))?;
+    let (d, n) = r.finish();
     Ok((d.to_string(), n))
 }
 

@@ -17,7 +17,7 @@ use aho_corasick::AhoCorasick;
 use coffer_evidence::bundle::safe_path::{check_path_set, check_relative_path, MANIFEST};
 use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::schema::{self, DocKind};
-use coffer_store::digest::Hasher;
+use coffer_store::digest::HashingReader;
 use coffer_store::issue::Issue;
 use coffer_store::json::{self, escape_pointer_token, JsonlLimits, Limits};
 use regex::bytes::Regex;
@@ -366,10 +366,7 @@ impl FinalScan {
         rel: &str,
         media_type: &str,
     ) -> Result<(String, u64), Issue> {
-        let mut r = Hashing {
-            inner: f,
-            h: Hasher::new(),
-        };
+        let mut r = HashingReader::new(f);
         match media_type {
             "application/json" => {
                 let v = json::read_document(&mut r, &Limits::EVIDENCE, rel)?;
@@ -377,7 +374,7 @@ impl FinalScan {
             }
             media => self.lines(&mut r, rel, media == "application/x-ndjson")?,
         }
-        let (d, size) = r.h.finish();
+        let (d, size) = r.finish();
         self.report.bytes += size;
         Ok((d.to_string(), size))
     }
@@ -472,19 +469,6 @@ struct Scanned {
     strings: u64,
     placeholders: u64,
     result: Result<(), Issue>,
-}
-
-struct Hashing<R> {
-    inner: R,
-    h: Hasher,
-}
-
-impl<R: Read> Read for Hashing<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.h.update(&buf[..n]);
-        Ok(n)
-    }
 }
 
 /// Every file below `root` (relative paths); links and special files are issues.

@@ -11,7 +11,7 @@ use coffer_evidence::bundle::model::{Descriptor, Manifest};
 use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::sink::HashOnly;
 use coffer_evidence::vocab::Qualification;
-use coffer_store::digest::{Digest, Hasher};
+use coffer_store::digest::{Digest, HashingReader};
 use coffer_store::issue::Issue;
 use coffer_store::Store;
 
@@ -115,8 +115,7 @@ impl<'s> Source<'s> {
                     .open_evidence(&d.relative_path)
                     .map_err(|i| ExportError::Invalid(vec![i]))?;
                 Ok(Box::new(Checked {
-                    inner: f,
-                    hasher: Hasher::new(),
+                    inner: HashingReader::new(f),
                     size: d.size_bytes,
                     digest,
                     rel: d.relative_path.clone(),
@@ -137,8 +136,7 @@ impl<'s> Source<'s> {
 /// Hashes what streams through and fails at the end on a mismatch (the
 /// file changed after validation).
 struct Checked<R> {
-    inner: R,
-    hasher: Hasher,
+    inner: HashingReader<R>,
     size: u64,
     digest: Digest,
     rel: String,
@@ -147,9 +145,9 @@ struct Checked<R> {
 impl<R: Read> Read for Checked<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
-        if self.hasher.len() > self.size || (n == 0 && !buf.is_empty()) {
-            let (got, len) = self.hasher.clone().finish();
+        let read = self.inner.hasher();
+        if read.len() > self.size || (n == 0 && !buf.is_empty()) {
+            let (got, len) = read.clone().finish();
             if len != self.size || got != self.digest {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,

@@ -5,6 +5,7 @@
 //! that prints the same always names the same object.
 
 use std::fmt;
+use std::io::{self, Read, Write};
 use std::str::FromStr;
 
 use sha2::{Digest as _, Sha256};
@@ -152,6 +153,74 @@ impl Hasher {
     }
 }
 
+/// A reader that hashes and counts every byte read through it.
+pub struct HashingReader<R> {
+    inner: R,
+    hasher: Hasher,
+}
+
+impl<R: Read> HashingReader<R> {
+    /// Wraps `inner`.
+    pub fn new(inner: R) -> Self {
+        HashingReader {
+            inner,
+            hasher: Hasher::new(),
+        }
+    }
+
+    /// What was read so far.
+    pub fn hasher(&self) -> &Hasher {
+        &self.hasher
+    }
+
+    /// The digest and size of what was read.
+    pub fn finish(self) -> (Digest, u64) {
+        self.hasher.finish()
+    }
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// A writer that hashes and counts every byte written through it.
+pub struct HashingWriter<W> {
+    inner: W,
+    hasher: Hasher,
+}
+
+impl<W: Write> HashingWriter<W> {
+    /// Wraps `inner`.
+    pub fn new(inner: W) -> Self {
+        HashingWriter {
+            inner,
+            hasher: Hasher::new(),
+        }
+    }
+
+    /// The inner writer, and the digest and size of what was written.
+    pub fn finish(self) -> (W, Digest, u64) {
+        let (d, n) = self.hasher.finish();
+        (self.inner, d, n)
+    }
+}
+
+impl<W: Write> Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +232,24 @@ mod tests {
         assert_eq!(Digest::of(b"").to_string(), EMPTY);
         let (d, n) = Hasher::new().finish();
         assert_eq!((d.to_string().as_str(), n), (EMPTY, 0));
+    }
+
+    #[test]
+    fn the_adapters_hash_exactly_what_passes_through() {
+        let mut r = HashingReader::new(&b"hello world"[..]);
+        let mut first = [0u8; 5];
+        r.read_exact(&mut first).unwrap();
+        assert_eq!(r.hasher().len(), 5);
+        io::copy(&mut r, &mut io::sink()).unwrap();
+        assert_eq!(r.finish(), (Digest::of(b"hello world"), 11));
+        let mut w = HashingWriter::new(Vec::new());
+        w.write_all(b"hello ").unwrap();
+        w.write_all(b"world").unwrap();
+        let (out, d, n) = w.finish();
+        assert_eq!(
+            (out.as_slice(), d, n),
+            (&b"hello world"[..], Digest::of(b"hello world"), 11)
+        );
     }
 
     #[test]
