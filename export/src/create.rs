@@ -22,14 +22,13 @@ use coffer_store::{PutOptions, Store};
 use serde_json::{json, Value};
 
 use crate::collect::{Collected, Collector};
-use crate::detect::Detector;
 use crate::error::{ExportError, Result};
 use crate::key::ExportKey;
 use crate::lines::{next_line, split_terminator, two_core, Batch};
+use crate::passes::Detectors;
 use crate::plan::{plan, Fate};
 use crate::policy::Policy;
 use crate::readback::{self, Expectations, ReadbackReport};
-use crate::rules::RuleSet;
 use crate::scrub::{Counts, Scrubber, TextState};
 use crate::source::Source;
 use coffer_store::digest::HashingWriter;
@@ -507,32 +506,15 @@ pub fn create(
             "the capture is not qualified; use --allow-incomplete to export it anyway",
         ));
     }
-    let rules = RuleSet::new(&policy.extra_rules)
-        .map_err(|e| ExportError::usage("validation.policy_rule", &e.id, e.to_string()))?;
-    let det = Detector::new(rules, &policy.sensitive_values, true);
+    let detectors = Detectors::for_policy(policy)?;
     let exported: Vec<&Descriptor> = planned
         .iter()
         .filter(|(_, f)| *f == Fate::Export)
         .map(|(d, _)| d)
         .collect();
 
-    let (clean, found) = pass_one(src, policy, &det, &exported)?;
-    // The scrubber's own detector: placeholder-shaped text is no finding
-    // there (pass 1 reported forged ones), since pass 2 writes placeholders.
-    let safety = Detector::new(
-        RuleSet::new(&policy.extra_rules).expect("compiled above"),
-        &policy.sensitive_values,
-        false,
-    );
-    let mut scrubber = Scrubber::new(
-        &safety,
-        key.for_policy(&policy.digest),
-        found,
-        &policy.sensitive_values,
-        &policy.local_roots,
-        &policy.allow_names,
-        max_string(policy),
-    )?;
+    let (clean, found) = pass_one(src, policy, &detectors, &exported)?;
+    let mut scrubber = detectors.scrubber(policy, key, found)?;
 
     let pass2 = Pass2 {
         src,
@@ -589,26 +571,16 @@ pub fn create(
 fn pass_one(
     src: &Source<'_>,
     policy: &Policy,
-    det: &Detector,
+    detectors: &Detectors,
     exported: &[&Descriptor],
 ) -> Result<(BTreeMap<String, CleanLines>, Collected)> {
-    let mut col = Collector::new(
-        det,
-        &policy.allow_names,
-        &policy.local_roots,
-        max_string(policy),
-    );
+    let mut col = detectors.collector(policy);
     collect_manifest(src, &mut col);
     let mut clean: BTreeMap<String, CleanLines> = BTreeMap::new();
     for d in exported {
         clean.insert(d.id.clone(), collect_artifact(src, d, &mut col)?);
     }
     Ok((clean, col.found))
-}
-
-/// The policy's string bound, as a length.
-fn max_string(policy: &Policy) -> usize {
-    usize::try_from(policy.max_string_bytes).unwrap_or(usize::MAX)
 }
 
 /// Pass 2 and the gate. Under --exclude-unverifiable, the JSONL records

@@ -9,14 +9,12 @@ use std::collections::BTreeSet;
 use coffer_store::issue::Issue;
 use serde_json::Value;
 
-use crate::collect::Collector;
-use crate::detect::Detector;
 use crate::error::Result;
 use crate::key::ExportKey;
+use crate::passes::Detectors;
 use crate::policy::Policy;
 use crate::readback::{Expectations, FinalScan};
-use crate::rules::RuleSet;
-use crate::scrub::{Counts, Scrubber, TextState};
+use crate::scrub::{Counts, TextState};
 
 /// What [`sanitize`] produced.
 #[derive(Debug, Clone)]
@@ -42,26 +40,15 @@ pub fn sanitize(
     policy: &Policy,
     key: &ExportKey,
 ) -> Result<Sanitized> {
-    let rules = || RuleSet::new(&policy.extra_rules).expect("policy rules compile");
-    let det = Detector::new(rules(), &policy.sensitive_values, true);
-    let max = usize::try_from(policy.max_string_bytes).unwrap_or(usize::MAX);
-    let mut col = Collector::new(&det, &policy.allow_names, &policy.local_roots, max);
+    let detectors = Detectors::for_policy(policy)?;
+    let mut col = detectors.collector(policy);
     for r in records {
         col.value(r, 0);
     }
     for l in lines {
         col.string(l, 0);
     }
-    let safety = Detector::new(rules(), &policy.sensitive_values, false);
-    let mut s = Scrubber::new(
-        &safety,
-        key.for_policy(&policy.digest),
-        col.found,
-        &policy.sensitive_values,
-        &policy.local_roots,
-        &policy.allow_names,
-        max,
-    )?;
+    let mut s = detectors.scrubber(policy, key, col.found)?;
     let mut counts = Counts::default();
     let mut out = Vec::with_capacity(records.len());
     for r in records {

@@ -23,6 +23,7 @@ pub mod local_paths;
 pub mod manifest;
 pub mod names;
 pub mod pack;
+pub mod passes;
 pub mod plan;
 pub mod policy;
 pub mod readback;
