@@ -12,6 +12,7 @@ use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
 use coffer_evidence::bundle::safe_path::{check_relative_path, MANIFEST};
+use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::packet::archive::{check_member_name, member_kind, ArchiveError, MemberKind};
 use coffer_store::digest::HashingReader;
 use coffer_store::issue::Issue;
@@ -86,11 +87,15 @@ pub fn pack(dest: &Path, archive: &Path) -> Result<PackOutcome> {
         )
     })?;
     readback::verify(dest, &Expectations::default())?;
-    let manifest: Value = serde_json::from_slice(
-        &std::fs::read(dest.join(MANIFEST))
-            .map_err(|e| ExportError::io(dest.join(MANIFEST), "read", e))?,
-    )
-    .map_err(|e| ExportError::invalid("validation.json", MANIFEST, e.to_string()))?;
+    // Read again as the readback did: one component at a time, never
+    // through a symlink, regular files only, bounded.
+    let tree = BundleDir::open(dest).map_err(|i| ExportError::Invalid(vec![i]))?;
+    let (mut mf, _) = tree
+        .open_evidence(MANIFEST)
+        .map_err(|i| ExportError::Invalid(vec![i]))?;
+    let manifest: Value =
+        coffer_store::json::read_document(&mut mf, &coffer_store::json::Limits::DOCUMENT, MANIFEST)
+            .map_err(|i| ExportError::Invalid(vec![i]))?;
     let mut paths: Vec<String> = manifest["artifacts"]
         .as_array()
         .map(|a| {
@@ -109,14 +114,14 @@ pub fn pack(dest: &Path, archive: &Path) -> Result<PackOutcome> {
         match format {
             Format::Zstd => {
                 let enc = zstd::Encoder::new(w, ZSTD_LEVEL).map_err(io_err)?;
-                let enc = write_members(dest, &members, enc).map_err(io_err)?;
+                let enc = write_members(&tree, &members, enc).map_err(io_err)?;
                 enc.finish().and_then(|mut w| w.flush()).map_err(io_err)?;
             }
             Format::Gzip => {
                 let enc = flate2::GzBuilder::new()
                     .mtime(0)
                     .write(w, flate2::Compression::default());
-                let enc = write_members(dest, &members, enc).map_err(io_err)?;
+                let enc = write_members(&tree, &members, enc).map_err(io_err)?;
                 enc.finish().and_then(|mut w| w.flush()).map_err(io_err)?;
             }
         }
@@ -131,11 +136,13 @@ pub fn pack(dest: &Path, archive: &Path) -> Result<PackOutcome> {
     })
 }
 
-fn write_members<W: Write>(dest: &Path, members: &[String], w: W) -> io::Result<W> {
+fn write_members<W: Write>(tree: &BundleDir, members: &[String], w: W) -> io::Result<W> {
     let mut b = tar::Builder::new(w);
     b.mode(tar::HeaderMode::Deterministic);
     for rel in members {
-        let f = std::fs::File::open(dest.join(rel))?;
+        let (f, _) = tree
+            .open_evidence(rel)
+            .map_err(|i| io::Error::other(i.message))?;
         let size = f.metadata()?.len();
         let mut h = member_header(size);
         b.append_data(&mut h, rel, f)?;
