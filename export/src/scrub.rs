@@ -59,7 +59,9 @@ fn swept_everywhere(det: &Detector, rule: &str, value: &str) -> bool {
     shape || credential_like(value.as_bytes())
 }
 
-/// See [`swept_everywhere`].
+/// A credential-like value: at least 8 bytes, no whitespace, two or more
+/// character classes, and enough entropy per character (see
+/// `swept_everywhere`, which sweeps such values across a whole export).
 pub fn credential_like(v: &[u8]) -> bool {
     if v.len() < 8 || v.iter().any(u8::is_ascii_whitespace) {
         return false;

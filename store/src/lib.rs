@@ -40,26 +40,26 @@
 //! ```
 
 pub mod backend;
-pub mod capture;
+pub(crate) mod capture;
 pub mod catalog;
 pub mod crash;
 pub mod digest;
 pub mod dir;
 pub mod error;
-pub mod frame;
-pub mod fsck;
-pub mod gc;
+pub(crate) mod frame;
+pub(crate) mod fsck;
+pub(crate) mod gc;
 pub mod input;
 pub mod issue;
 pub mod json;
 pub mod layout;
-pub mod mirror;
+pub(crate) mod mirror;
 pub mod names;
 pub mod objects;
-pub mod os_code;
+pub(crate) mod os_code;
 pub mod publish;
 pub mod refs;
-pub mod stager;
+pub(crate) mod stager;
 pub mod store;
 pub mod tree;
 
@@ -69,4 +69,6 @@ pub use digest::Digest;
 pub use error::{Result, StoreError};
 pub use fsck::{Finding, FsckReport};
 pub use gc::GcReport;
+pub use mirror::MirrorReport;
+pub use refs::{BrokenRef, RebuildReport};
 pub use store::{Batch, ObjectReader, PutOptions, PutOutcome, Store};

@@ -178,7 +178,7 @@ impl ObjectDirs {
                 Err(match e {
                     EncodeError::Read(e) => StoreError::io(subject, "read", e),
                     EncodeError::Write(e) => StoreError::io(self.tmp.join(&name), "write temp", e),
-                    EncodeError::SizeChanged { .. } => StoreError::SourceChanged {
+                    EncodeError::SizeChanged => StoreError::SourceChanged {
                         path: subject.to_path_buf(),
                     },
                 })
