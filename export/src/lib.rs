@@ -28,6 +28,7 @@ pub mod plan;
 pub mod policy;
 pub mod readback;
 pub mod rules;
+pub mod scan;
 pub mod scrub;
 pub mod source;
 pub mod views;

@@ -157,6 +157,24 @@ pub struct CatalogStats {
     pub records: u64,
 }
 
+impl CatalogStats {
+    /// Logical bytes per unique byte (what deduplication saves), to three
+    /// decimals; `None` for an empty store.
+    pub fn dedup_ratio(&self) -> Option<f64> {
+        ratio(self.logical_bytes, self.unique_bytes)
+    }
+
+    /// Unique bytes per stored byte (what compression saves), to three
+    /// decimals; `None` for an empty store.
+    pub fn compression_ratio(&self) -> Option<f64> {
+        ratio(self.unique_bytes, self.stored_bytes)
+    }
+}
+
+fn ratio(num: u64, den: u64) -> Option<f64> {
+    (den > 0).then(|| (num as f64 / den as f64 * 1000.0).round() / 1000.0)
+}
+
 /// Refuses a catalog whose `application_id` is not `schema`'s: the same
 /// version number means different tables in different schemas.
 fn check_identity(conn: &Connection, schema: &Schema) -> Result<()> {
@@ -733,6 +751,9 @@ mod tests {
         ])
         .unwrap();
         let s = c.stats().unwrap();
+        assert_eq!(s.dedup_ratio(), Some(1.714));
+        assert_eq!(s.compression_ratio(), Some(0.28));
+        assert_eq!(CatalogStats::default().dedup_ratio(), None);
         assert_eq!((s.objects, s.references), (2, 2));
         assert_eq!((s.logical_bytes, s.unique_bytes), (12, 7));
         assert_eq!(s.stored_bytes, 14 + 11);

@@ -5,7 +5,7 @@ use std::time::Duration;
 use coffer_store::BackendConfig;
 use serde_json::json;
 
-use super::{open_store, open_store_for_reading, ratio};
+use super::{open_store, open_store_for_reading};
 use crate::progress;
 use crate::report::or_report;
 use crate::report::{Issue, Report, Status};
@@ -180,8 +180,7 @@ pub fn stats(ctx: &Ctx) -> Report {
         s.stats()?,
         coffer_evidence::packet::freeze::fixture_stats(&s)?
     ))));
-    let dedup = ratio(s.logical_bytes, s.unique_bytes);
-    let compression = ratio(s.unique_bytes, s.stored_bytes);
+    let (dedup, compression) = (s.dedup_ratio(), s.compression_ratio());
     let human = format!(
         "objects        {}\nreferences     {}\nlogical bytes  {}\nunique bytes   {}\nstored bytes   {}\ndedup ratio    {}\ncompression    {}\n",
         s.objects,

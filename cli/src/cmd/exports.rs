@@ -7,7 +7,7 @@ use coffer_export::create::{create as create_export, CreateOptions};
 use coffer_export::error::ExportError;
 use coffer_export::key::ExportKey;
 use coffer_export::policy::{Policy, PolicyOptions};
-use coffer_export::readback::{self, Expectations, FinalScan};
+use coffer_export::readback::{self, Expectations};
 use coffer_export::source::Source;
 use serde_json::json;
 
@@ -186,48 +186,12 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
             policy: policy.as_ref(),
             ..Default::default()
         };
-        let mut scan = FinalScan::new(&exp)?;
-        let mut issues = Vec::new();
-        // Directories are scanned file by file (sorted, symlinks not followed).
-        let mut files = Vec::new();
-        for p in paths {
-            if p.is_dir() {
-                for e in walkdir::WalkDir::new(p).sort_by_file_name() {
-                    match e {
-                        Ok(e) if e.file_type().is_file() => files.push(e.into_path()),
-                        Ok(_) => {}
-                        Err(err) => issues.push(coffer_store::issue::Issue::file(
-                            "io.error",
-                            &p.display().to_string(),
-                            err.to_string(),
-                        )),
-                    }
-                }
-            } else {
-                files.push(p.clone());
-            }
-        }
-        for p in &files {
-            let shown = coffer_store::input::escaped(p);
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let media = if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
-                "application/x-ndjson"
-            } else if name.ends_with(".json") {
-                "application/json"
-            } else {
-                "text/plain"
-            };
-            let opened = coffer_store::input::open(p)
-                .map_err(|e| coffer_store::issue::Issue::file(e.code(), &shown, e.to_string()));
-            if let Err(i) = opened.and_then(|f| scan.file(f, &shown, media)) {
-                issues.push(i);
-            }
-        }
-        issues.append(&mut scan.findings);
+        let out = coffer_export::scan::scan_paths(paths, &exp)?;
+        let issues = out.issues;
         let result = json!({
-            "files": files.len(),
-            "stringsScanned": scan.report.strings_scanned,
-            "bytes": scan.report.bytes,
+            "files": out.files,
+            "stringsScanned": out.report.strings_scanned,
+            "bytes": out.report.bytes,
             "findings": issues.len(),
         });
         if issues.is_empty() {
@@ -236,7 +200,7 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
                 format!(
                     "{} file(s), {} strings: no findings",
                     paths.len(),
-                    scan.report.strings_scanned
+                    out.report.strings_scanned
                 ),
             ));
         }

@@ -85,8 +85,3 @@ pub fn resolve_digest(store: &Store, arg: &str) -> Result<Digest, Box<Report>> {
         ))),
     }
 }
-
-/// Renders a byte ratio, `n/a` when the denominator is zero.
-pub fn ratio(num: u64, den: u64) -> Option<f64> {
-    (den > 0).then(|| (num as f64 / den as f64 * 1000.0).round() / 1000.0)
-}

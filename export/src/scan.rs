@@ -1,0 +1,92 @@
+//! `coffer scan`: the readback's final scan over files a user names, so a
+//! tree made by other means can be checked the way an export is.
+
+use std::path::PathBuf;
+
+use coffer_store::issue::Issue;
+
+use crate::error::Result;
+use crate::readback::{Expectations, FinalScan, ReadbackReport};
+
+/// What a scan read and found.
+#[derive(Debug)]
+pub struct ScanOutcome {
+    /// Files read.
+    pub files: usize,
+    /// Bytes and strings read.
+    pub report: ReadbackReport,
+    /// Files that could not be read, then findings (each a leak).
+    pub issues: Vec<Issue>,
+}
+
+/// How the scan reads a file, from its name: JSON Lines, a JSON document,
+/// or lines of text.
+pub fn media_type_of(name: &str) -> &'static str {
+    if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
+        "application/x-ndjson"
+    } else if name.ends_with(".json") {
+        "application/json"
+    } else {
+        "text/plain"
+    }
+}
+
+/// Every regular file named or below a named directory (sorted; symlinks
+/// are not followed); a directory that cannot be read is an issue.
+fn files_of(paths: &[PathBuf], issues: &mut Vec<Issue>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for p in paths {
+        if !p.is_dir() {
+            files.push(p.clone());
+            continue;
+        }
+        for e in walkdir::WalkDir::new(p).sort_by_file_name() {
+            match e {
+                Ok(e) if e.file_type().is_file() => files.push(e.into_path()),
+                Ok(_) => {}
+                Err(err) => issues.push(Issue::file(
+                    "io.error",
+                    &p.display().to_string(),
+                    err.to_string(),
+                )),
+            }
+        }
+    }
+    files
+}
+
+/// Runs the final scan over `paths` with what `exp` expects.
+pub fn scan_paths(paths: &[PathBuf], exp: &Expectations<'_>) -> Result<ScanOutcome> {
+    let mut scan = FinalScan::new(exp)?;
+    let mut issues = Vec::new();
+    let files = files_of(paths, &mut issues);
+    for p in &files {
+        let shown = coffer_store::input::escaped(p);
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let opened =
+            coffer_store::input::open(p).map_err(|e| Issue::file(e.code(), &shown, e.to_string()));
+        if let Err(i) = opened.and_then(|f| scan.file(f, &shown, media_type_of(name))) {
+            issues.push(i);
+        }
+    }
+    issues.append(&mut scan.findings);
+    Ok(ScanOutcome {
+        files: files.len(),
+        report: scan.report,
+        issues,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_choose_how_a_file_is_read() {
+        assert_eq!(media_type_of("session.jsonl"), "application/x-ndjson");
+        assert_eq!(media_type_of("x.ndjson"), "application/x-ndjson");
+        assert_eq!(media_type_of("manifest.json"), "application/json");
+        assert_eq!(media_type_of("workspace.patch"), "text/plain");
+        assert_eq!(media_type_of("json"), "text/plain");
+    }
+}
