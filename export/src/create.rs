@@ -11,7 +11,8 @@ use coffer_evidence::vocab::{Kind, Qualification, SharingClass};
 
 pub use crate::manifest::Excluded;
 use crate::manifest::{
-    Artifact, Correlations, ExcludedRecordRef, ExportManifest, Transformation, SCHEMA_VERSION,
+    Artifact, Correlations, DiagnosticSource, ExcludedRecordRef, ExportManifest, Transformation,
+    SCHEMA_VERSION,
 };
 use coffer_store::catalog::Root;
 use coffer_store::digest::Digest;
@@ -777,7 +778,6 @@ fn export_manifest<'a>(
     bundle_id: &'a str,
     correlations: Correlations,
 ) -> ExportManifest<'a> {
-    let evidence = p.src.manifest_value["evidence"].as_array();
     let mut artifacts = Vec::new();
     let mut transformations = Vec::new();
     for d in p.exported {
@@ -791,9 +791,9 @@ fn export_manifest<'a>(
             size_bytes: e.size_bytes,
             relative_path: &e.relative_path,
             source_digest: &d.digest,
-            diagnostic_source: evidence
-                .and_then(|ev| ev.iter().find(|x| x["id"] == d.id.as_str()))
-                .and_then(|x| x.get("diagnosticSource")),
+            diagnostic_source: d.diagnostic_source.as_ref().and_then(|v| {
+                DiagnosticSource::from_source(v, |id| results.get(id).map(|e| e.id.clone()))
+            }),
         });
         for action in ACTIONS {
             if let Some(n) = e.transformations.get(action) {

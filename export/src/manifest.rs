@@ -93,9 +93,41 @@ pub struct Artifact<'a> {
     pub relative_path: &'a str,
     /// Digest of the source artifact.
     pub source_digest: &'a str,
-    /// The source descriptor's diagnostic source, carried over.
+    /// Where a diagnostic came from, in the export's form.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub diagnostic_source: Option<&'a Value>,
+    pub diagnostic_source: Option<DiagnosticSource>,
+}
+
+/// A diagnostic's origin as an export shows it: the source descriptor's
+/// `locator` (a path in the source bundle) becomes `locatorDigest`, and
+/// its `digest` and `truncated` are not carried.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiagnosticSource {
+    /// The verifier that produced it (its exported artifact id when the
+    /// verifier is exported).
+    pub verifier_id: String,
+    /// `stdout` or `stderr`.
+    pub stream: String,
+    /// SHA-256 of the source locator's UTF-8 bytes.
+    pub locator_digest: Digest,
+    /// Size of the captured stream, as the source declared it.
+    pub size_bytes: u64,
+}
+
+impl DiagnosticSource {
+    /// The export form of a descriptor's `diagnosticSource` (schema-valid
+    /// in the source); `exported_id` maps source artifact ids to exported
+    /// ones.
+    pub fn from_source(v: &Value, exported_id: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        let verifier = v.get("verifierId")?.as_str()?;
+        Some(DiagnosticSource {
+            verifier_id: exported_id(verifier).unwrap_or_else(|| verifier.to_string()),
+            stream: v.get("stream")?.as_str()?.to_string(),
+            locator_digest: Digest::of(v.get("locator")?.as_str()?.as_bytes()),
+            size_bytes: v.get("sizeBytes")?.as_u64()?,
+        })
+    }
 }
 
 /// How many times one action was applied to one artifact.

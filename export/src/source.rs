@@ -12,7 +12,6 @@ use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::sink::HashOnly;
 use coffer_evidence::vocab::Qualification;
 use coffer_store::digest::{Digest, HashingReader};
-use coffer_store::issue::Issue;
 use coffer_store::Store;
 
 use crate::error::{ExportError, Result};
@@ -23,8 +22,6 @@ pub struct Source<'s> {
     pub manifest_bytes: Vec<u8>,
     /// The typed manifest.
     pub manifest: Manifest,
-    /// The raw manifest value.
-    pub manifest_value: serde_json::Value,
     /// `qualified` or `incomplete`.
     pub qualification: Qualification,
     from: From<'s>,
@@ -63,11 +60,15 @@ impl<'s> Source<'s> {
         }
         let qualification = insp.qualification().unwrap_or(Qualification::Incomplete);
         let dir = BundleDir::open(path).map_err(|i| ExportError::Invalid(vec![i]))?;
-        Source::from_manifest(
-            insp.manifest_bytes,
+        let manifest = insp
+            .manifest
+            .expect("a bundle without issues has its manifest");
+        Ok(Source {
+            manifest_bytes: insp.manifest_bytes,
+            manifest,
             qualification,
-            From::Dir(dir, path.to_path_buf()),
-        )
+            from: From::Dir(dir, path.to_path_buf()),
+        })
     }
 
     fn from_manifest(
@@ -81,13 +82,9 @@ impl<'s> Source<'s> {
             (Some(m), true) => m,
             _ => return Err(ExportError::Invalid(issues)),
         };
-        let manifest_value =
-            coffer_store::json::parse(&bytes, &coffer_store::json::Limits::DOCUMENT)
-                .map_err(|e| ExportError::Invalid(vec![Issue::from(("manifest.json", e))]))?;
         Ok(Source {
             manifest_bytes: bytes,
             manifest,
-            manifest_value,
             qualification,
             from,
         })

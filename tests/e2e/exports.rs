@@ -1171,3 +1171,44 @@ fn the_leaks_of_issue_16_are_closed_through_the_binary() {
         assert!(!contains(&bytes, id), "{k}: the original id survived");
     }
 }
+
+#[test]
+fn a_diagnostic_exports_with_the_export_forms_diagnostic_source() {
+    // The descriptor's diagnosticSource names a local locator; the export
+    // manifest's carries its digest instead (export-manifest/v1 requires
+    // verifierId, stream, locatorDigest, sizeBytes and nothing else).
+    let env = Env::new();
+    let dir = env.path("diag");
+    copy_tree(&fixture("run-bundles/complete"), &dir);
+    let data = b"2 tests passed\n";
+    std::fs::write(dir.join("diag.txt"), data).unwrap();
+    let mpath = dir.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    let source = m["evidence"][0]["source"].clone();
+    let digest = crate::support::sha256(data);
+    m["evidence"].as_array_mut().unwrap().push(json!({
+        "id": "diag-out", "source": source, "kind": "diagnostic", "authority": "outcome",
+        "mediaType": "text/plain", "digest": digest, "sizeBytes": data.len(),
+        "sharingClass": "internal", "relativePath": "diag.txt",
+        "diagnosticSource": {"verifierId": "verifier", "stream": "stdout", "locator": "diag.txt",
+            "digest": digest, "sizeBytes": data.len(), "truncated": false}
+    }));
+    std::fs::write(&mpath, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
+    assert_eq!(code, 0, "{v}");
+    let out: Value =
+        serde_json::from_slice(&std::fs::read(env.path("out").join("manifest.json")).unwrap())
+            .unwrap();
+    let a = out["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "diagnostic")
+        .unwrap();
+    assert_eq!(
+        a["diagnosticSource"],
+        json!({"verifierId": "verifier", "stream": "stdout",
+            "locatorDigest": crate::support::sha256(b"diag.txt"), "sizeBytes": data.len()})
+    );
+}

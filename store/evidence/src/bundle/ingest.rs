@@ -91,12 +91,13 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     // directory is still read whole, so a copy whose files changed is
     // reported, and objects the store lost are put back.
     let mut stored = None;
-    if let Some((bytes, id)) = peek_manifest(path) {
-        let digest = Digest::of(&bytes);
-        if crate::bundle::records::find_bundle(store.catalog(), &id)?.is_none() {
+    let peeked = peek_manifest(path);
+    if let Some((bytes, id)) = &peeked {
+        let digest = Digest::of(bytes);
+        if crate::bundle::records::find_bundle(store.catalog(), id)?.is_none() {
             // Another store may have recorded this id in a shared
             // backend: its ref decides before anything is uploaded.
-            let spec = bundle_ref(&id, digest);
+            let spec = bundle_ref(id, digest);
             if let Some(target) = store.adopt_ref(&spec)? {
                 if target != digest {
                     return Err(StoreError::Conflict {
@@ -105,12 +106,12 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
                             "bundle {id:?} is already stored with another manifest ({target}) in {}",
                             store.backend().location()
                         ),
-                        subject: id,
+                        subject: id.clone(),
                     });
                 }
             }
         }
-        if let Some(row) = crate::bundle::records::find_bundle(store.catalog(), &id)? {
+        if let Some(row) = crate::bundle::records::find_bundle(store.catalog(), id)? {
             if row.manifest_digest == digest {
                 stored = Some(row);
             } else {
@@ -120,14 +121,14 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
                         "bundle {id:?} is already stored with another manifest ({})",
                         row.manifest_digest
                     ),
-                    subject: id,
+                    subject: id.clone(),
                 });
             }
         }
     }
 
     let mut batch = store.batch()?;
-    let bundle_id = peek_manifest(path).map(|(_, id)| id).unwrap_or_default();
+    let bundle_id = peeked.map(|(_, id)| id).unwrap_or_default();
     let mut sink = BatchSink {
         batch: &mut batch,
         bundle_id: bundle_id.clone(),

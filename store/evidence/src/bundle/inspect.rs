@@ -121,8 +121,8 @@ fn sink_issue(e: StoreError, rel: &str) -> Result<Issue, StoreError> {
 /// that needs only the manifest); issues are appended. Touches no file.
 pub fn check_manifest(bytes: &[u8], issues: &mut Vec<Issue>) -> Option<Manifest> {
     let raw = parse_doc(bytes, DocKind::RunManifest, MANIFEST, issues)?;
-    let manifest = typed::<Manifest>(raw.clone(), MANIFEST, issues)?;
-    issues.extend(rules::manifest_rules(&manifest, &raw));
+    let manifest = typed::<Manifest>(raw, MANIFEST, issues)?;
+    issues.extend(rules::manifest_rules(&manifest));
     Some(manifest)
 }
 

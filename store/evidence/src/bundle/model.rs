@@ -153,6 +153,10 @@ pub struct Descriptor {
     pub native_reference: Option<NativeReference>,
     /// Provenance of a sanitized derivative.
     pub sanitized_from: Option<SanitizedFrom>,
+    /// Where a diagnostic came from (`stream`, `locator`...), carried as
+    /// written; only its locator is checked here.
+    #[serde(default)]
+    pub diagnostic_source: Option<serde_json::Value>,
 }
 
 impl Descriptor {

@@ -32,12 +32,12 @@ fn m_issue(
 }
 
 /// Rules that need only the manifest.
-pub fn manifest_rules(m: &Manifest, raw: &serde_json::Value) -> Vec<Issue> {
+pub fn manifest_rules(m: &Manifest) -> Vec<Issue> {
     let mut issues = Vec::new();
     runtime_rules(&m.run, &mut issues);
     attempt_rules(&m.attempt, &mut issues);
     mode_and_terminal_rules(m, &mut issues);
-    descriptor_rules(m, raw, &mut issues);
+    descriptor_rules(m, &mut issues);
     issues
 }
 
@@ -165,7 +165,7 @@ struct Seen<'m> {
 /// Descriptors indexed by artifact id.
 type ById<'m> = HashMap<&'m str, (usize, &'m Descriptor)>;
 
-fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issue>) {
+fn descriptor_rules(m: &Manifest, issues: &mut Vec<Issue>) {
     let ev = &m.evidence;
     let by_id: ById<'_> = ev
         .iter()
@@ -174,7 +174,7 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
         .collect();
     let mut seen = Seen::default();
     for (i, d) in ev.iter().enumerate() {
-        descriptor_fields(i, d, raw, &mut seen, issues);
+        descriptor_fields(i, d, &mut seen, issues);
         sharing_rules(i, d, &by_id, issues);
     }
     provenance_chains(ev, &by_id, issues);
@@ -188,7 +188,6 @@ fn descriptor_rules(m: &Manifest, raw: &serde_json::Value, issues: &mut Vec<Issu
 fn descriptor_fields<'m>(
     i: usize,
     d: &'m Descriptor,
-    raw: &serde_json::Value,
     seen: &mut Seen<'m>,
     issues: &mut Vec<Issue>,
 ) {
@@ -229,7 +228,11 @@ fn descriptor_fields<'m>(
     if let Err(e) = check_relative_path(&d.relative_path) {
         m_issue(issues, e.code, at("/relativePath"), e.message);
     }
-    if let Some(loc) = raw["evidence"][i]["diagnosticSource"]["locator"].as_str() {
+    let locator = d
+        .diagnostic_source
+        .as_ref()
+        .and_then(|s| s["locator"].as_str());
+    if let Some(loc) = locator {
         if let Err(e) = check_relative_path(loc) {
             m_issue(issues, e.code, at("/diagnosticSource/locator"), e.message);
         }
