@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::inspect::inspect;
 use super::model::MissingEvidence;
-use super::records::{insert_bundle, BUNDLE_ROOT};
+use super::records::{find_bundle, insert_bundle, BundleRow, BUNDLE_ROOT};
 use super::safe_path::MANIFEST;
 use super::source::BundleDir;
 use crate::sink::Sink;
@@ -90,42 +90,11 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     // The row of a bundle already stored with these manifest bytes: the
     // directory is still read whole, so a copy whose files changed is
     // reported, and objects the store lost are put back.
-    let mut stored = None;
     let peeked = peek_manifest(path);
-    if let Some((bytes, id)) = &peeked {
-        let digest = Digest::of(bytes);
-        if crate::bundle::records::find_bundle(store.catalog(), id)?.is_none() {
-            // Another store may have recorded this id in a shared
-            // backend: its ref decides before anything is uploaded.
-            let spec = bundle_ref(id, digest);
-            if let Some(target) = store.adopt_ref(&spec)? {
-                if target != digest {
-                    return Err(StoreError::Conflict {
-                        code: spec.conflict,
-                        message: format!(
-                            "bundle {id:?} is already stored with another manifest ({target}) in {}",
-                            store.backend().location()
-                        ),
-                        subject: id.clone(),
-                    });
-                }
-            }
-        }
-        if let Some(row) = crate::bundle::records::find_bundle(store.catalog(), id)? {
-            if row.manifest_digest == digest {
-                stored = Some(row);
-            } else {
-                return Err(StoreError::Conflict {
-                    code: "conflict.bundle_exists",
-                    message: format!(
-                        "bundle {id:?} is already stored with another manifest ({})",
-                        row.manifest_digest
-                    ),
-                    subject: id.clone(),
-                });
-            }
-        }
-    }
+    let stored = match &peeked {
+        Some((bytes, id)) => settled_row(store, id, Digest::of(bytes))?,
+        None => None,
+    };
 
     let mut batch = store.batch()?;
     let bundle_id = peeked.map(|(_, id)| id).unwrap_or_default();
@@ -202,6 +171,43 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     out.created = true;
     out.artifacts = manifest.evidence.len();
     Ok(out)
+}
+
+/// Settles, before anything is uploaded, whether bundle `id` may be
+/// stored with the manifest `digest`: the row of the same bundle already
+/// stored with these bytes (`Some`), nothing yet (`None`), or a conflict
+/// when the id is taken, here or (through its ref) by another store on a
+/// shared backend.
+fn settled_row(store: &mut Store, id: &str, digest: Digest) -> Result<Option<BundleRow>> {
+    if find_bundle(store.catalog(), id)?.is_none() {
+        // Another store may have recorded this id in a shared
+        // backend: its ref decides before anything is uploaded.
+        let spec = bundle_ref(id, digest);
+        if let Some(target) = store.adopt_ref(&spec)? {
+            if target != digest {
+                return Err(StoreError::Conflict {
+                    code: spec.conflict,
+                    message: format!(
+                        "bundle {id:?} is already stored with another manifest ({target}) in {}",
+                        store.backend().location()
+                    ),
+                    subject: id.to_string(),
+                });
+            }
+        }
+    }
+    match find_bundle(store.catalog(), id)? {
+        Some(row) if row.manifest_digest == digest => Ok(Some(row)),
+        Some(row) => Err(StoreError::Conflict {
+            code: "conflict.bundle_exists",
+            message: format!(
+                "bundle {id:?} is already stored with another manifest ({})",
+                row.manifest_digest
+            ),
+            subject: id.to_string(),
+        }),
+        None => Ok(None),
+    }
 }
 
 /// The ref that settles which manifest a bundle id names, across every

@@ -13,7 +13,7 @@ use rusqlite::params;
 use serde_json::{json, Value};
 
 use super::check::{load, pre_admission_digest, read_components, Components, Loaded};
-use super::model::DigestObject;
+use super::model::{DigestObject, Packet};
 use super::{MEMBER_ROOT, PACKET_ROOT};
 use crate::schema::{self, DocKind};
 use crate::sink::{HashOnly, Sink};
@@ -26,7 +26,7 @@ use coffer_store::json::canonical::{canonical_digest, canonicalize};
 use coffer_store::json::{self, Limits};
 use coffer_store::layout::write_new_durable;
 use coffer_store::publish::NewTree;
-use coffer_store::store::{PutOptions, Store};
+use coffer_store::store::{Batch, PutOptions, Store};
 
 /// Where a packet stands.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -243,27 +243,7 @@ pub fn freeze(store: &mut Store, root: &Path, packet: &Path) -> Result<PacketRep
         }
     }
     // Objects first: members, components, and the tree.
-    let tree = tree_object(&c);
-    let (tree_digest, _) = batch.add_stream(
-        &mut &tree[..],
-        tree.len() as u64,
-        Path::new("fixture tree"),
-        PutOptions {
-            root: Some(Root {
-                kind: PACKET_ROOT.into(),
-                name: p.id.clone(),
-            }),
-            ..PutOptions::default()
-        },
-    )?;
-    let fixture = c.fixture;
-    batch.commit_with(|tx| {
-        tx.execute(
-            "INSERT INTO fixture_trees (archive_digest, tree_digest) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-            params![fixture.to_string(), tree_digest.to_string()],
-        )?;
-        Ok(())
-    })?;
+    commit_objects(batch, &c, &p.id)?;
 
     coffer_store::crash::point("freeze_objects_committed");
     let adopt = |store: &mut Store, out, found| {
@@ -281,6 +261,30 @@ pub fn freeze(store: &mut Store, root: &Path, packet: &Path) -> Result<PacketRep
         return adopt(store, out, found);
     }
     // Then the record, no-clobber beside the packet.
+    let (record, bytes) = new_record(&p, &loaded, &packet_digest, &comp_json);
+    let (parent, name) = packet_parent(&loaded)?;
+    if !write_new_durable(&parent, &name, &bytes, 0o444)? {
+        // Another freeze won the race: its record is the record.
+        let found = read_record(&loaded)?
+            .ok_or_else(|| StoreError::CatalogData("freeze record vanished".into()))?;
+        return adopt(store, out, found);
+    }
+    coffer_store::crash::point("freeze_record_written");
+    record_freeze(store, &p.id, &loaded.locator, &bytes, &record)?;
+    out.state = PacketState::Frozen;
+    out.record = Some(record);
+    out.created = true;
+    Ok(out)
+}
+
+/// A new freeze record for the packet and its checked components, and the
+/// bytes written (pretty JSON and a newline).
+fn new_record(
+    p: &Packet,
+    loaded: &Loaded,
+    packet_digest: &Value,
+    comp_json: &Value,
+) -> (Value, Vec<u8>) {
     let frozen_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
     let pre = DigestObject::json(&pre_admission_digest(&loaded.value));
     let aggregate = canonical_digest(&json!({
@@ -309,19 +313,34 @@ pub fn freeze(store: &mut Store, root: &Path, packet: &Path) -> Result<PacketRep
         serde_json::to_string_pretty(&record).expect("serializable")
     )
     .into_bytes();
-    let (parent, name) = packet_parent(&loaded)?;
-    if !write_new_durable(&parent, &name, &bytes, 0o444)? {
-        // Another freeze won the race: its record is the record.
-        let found = read_record(&loaded)?
-            .ok_or_else(|| StoreError::CatalogData("freeze record vanished".into()))?;
-        return adopt(store, out, found);
-    }
-    coffer_store::crash::point("freeze_record_written");
-    record_freeze(store, &p.id, &loaded.locator, &bytes, &record)?;
-    out.state = PacketState::Frozen;
-    out.record = Some(record);
-    out.created = true;
-    Ok(out)
+    (record, bytes)
+}
+
+/// Commits the batch (members and components already in it) with the
+/// fixture's tree object and its catalog row.
+fn commit_objects(mut batch: Batch<'_>, c: &Components, packet_id: &str) -> Result<()> {
+    let tree = tree_object(c);
+    let (tree_digest, _) = batch.add_stream(
+        &mut &tree[..],
+        tree.len() as u64,
+        Path::new("fixture tree"),
+        PutOptions {
+            root: Some(Root {
+                kind: PACKET_ROOT.into(),
+                name: packet_id.to_string(),
+            }),
+            ..PutOptions::default()
+        },
+    )?;
+    let fixture = c.fixture;
+    batch.commit_with(|tx| {
+        tx.execute(
+            "INSERT INTO fixture_trees (archive_digest, tree_digest) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            params![fixture.to_string(), tree_digest.to_string()],
+        )?;
+        Ok(())
+    })?;
+    Ok(())
 }
 
 /// Returns an existing freeze record if it matches the packet (else
