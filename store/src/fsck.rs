@@ -13,6 +13,7 @@ use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::layout::LockMode;
 use crate::names::TMP_DIR;
+use crate::objects::ObjectDirs;
 use crate::store::Store;
 
 /// One problem fsck found.
@@ -42,125 +43,157 @@ pub struct FsckReport {
     pub findings: Vec<Finding>,
 }
 
+/// Records one finding: code, path or key, message.
+type Find<'a> = dyn FnMut(&'static str, String, String) + 'a;
+
+/// The catalog's own integrity, and roots naming nothing.
+fn catalog_findings(catalog: &crate::catalog::Catalog, find: &mut Find<'_>) -> Result<()> {
+    for problem in catalog.integrity_problems()? {
+        find("integrity.catalog", "catalog.sqlite".into(), problem);
+    }
+    for (root, digest) in catalog.dangling_roots()? {
+        find(
+            "integrity.dangling_reference",
+            digest.clone(),
+            format!(
+                "root {}:{} names {digest}, which is not cataloged",
+                root.kind, root.name
+            ),
+        );
+    }
+
+    Ok(())
+}
+
+/// Objects on disk against the catalog: orphans, strays, missing files,
+/// size mismatches. Returns the objects on disk with their stored sizes.
+fn object_findings(
+    dirs: &ObjectDirs,
+    rows: &[crate::catalog::ObjectRow],
+    find: &mut Find<'_>,
+) -> Result<Vec<(Digest, u64)>> {
+    let cataloged: HashSet<Digest> = rows.iter().map(|r| r.digest).collect();
+    let mut on_disk: Vec<(Digest, u64)> = Vec::new();
+    for entry in dirs.backend.list(OBJECTS_PREFIX)? {
+        match object_of_key(&entry.key).filter(|_| entry.regular) {
+            Some(d) => {
+                if !cataloged.contains(&d) {
+                    find("integrity.orphan_object", entry.key, format!("{d} is stored but not cataloged (a put was interrupted, or another store wrote it: gc reclaims it, catalog rebuild adopts it if a ref names it)"));
+                }
+                on_disk.push((d, entry.meta.size));
+            }
+            None => find(
+                "integrity.unexpected_entry",
+                entry.key,
+                format!(
+                    "unexpected {} among objects",
+                    if entry.regular {
+                        "name"
+                    } else {
+                        "non-regular entry"
+                    }
+                ),
+            ),
+        }
+    }
+    let present: HashSet<Digest> = on_disk.iter().map(|(d, _)| *d).collect();
+    for row in rows {
+        if !present.contains(&row.digest) {
+            find(
+                "integrity.missing_object",
+                row.digest.to_string(),
+                format!("{} is cataloged but its file is missing", row.digest),
+            );
+        }
+    }
+    let stored_of: std::collections::HashMap<Digest, u64> = on_disk.iter().copied().collect();
+    for row in rows {
+        if let Some(&s) = stored_of.get(&row.digest) {
+            if s != row.stored_size {
+                find(
+                    "integrity.size_mismatch",
+                    row.digest.to_string(),
+                    format!(
+                        "stored frame is {s} bytes, catalog says {}",
+                        row.stored_size
+                    ),
+                );
+            }
+        }
+    }
+    Ok(on_disk)
+}
+
+/// What interrupted or failed work left: temps, unapplied refs,
+/// quarantined objects.
+fn leftover_findings(
+    dirs: &ObjectDirs,
+    catalog: &crate::catalog::Catalog,
+    find: &mut Find<'_>,
+) -> Result<()> {
+    let list = |d: &crate::dir::Dir| d.entries().map_err(|e| StoreError::io(d.path(), "list", e));
+    for (name, _) in list(&dirs.tmp)? {
+        find(
+            "integrity.stale_temp",
+            format!("{TMP_DIR}/{name}"),
+            "temp file left by an interrupted write (gc removes it after the grace period)".into(),
+        );
+    }
+    // On a store of its own, a ref the catalog lacks is a command
+    // interrupted between its ref and its commit (gc or catalog rebuild
+    // applies it); on a shared bucket it is another store's work.
+    if !dirs.backend.shared() {
+        match crate::refs::pending_refs(dirs, catalog) {
+            Ok(found) => {
+                for p in found.pending {
+                    find(
+                        "integrity.unapplied_ref",
+                        p.key,
+                        "ref of an interrupted command, not yet in the catalog (gc or catalog rebuild applies it)".into(),
+                    );
+                }
+                for b in found.broken {
+                    find(b.code, b.key, b.message);
+                }
+            }
+            Err(e) => find(e.code(), REFS_PREFIX.into(), e.to_string()),
+        }
+    }
+    for entry in dirs.backend.list(QUARANTINE_PREFIX)? {
+        find(
+            "integrity.quarantined_object",
+            entry.key,
+            "object that failed verification, kept for inspection".into(),
+        );
+    }
+
+    Ok(())
+}
+
 impl Store {
     /// Checks the store; with `read_data`, re-hashes every object.
     /// `progress` receives raw bytes verified.
     pub fn fsck(&mut self, read_data: bool, progress: &dyn Fn(u64)) -> Result<FsckReport> {
         let (dirs, catalog, lock) = self.parts();
         lock.acquire(LockMode::Exclusive)?;
-        let mut report = FsckReport::default();
+        let mut findings = Vec::new();
         let mut find = |code: &'static str, path: String, message: String| {
-            report.findings.push(Finding {
+            findings.push(Finding {
                 code,
                 path,
                 message,
             })
         };
-
-        for problem in catalog.integrity_problems()? {
-            find("integrity.catalog", "catalog.sqlite".into(), problem);
-        }
-        for (root, digest) in catalog.dangling_roots()? {
-            find(
-                "integrity.dangling_reference",
-                digest.clone(),
-                format!(
-                    "root {}:{} names {digest}, which is not cataloged",
-                    root.kind, root.name
-                ),
-            );
-        }
-
+        catalog_findings(catalog, &mut find)?;
         let rows = catalog.objects()?;
-        let cataloged: HashSet<Digest> = rows.iter().map(|r| r.digest).collect();
-        let mut on_disk: Vec<(Digest, u64)> = Vec::new();
-        let list =
-            |d: &crate::dir::Dir| d.entries().map_err(|e| StoreError::io(d.path(), "list", e));
-        for entry in dirs.backend.list(OBJECTS_PREFIX)? {
-            match object_of_key(&entry.key).filter(|_| entry.regular) {
-                Some(d) => {
-                    if !cataloged.contains(&d) {
-                        find("integrity.orphan_object", entry.key, format!("{d} is stored but not cataloged (a put was interrupted, or another store wrote it: gc reclaims it, catalog rebuild adopts it if a ref names it)"));
-                    }
-                    on_disk.push((d, entry.meta.size));
-                }
-                None => find(
-                    "integrity.unexpected_entry",
-                    entry.key,
-                    format!(
-                        "unexpected {} among objects",
-                        if entry.regular {
-                            "name"
-                        } else {
-                            "non-regular entry"
-                        }
-                    ),
-                ),
-            }
-        }
-        report.on_disk = on_disk.len() as u64;
-        report.cataloged = rows.len() as u64;
-        let present: HashSet<Digest> = on_disk.iter().map(|(d, _)| *d).collect();
-        for row in &rows {
-            if !present.contains(&row.digest) {
-                find(
-                    "integrity.missing_object",
-                    row.digest.to_string(),
-                    format!("{} is cataloged but its file is missing", row.digest),
-                );
-            }
-        }
-        let stored_of: std::collections::HashMap<Digest, u64> = on_disk.iter().copied().collect();
-        for row in &rows {
-            if let Some(&s) = stored_of.get(&row.digest) {
-                if s != row.stored_size {
-                    find(
-                        "integrity.size_mismatch",
-                        row.digest.to_string(),
-                        format!(
-                            "stored frame is {s} bytes, catalog says {}",
-                            row.stored_size
-                        ),
-                    );
-                }
-            }
-        }
-        for (name, _) in list(&dirs.tmp)? {
-            find(
-                "integrity.stale_temp",
-                format!("{TMP_DIR}/{name}"),
-                "temp file left by an interrupted write (gc removes it after the grace period)"
-                    .into(),
-            );
-        }
-        // On a store of its own, a ref the catalog lacks is a command
-        // interrupted between its ref and its commit (gc or catalog rebuild
-        // applies it); on a shared bucket it is another store's work.
-        if !dirs.backend.shared() {
-            match crate::refs::pending_refs(dirs, catalog) {
-                Ok(found) => {
-                    for p in found.pending {
-                        find(
-                            "integrity.unapplied_ref",
-                            p.key,
-                            "ref of an interrupted command, not yet in the catalog (gc or catalog rebuild applies it)".into(),
-                        );
-                    }
-                    for b in found.broken {
-                        find(b.code, b.key, b.message);
-                    }
-                }
-                Err(e) => find(e.code(), REFS_PREFIX.into(), e.to_string()),
-            }
-        }
-        for entry in dirs.backend.list(QUARANTINE_PREFIX)? {
-            find(
-                "integrity.quarantined_object",
-                entry.key,
-                "object that failed verification, kept for inspection".into(),
-            );
-        }
-
+        let on_disk = object_findings(dirs, &rows, &mut find)?;
+        leftover_findings(dirs, catalog, &mut find)?;
+        let mut report = FsckReport {
+            cataloged: rows.len() as u64,
+            on_disk: on_disk.len() as u64,
+            findings,
+            ..FsckReport::default()
+        };
         if read_data {
             for (d, _) in &on_disk {
                 match self.verify_object(d) {
