@@ -6,9 +6,11 @@
 //! an orphan file (legal, reclaimed next time), never a row without a file.
 //! Quarantined objects are never deleted.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use crate::backend::{object_key, object_of_key, OBJECTS_PREFIX};
+use crate::catalog::{Catalog, ObjectRow};
 use crate::digest::Digest;
 use crate::dir::{Dir, EntryKind};
 use crate::error::{Result, StoreError};
@@ -76,6 +78,48 @@ fn old_orphans(
 /// Objects deleted per catalog transaction.
 const GC_BATCH: usize = 1000;
 
+/// Deletes the unreachable objects (catalog rows first, in batches, then
+/// files), or with `dry_run` only lists them; returns what went.
+fn remove_unreachable(
+    dirs: &ObjectDirs,
+    catalog: &mut Catalog,
+    unreachable: &[ObjectRow],
+    dry_run: bool,
+) -> Result<Vec<Digest>> {
+    let digests: Vec<Digest> = unreachable.iter().map(|r| r.digest).collect();
+    if dry_run {
+        return Ok(digests);
+    }
+    // In batches, rows before files: each batch's deletions free the space
+    // the next batch's catalog writes need (a full disk starts with only the
+    // reserve).
+    let mut removed = Vec::with_capacity(digests.len());
+    for batch in digests.chunks(GC_BATCH) {
+        let gone = catalog.delete_unreachable(batch)?;
+        for d in &gone {
+            dirs.backend.delete(&object_key(d))?;
+        }
+        removed.extend(gone);
+    }
+    Ok(removed)
+}
+
+/// Removes (or with `dry_run` lists) temps older than `cutoff`.
+fn sweep_temps(dirs: &ObjectDirs, cutoff: i64, dry_run: bool, report: &mut GcReport) -> Result<()> {
+    for (name, _) in list(&dirs.tmp)? {
+        if let Some(st) = stat(&dirs.tmp, &name)? {
+            if mtime_ms(&st) < cutoff {
+                if !dry_run {
+                    remove(&dirs.tmp, &name)?;
+                }
+                report.freed_bytes += st.st_size as u64;
+                report.temps.push(format!("{TMP_DIR}/{name}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     /// Removes unreachable objects, orphans and temps older than `grace`.
     pub fn gc(&mut self, grace: Duration, dry_run: bool) -> Result<GcReport> {
@@ -111,35 +155,18 @@ impl Store {
         } else {
             catalog.unreachable_before(cutoff)?
         };
-        let digests: Vec<Digest> = unreachable.iter().map(|r| r.digest).collect();
-        let removed = if dry_run {
-            digests
-        } else {
-            // In batches, rows before files: each batch's deletions free
-            // the space the next batch's catalog writes need (a full disk
-            // starts with only the reserve).
-            let mut removed = Vec::with_capacity(digests.len());
-            for batch in digests.chunks(GC_BATCH) {
-                let gone = catalog.delete_unreachable(batch)?;
-                for d in &gone {
-                    dirs.backend.delete(&object_key(d))?;
-                }
-                removed.extend(gone);
-            }
-            removed
-        };
-        let removed_set: std::collections::HashSet<&Digest> = removed.iter().collect();
-        for row in unreachable
+        let removed = remove_unreachable(dirs, catalog, &unreachable, dry_run)?;
+        let removed_set: HashSet<&Digest> = removed.iter().collect();
+        report.freed_bytes += unreachable
             .iter()
             .filter(|r| removed_set.contains(&r.digest))
-        {
-            report.freed_bytes += row.stored_size;
-        }
+            .map(|r| r.stored_size)
+            .sum::<u64>();
         report.unreachable = removed;
 
         // A dry run applies nothing, so it must spare what unapplied refs
         // keep alive, as the real run (which applies them first) would.
-        let mut spared = std::collections::HashSet::new();
+        let mut spared = HashSet::new();
         if dry_run && !shared {
             let found = crate::refs::pending_refs(dirs, catalog)?;
             broken = found.broken;
@@ -167,17 +194,7 @@ impl Store {
             report.orphans.push(d);
         }
 
-        for (name, _) in list(&dirs.tmp)? {
-            if let Some(st) = stat(&dirs.tmp, &name)? {
-                if mtime_ms(&st) < cutoff {
-                    if !dry_run {
-                        remove(&dirs.tmp, &name)?;
-                    }
-                    report.freed_bytes += st.st_size as u64;
-                    report.temps.push(format!("{TMP_DIR}/{name}"));
-                }
-            }
-        }
+        sweep_temps(dirs, cutoff, dry_run, &mut report)?;
         if !dry_run {
             dirs.root
                 .sync_filesystem()
