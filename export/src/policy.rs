@@ -116,72 +116,10 @@ impl Policy {
                 "maxStringBytes is larger than maxArtifactBytes",
             )]));
         }
-        let mut values = strings(doc, "sensitiveValues");
-        if let Some(rel) = doc.get("sensitiveValuesFile").and_then(Value::as_str) {
-            values.extend(read_values_file(&base.join(rel))?);
-        }
-        for name in &opts.redact_env {
-            match std::env::var(name) {
-                Ok(v) if !v.is_empty() => values.push(v),
-                _ => {
-                    return Err(ExportError::usage(
-                        "usage.env_not_set",
-                        name,
-                        format!("--redact-env {name}: the variable is not set or empty"),
-                    ))
-                }
-            }
-        }
-        let values = utf16_sorted(values);
-        let mut issues = Vec::new();
-        for (i, v) in values.iter().enumerate() {
-            if v.len() < MIN_SENSITIVE_BYTES && !opts.force_short {
-                issues.push(Issue::file(
-                    "policy.sensitive_value_too_short",
-                    file,
-                    format!(
-                        "sensitive value #{} (sorted) is shorter than {MIN_SENSITIVE_BYTES} bytes; \
-                         it would match innocent text (use --force-short-values to accept)",
-                        i + 1
-                    ),
-                ));
-            }
-        }
-        if !issues.is_empty() {
-            return Err(ExportError::Blocked(issues));
-        }
-        let mut local_roots: Vec<String> = strings(doc, "localRoots")
-            .into_iter()
-            .map(|r| {
-                let t = r.trim_end_matches(['/', '\\']);
-                if t.is_empty() {
-                    r
-                } else {
-                    t.to_string()
-                }
-            })
-            .collect();
-        local_roots.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-        local_roots.dedup();
-        let extra_rules: Vec<ExtraRule> = doc
-            .get("extraRules")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .map(|r| ExtraRule {
-                        id: r["id"].as_str().unwrap_or_default().to_string(),
-                        regex: r["regex"].as_str().unwrap_or_default().to_string(),
-                        keywords: strings(r, "keywords"),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut allow_names: Vec<String> = strings(doc, "allowNames")
-            .iter()
-            .map(|n| crate::names::normalize(n))
-            .collect();
-        allow_names.sort();
-        allow_names.dedup();
+        let values = sensitive_values(doc, file, base, opts)?;
+        let local_roots = local_roots(doc);
+        let extra_rules = extra_rules(doc);
+        let allow_names = allow_names(doc);
 
         let mut digested = json!({
             "sharingClass": doc["sharingClass"],
@@ -214,6 +152,97 @@ impl Policy {
             digest: canonical::canonical_digest(&digested),
         })
     }
+}
+
+/// The sensitive values: the policy's own, its values file's and those of
+/// the named environment variables, sorted as EBO sorts them; a value
+/// shorter than the minimum blocks the export unless forced.
+fn sensitive_values(
+    doc: &Value,
+    file: &str,
+    base: &Path,
+    opts: &PolicyOptions,
+) -> Result<Vec<String>> {
+    let mut values = strings(doc, "sensitiveValues");
+    if let Some(rel) = doc.get("sensitiveValuesFile").and_then(Value::as_str) {
+        values.extend(read_values_file(&base.join(rel))?);
+    }
+    for name in &opts.redact_env {
+        match std::env::var(name) {
+            Ok(v) if !v.is_empty() => values.push(v),
+            _ => {
+                return Err(ExportError::usage(
+                    "usage.env_not_set",
+                    name,
+                    format!("--redact-env {name}: the variable is not set or empty"),
+                ))
+            }
+        }
+    }
+    let values = utf16_sorted(values);
+    let mut issues = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        if v.len() < MIN_SENSITIVE_BYTES && !opts.force_short {
+            issues.push(Issue::file(
+                "policy.sensitive_value_too_short",
+                file,
+                format!(
+                    "sensitive value #{} (sorted) is shorter than {MIN_SENSITIVE_BYTES} bytes; \
+                     it would match innocent text (use --force-short-values to accept)",
+                    i + 1
+                ),
+            ));
+        }
+    }
+    if !issues.is_empty() {
+        return Err(ExportError::Blocked(issues));
+    }
+    Ok(values)
+}
+
+/// Declared local roots, without trailing separators, longest first.
+fn local_roots(doc: &Value) -> Vec<String> {
+    let mut local_roots: Vec<String> = strings(doc, "localRoots")
+        .into_iter()
+        .map(|r| {
+            let t = r.trim_end_matches(['/', '\\']);
+            if t.is_empty() {
+                r
+            } else {
+                t.to_string()
+            }
+        })
+        .collect();
+    local_roots.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+    local_roots.dedup();
+    local_roots
+}
+
+/// The policy's own credential rules.
+fn extra_rules(doc: &Value) -> Vec<ExtraRule> {
+    doc.get("extraRules")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|r| ExtraRule {
+                    id: r["id"].as_str().unwrap_or_default().to_string(),
+                    regex: r["regex"].as_str().unwrap_or_default().to_string(),
+                    keywords: strings(r, "keywords"),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Names never treated as local user names, normalized, sorted.
+fn allow_names(doc: &Value) -> Vec<String> {
+    let mut allow_names: Vec<String> = strings(doc, "allowNames")
+        .iter()
+        .map(|n| crate::names::normalize(n))
+        .collect();
+    allow_names.sort();
+    allow_names.dedup();
+    allow_names
 }
 
 fn read_values_file(path: &Path) -> Result<Vec<String>> {
