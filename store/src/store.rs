@@ -72,6 +72,67 @@ pub struct PutOutcome {
     pub created: bool,
 }
 
+/// Makes the batch's temps durable before any is published: one fsync for
+/// a single temp, one `syncfs` for several.
+fn sync_temps(dirs: &ObjectDirs, unsynced: &[&Staged]) -> Result<()> {
+    match unsynced {
+        [] => {}
+        [one] => {
+            let f = dirs
+                .tmp
+                .open_file(&one.tmp_name)
+                .map_err(|e| StoreError::io(dirs.tmp.join(&one.tmp_name), "open temp", e))?;
+            f.sync_all()
+                .map_err(|e| StoreError::io(dirs.tmp.join(&one.tmp_name), "fsync", e))?;
+        }
+        _ => dirs
+            .tmp
+            .sync_filesystem()
+            .map_err(|e| StoreError::io(dirs.tmp.path(), "syncfs", e))?,
+    }
+    Ok(())
+}
+
+/// Publishes every staged temp (no-replace renames, or uploads), on two
+/// threads for a large local batch and several for a bucket; returns each
+/// entry's result (created or found) in order.
+fn publish_staged(dirs: &ObjectDirs, staged: &[(usize, Staged)]) -> Vec<(usize, Result<bool>)> {
+    let publish_all = |part: &[(usize, Staged)]| -> Vec<(usize, Result<bool>)> {
+        part.iter()
+            .map(|(i, s)| {
+                let r = dirs.publish(s);
+                crate::crash::point("published");
+                (*i, r)
+            })
+            .collect()
+    };
+    // Publications are independent: renames on two threads halve a
+    // large local batch's wait; a bucket keeps several uploads in flight.
+    let threads = if dirs.backend.shared() {
+        REMOTE_PUBLISH_THREADS
+    } else if staged.len() >= PARALLEL_PUBLISH_MIN {
+        2
+    } else {
+        1
+    };
+    let results = if threads > 1 && staged.len() > 1 {
+        let per = staged.len().div_ceil(threads);
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = staged
+                .chunks(per)
+                .map(|part| sc.spawn(|| publish_all(part)))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("publishing thread panicked"))
+                .collect::<Vec<_>>()
+        })
+    } else {
+        publish_all(staged)
+    };
+    results
+}
+
 impl Store {
     /// Creates a store at `path` (or completes an interrupted init) and opens
     /// it. The flag tells whether a new store was created.
@@ -626,21 +687,7 @@ impl<'s> Batch<'s> {
             .filter_map(|e| e.staged.as_ref())
             .filter(|s| !s.synced)
             .collect();
-        match unsynced.as_slice() {
-            [] => {}
-            [one] => {
-                let f = dirs
-                    .tmp
-                    .open_file(&one.tmp_name)
-                    .map_err(|e| StoreError::io(dirs.tmp.join(&one.tmp_name), "open temp", e))?;
-                f.sync_all()
-                    .map_err(|e| StoreError::io(dirs.tmp.join(&one.tmp_name), "fsync", e))?;
-            }
-            _ => dirs
-                .tmp
-                .sync_filesystem()
-                .map_err(|e| StoreError::io(dirs.tmp.path(), "syncfs", e))?,
-        }
+        sync_temps(dirs, &unsynced)?;
         crate::crash::point("temps_synced");
         let mut created = vec![false; self.entries.len()];
         let mut stored = vec![0u64; self.entries.len()];
@@ -650,39 +697,7 @@ impl<'s> Batch<'s> {
             .enumerate()
             .filter_map(|(i, e)| e.staged.take().map(|s| (i, s)))
             .collect();
-        let publish_all = |part: &[(usize, Staged)]| -> Vec<(usize, Result<bool>)> {
-            part.iter()
-                .map(|(i, s)| {
-                    let r = dirs.publish(s);
-                    crate::crash::point("published");
-                    (*i, r)
-                })
-                .collect()
-        };
-        // Publications are independent: renames on two threads halve a
-        // large local batch's wait; a bucket keeps several uploads in flight.
-        let threads = if dirs.backend.shared() {
-            REMOTE_PUBLISH_THREADS
-        } else if staged.len() >= PARALLEL_PUBLISH_MIN {
-            2
-        } else {
-            1
-        };
-        let results = if threads > 1 && staged.len() > 1 {
-            let per = staged.len().div_ceil(threads);
-            std::thread::scope(|sc| {
-                let handles: Vec<_> = staged
-                    .chunks(per)
-                    .map(|part| sc.spawn(|| publish_all(part)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("publishing thread panicked"))
-                    .collect::<Vec<_>>()
-            })
-        } else {
-            publish_all(&staged)
-        };
+        let results = publish_staged(dirs, &staged);
         let mut first_err = None;
         for ((i, r), (_, s)) in results.into_iter().zip(staged.iter()) {
             stored[i] = s.encoded.stored_size;
