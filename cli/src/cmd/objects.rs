@@ -17,6 +17,60 @@ use crate::Ctx;
 /// The root kind of objects stored with `coffer put`.
 const PUT_ROOT: &str = "put";
 
+/// The total size when every input is a file of known size, for a bar
+/// with a percentage; `None` (a spinner) for stdin and directories, which
+/// walking first would read twice.
+fn known_total(paths: &[PathBuf]) -> Option<u64> {
+    paths
+        .iter()
+        .map(|p| {
+            (p.as_os_str() != "-")
+                .then(|| {
+                    std::fs::metadata(p)
+                        .ok()
+                        .filter(|m| m.is_file())
+                        .map(|m| m.len())
+                })
+                .flatten()
+        })
+        .sum()
+}
+
+/// What `put` reports: every file stored, every input skipped, and the
+/// error that stopped it, if one did.
+fn put_report(
+    files: &[TreeFile],
+    skipped: &[Skipped],
+    fatal: Option<&coffer_store::StoreError>,
+) -> Report {
+    let mut human = String::new();
+    for f in files {
+        human.push_str(&format!("{}  {}\n", f.outcome.digest, escaped(&f.path)));
+    }
+    let new_objects = files.iter().filter(|f| f.outcome.created).count();
+    let bytes: u64 = files.iter().map(|f| f.outcome.size).sum();
+    let result = json!({
+        "files": files,
+        "skipped": skipped,
+        "totals": {"files": files.len(), "bytes": bytes, "newObjects": new_objects},
+    });
+    let mut issues: Vec<Issue> = Vec::new();
+    if let Some(e) = fatal {
+        issues.push(Issue::from(e));
+    }
+    issues.extend(
+        skipped
+            .iter()
+            .map(|s| Issue::about(s.code, Some(escaped(&s.path)), s.message.clone())),
+    );
+    let status = match fatal {
+        Some(e) => Status::for_code(e.code()),
+        None if !skipped.is_empty() => Status::Incomplete,
+        None => Status::Accepted,
+    };
+    Report::new(status, issues, result, human)
+}
+
 pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> Report {
     let expected_digest = match expect.map(parse_digest).transpose() {
         Ok(d) => d,
@@ -30,23 +84,7 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
         );
     }
     let mut store = or_report!(open_store(ctx));
-    // A bar with a percentage when every input is a file of known size; a
-    // spinner for stdin and directories (walking them first would read
-    // every directory twice).
-    let total = paths
-        .iter()
-        .map(|p| {
-            (p.as_os_str() != "-")
-                .then(|| {
-                    std::fs::metadata(p)
-                        .ok()
-                        .filter(|m| m.is_file())
-                        .map(|m| m.len())
-                })
-                .flatten()
-        })
-        .sum::<Option<u64>>();
-    let pb = progress::bytes(ctx, total, "put");
+    let pb = progress::bytes(ctx, known_total(paths), "put");
     let tick = |n: u64| pb.inc(n);
     let root_kind = (!no_pin).then_some(PUT_ROOT);
     let mut files: Vec<TreeFile> = Vec::new();
@@ -90,32 +128,7 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
     }
     pb.finish_and_clear();
 
-    let mut human = String::new();
-    for f in &files {
-        human.push_str(&format!("{}  {}\n", f.outcome.digest, escaped(&f.path)));
-    }
-    let new_objects = files.iter().filter(|f| f.outcome.created).count();
-    let bytes: u64 = files.iter().map(|f| f.outcome.size).sum();
-    let result = json!({
-        "files": files,
-        "skipped": skipped,
-        "totals": {"files": files.len(), "bytes": bytes, "newObjects": new_objects},
-    });
-    let mut issues: Vec<Issue> = Vec::new();
-    if let Some(e) = &fatal {
-        issues.push(Issue::from(e));
-    }
-    issues.extend(
-        skipped
-            .iter()
-            .map(|s| Issue::about(s.code, Some(escaped(&s.path)), s.message.clone())),
-    );
-    let status = match &fatal {
-        Some(e) => Status::for_code(e.code()),
-        None if !skipped.is_empty() => Status::Incomplete,
-        None => Status::Accepted,
-    };
-    Report::new(status, issues, result, human)
+    put_report(&files, &skipped, fatal.as_ref())
 }
 
 pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
