@@ -316,22 +316,29 @@ fn new_record(
     (record, bytes)
 }
 
+/// Adds in-memory bytes of a packet (its tree object, its freeze record)
+/// to `batch`, rooted by the packet.
+fn add_packet_bytes(
+    batch: &mut Batch<'_>,
+    bytes: &[u8],
+    what: &str,
+    packet_id: &str,
+) -> Result<Digest> {
+    let opts = PutOptions {
+        root: Some(Root {
+            kind: PACKET_ROOT.into(),
+            name: packet_id.to_string(),
+        }),
+        ..PutOptions::default()
+    };
+    let (d, _) = batch.add_stream(&mut &bytes[..], bytes.len() as u64, Path::new(what), opts)?;
+    Ok(d)
+}
+
 /// Commits the batch (members and components already in it) with the
 /// fixture's tree object and its catalog row.
 fn commit_objects(mut batch: Batch<'_>, c: &Components, packet_id: &str) -> Result<()> {
-    let tree = tree_object(c);
-    let (tree_digest, _) = batch.add_stream(
-        &mut &tree[..],
-        tree.len() as u64,
-        Path::new("fixture tree"),
-        PutOptions {
-            root: Some(Root {
-                kind: PACKET_ROOT.into(),
-                name: packet_id.to_string(),
-            }),
-            ..PutOptions::default()
-        },
-    )?;
+    let tree_digest = add_packet_bytes(&mut batch, &tree_object(c), "fixture tree", packet_id)?;
     let fixture = c.fixture;
     batch.commit_with(|tx| {
         tx.execute(
@@ -374,18 +381,7 @@ fn record_freeze(
     record: &Value,
 ) -> Result<()> {
     let mut batch = store.batch()?;
-    let (d, _) = batch.add_stream(
-        &mut &bytes[..],
-        bytes.len() as u64,
-        Path::new("freeze record"),
-        PutOptions {
-            root: Some(Root {
-                kind: PACKET_ROOT.into(),
-                name: packet_id.to_string(),
-            }),
-            ..PutOptions::default()
-        },
-    )?;
+    let d = add_packet_bytes(&mut batch, bytes, "freeze record", packet_id)?;
     let agg = record["aggregateDigest"]["value"]
         .as_str()
         .unwrap_or_default()
