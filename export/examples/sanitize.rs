@@ -48,16 +48,8 @@ fn print_collected(
     records: &[serde_json::Value],
     policy: &Policy,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    use coffer_export::collect::Collector;
-    use coffer_export::detect::Detector;
-    use coffer_export::rules::RuleSet;
-    let det = Detector::new(
-        RuleSet::new(&policy.extra_rules)?,
-        &policy.sensitive_values,
-        true,
-    );
-    let max = usize::try_from(policy.max_string_bytes).unwrap_or(usize::MAX);
-    let mut col = Collector::new(&det, &policy.allow_names, &policy.local_roots, max);
+    let detectors = coffer_export::passes::Detectors::for_policy(policy)?;
+    let mut col = detectors.collector(policy);
     for r in records {
         col.value(r, 0);
     }

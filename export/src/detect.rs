@@ -45,9 +45,24 @@ pub const PLACEHOLDER_PREFIX: &str =
 /// Placeholders with no variable part.
 const DATA_FREE_PLACEHOLDERS: &[&[u8]] = &[b"[LOCAL_PATH]", b"[WORKSPACE]", b"[LOCAL_HOST]"];
 
+/// What a detector makes of text shaped like a placeholder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placeholders {
+    /// A finding: the input has none of ours, so such text is a forgery
+    /// (pass 1).
+    AreForgeries,
+    /// Nothing: what is being written is full of them (pass 2, readback).
+    AreExpected,
+}
+
 impl Detector {
-    /// A detector; with `forgery`, text shaped like a placeholder is a finding.
-    pub fn new(rules: RuleSet, sensitive_values: &[String], forgery: bool) -> Detector {
+    /// A detector over `rules` and the policy's sensitive values.
+    pub fn new(
+        rules: RuleSet,
+        sensitive_values: &[String],
+        placeholders: Placeholders,
+    ) -> Detector {
+        let forgery = placeholders == Placeholders::AreForgeries;
         let sensitive = (!sensitive_values.is_empty()).then(|| {
             AhoCorasickBuilder::new()
                 .match_kind(MatchKind::LeftmostLongest)

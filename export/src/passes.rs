@@ -3,7 +3,7 @@
 //! tests use exactly this setup.
 
 use crate::collect::{Collected, Collector};
-use crate::detect::Detector;
+use crate::detect::{Detector, Placeholders};
 use crate::error::{ExportError, Result};
 use crate::key::ExportKey;
 use crate::policy::Policy;
@@ -29,8 +29,16 @@ impl Detectors {
                 .map_err(|e| ExportError::usage("validation.policy_rule", &e.id, e.to_string()))
         };
         Ok(Detectors {
-            collect: Detector::new(rules()?, &policy.sensitive_values, true),
-            scrub: Detector::new(rules()?, &policy.sensitive_values, false),
+            collect: Detector::new(
+                rules()?,
+                &policy.sensitive_values,
+                Placeholders::AreForgeries,
+            ),
+            scrub: Detector::new(
+                rules()?,
+                &policy.sensitive_values,
+                Placeholders::AreExpected,
+            ),
         })
     }
 

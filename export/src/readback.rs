@@ -23,7 +23,7 @@ use coffer_store::json::{self, escape_pointer_token, JsonlLimits, Limits};
 use regex::bytes::Regex;
 use serde_json::Value;
 
-use crate::detect::{CleanCache, Detector, Finding, FORGERY_RULE, SENSITIVE_RULE};
+use crate::detect::{CleanCache, Detector, Finding, Placeholders, FORGERY_RULE, SENSITIVE_RULE};
 use crate::error::{ExportError, Result};
 use crate::lines::{two_core, Batch};
 use crate::names::{classify, FieldClass, THINKING_KEEP, THINKING_RECORD};
@@ -134,7 +134,7 @@ impl FinalScan {
             .policy
             .map(|p| p.sensitive_values.clone())
             .unwrap_or_default();
-        let det = Detector::new(rules, &values, false);
+        let det = Detector::new(rules, &values, Placeholders::AreExpected);
         let (pats, kinds) = literal_set(exp);
         let mut report = ReadbackReport {
             rules: det.rules().rules().len(),

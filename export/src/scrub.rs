@@ -451,17 +451,18 @@ impl<'a> Scrubber<'a> {
 mod tests {
     use super::*;
     use crate::collect::Collector;
+    use crate::detect::Placeholders;
     use crate::key::ExportKey;
     use crate::rules::RuleSet;
     use serde_json::Value;
 
     fn scrub_lines(lines: &[&str], diff: bool) -> Vec<String> {
-        let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], true);
+        let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreForgeries);
         let mut col = Collector::new(&det, &[], &[], 1 << 20);
         for l in lines {
             col.string(l, 0);
         }
-        let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], false);
+        let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreExpected);
         let keys = ExportKey::from_bytes([3; 32]).for_policy(&coffer_store::Digest::of(b"p"));
         let mut s = Scrubber::new(&safety, keys, col.found, &[], &[], &[], 1 << 20).unwrap();
         let mut st = TextState::default();
@@ -492,12 +493,12 @@ mod tests {
     }
 
     fn scrub_records(records: &[Value], max_string: usize) -> (Vec<Value>, Counts) {
-        let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], true);
+        let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreForgeries);
         let mut col = Collector::new(&det, &[], &[], max_string);
         for r in records {
             col.value(r, 0);
         }
-        let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], false);
+        let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreExpected);
         let keys = ExportKey::from_bytes([3; 32]).for_policy(&coffer_store::Digest::of(b"p"));
         let mut s = Scrubber::new(&safety, keys, col.found, &[], &[], &[], max_string).unwrap();
         let mut c = Counts::default();

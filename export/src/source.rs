@@ -6,7 +6,7 @@
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use coffer_evidence::bundle::inspect::{check_manifest, inspect};
+use coffer_evidence::bundle::inspect::{check_manifest, inspect, Reading};
 use coffer_evidence::bundle::model::{Descriptor, Manifest};
 use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::sink::HashOnly;
@@ -53,7 +53,7 @@ impl<'s> Source<'s> {
 
     /// A bundle directory: validated completely before anything is exported.
     pub fn directory(path: &Path) -> Result<Source<'static>> {
-        let insp = inspect(path, &mut HashOnly, false)?;
+        let insp = inspect(path, &mut HashOnly, Reading::Everything)?;
         if !insp.issues.is_empty() {
             // An invalid source is refused before anything is written.
             return Err(ExportError::Blocked(insp.issues));

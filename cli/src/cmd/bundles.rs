@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use coffer_evidence::bundle::inspect::Reading;
 use coffer_evidence::bundle::{self, inspect, records, BundleFilter, HashOnly};
 use coffer_evidence::provenance;
 use coffer_evidence::vocab::{AssessmentMode, Qualification, TerminalState, Vocabulary};
@@ -65,7 +66,7 @@ fn gap_issues(gaps: &[coffer_evidence::bundle::model::MissingEvidence]) -> Vec<I
 }
 
 pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
-    let insp = or_report!(inspect(dir, &mut HashOnly, false));
+    let insp = or_report!(inspect(dir, &mut HashOnly, Reading::Everything));
     let issues = insp.issues.clone();
     let bundle_id = insp.manifest.as_ref().map(|m| m.bundle_id.clone());
     let qualification = insp.qualification();

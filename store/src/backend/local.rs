@@ -59,7 +59,7 @@ fn entry_error(path: std::path::PathBuf, e: io::Error, op: &'static str) -> Stor
 impl LocalBackend {
     /// The backend of the store whose root is `root`.
     pub fn open(root: Dir) -> Result<Self> {
-        let objects = open_path(&root, OBJECTS_PREFIX.trim_end_matches('/'), false)?
+        let objects = open_path(&root, OBJECTS_PREFIX.trim_end_matches('/'), Missing::Absent)?
             .expect("open without create returns a directory or an error");
         let abs = std::fs::canonicalize(root.path()).unwrap_or_else(|_| root.path().to_path_buf());
         Ok(LocalBackend {
@@ -70,9 +70,9 @@ impl LocalBackend {
         })
     }
 
-    /// Splits a key into its parent directory (opened, or created with
-    /// `create`) and its file name. `None`: the parent does not exist.
-    fn parent_of(&self, key: &str, create: bool) -> Result<Option<(Arc<Dir>, String)>> {
+    /// Splits a key into its parent directory (opened, or created when
+    /// `missing` says so) and its file name. `None`: the parent does not exist.
+    fn parent_of(&self, key: &str, missing: Missing) -> Result<Option<(Arc<Dir>, String)>> {
         let (dir, name) = key.rsplit_once('/').unwrap_or(("", key));
         if !is_plain_name(name.as_ref()) {
             return Err(StoreError::CatalogData(format!("invalid key {key:?}")));
@@ -85,7 +85,7 @@ impl LocalBackend {
             if let Some(s) = &self.shards.lock().expect("shard cache poisoned")[slot] {
                 return Ok(Some((Arc::clone(s), name.to_string())));
             }
-            let opened = if create {
+            let opened = if missing == Missing::Create {
                 self.objects.ensure_dir(shard)
             } else {
                 self.objects.open_dir(shard)
@@ -98,7 +98,7 @@ impl LocalBackend {
             self.shards.lock().expect("shard cache poisoned")[slot] = Some(Arc::clone(&d));
             return Ok(Some((d, name.to_string())));
         }
-        Ok(open_path(&self.root, dir, create)?.map(|d| (Arc::new(d), name.to_string())))
+        Ok(open_path(&self.root, dir, missing)?.map(|d| (Arc::new(d), name.to_string())))
     }
 
     fn path_of(&self, key: &str) -> std::path::PathBuf {
@@ -107,8 +107,17 @@ impl LocalBackend {
 }
 
 /// Opens (or creates) the directory `path` below `root`, one component at a
-/// time; `None` when a component is absent and `create` is off.
-fn open_path(root: &Dir, path: &str, create: bool) -> Result<Option<Dir>> {
+/// time; `None` when a component is absent and `missing` is `Absent`.
+/// What to do about a directory on a key's path that does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    /// Create it (publishing).
+    Create,
+    /// Report the key as absent (reading, listing).
+    Absent,
+}
+
+fn open_path(root: &Dir, path: &str, missing: Missing) -> Result<Option<Dir>> {
     let mut d: Option<Dir> = None;
     for part in path.split('/').filter(|p| !p.is_empty()) {
         if !is_plain_name(part.as_ref()) {
@@ -117,14 +126,16 @@ fn open_path(root: &Dir, path: &str, create: bool) -> Result<Option<Dir>> {
             )));
         }
         let parent = d.as_ref().unwrap_or(root);
-        let next = if create {
+        let next = if missing == Missing::Create {
             parent.ensure_dir(part)
         } else {
             parent.open_dir(part)
         };
         d = Some(match next {
             Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::NotFound && !create => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound && missing == Missing::Absent => {
+                return Ok(None)
+            }
             Err(e) => return Err(entry_error(parent.join(part), e, "open directory")),
         });
     }
@@ -147,7 +158,9 @@ impl Backend for LocalBackend {
     }
 
     fn publish(&self, key: &str, tmp: &Dir, tmp_name: &str) -> Result<Put> {
-        let (dir, name) = self.parent_of(key, true)?.expect("created on demand");
+        let (dir, name) = self
+            .parent_of(key, Missing::Create)?
+            .expect("created on demand");
         let renamed = tmp
             .rename_no_replace(tmp_name, &dir, &name)
             .map_err(|e| StoreError::io(self.path_of(key), "publish", e))?;
@@ -161,8 +174,10 @@ impl Backend for LocalBackend {
     }
 
     fn put_bytes(&self, key: &str, bytes: &[u8]) -> Result<Put> {
-        let tmp = open_path(&self.root, TMP_DIR, false)?.expect("tmp exists");
-        let (dir, name) = self.parent_of(key, true)?.expect("created on demand");
+        let tmp = open_path(&self.root, TMP_DIR, Missing::Absent)?.expect("tmp exists");
+        let (dir, name) = self
+            .parent_of(key, Missing::Create)?
+            .expect("created on demand");
         let renamed = crate::publish::write_new(&tmp, "ref", &dir, &name, bytes, 0o444)?;
         self.sync_published(&[key.to_string()])?;
         Ok(match renamed {
@@ -172,7 +187,7 @@ impl Backend for LocalBackend {
     }
 
     fn get(&self, key: &str) -> Result<Option<(Body, Meta)>> {
-        let Some((dir, name)) = self.parent_of(key, false)? else {
+        let Some((dir, name)) = self.parent_of(key, Missing::Absent)? else {
             return Ok(None);
         };
         let f = match dir.open_file(&name) {
@@ -199,7 +214,7 @@ impl Backend for LocalBackend {
     }
 
     fn head(&self, key: &str) -> Result<Option<Meta>> {
-        let Some((dir, name)) = self.parent_of(key, false)? else {
+        let Some((dir, name)) = self.parent_of(key, Missing::Absent)? else {
             return Ok(None);
         };
         match dir.entry_kind(&name) {
@@ -214,7 +229,7 @@ impl Backend for LocalBackend {
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<Listed>> {
-        let Some(start) = open_path(&self.root, prefix, false)? else {
+        let Some(start) = open_path(&self.root, prefix, Missing::Absent)? else {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
@@ -224,7 +239,7 @@ impl Backend for LocalBackend {
     }
 
     fn delete(&self, key: &str) -> Result<()> {
-        let Some((dir, name)) = self.parent_of(key, false)? else {
+        let Some((dir, name)) = self.parent_of(key, Missing::Absent)? else {
             return Ok(());
         };
         dir.remove_file(&name)
@@ -235,7 +250,7 @@ impl Backend for LocalBackend {
         match keys {
             [] => Ok(()),
             [one] => {
-                let (dir, _) = self.parent_of(one, false)?.ok_or_else(|| {
+                let (dir, _) = self.parent_of(one, Missing::Absent)?.ok_or_else(|| {
                     StoreError::io(
                         self.path_of(one),
                         "fsync directory",
@@ -253,14 +268,14 @@ impl Backend for LocalBackend {
     }
 
     fn quarantine(&self, key: &str, name: &str) -> Result<()> {
-        let (dir, file) = self.parent_of(key, false)?.ok_or_else(|| {
+        let (dir, file) = self.parent_of(key, Missing::Absent)?.ok_or_else(|| {
             StoreError::io(
                 self.path_of(key),
                 "quarantine",
                 io::ErrorKind::NotFound.into(),
             )
         })?;
-        let q = open_path(&self.root, QUARANTINE_PREFIX, true)?.expect("created");
+        let q = open_path(&self.root, QUARANTINE_PREFIX, Missing::Create)?.expect("created");
         let renamed = dir
             .rename_no_replace(&file, &q, name)
             .map_err(|e| StoreError::io(q.join(name), "quarantine", e))?;

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::inspect::inspect;
+use super::inspect::{inspect, Reading};
 use super::model::MissingEvidence;
 use super::records::{find_bundle, insert_bundle, BundleRow, BUNDLE_ROOT};
 use super::safe_path::MANIFEST;
@@ -102,7 +102,7 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
         batch: &mut batch,
         bundle_id: bundle_id.clone(),
     };
-    let insp = inspect(path, &mut sink, true)?;
+    let insp = inspect(path, &mut sink, Reading::StopAtManifestIssues)?;
     out.issues = insp.issues.clone();
     let Some(manifest) = insp.manifest.as_ref() else {
         return Ok(out);

@@ -126,13 +126,22 @@ pub fn check_manifest(bytes: &[u8], issues: &mut Vec<Issue>) -> Option<Manifest>
     Some(manifest)
 }
 
+/// How much of a bundle [`inspect`] reads when its manifest has issues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// Every evidence file anyway, to report every problem (`validate`).
+    Everything,
+    /// Nothing more: the bundle is refused anyway (`ingest`).
+    StopAtManifestIssues,
+}
+
 /// Inspects the bundle at `path`, sending each evidence file (never the
-/// manifest) to `sink`. With `stop_early`, evidence is not read once the
-/// manifest itself has issues (ingest will refuse anyway).
+/// manifest) to `sink`; `reading` says whether evidence is read once the
+/// manifest itself has issues.
 pub fn inspect(
     path: &Path,
     sink: &mut dyn Sink,
-    stop_early: bool,
+    reading: Reading,
 ) -> Result<Inspection, StoreError> {
     let mut out = Inspection::default();
     let dir = match BundleDir::open(path) {
@@ -152,7 +161,7 @@ pub fn inspect(
     let Some(manifest) = check_manifest(&out.manifest_bytes, &mut out.issues) else {
         return Ok(out);
     };
-    if stop_early && !out.issues.is_empty() {
+    if reading == Reading::StopAtManifestIssues && !out.issues.is_empty() {
         out.manifest = Some(manifest);
         return Ok(out);
     }
