@@ -157,6 +157,22 @@ pub struct CatalogStats {
     pub records: u64,
 }
 
+/// Totals over the objects roots of one kind hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RootKindTotals {
+    /// References from roots of the kind (one object held twice counts twice).
+    pub references: u64,
+    /// Bytes over every reference.
+    pub logical_bytes: u64,
+    /// Distinct objects held.
+    pub objects: u64,
+    /// Raw bytes of the distinct objects.
+    pub unique_bytes: u64,
+    /// Bytes of their stored frames.
+    pub stored_bytes: u64,
+}
+
 impl CatalogStats {
     /// Logical bytes per unique byte (what deduplication saves), to three
     /// decimals; `None` for an empty store.
@@ -325,7 +341,9 @@ impl Catalog {
         match opened {
             Ok((cat, v)) if v == schema.version() => cat.check_identity().map(|()| cat),
             Ok(_) => Catalog::open(path, schema),
-            Err(StoreError::Catalog(e)) if no_room_for_wal_index(&e) && wal_is_empty(path) => {
+            Err(StoreError::Catalog(e))
+                if no_room_for_wal_index(e.engine()) && wal_is_empty(path) =>
+            {
                 Catalog::open_immutable(path, schema)
             }
             Err(e) => Err(e),
@@ -378,11 +396,15 @@ impl Catalog {
             .transaction_with_behavior(TransactionBehavior::Immediate)?)
     }
 
-    /// The underlying connection: the seam through which the layer that
-    /// registered the [`Schema`] reads its own tables. Its rows are
-    /// written inside [`crate::Batch::commit_with`].
-    pub fn conn(&self) -> &Connection {
+    /// The connection, for the CAS's own modules.
+    pub(crate) fn conn(&self) -> &Connection {
         &self.conn
+    }
+
+    /// Reads the tables of the layer that registered the [`Schema`]; its
+    /// rows are written inside [`crate::Batch::commit_with`].
+    pub fn reader(&self) -> crate::rows::Reader<'_> {
+        crate::rows::Reader::new(&self.conn)
     }
 
     /// The schema version in force.
@@ -406,7 +428,7 @@ impl Catalog {
     pub fn record_with(
         &mut self,
         objects: &[(ObjectRow, Option<Root>)],
-        extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
+        extra: impl FnOnce(&crate::rows::Writer<'_>) -> Result<()>,
         seal: impl FnOnce(&rusqlite::Transaction<'_>, Vec<crate::capture::Row>) -> Result<()>,
     ) -> Result<()> {
         crate::crash::point("catalog_before_txn");
@@ -436,7 +458,7 @@ impl Catalog {
                 }
             }
         }
-        extra(&tx)?;
+        extra(&crate::rows::Writer::new(&tx))?;
         let rows = crate::capture::take_capture(&tx)?;
         if !rows.is_empty() {
             seal(&tx, rows)?;
@@ -485,7 +507,7 @@ impl Catalog {
     }
 
     /// Every cataloged object except catalog records: what users stored.
-    pub fn evidence_objects(&self) -> Result<Vec<ObjectRow>> {
+    pub fn stored_objects(&self) -> Result<Vec<ObjectRow>> {
         self.objects_where("WHERE digest NOT IN (SELECT record_digest FROM refs)")
     }
 
@@ -576,6 +598,30 @@ impl Catalog {
             .prepare("SELECT kind, name FROM roots WHERE digest = ?1 ORDER BY kind, name")?;
         let rows = st.query_map([digest.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Totals over what roots of `kind` hold (a layer's view of its share
+    /// of the store).
+    pub fn root_kind_totals(&self, kind: &str) -> Result<RootKindTotals> {
+        Ok(self.conn.query_row(
+            "WITH held AS (SELECT * FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = ?1))
+             SELECT
+               (SELECT count(*) FROM roots WHERE kind = ?1),
+               (SELECT coalesce(sum(o.size), 0) FROM roots r JOIN objects o USING (digest) WHERE r.kind = ?1),
+               (SELECT count(*) FROM held),
+               (SELECT coalesce(sum(size), 0) FROM held),
+               (SELECT coalesce(sum(stored_size), 0) FROM held)",
+            [kind],
+            |r| {
+                Ok(RootKindTotals {
+                    references: r.get::<_, i64>(0)? as u64,
+                    logical_bytes: r.get::<_, i64>(1)? as u64,
+                    objects: r.get::<_, i64>(2)? as u64,
+                    unique_bytes: r.get::<_, i64>(3)? as u64,
+                    stored_bytes: r.get::<_, i64>(4)? as u64,
+                })
+            },
+        )?)
     }
 
     /// Totals for `coffer stats`.
@@ -757,5 +803,30 @@ mod tests {
         assert_eq!((s.objects, s.references), (2, 2));
         assert_eq!((s.logical_bytes, s.unique_bytes), (12, 7));
         assert_eq!(s.stored_bytes, 14 + 11);
+    }
+
+    #[test]
+    fn root_kind_totals_count_only_that_kind() {
+        let t = tempfile::tempdir().unwrap();
+        let mut c = Catalog::open(&t.path().join(CATALOG_FILE), &Schema::CAS).unwrap();
+        let member = |name: &str| {
+            Some(Root {
+                kind: "member".into(),
+                name: name.into(),
+            })
+        };
+        c.record(&[
+            (row(b"12345"), member("a")),
+            (row(b"12345"), member("b")),
+            (row(b"xy"), put_root("c")),
+        ])
+        .unwrap();
+        let m = c.root_kind_totals("member").unwrap();
+        assert_eq!((m.references, m.logical_bytes), (2, 10));
+        assert_eq!((m.objects, m.unique_bytes, m.stored_bytes), (1, 5, 14));
+        assert_eq!(
+            c.root_kind_totals("none").unwrap(),
+            RootKindTotals::default()
+        );
     }
 }

@@ -105,9 +105,12 @@ pub enum StoreError {
     /// not be read.
     #[error(transparent)]
     Input(#[from] crate::input::InputError),
-    /// No bundle with this id or manifest digest is stored.
-    #[error("no bundle {id:?} in the store")]
-    UnknownBundle {
+    /// No record of this kind with this id is stored (a layer's record,
+    /// such as a bundle asked for by id or manifest digest).
+    #[error("no {what} {id:?} in the store")]
+    Unknown {
+        /// What kind of record was asked for.
+        what: &'static str,
         /// The id or digest asked for.
         id: String,
     },
@@ -145,7 +148,7 @@ pub enum StoreError {
     },
     /// The SQLite catalog failed.
     #[error("catalog: {0}")]
-    Catalog(#[from] rusqlite::Error),
+    Catalog(CatalogError),
     /// The catalog holds a value this build does not understand.
     #[error("catalog: {0}")]
     CatalogData(String),
@@ -168,7 +171,7 @@ impl StoreError {
             StoreError::UnexpectedEntry { .. } => "integrity.unexpected_entry",
             StoreError::RootNotEmpty { .. } => "conflict.store_root_not_empty",
             StoreError::Conflict { code, .. } => code,
-            StoreError::UnknownBundle { .. } => "io.not_found",
+            StoreError::Unknown { .. } => "io.not_found",
             StoreError::NotRegularFile { .. } => "validation.not_regular_file",
             StoreError::Input(e) => e.code(),
             StoreError::Io { source, .. } => io_code(source),
@@ -196,7 +199,7 @@ impl StoreError {
             StoreError::DigestMismatch { subject, .. }
             | StoreError::SizeMismatch { subject, .. } => Some(subject.clone()),
             StoreError::Conflict { subject, .. } => Some(subject.clone()),
-            StoreError::UnknownBundle { id } => Some(id.clone()),
+            StoreError::Unknown { id, .. } => Some(id.clone()),
             StoreError::Remote { location, key, .. } => Some(format!("{location}/{key}")),
             StoreError::Catalog(_) | StoreError::CatalogData(_) => {
                 Some(crate::names::CATALOG_FILE.into())
@@ -214,7 +217,37 @@ impl StoreError {
     }
 }
 
-fn catalog_code(e: &rusqlite::Error) -> &'static str {
+/// A failure of the catalog's database engine; which engine stays inside
+/// the CAS.
+#[derive(Debug)]
+pub struct CatalogError(rusqlite::Error);
+
+impl std::fmt::Display for CatalogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for CatalogError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+impl CatalogError {
+    pub(crate) fn engine(&self) -> &rusqlite::Error {
+        &self.0
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Catalog(CatalogError(e))
+    }
+}
+
+fn catalog_code(e: &CatalogError) -> &'static str {
+    let e = e.engine();
     // A row whose text the reader cannot understand (a digest, a
     // vocabulary value) is a damaged catalog.
     if let rusqlite::Error::FromSqlConversionFailure(..) = e {

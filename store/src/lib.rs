@@ -14,8 +14,9 @@
 //!
 //! The CAS knows nothing of what its objects mean. A layer on top (coffer's
 //! is `coffer-evidence`) registers its own catalog tables as a
-//! [`catalog::Schema`] and writes its rows in the transaction that records
-//! its objects ([`Batch::commit_with`]); alone, the store uses
+//! [`catalog::Schema`], reads them through [`Catalog::reader`] and writes its
+//! rows in the transaction that records its objects ([`Batch::commit_with`],
+//! through the narrow [`rows`] seam); alone, the store uses
 //! [`catalog::Schema::CAS`].
 //!
 //! ```
@@ -59,12 +60,13 @@ pub mod objects;
 pub(crate) mod os_code;
 pub mod publish;
 pub mod refs;
+pub mod rows;
 pub(crate) mod stager;
 pub mod store;
 pub mod tree;
 
 pub use backend::{Backend, BackendConfig};
-pub use catalog::{Catalog, CatalogStats, ObjectRow, Root};
+pub use catalog::{Catalog, CatalogStats, ObjectRow, Root, RootKindTotals};
 pub use digest::Digest;
 pub use error::{Result, StoreError};
 pub use fsck::{Finding, FsckReport};

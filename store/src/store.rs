@@ -406,7 +406,7 @@ impl Store {
 
     /// Every cataloged object users stored (catalog records excluded).
     pub fn objects(&self) -> Result<Vec<ObjectRow>> {
-        self.catalog.evidence_objects()
+        self.catalog.stored_objects()
     }
 
     /// Catalog totals.
@@ -677,7 +677,7 @@ impl<'s> Batch<'s> {
     /// published files stay as orphans for gc).
     pub fn commit_with(
         mut self,
-        extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
+        extra: impl FnOnce(&crate::rows::Writer<'_>) -> Result<()>,
     ) -> Result<Vec<PutOutcome>> {
         self.collect_staged()?;
         let dirs = &self.store.dirs;

@@ -180,3 +180,27 @@ fn the_cas_names_nothing_of_the_layers_above() {
         }
     }
 }
+
+/// The layers above the CAS reach their catalog tables through
+/// `coffer_store::rows`; the database engine stays a CAS detail.
+#[test]
+fn no_layer_above_the_cas_names_the_database_engine() {
+    let repo = crate::bundles::repo();
+    for (krate, src) in [
+        ("store/evidence", "store/evidence/src"),
+        ("export", "export/src"),
+        ("cli", "cli/src"),
+    ] {
+        let manifest = std::fs::read_to_string(repo.join(krate).join("Cargo.toml")).unwrap();
+        let deps = manifest
+            .split("[dependencies]")
+            .nth(1)
+            .and_then(|rest| rest.split("\n[").next())
+            .unwrap();
+        assert!(!deps.contains("rusqlite"), "{krate} depends on rusqlite");
+        for (m, code) in modules(&repo.join(src)) {
+            let code = code.split("#[cfg(test)]").next().unwrap();
+            assert!(!code.contains("rusqlite"), "{src} {m} names rusqlite");
+        }
+    }
+}

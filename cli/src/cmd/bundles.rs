@@ -163,8 +163,12 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
 pub fn show(ctx: &Ctx, id: &str) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
     let shown = (|| {
-        let row = records::find_bundle(store.catalog(), id)?
-            .ok_or_else(|| coffer_store::StoreError::UnknownBundle { id: id.to_string() })?;
+        let row = records::find_bundle(store.catalog(), id)?.ok_or_else(|| {
+            coffer_store::StoreError::Unknown {
+                what: "bundle",
+                id: id.to_string(),
+            }
+        })?;
         let mut artifacts = Vec::new();
         let mut human = format!(
             "bundle {}\n  manifest {}\n  run {} attempt {} (#{}{})\n  task {} model {}/{} harness {}@{}\n  {} {} / {} / {} ({})\n",

@@ -1,10 +1,9 @@
 //! Catalog rows of published exports and their `sanitized_from` edges.
 
-use rusqlite::{params, Transaction};
-
 use coffer_store::catalog::Catalog;
 use coffer_store::digest::Digest;
 use coffer_store::error::Result;
+use coffer_store::rows::{Row, Writer};
 use coffer_store::Batch;
 
 use crate::vocab::SharingClass;
@@ -55,7 +54,7 @@ pub fn record_export(batch: Batch<'_>, row: &ExportRow, edges: &[ExportEdge]) ->
 
 /// The export's rows; runs in the transaction that records its objects.
 fn insert_export(
-    tx: &Transaction<'_>,
+    tx: &Writer<'_>,
     row: &ExportRow,
     edges: &[ExportEdge],
     now_ms: i64,
@@ -64,33 +63,33 @@ fn insert_export(
         "INSERT INTO exports (manifest_digest, dest, source_bundle_id, source_manifest_digest,
             sharing_class, policy_digest, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT DO NOTHING",
-        params![
-            row.manifest_digest,
-            row.dest,
-            row.source_bundle_id,
-            row.source_manifest_digest,
-            row.sharing_class,
-            row.policy_digest,
-            now_ms
+        &[
+            &row.manifest_digest,
+            &row.dest,
+            &row.source_bundle_id,
+            &row.source_manifest_digest,
+            &row.sharing_class,
+            &row.policy_digest,
+            &now_ms,
         ],
     )?;
-    let mut ins = tx.prepare_cached(
-        "INSERT INTO export_artifacts (manifest_digest, artifact_id, relative_path, digest, source_digest)
-         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
-    )?;
     for e in edges {
-        ins.execute(params![
-            row.manifest_digest,
-            e.artifact_id,
-            e.relative_path,
-            e.digest,
-            e.source_digest
-        ])?;
+        tx.execute(
+            "INSERT INTO export_artifacts (manifest_digest, artifact_id, relative_path, digest, source_digest)
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+            &[
+                &row.manifest_digest,
+                &e.artifact_id,
+                &e.relative_path,
+                &e.digest,
+                &e.source_digest,
+            ],
+        )?;
     }
     Ok(())
 }
 
-fn export_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ExportRow> {
+fn export_row(r: &Row<'_>) -> Result<ExportRow> {
     Ok(ExportRow {
         manifest_digest: r.get(0)?,
         dest: r.get(1)?,
@@ -106,30 +105,32 @@ const EXPORT_COLUMNS: &str = "e.manifest_digest, e.dest, e.source_bundle_id, e.s
 /// Every export that holds `digest` (as its manifest or an artifact) or
 /// derives from it (as a source artifact or source manifest).
 pub fn exports_of(catalog: &Catalog, digest: &Digest) -> Result<Vec<ExportRow>> {
-    let mut st = catalog.conn().prepare(&format!(
-        "SELECT DISTINCT {EXPORT_COLUMNS} FROM exports e
-         LEFT JOIN export_artifacts a ON a.manifest_digest = e.manifest_digest
-         WHERE e.manifest_digest = ?1 OR e.source_manifest_digest = ?1
-            OR a.digest = ?1 OR a.source_digest = ?1
-         ORDER BY e.manifest_digest, e.dest"
-    ))?;
-    let rows = st.query_map([digest], export_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    catalog.reader().query(
+        &format!(
+            "SELECT DISTINCT {EXPORT_COLUMNS} FROM exports e
+             LEFT JOIN export_artifacts a ON a.manifest_digest = e.manifest_digest
+             WHERE e.manifest_digest = ?1 OR e.source_manifest_digest = ?1
+                OR a.digest = ?1 OR a.source_digest = ?1
+             ORDER BY e.manifest_digest, e.dest"
+        ),
+        &[digest],
+        export_row,
+    )
 }
 
 /// The artifacts of the export with this manifest digest.
 pub fn export_edges(catalog: &Catalog, manifest_digest: &Digest) -> Result<Vec<ExportEdge>> {
-    let mut st = catalog.conn().prepare(
+    catalog.reader().query(
         "SELECT artifact_id, relative_path, digest, source_digest FROM export_artifacts
          WHERE manifest_digest = ?1 ORDER BY artifact_id",
-    )?;
-    let rows = st.query_map([manifest_digest], |r| {
-        Ok(ExportEdge {
-            artifact_id: r.get(0)?,
-            relative_path: r.get(1)?,
-            digest: r.get(2)?,
-            source_digest: r.get(3)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        &[manifest_digest],
+        |r| {
+            Ok(ExportEdge {
+                artifact_id: r.get(0)?,
+                relative_path: r.get(1)?,
+                digest: r.get(2)?,
+                source_digest: r.get(3)?,
+            })
+        },
+    )
 }

@@ -92,17 +92,15 @@ macro_rules! vocabulary {
             }
         }
 
-        impl rusqlite::types::FromSql for $name {
-            fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-                v.as_str()?
-                    .parse()
-                    .map_err(|e| rusqlite::types::FromSqlError::Other(Box::new(e)))
+        impl coffer_store::rows::FromColumn for $name {
+            fn from_value(v: coffer_store::rows::Value) -> Result<Self, String> {
+                <String as coffer_store::rows::FromColumn>::from_value(v)?.parse().map_err(|e: UnknownValue| e.to_string())
             }
         }
 
-        impl rusqlite::ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-                Ok(self.as_str().into())
+        impl coffer_store::rows::ToColumn for $name {
+            fn to_value(&self) -> coffer_store::rows::Value {
+                coffer_store::rows::Value::Text(self.as_str().to_owned())
             }
         }
     };
@@ -227,19 +225,17 @@ mod tests {
     }
 
     #[test]
-    fn a_catalog_value_outside_the_vocabulary_is_a_damaged_catalog() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        let read = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, TerminalState>(0));
-        assert_eq!(read("SELECT 'stopped'").unwrap(), TerminalState::Stopped);
-        let e = coffer_store::StoreError::from(read("SELECT 'exploded'").unwrap_err());
-        assert_eq!(e.code(), "integrity.catalog");
-        let d = conn.query_row("SELECT 'sha256:00'", [], |r| {
-            r.get::<_, coffer_store::Digest>(0)
-        });
+    fn a_catalog_value_outside_the_vocabulary_does_not_convert() {
+        use coffer_store::rows::{FromColumn, ToColumn, Value};
+        let text = |t: &str| Value::Text(t.into());
         assert_eq!(
-            coffer_store::StoreError::from(d.unwrap_err()).code(),
-            "integrity.catalog"
+            TerminalState::from_value(text("stopped")),
+            Ok(TerminalState::Stopped)
         );
+        assert_eq!(TerminalState::Stopped.to_value(), text("stopped"));
+        let e = TerminalState::from_value(text("exploded")).unwrap_err();
+        assert!(e.contains("exploded") && e.contains("terminal"), "{e}");
+        assert!(TerminalState::from_value(Value::Integer(1)).is_err());
     }
 
     #[test]

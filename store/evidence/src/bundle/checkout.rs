@@ -21,7 +21,8 @@ use coffer_store::store::Store;
 pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize> {
     let row =
         crate::bundle::records::find_bundle(store.catalog(), id_or_digest)?.ok_or_else(|| {
-            StoreError::UnknownBundle {
+            StoreError::Unknown {
+                what: "bundle",
                 id: id_or_digest.to_string(),
             }
         })?;

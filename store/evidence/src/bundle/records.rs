@@ -2,13 +2,12 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, OptionalExtension, Transaction};
-
 use super::model::Manifest;
 use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
 use coffer_store::catalog::Catalog;
 use coffer_store::digest::Digest;
 use coffer_store::error::{Result, StoreError};
+use coffer_store::rows::{Row, Writer};
 
 /// Root kind of everything a bundle holds.
 pub const BUNDLE_ROOT: &str = "bundle";
@@ -98,13 +97,13 @@ pub struct BundleFilter {
 
 const BUNDLE_COLUMNS: &str = "bundle_id, manifest_digest, run_id, attempt_id, attempt_number, retry_of, task_id, fixture_id, model_provider, model_id, harness_id, harness_version, assessment_mode, terminal_state, failure_class, stop_reason, qualification, ingested_ms";
 
-fn bundle_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BundleRow> {
+fn bundle_row(r: &Row<'_>) -> Result<BundleRow> {
     Ok(BundleRow {
         bundle_id: r.get(0)?,
         manifest_digest: r.get(1)?,
         run_id: r.get(2)?,
         attempt_id: r.get(3)?,
-        attempt_number: r.get::<_, i64>(4)? as u64,
+        attempt_number: r.get(4)?,
         retry_of: r.get(5)?,
         task_id: r.get(6)?,
         fixture_id: r.get(7)?,
@@ -121,13 +120,13 @@ fn bundle_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BundleRow> {
     })
 }
 
-fn artifact_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ArtifactRow> {
+fn artifact_row(r: &Row<'_>) -> Result<ArtifactRow> {
     Ok(ArtifactRow {
         bundle_id: r.get(0)?,
         artifact_id: r.get(1)?,
         relative_path: r.get(2)?,
         digest: r.get(3)?,
-        size: r.get::<_, i64>(4)? as u64,
+        size: r.get(4)?,
         kind: r.get(5)?,
         authority: r.get(6)?,
         sharing_class: r.get(7)?,
@@ -139,19 +138,17 @@ fn artifact_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ArtifactRow> {
 /// objects are durable. A second bundle with the same id or attempt id is a
 /// conflict, decided here under the write lock of the transaction.
 pub fn insert_bundle(
-    tx: &Transaction<'_>,
+    tx: &Writer<'_>,
     m: &Manifest,
     manifest_digest: &Digest,
     qualification: Qualification,
     now_ms: i64,
 ) -> Result<()> {
-    let existing: Option<String> = tx
-        .query_row(
-            "SELECT manifest_digest FROM bundles WHERE bundle_id = ?1",
-            [&m.bundle_id],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let existing = tx.query_one(
+        "SELECT manifest_digest FROM bundles WHERE bundle_id = ?1",
+        &[&m.bundle_id],
+        |r| r.get::<String>(0),
+    )?;
     if let Some(d) = existing {
         return Err(StoreError::Conflict {
             code: "conflict.bundle_exists",
@@ -162,13 +159,11 @@ pub fn insert_bundle(
             subject: m.bundle_id.clone(),
         });
     }
-    let other: Option<String> = tx
-        .query_row(
-            "SELECT bundle_id FROM bundles WHERE attempt_id = ?1",
-            [&m.attempt.id],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let other = tx.query_one(
+        "SELECT bundle_id FROM bundles WHERE attempt_id = ?1",
+        &[&m.attempt.id],
+        |r| r.get::<String>(0),
+    )?;
     if let Some(b) = other {
         return Err(StoreError::Conflict {
             code: "conflict.attempt_exists",
@@ -181,117 +176,114 @@ pub fn insert_bundle(
     }
     tx.execute(
         &format!("INSERT INTO bundles ({BUNDLE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"),
-        params![
-            m.bundle_id,
-            manifest_digest.to_string(),
-            m.run.id,
-            m.attempt.id,
-            m.attempt.number as i64,
-            m.attempt.retry_of,
-            m.run.task.id,
-            m.run.fixture.id,
-            m.run.model.provider,
-            m.run.model.id,
-            m.run.harness.id,
-            m.run.harness.version,
-            m.run.mode(),
-            m.terminal.state,
-            m.terminal.failure_class,
-            m.terminal.stop_reason,
-            qualification,
-            now_ms
+        &[
+            &m.bundle_id,
+            manifest_digest,
+            &m.run.id,
+            &m.attempt.id,
+            &m.attempt.number,
+            &m.attempt.retry_of,
+            &m.run.task.id,
+            &m.run.fixture.id,
+            &m.run.model.provider,
+            &m.run.model.id,
+            &m.run.harness.id,
+            &m.run.harness.version,
+            &m.run.mode(),
+            &m.terminal.state,
+            &m.terminal.failure_class,
+            &m.terminal.stop_reason,
+            &qualification,
+            &now_ms,
         ],
     )?;
-    let mut ins = tx.prepare_cached(
-        "INSERT INTO bundle_artifacts (bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?;
     for d in &m.evidence {
-        ins.execute(params![
-            m.bundle_id,
-            d.id,
-            d.relative_path,
-            d.digest,
-            d.size_bytes as i64,
-            d.kind,
-            d.authority,
-            d.sharing_class,
-            d.media_type
-        ])?;
+        tx.execute(
+            "INSERT INTO bundle_artifacts (bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            &[
+                &m.bundle_id,
+                &d.id,
+                &d.relative_path,
+                &d.digest,
+                &d.size_bytes,
+                &d.kind,
+                &d.authority,
+                &d.sharing_class,
+                &d.media_type,
+            ],
+        )?;
     }
     Ok(())
 }
 
 /// The bundle with this id, or whose manifest has this digest.
 pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<BundleRow>> {
-    Ok(catalog
-        .conn()
-        .query_row(
-            &format!(
-                "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1 OR manifest_digest = ?1"
-            ),
-            [id_or_digest],
-            bundle_row,
-        )
-        .optional()?)
+    catalog.reader().query_one(
+        &format!(
+            "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1 OR manifest_digest = ?1"
+        ),
+        &[&id_or_digest],
+        bundle_row,
+    )
 }
 
 /// Bundles matching `f`, in ingest order.
 pub fn bundles(catalog: &Catalog, f: &BundleFilter) -> Result<Vec<BundleRow>> {
-    let mut st = catalog.conn().prepare(&format!(
-        "SELECT {BUNDLE_COLUMNS} FROM bundles
-         WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR model_id = ?2)
-           AND (?3 IS NULL OR harness_id = ?3) AND (?4 IS NULL OR assessment_mode = ?4)
-           AND (?5 IS NULL OR terminal_state = ?5) AND (?6 IS NULL OR qualification = ?6)
-         ORDER BY ingested_ms, bundle_id"
-    ))?;
-    let rows = st.query_map(
-        params![
-            f.task,
-            f.model,
-            f.harness,
-            f.assessment_mode,
-            f.terminal,
-            f.qualification
+    catalog.reader().query(
+        &format!(
+            "SELECT {BUNDLE_COLUMNS} FROM bundles
+             WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR model_id = ?2)
+               AND (?3 IS NULL OR harness_id = ?3) AND (?4 IS NULL OR assessment_mode = ?4)
+               AND (?5 IS NULL OR terminal_state = ?5) AND (?6 IS NULL OR qualification = ?6)
+             ORDER BY ingested_ms, bundle_id"
+        ),
+        &[
+            &f.task,
+            &f.model,
+            &f.harness,
+            &f.assessment_mode,
+            &f.terminal,
+            &f.qualification,
         ],
         bundle_row,
-    )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    )
 }
+
+const ARTIFACT_COLUMNS: &str =
+    "bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type";
 
 /// Artifacts of a bundle, in manifest order of ids.
 pub fn bundle_artifacts(catalog: &Catalog, bundle_id: &str) -> Result<Vec<ArtifactRow>> {
-    let mut st = catalog.conn().prepare(
-        "SELECT bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type
-         FROM bundle_artifacts WHERE bundle_id = ?1 ORDER BY relative_path",
-    )?;
-    let rows = st.query_map([bundle_id], artifact_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    catalog.reader().query(
+        &format!("SELECT {ARTIFACT_COLUMNS} FROM bundle_artifacts WHERE bundle_id = ?1 ORDER BY relative_path"),
+        &[&bundle_id],
+        artifact_row,
+    )
 }
 
 /// Every bundle artifact stored as `digest`.
 pub fn artifacts_with_digest(catalog: &Catalog, digest: &Digest) -> Result<Vec<ArtifactRow>> {
-    let mut st = catalog.conn().prepare(
-        "SELECT bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type
-         FROM bundle_artifacts WHERE digest = ?1 ORDER BY bundle_id, artifact_id",
-    )?;
-    let rows = st.query_map([digest.to_string()], artifact_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    catalog.reader().query(
+        &format!("SELECT {ARTIFACT_COLUMNS} FROM bundle_artifacts WHERE digest = ?1 ORDER BY bundle_id, artifact_id"),
+        &[digest],
+        artifact_row,
+    )
 }
 
 /// For each artifact of `bundle_id` (by artifact id), the other bundles
 /// holding the same bytes, in bundle id order: one query for the whole
 /// bundle.
 pub fn shared_with(catalog: &Catalog, bundle_id: &str) -> Result<HashMap<String, Vec<String>>> {
-    let mut st = catalog.conn().prepare(
+    let pairs = catalog.reader().query(
         "SELECT a.artifact_id, o.bundle_id FROM bundle_artifacts a
          JOIN bundle_artifacts o ON o.digest = a.digest AND o.bundle_id != a.bundle_id
          WHERE a.bundle_id = ?1 ORDER BY o.bundle_id, o.artifact_id",
+        &[&bundle_id],
+        |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
     )?;
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
-    let rows = st.query_map([bundle_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    for row in rows {
-        let (artifact, other) = row?;
+    for (artifact, other) in pairs {
         out.entry(artifact).or_default().push(other);
     }
     Ok(out)
@@ -299,9 +291,9 @@ pub fn shared_with(catalog: &Catalog, bundle_id: &str) -> Result<HashMap<String,
 
 /// Bundles whose manifest is `digest`.
 pub fn bundles_with_manifest(catalog: &Catalog, digest: &Digest) -> Result<Vec<String>> {
-    let mut st = catalog
-        .conn()
-        .prepare("SELECT bundle_id FROM bundles WHERE manifest_digest = ?1")?;
-    let rows = st.query_map([digest.to_string()], |r| r.get(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    catalog.reader().query(
+        "SELECT bundle_id FROM bundles WHERE manifest_digest = ?1",
+        &[digest],
+        |r| r.get(0),
+    )
 }

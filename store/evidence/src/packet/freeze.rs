@@ -9,7 +9,6 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use rusqlite::params;
 use serde_json::{json, Value};
 
 use super::check::{load, pre_admission_digest, read_components, Components, Loaded};
@@ -343,7 +342,7 @@ fn commit_objects(mut batch: Batch<'_>, c: &Components, packet_id: &str) -> Resu
     batch.commit_with(|tx| {
         tx.execute(
             "INSERT INTO fixture_trees (archive_digest, tree_digest) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-            params![fixture.to_string(), tree_digest.to_string()],
+            &[&fixture, &tree_digest],
         )?;
         Ok(())
     })?;
@@ -395,7 +394,7 @@ fn record_freeze(
         tx.execute(
             "INSERT INTO freezes (record_digest, packet_id, packet_locator, aggregate_digest, fixture_digest, frozen_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
-            params![d.to_string(), packet_id, locator, format!("sha256:{agg}"), format!("sha256:{fixture}"), frozen_at],
+            &[&d, &packet_id, &locator, &format!("sha256:{agg}"), &format!("sha256:{fixture}"), &frozen_at],
         )?;
         Ok(())
     })?;
@@ -424,22 +423,19 @@ pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Re
             .unwrap_or_default(),
     )
     .map_err(|_| StoreError::CatalogData("freeze record without a fixture digest".into()))?;
-    let tree_digest: String = store
+    let tree_digest: Digest = store
         .catalog()
-        .conn()
-        .query_row(
+        .reader()
+        .query_one(
             "SELECT tree_digest FROM fixture_trees WHERE archive_digest = ?1",
-            [fixture.to_string()],
+            &[&fixture],
             |r| r.get(0),
-        )
-        .map_err(|_| {
+        )?
+        .ok_or_else(|| {
             StoreError::CatalogData(format!(
                 "no tree object for fixture {fixture}; freeze it with this store"
             ))
         })?;
-    let tree_digest: Digest = tree_digest
-        .parse()
-        .map_err(|_| StoreError::CatalogData("bad tree digest".into()))?;
     let mut tree_bytes = Vec::new();
     store.copy_object(&tree_digest, &mut tree_bytes)?;
     let tree: Value = json::parse(&tree_bytes, &Limits::EVIDENCE)
@@ -497,21 +493,14 @@ pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Re
 
 /// Totals over fixture members only (every packet's reference counted).
 pub fn fixture_stats(store: &Store) -> Result<Value> {
-    let (refs, logical, objects, unique, stored): (i64, i64, i64, i64, i64) = store.catalog().conn().query_row(
-        &format!(
-            "SELECT
-               (SELECT count(*) FROM roots WHERE kind = '{MEMBER_ROOT}'),
-               (SELECT coalesce(sum(o.size), 0) FROM roots r JOIN objects o USING (digest) WHERE r.kind = '{MEMBER_ROOT}'),
-               (SELECT count(*) FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = '{MEMBER_ROOT}')),
-               (SELECT coalesce(sum(size), 0) FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = '{MEMBER_ROOT}')),
-               (SELECT coalesce(sum(stored_size), 0) FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = '{MEMBER_ROOT}'))"
-        ),
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-    )?;
-    Ok(
-        json!({"memberReferences": refs, "logicalBytes": logical, "objects": objects, "uniqueBytes": unique, "storedBytes": stored}),
-    )
+    let t = store.catalog().root_kind_totals(MEMBER_ROOT)?;
+    Ok(json!({
+        "memberReferences": t.references,
+        "logicalBytes": t.logical_bytes,
+        "objects": t.objects,
+        "uniqueBytes": t.unique_bytes,
+        "storedBytes": t.stored_bytes,
+    }))
 }
 
 fn existing(
