@@ -31,7 +31,7 @@ use crate::plan::{plan, Fate};
 use crate::policy::Policy;
 use crate::readback::{self, Expectations, ReadbackReport};
 use crate::scrub::{Counts, Scrubber, TextState};
-use crate::source::Source;
+use crate::source::{Artifacts, Source};
 use coffer_store::digest::HashingWriter;
 
 /// Options of `export create`.
@@ -237,7 +237,11 @@ fn rewrite_record_ids(raw: &[u8], s: &Scrubber<'_>, c: &mut Counts) -> Vec<u8> {
 }
 
 /// Pass 1 over one artifact.
-fn collect_artifact(src: &Source<'_>, d: &Descriptor, c: &mut Collector<'_>) -> Result<CleanLines> {
+fn collect_artifact(
+    src: &Artifacts<'_>,
+    d: &Descriptor,
+    c: &mut Collector<'_>,
+) -> Result<CleanLines> {
     let mut r = src.open(d)?;
     let mut clean = CleanLines::default();
     match d.media_type.as_str() {
@@ -315,7 +319,7 @@ fn unusual_escapes(raw: &[u8]) -> bool {
 }
 
 /// Typed identities of the manifest.
-fn collect_manifest(src: &Source<'_>, c: &mut Collector<'_>) {
+fn collect_manifest(src: &Source, c: &mut Collector<'_>) {
     let m = &src.manifest;
     c.identity("bundle", &m.bundle_id);
     c.identity("run", &m.run.id);
@@ -361,7 +365,7 @@ type Written = BTreeMap<String, (String, String, u64)>;
 
 /// Pass 2 over one artifact, into `w`.
 fn rewrite_artifact(
-    src: &Source<'_>,
+    src: &Artifacts<'_>,
     d: &Descriptor,
     s: &mut Scrubber<'_>,
     w: &mut impl Write,
@@ -492,7 +496,7 @@ const ACTIONS: &[&str] = &[
 /// Builds the export and publishes it at `dest`.
 pub fn create(
     store: &mut Store,
-    src: &Source<'_>,
+    src: &Source,
     policy: &Policy,
     key: &ExportKey,
     dest: &Path,
@@ -514,11 +518,14 @@ pub fn create(
         .map(|(d, _)| d)
         .collect();
 
-    let (clean, found) = pass_one(src, policy, &detectors, &exported)?;
+    // Both passes read through a shared borrow of the store; it ends
+    // before the export is recorded with the exclusive one.
+    let artifacts = src.artifacts(store);
+    let (clean, found) = pass_one(&artifacts, policy, &detectors, &exported)?;
     let mut scrubber = detectors.scrubber(policy, key, found)?;
 
     let pass2 = Pass2 {
-        src,
+        src: &artifacts,
         policy,
         planned: &planned,
         exported: &exported,
@@ -570,7 +577,7 @@ pub fn create(
 /// Pass 1: reads the manifest and every exported artifact once, collecting
 /// what must be replaced and which lines need nothing but id rewriting.
 fn pass_one(
-    src: &Source<'_>,
+    src: &Artifacts<'_>,
     policy: &Policy,
     detectors: &Detectors,
     exported: &[&Descriptor],
@@ -646,7 +653,7 @@ struct Built {
 
 /// What pass 2 writes from: the source, its plan, and pass 1's verdicts.
 struct Pass2<'a, 's> {
-    src: &'a Source<'s>,
+    src: &'a Artifacts<'s>,
     policy: &'a Policy,
     planned: &'a [(Descriptor, Fate)],
     exported: &'a [&'a Descriptor],
@@ -886,7 +893,7 @@ fn record(
     tree: &Path,
     dest: &str,
     manifest_digest: &Digest,
-    src: &Source<'_>,
+    src: &Source,
     policy: &Policy,
     results: &BTreeMap<String, Exported>,
     exported: &[&Descriptor],

@@ -16,25 +16,39 @@ use coffer_store::Store;
 
 use crate::error::{ExportError, Result};
 
-/// A source bundle, opened and validated.
-pub struct Source<'s> {
+/// A source bundle, opened and validated. It borrows nothing: the
+/// artifacts of a stored bundle are read through [`Source::artifacts`]
+/// with the store at hand, so an export can read with `&Store` and then
+/// record with `&mut Store` through one handle.
+pub struct Source {
     /// The manifest's bytes.
     pub manifest_bytes: Vec<u8>,
     /// The typed manifest.
     pub manifest: Manifest,
     /// `qualified` or `incomplete`.
     pub qualification: Qualification,
-    from: From<'s>,
+    from: From,
 }
 
-enum From<'s> {
-    Store(&'s Store),
+enum From {
+    Store,
     Dir(BundleDir, PathBuf),
 }
 
-impl<'s> Source<'s> {
+impl Source {
+    /// A bundle directory if `arg` names one, else a stored bundle by id
+    /// or manifest digest.
+    pub fn locate(store: &Store, arg: &str) -> Result<Source> {
+        let as_dir = Path::new(arg);
+        if as_dir.is_dir() {
+            Source::directory(as_dir)
+        } else {
+            Source::stored(store, arg)
+        }
+    }
+
     /// A stored bundle by id or manifest digest.
-    pub fn stored(store: &'s Store, id_or_digest: &str) -> Result<Source<'s>> {
+    pub fn stored(store: &Store, id_or_digest: &str) -> Result<Source> {
         let row = coffer_evidence::bundle::records::find_bundle(store.catalog(), id_or_digest)?.ok_or_else(|| {
             ExportError::invalid(
                 "io.not_found",
@@ -48,11 +62,11 @@ impl<'s> Source<'s> {
             .open_object(&d)?
             .read_to_end(&mut bytes)
             .map_err(|e| ExportError::io(store.path(), "read manifest", e))?;
-        Source::from_manifest(bytes, row.qualification, From::Store(store))
+        Source::from_manifest(bytes, row.qualification, From::Store)
     }
 
     /// A bundle directory: validated completely before anything is exported.
-    pub fn directory(path: &Path) -> Result<Source<'static>> {
+    pub fn directory(path: &Path) -> Result<Source> {
         let insp = inspect(path, &mut HashOnly, Reading::Everything)?;
         if !insp.issues.is_empty() {
             // An invalid source is refused before anything is written.
@@ -71,11 +85,7 @@ impl<'s> Source<'s> {
         })
     }
 
-    fn from_manifest(
-        bytes: Vec<u8>,
-        qualification: Qualification,
-        from: From<'s>,
-    ) -> Result<Source<'s>> {
+    fn from_manifest(bytes: Vec<u8>, qualification: Qualification, from: From) -> Result<Source> {
         let mut issues = Vec::new();
         let manifest = check_manifest(&bytes, &mut issues);
         let manifest = match (manifest, issues.is_empty()) {
@@ -95,6 +105,36 @@ impl<'s> Source<'s> {
         Digest::of(&self.manifest_bytes)
     }
 
+    /// The source's artifacts, read from `store` when the bundle is stored
+    /// there (a directory source ignores it).
+    pub fn artifacts<'a>(&'a self, store: &'a Store) -> Artifacts<'a> {
+        Artifacts { src: self, store }
+    }
+
+    /// The bundle directory, when the source is one.
+    pub fn dir_path(&self) -> Option<&Path> {
+        match &self.from {
+            From::Dir(_, p) => Some(p),
+            From::Store => None,
+        }
+    }
+}
+
+/// A source together with the store its artifacts may live in.
+pub struct Artifacts<'a> {
+    src: &'a Source,
+    store: &'a Store,
+}
+
+impl std::ops::Deref for Artifacts<'_> {
+    type Target = Source;
+
+    fn deref(&self) -> &Source {
+        self.src
+    }
+}
+
+impl Artifacts<'_> {
     /// Opens an artifact; the reader fails at the end if the bytes are not
     /// the descriptor's.
     pub fn open(&self, d: &Descriptor) -> Result<Box<dyn Read + '_>> {
@@ -105,8 +145,8 @@ impl<'s> Source<'s> {
                 "bad digest in manifest",
             )
         })?;
-        match &self.from {
-            From::Store(store) => Ok(Box::new(store.open_object(&digest)?)),
+        match &self.src.from {
+            From::Store => Ok(Box::new(self.store.open_object(&digest)?)),
             From::Dir(dir, _) => {
                 let (f, _) = dir
                     .open_evidence(&d.relative_path)
@@ -118,14 +158,6 @@ impl<'s> Source<'s> {
                     rel: d.relative_path.clone(),
                 }))
             }
-        }
-    }
-
-    /// The bundle directory, when the source is one.
-    pub fn dir_path(&self) -> Option<&Path> {
-        match &self.from {
-            From::Dir(_, p) => Some(p),
-            From::Store(_) => None,
         }
     }
 }

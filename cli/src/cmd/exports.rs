@@ -11,7 +11,7 @@ use coffer_export::readback::{self, Expectations};
 use coffer_export::source::Source;
 use serde_json::json;
 
-use super::{open_store, open_store_for_reading};
+use super::open_store;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
@@ -94,21 +94,12 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
         Some(path) => ExportKey::load(path)?,
         None => ExportKey::of_store(&store)?,
     };
-    let as_dir = Path::new(&a.source);
     let opts = CreateOptions {
         allow_incomplete: a.allow_incomplete,
         exclude_unverifiable: a.exclude_unverifiable,
     };
-    let outcome = if as_dir.is_dir() {
-        let src = Source::directory(as_dir)?;
-        create_export(&mut store, &src, &policy, &key, &a.dest, &opts)?
-    } else {
-        // The store is borrowed by the source for reads and by create for
-        // the final put; read through a second handle.
-        let reader = open_store_for_reading(ctx)?;
-        let src = Source::stored(&reader, &a.source)?;
-        create_export(&mut store, &src, &policy, &key, &a.dest, &opts)?
-    };
+    let src = Source::locate(&store, &a.source)?;
+    let outcome = create_export(&mut store, &src, &policy, &key, &a.dest, &opts)?;
     let human = format!(
         "exported {} as {} to {} ({} artifact(s), {} excluded, {} record(s) left out; read back: {} strings, {} placeholders, 0 findings)\nmanifest {}",
         outcome.source_bundle_id,
