@@ -1,10 +1,16 @@
 //! Directory handles that never follow a symlink below them.
 //!
-//! Every path the store touches is resolved one component at a time with
-//! `*at` system calls relative to an open directory descriptor, with
-//! `O_NOFOLLOW`. A symlink planted anywhere inside the store therefore fails
-//! with `ELOOP`/`ENOTDIR` instead of redirecting a read or a write. Only the
-//! store root itself is opened by path, as the user named it.
+//! A [`Dir`] is a `cap_std::fs::Dir`: it reaches only what lies below it.
+//! Every path the program touches is resolved one plain component at a
+//! time from an open handle, never following a symlink (`O_NOFOLLOW` on
+//! the final component), so a symlink planted inside the store, a bundle or
+//! a tree being built fails with `ELOOP`/`ENOTDIR` instead of redirecting a
+//! read or a write. Only the root the user named is opened with ambient
+//! authority ([`Dir::open`]). The calls cap-std lacks are made here, on the
+//! handle's descriptor, and nowhere else: `renameat2` no-replace, `syncfs`,
+//! non-blocking `O_NOFOLLOW` opens of a final component, and directory
+//! opens that stay readable (cap-std's may be `O_PATH`, which cannot be
+//! fsynced).
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -12,13 +18,15 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use cap_std::fs::{DirBuilder, DirBuilderExt, MetadataExt};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 
-/// An open directory plus the path it was opened as (for messages only).
+/// An open directory (a `cap_std::fs::Dir`: it can only reach what lies
+/// below it) plus the path it was opened as (for messages only).
 #[derive(Debug)]
 pub struct Dir {
-    fd: OwnedFd,
+    inner: cap_std::fs::Dir,
     path: PathBuf,
 }
 
@@ -46,14 +54,30 @@ impl EntryKind {
         }
     }
 
-    fn of(ft: FileType) -> Self {
-        match ft {
-            FileType::RegularFile => EntryKind::File,
-            FileType::Directory => EntryKind::Dir,
-            FileType::Symlink => EntryKind::Symlink,
-            _ => EntryKind::Other,
+    fn of(ft: cap_std::fs::FileType) -> Self {
+        if ft.is_file() {
+            EntryKind::File
+        } else if ft.is_dir() {
+            EntryKind::Dir
+        } else if ft.is_symlink() {
+            EntryKind::Symlink
+        } else {
+            EntryKind::Other
         }
     }
+}
+
+/// An entry as `lstat` sees it (a symlink is described, never followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// What it is.
+    pub kind: EntryKind,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its hard-link count.
+    pub links: u64,
+    /// Its modification time, in milliseconds since the epoch.
+    pub modified_ms: i64,
 }
 
 /// Outcome of a no-replace rename.
@@ -65,30 +89,56 @@ pub enum Renamed {
     TargetExists,
 }
 
+fn not_plain(name: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{name:?} is not a single path component"),
+    )
+}
+
+/// Refuses anything but one plain component: every handle walks one level
+/// at a time, so no call can name a path through (or out of) a directory.
+fn plain(name: &str) -> io::Result<&str> {
+    if is_plain_name(OsStr::new(name)) {
+        Ok(name)
+    } else {
+        Err(not_plain(name))
+    }
+}
+
+/// A directory opened readable (so it can be listed and fsynced), never
+/// through a symlink.
 const DIR_FLAGS: OFlags = OFlags::DIRECTORY
     .union(OFlags::RDONLY)
     .union(OFlags::NOFOLLOW)
     .union(OFlags::CLOEXEC);
 
 impl Dir {
-    /// Opens a directory by path (following symlinks in `path` itself: the
-    /// caller chose it).
+    /// Opens a directory by path, with the ambient authority of the
+    /// process (following symlinks in `path` itself: the user named it).
+    /// Every other handle descends from one opened here.
     pub fn open(path: &Path) -> io::Result<Dir> {
+        // Opened readable (cap-std's own opens may be `O_PATH`, which
+        // cannot be fsynced), then handed to cap-std.
         let fd = rustix::fs::open(
             path,
             OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        Ok(Dir {
-            fd,
-            path: path.to_path_buf(),
-        })
+        Ok(Dir::wrap(fd, path.to_path_buf()))
+    }
+
+    fn wrap(fd: OwnedFd, path: PathBuf) -> Dir {
+        Dir {
+            inner: cap_std::fs::Dir::from_std_file(File::from(fd)),
+            path,
+        }
     }
 
     /// A second handle on the same directory (for another thread).
     pub fn try_clone(&self) -> io::Result<Dir> {
         Ok(Dir {
-            fd: rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?,
+            inner: self.inner.try_clone()?,
             path: self.path.clone(),
         })
     }
@@ -105,20 +155,30 @@ impl Dir {
 
     /// Opens the subdirectory `name`, refusing a symlink.
     pub fn open_dir(&self, name: &str) -> io::Result<Dir> {
-        let fd = rustix::fs::openat(&self.fd, name, DIR_FLAGS, Mode::empty())?;
-        Ok(Dir {
-            fd,
-            path: self.path.join(name),
-        })
+        let fd = rustix::fs::openat(self, plain(name)?, DIR_FLAGS, Mode::empty())?;
+        Ok(Dir::wrap(fd, self.path.join(name)))
+    }
+
+    /// Creates the subdirectory `name` with `mode` (exactly: the umask does
+    /// not apply); an existing one is an error.
+    pub fn create_dir(&self, name: &str, mode: u32) -> io::Result<()> {
+        self.inner
+            .create_dir_with(plain(name)?, DirBuilder::new().mode(mode))?;
+        let made = self.open_dir(name)?;
+        rustix::fs::fchmod(&made, Mode::from_raw_mode(mode))?;
+        Ok(())
     }
 
     /// Creates the subdirectory `name` if missing (fsyncing this directory
     /// when it did), then opens it.
     pub fn ensure_dir(&self, name: &str) -> io::Result<Dir> {
-        match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o755)) {
+        match self
+            .inner
+            .create_dir_with(plain(name)?, DirBuilder::new().mode(0o755))
+        {
             Ok(()) => self.sync()?,
-            Err(Errno::EXIST) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
         }
         self.open_dir(name)
     }
@@ -126,9 +186,11 @@ impl Dir {
     /// Opens the regular file `name` for reading; a symlink or anything
     /// other than a regular file is refused.
     pub fn open_file(&self, name: &str) -> io::Result<File> {
+        // cap-std cannot open with O_NONBLOCK (a FIFO must not hang the
+        // open), so this is one O_NOFOLLOW openat on the handle.
         let fd = rustix::fs::openat(
-            &self.fd,
-            name,
+            self,
+            plain(name)?,
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
             Mode::empty(),
         )?;
@@ -139,11 +201,12 @@ impl Dir {
         Ok(File::from(fd))
     }
 
-    /// Creates `name`, which must not exist (`O_EXCL`), for writing.
+    /// Creates `name`, which must not exist (`O_EXCL`), for writing, with
+    /// `mode` (exactly: the umask does not apply).
     pub fn create_new(&self, name: &str, mode: u32) -> io::Result<File> {
-        let fd = rustix::fs::openat(
-            &self.fd,
-            name,
+        let fd: OwnedFd = rustix::fs::openat(
+            self,
+            plain(name)?,
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(mode),
         )?;
@@ -151,51 +214,43 @@ impl Dir {
     }
 
     /// What `name` is, without following a symlink; `None` if absent.
-    pub fn entry_kind(&self, name: &str) -> io::Result<Option<(EntryKind, rustix::fs::Stat)>> {
-        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) => Ok(Some((
-                EntryKind::of(FileType::from_raw_mode(st.st_mode)),
-                st,
-            ))),
-            Err(Errno::NOENT) => Ok(None),
-            Err(e) => Err(e.into()),
+    pub fn entry(&self, name: &str) -> io::Result<Option<Entry>> {
+        match self.inner.symlink_metadata(plain(name)?) {
+            Ok(m) => Ok(Some(Entry {
+                kind: EntryKind::of(m.file_type()),
+                size: m.len(),
+                links: m.nlink(),
+                modified_ms: m.mtime() * 1000 + m.mtime_nsec() / 1_000_000,
+            })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
-    /// Lists entries (without `.` and `..`), with their kinds.
+    /// Lists entries (without `.` and `..`), with their kinds, by name.
     pub fn entries(&self) -> io::Result<Vec<(String, EntryKind)>> {
-        let dup = rustix::fs::openat(&self.fd, ".", DIR_FLAGS, Mode::empty())?;
         let mut out = Vec::new();
-        for entry in rustix::fs::Dir::read_from(&dup)? {
+        for entry in self.inner.entries()? {
             let entry = entry?;
-            let name = entry.file_name().to_bytes();
-            if name == b"." || name == b".." {
-                continue;
-            }
-            let name = String::from_utf8_lossy(name).into_owned();
-            let kind = match entry.file_type() {
-                FileType::Unknown => match self.entry_kind(&name)? {
-                    Some((k, _)) => k,
-                    None => continue,
-                },
-                ft => EntryKind::of(ft),
-            };
-            out.push((name, kind));
+            let name = entry.file_name().to_string_lossy().into_owned();
+            out.push((name, EntryKind::of(entry.file_type()?)));
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 
     /// Renames `from` (in this directory) to `to` in `dest`, never replacing
-    /// an existing `to`. Uses `renameat2(RENAME_NOREPLACE)`; where the
-    /// filesystem lacks it, `linkat` + `unlinkat` (which also never
-    /// replaces). `EXDEV` is an error: the store never copies to publish.
+    /// an existing `to`. Uses `renameat2(RENAME_NOREPLACE)` (which cap-std
+    /// lacks); where the filesystem lacks it, `linkat` + `unlinkat` (which
+    /// also never replaces). `EXDEV` is an error: the store never copies to
+    /// publish.
     pub fn rename_no_replace(&self, from: &str, dest: &Dir, to: &str) -> io::Result<Renamed> {
-        match rustix::fs::renameat_with(&self.fd, from, &dest.fd, to, RenameFlags::NOREPLACE) {
+        let (from, to) = (plain(from)?, plain(to)?);
+        match rustix::fs::renameat_with(self, from, dest, to, RenameFlags::NOREPLACE) {
             Ok(()) => Ok(Renamed::Done),
             Err(Errno::EXIST) => Ok(Renamed::TargetExists),
             Err(Errno::INVAL) | Err(Errno::NOSYS) | Err(Errno::OPNOTSUPP) => {
-                match rustix::fs::linkat(&self.fd, from, &dest.fd, to, AtFlags::empty()) {
+                match rustix::fs::linkat(self, from, dest, to, AtFlags::empty()) {
                     Ok(()) => {
                         self.remove_file(from)?;
                         Ok(Renamed::Done)
@@ -210,27 +265,37 @@ impl Dir {
 
     /// Removes the file `name`; an absent file is not an error.
     pub fn remove_file(&self, name: &str) -> io::Result<()> {
-        match rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()) {
-            Ok(()) | Err(Errno::NOENT) => Ok(()),
-            Err(e) => Err(e.into()),
+        match self.inner.remove_file(plain(name)?) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Removes the directory `name` and everything below it, never
+    /// following a symlink (one is removed as an entry); an absent one is
+    /// not an error.
+    pub fn remove_tree(&self, name: &str) -> io::Result<()> {
+        match self.inner.remove_dir_all(plain(name)?) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
         }
     }
 
     /// Flushes this directory's entries to stable storage.
     pub fn sync(&self) -> io::Result<()> {
-        rustix::fs::fsync(&self.fd).map_err(Into::into)
+        rustix::fs::fsync(self).map_err(Into::into)
     }
 
     /// Flushes the whole filesystem this directory lives on (one pass for a
-    /// batch of writes instead of one fsync per file).
+    /// batch of writes instead of one fsync per file; cap-std lacks it).
     pub fn sync_filesystem(&self) -> io::Result<()> {
-        rustix::fs::syncfs(&self.fd).map_err(Into::into)
+        rustix::fs::syncfs(self).map_err(Into::into)
     }
 }
 
 impl AsFd for Dir {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+        self.inner.as_fd()
     }
 }
 
@@ -287,5 +352,57 @@ mod tests {
         let d = Dir::open(t.path()).unwrap();
         assert!(d.create_new("a", 0o600).is_err());
         assert_eq!(std::fs::read(t.path().join("a")).unwrap(), b"old");
+    }
+
+    #[test]
+    fn a_handle_refuses_anything_but_one_plain_component() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("sub")).unwrap();
+        std::fs::write(t.path().join("sub/f"), b"x").unwrap();
+        let d = Dir::open(t.path()).unwrap();
+        for name in ["sub/f", "..", ".", "", "/etc/passwd"] {
+            let e = d.open_file(name).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{name:?}");
+            assert!(d.entry(name).is_err(), "{name:?}");
+        }
+        assert!(d.open_dir("sub").unwrap().open_file("f").is_ok());
+    }
+
+    #[test]
+    fn entry_describes_a_symlink_without_following_it() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("real"), b"abc").unwrap();
+        std::fs::hard_link(t.path().join("real"), t.path().join("twin")).unwrap();
+        symlink(t.path().join("real"), t.path().join("link")).unwrap();
+        let d = Dir::open(t.path()).unwrap();
+        let real = d.entry("real").unwrap().unwrap();
+        assert_eq!((real.kind, real.size, real.links), (EntryKind::File, 3, 2));
+        assert!(real.modified_ms > 0);
+        assert_eq!(d.entry("link").unwrap().unwrap().kind, EntryKind::Symlink);
+        assert_eq!(d.entry("absent").unwrap(), None);
+    }
+
+    #[test]
+    fn create_dir_sets_the_exact_mode_and_remove_tree_never_follows() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("keep"), b"k").unwrap();
+        let d = Dir::open(t.path()).unwrap();
+        d.create_dir("tree", 0o750).unwrap();
+        let mode = std::fs::metadata(t.path().join("tree")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(mode.permissions().mode() & 0o777, 0o750);
+        assert!(d.create_dir("tree", 0o750).is_err());
+        let tree = d.open_dir("tree").unwrap();
+        tree.create_dir("inner", 0o700).unwrap();
+        tree.open_dir("inner")
+            .unwrap()
+            .create_new("f", 0o600)
+            .unwrap();
+        symlink(outside.path(), t.path().join("tree/out")).unwrap();
+        d.remove_tree("tree").unwrap();
+        assert!(!t.path().join("tree").exists());
+        assert!(outside.path().join("keep").exists());
+        d.remove_tree("tree").unwrap();
     }
 }

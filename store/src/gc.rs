@@ -38,18 +38,13 @@ pub struct GcReport {
     pub broken_refs: Vec<crate::refs::BrokenRef>,
 }
 
-fn mtime_ms(st: &rustix::fs::Stat) -> i64 {
-    st.st_mtime as i64 * 1000 + st.st_mtime_nsec as i64 / 1_000_000
-}
-
 fn list(d: &Dir) -> Result<Vec<(String, EntryKind)>> {
     d.entries().map_err(|e| StoreError::io(d.path(), "list", e))
 }
 
-fn stat(d: &Dir, name: &str) -> Result<Option<rustix::fs::Stat>> {
-    Ok(d.entry_kind(name)
-        .map_err(|e| StoreError::io(d.join(name), "stat", e))?
-        .map(|(_, st)| st))
+fn stat(d: &Dir, name: &str) -> Result<Option<crate::dir::Entry>> {
+    d.entry(name)
+        .map_err(|e| StoreError::io(d.join(name), "stat", e))
 }
 
 fn remove(d: &Dir, name: &str) -> Result<()> {
@@ -108,11 +103,11 @@ fn remove_unreachable(
 fn sweep_temps(dirs: &ObjectDirs, cutoff: i64, dry_run: bool, report: &mut GcReport) -> Result<()> {
     for (name, _) in list(&dirs.tmp)? {
         if let Some(st) = stat(&dirs.tmp, &name)? {
-            if mtime_ms(&st) < cutoff {
+            if st.modified_ms < cutoff {
                 if !dry_run {
                     remove(&dirs.tmp, &name)?;
                 }
-                report.freed_bytes += st.st_size as u64;
+                report.freed_bytes += st.size;
                 report.temps.push(format!("{TMP_DIR}/{name}"));
             }
         }

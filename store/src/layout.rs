@@ -147,7 +147,11 @@ pub fn release_reserve(path: &Path) -> Result<()> {
     let Ok(root) = Dir::open(path) else {
         return Ok(());
     };
-    if let Ok(Some((crate::dir::EntryKind::File, _))) = root.entry_kind(RESERVE_FILE) {
+    if let Ok(Some(crate::dir::Entry {
+        kind: crate::dir::EntryKind::File,
+        ..
+    })) = root.entry(RESERVE_FILE)
+    {
         root.remove_file(RESERVE_FILE)
             .map_err(|e| StoreError::io(root.join(RESERVE_FILE), "remove", e))?;
         root.sync()
@@ -160,7 +164,7 @@ pub fn release_reserve(path: &Path) -> Result<()> {
 /// `tmp/` and renamed into the root. Best effort: on a disk too full to
 /// hold it, returns false and leaves nothing behind.
 pub fn set_aside_reserve(root: &Dir, tmp: &Dir) -> bool {
-    if !matches!(root.entry_kind(RESERVE_FILE), Ok(None)) {
+    if !matches!(root.entry(RESERVE_FILE), Ok(None)) {
         return false;
     }
     let name = temp_name(RESERVE_FILE);
@@ -189,7 +193,7 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
     std::fs::create_dir_all(path).map_err(|e| StoreError::io(path, "create directory", e))?;
     let root = Dir::open(path).map_err(|e| StoreError::io(path, "open", e))?;
     if root
-        .entry_kind(FORMAT_FILE)
+        .entry(FORMAT_FILE)
         .map_err(|e| StoreError::io(root.join(FORMAT_FILE), "stat", e))?
         .is_some()
     {
@@ -239,7 +243,7 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
     open_lock_file(&root)?;
     drop(Catalog::open(&root.join(CATALOG_FILE), schema)?);
     if keys
-        .entry_kind(EXPORT_KEY_FILE)
+        .entry(EXPORT_KEY_FILE)
         .map_err(|e| StoreError::io(keys.join(EXPORT_KEY_FILE), "stat", e))?
         .is_none()
     {

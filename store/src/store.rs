@@ -175,14 +175,14 @@ impl Store {
         let dirs = layout::open_dirs(path)?;
         // SQLite opens by path; make sure that path is our regular file and
         // not a symlink planted to redirect catalog writes.
-        match dirs.root.entry_kind(CATALOG_FILE) {
-            Ok(Some((crate::dir::EntryKind::File, _))) | Ok(None) => {}
-            Ok(Some((kind, _))) => {
+        match dirs.root.entry(CATALOG_FILE) {
+            Ok(Some(e)) if e.kind != crate::dir::EntryKind::File => {
                 return Err(StoreError::UnexpectedEntry {
                     path: dirs.root.join(CATALOG_FILE),
-                    what: kind.describe(),
+                    what: e.kind.describe(),
                 })
             }
+            Ok(_) => {}
             Err(e) => return Err(StoreError::io(dirs.root.join(CATALOG_FILE), "stat", e)),
         }
         let read_only = rustix::fs::fstatvfs(&dirs.root)
@@ -232,17 +232,16 @@ impl Store {
         let keys = self.path.join(layout::KEYS_DIR);
         let path = keys.join(layout::EXPORT_KEY_FILE);
         // A failed open of something that is there names what it found.
-        let refused = |dir: &crate::dir::Dir, name: &str, path: &Path, e: io::Error| match dir
-            .entry_kind(name)
-        {
-            Ok(Some((kind, _))) if e.kind() != io::ErrorKind::PermissionDenied => {
-                StoreError::UnexpectedEntry {
-                    path: path.to_path_buf(),
-                    what: kind.describe(),
+        let refused =
+            |dir: &crate::dir::Dir, name: &str, path: &Path, e: io::Error| match dir.entry(name) {
+                Ok(Some(found)) if e.kind() != io::ErrorKind::PermissionDenied => {
+                    StoreError::UnexpectedEntry {
+                        path: path.to_path_buf(),
+                        what: found.kind.describe(),
+                    }
                 }
-            }
-            _ => StoreError::io(path, "open", e),
-        };
+                _ => StoreError::io(path, "open", e),
+            };
         let root = &self.dirs.root;
         let dir = root
             .open_dir(layout::KEYS_DIR)

@@ -29,15 +29,20 @@ pub struct LocalBackend {
     shards: Mutex<Vec<Option<Arc<Dir>>>>,
 }
 
-fn mtime_ms(st: &rustix::fs::Stat) -> i64 {
-    st.st_mtime as i64 * 1000 + st.st_mtime_nsec as i64 / 1_000_000
+fn meta_of(e: &crate::dir::Entry) -> Meta {
+    Meta {
+        size: e.size,
+        modified_ms: e.modified_ms,
+    }
 }
 
-fn meta_of(st: &rustix::fs::Stat) -> Meta {
-    Meta {
-        size: st.st_size as u64,
-        modified_ms: mtime_ms(st),
-    }
+fn meta_of_file(f: &std::fs::File) -> io::Result<Meta> {
+    let m = f.metadata()?;
+    use std::os::unix::fs::MetadataExt;
+    Ok(Meta {
+        size: m.len(),
+        modified_ms: m.mtime() * 1000 + m.mtime_nsec() / 1_000_000,
+    })
 }
 
 /// A symlink or non-directory where a directory was expected.
@@ -208,20 +213,19 @@ impl Backend for LocalBackend {
                 })
             }
         };
-        let st = rustix::fs::fstat(&f)
-            .map_err(|e| StoreError::io(self.path_of(key), "stat", e.into()))?;
-        Ok(Some((Box::new(f), meta_of(&st))))
+        let meta = meta_of_file(&f).map_err(|e| StoreError::io(self.path_of(key), "stat", e))?;
+        Ok(Some((Box::new(f), meta)))
     }
 
     fn head(&self, key: &str) -> Result<Option<Meta>> {
         let Some((dir, name)) = self.parent_of(key, Missing::Absent)? else {
             return Ok(None);
         };
-        match dir.entry_kind(&name) {
-            Ok(Some((EntryKind::File, st))) => Ok(Some(meta_of(&st))),
-            Ok(Some((kind, _))) => Err(StoreError::UnexpectedEntry {
+        match dir.entry(&name) {
+            Ok(Some(e)) if e.kind == EntryKind::File => Ok(Some(meta_of(&e))),
+            Ok(Some(e)) => Err(StoreError::UnexpectedEntry {
                 path: self.path_of(key),
-                what: kind.describe(),
+                what: e.kind.describe(),
             }),
             Ok(None) => Ok(None),
             Err(e) => Err(StoreError::io(self.path_of(key), "stat", e)),
@@ -307,13 +311,13 @@ fn walk(dir: &Dir, rel: &str, depth: usize, out: &mut Vec<Listed>) -> Result<()>
             }
             _ => {
                 let st = dir
-                    .entry_kind(&name)
+                    .entry(&name)
                     .map_err(|e| StoreError::io(dir.join(&name), "stat", e))?;
-                let Some((kind, st)) = st else { continue };
+                let Some(e) = st else { continue };
                 out.push(Listed {
                     key,
-                    meta: meta_of(&st),
-                    regular: kind == EntryKind::File,
+                    meta: meta_of(&e),
+                    regular: e.kind == EntryKind::File,
                 });
             }
         }

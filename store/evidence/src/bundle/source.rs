@@ -78,9 +78,9 @@ impl BundleDir {
         for part in parts {
             walked.push(part);
             let parent = dir.as_ref().unwrap_or(&self.root);
-            match parent.entry_kind(part) {
-                Ok(Some((EntryKind::Dir, _))) => {}
-                Ok(Some((EntryKind::Symlink, _))) => {
+            match parent.entry(part).map(|e| e.map(|e| e.kind)) {
+                Ok(Some(EntryKind::Dir)) => {}
+                Ok(Some(EntryKind::Symlink)) => {
                     return Err(Issue::file(
                         "validation.symlink",
                         rel,
@@ -106,15 +106,12 @@ impl BundleDir {
             dir = Some(parent.open_dir(part).map_err(|e| self.open_error(rel, e))?);
         }
         let parent = dir.as_ref().unwrap_or(&self.root);
-        match parent.entry_kind(name) {
-            Ok(Some((EntryKind::File, st))) if st.st_nlink > 1 => {
+        match parent.entry(name).map(|e| e.map(|e| (e.kind, e.links))) {
+            Ok(Some((EntryKind::File, links))) if links > 1 => {
                 return Err(Issue::file(
                     "validation.hard_link",
                     rel,
-                    format!(
-                        "{rel}: has {} links; evidence must have exactly one",
-                        st.st_nlink
-                    ),
+                    format!("{rel}: has {} links; evidence must have exactly one", links),
                 ))
             }
             Ok(Some((EntryKind::File, _))) => {}
