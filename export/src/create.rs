@@ -5,7 +5,8 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use coffer_evidence::bundle::model::Descriptor;
-use coffer_evidence::bundle::safe_path::check_relative_path;
+use coffer_evidence::bundle::safe_path::{check_relative_path, MANIFEST};
+use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::exports::{record_export, ExportEdge, ExportRow};
 use coffer_evidence::vocab::{Kind, Qualification, SharingClass};
 
@@ -547,7 +548,7 @@ pub fn create(
     // revocation that asks `where` finds every published export.
     record(
         store,
-        tree.path(),
+        &tree,
         &recorded_dest(dest)?,
         &manifest_digest,
         src,
@@ -615,7 +616,12 @@ fn build_and_verify(
             users,
         };
         // The gate: an independent reader over the bytes on disk.
-        match readback::verify(built.tree.path(), &exp) {
+        let handle = built
+            .tree
+            .dir()
+            .try_clone()
+            .map_err(|e| ExportError::io(dest, "open", e))?;
+        match readback::verify_tree(&BundleDir::from_dir(handle), &exp) {
             Ok(report) => break (built, report),
             Err(ExportError::Invalid(issues)) if opts.exclude_unverifiable && attempts < 8 => {
                 let known = |r: &ExcludedRecord, s: &BTreeSet<ExcludedRecord>| {
@@ -691,7 +697,7 @@ fn build_tree(
         let mut f = tree.create_file("manifest.json", 0o755, 0o644)?;
         f.write_all(&bytes)
             .and_then(|()| f.sync_all())
-            .map_err(|e| ExportError::io(tree.path().join("manifest.json"), "write", e))?;
+            .map_err(|e| ExportError::io(tree.dest().join("manifest.json"), "write", e))?;
     }
     coffer_store::crash::point("export_tree_built");
     Ok(Built {
@@ -738,9 +744,9 @@ fn write_artifacts(
         let (bw, digest, size) = w.finish();
         let f = bw
             .into_inner()
-            .map_err(|e| ExportError::io(tree.path().join(&rel), "write", e.into_error()))?;
+            .map_err(|e| ExportError::io(tree.dest().join(&rel), "write", e.into_error()))?;
         f.sync_all()
-            .map_err(|e| ExportError::io(tree.path().join(&rel), "fsync", e))?;
+            .map_err(|e| ExportError::io(tree.dest().join(&rel), "fsync", e))?;
         coffer_store::crash::point("export_artifact_written");
         written.insert(
             d.relative_path.clone(),
@@ -885,12 +891,12 @@ fn recorded_dest(dest: &Path) -> Result<String> {
         .to_string())
 }
 
-/// Stores the finished tree's files (still at `tree`, beside DEST) and
-/// records the export at `dest` and its edges.
+/// Stores the finished tree's files (still beside DEST, read through the
+/// tree's handle) and records the export at `dest` and its edges.
 #[allow(clippy::too_many_arguments)]
 fn record(
     store: &mut Store,
-    tree: &Path,
+    tree: &NewTree,
     dest: &str,
     manifest_digest: &Digest,
     src: &Source,
@@ -902,9 +908,22 @@ fn record(
         kind: coffer_evidence::exports::EXPORT_ROOT.into(),
         name: manifest_digest.to_string(),
     };
+    let built = BundleDir::from_dir(
+        tree.dir()
+            .try_clone()
+            .map_err(|e| ExportError::io(tree.dest(), "open", e))?,
+    );
+    let add = |batch: &mut coffer_store::Batch<'_>, rel: &str, opts: PutOptions| -> Result<()> {
+        let (f, _) = built
+            .open_evidence(rel)
+            .map_err(|i| ExportError::Invalid(vec![i]))?;
+        batch.add_open_file(f, &tree.dest().join(rel), opts)?;
+        Ok(())
+    };
     let mut batch = store.batch()?;
-    batch.add_file(
-        &tree.join("manifest.json"),
+    add(
+        &mut batch,
+        MANIFEST,
         PutOptions {
             expected_digest: Some(*manifest_digest),
             root: Some(root.clone()),
@@ -915,8 +934,9 @@ fn record(
     for d in exported {
         let e = &results[&d.id];
         let digest: Digest = e.digest.parse().expect("we formatted it");
-        batch.add_file(
-            &tree.join(&e.relative_path),
+        add(
+            &mut batch,
+            &e.relative_path,
             PutOptions {
                 expected_digest: Some(digest),
                 expected_size: Some(e.size_bytes),

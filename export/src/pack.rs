@@ -14,7 +14,7 @@ use std::path::Path;
 use coffer_evidence::bundle::safe_path::{check_relative_path, MANIFEST};
 use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::packet::archive::{check_member_name, member_kind, ArchiveError, MemberKind};
-use coffer_store::digest::HashingReader;
+use coffer_store::digest::HashingWriter;
 use coffer_store::issue::Issue;
 use coffer_store::publish::{write_new_file, NewTree};
 use serde_json::Value;
@@ -108,26 +108,31 @@ pub fn pack(dest: &Path, archive: &Path) -> Result<PackOutcome> {
     let mut members = vec![MANIFEST.to_string()];
     members.extend(paths);
     let count = members.len();
+    // Hashed as it is written: the published archive is never reopened.
+    let mut hashed = None;
     write_new_file(archive, |f| {
-        let w = io::BufWriter::new(f);
+        let w = HashingWriter::new(io::BufWriter::new(f));
         let io_err = |e: io::Error| coffer_store::StoreError::io(archive, "write", e);
-        match format {
+        let mut w = match format {
             Format::Zstd => {
                 let enc = zstd::Encoder::new(w, ZSTD_LEVEL).map_err(io_err)?;
                 let enc = write_members(&tree, &members, enc).map_err(io_err)?;
-                enc.finish().and_then(|mut w| w.flush()).map_err(io_err)?;
+                enc.finish().map_err(io_err)?
             }
             Format::Gzip => {
                 let enc = flate2::GzBuilder::new()
                     .mtime(0)
                     .write(w, flate2::Compression::default());
                 let enc = write_members(&tree, &members, enc).map_err(io_err)?;
-                enc.finish().and_then(|mut w| w.flush()).map_err(io_err)?;
+                enc.finish().map_err(io_err)?
             }
-        }
+        };
+        w.flush().map_err(io_err)?;
+        let (_, d, n) = w.finish();
+        hashed = Some((d.to_string(), n));
         Ok(())
     })?;
-    let (digest, size) = hash_file(archive)?;
+    let (digest, size) = hashed.expect("set when the archive was written");
     Ok(PackOutcome {
         archive: shown,
         digest,
@@ -148,14 +153,6 @@ fn write_members<W: Write>(tree: &BundleDir, members: &[String], w: W) -> io::Re
         b.append_data(&mut h, rel, f)?;
     }
     b.into_inner()
-}
-
-fn hash_file(p: &Path) -> Result<(String, u64)> {
-    let f = std::fs::File::open(p).map_err(|e| ExportError::io(p, "open", e))?;
-    let mut r = HashingReader::new(f);
-    std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| ExportError::io(p, "read", e))?;
-    let (d, n) = r.finish();
-    Ok((d.to_string(), n))
 }
 
 /// Counts decompressed bytes and stops past the limit (a bomb costs
@@ -257,7 +254,7 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
             ));
         }
         let mut out = tree.create_file(&name, 0o755, 0o644)?;
-        let written = tree.path().join(&name);
+        let written = tree.dest().join(&name);
         // Reading the archive and writing the tree fail for different
         // reasons: a full disk is io.no_space, not a bad archive.
         let mut member = (&mut entry).take(size);
@@ -275,7 +272,11 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
         out.sync_all()
             .map_err(|e| ExportError::io(&written, "fsync", e))?;
     }
-    let report = readback::verify(tree.path(), &Expectations::default())?;
+    let handle = tree
+        .dir()
+        .try_clone()
+        .map_err(|e| ExportError::io(dest, "open", e))?;
+    let report = readback::verify_tree(&BundleDir::from_dir(handle), &Expectations::default())?;
     tree.publish()?;
     Ok(report)
 }

@@ -18,6 +18,7 @@ use coffer_evidence::bundle::safe_path::{check_path_set, check_relative_path, MA
 use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::schema::{self, DocKind};
 use coffer_store::digest::HashingReader;
+use coffer_store::dir::{Dir, EntryKind};
 use coffer_store::issue::Issue;
 use coffer_store::json::{self, escape_pointer_token, JsonlLimits, Limits};
 use regex::bytes::Regex;
@@ -471,37 +472,57 @@ struct Scanned {
     result: Result<(), Issue>,
 }
 
-/// Every file below `root` (relative paths); links and special files are issues.
-fn walk(root: &Path, issues: &mut Vec<Issue>) -> Vec<String> {
+/// Every file below `root` (relative paths); links and special files are
+/// issues. Directories are walked through handles, never through a
+/// symlink, and recursion holds at most `MAX_DEPTH` of them open.
+fn walk(root: &Dir, issues: &mut Vec<Issue>) -> Vec<String> {
     let mut out = Vec::new();
-    let mut stack = vec![(root.to_path_buf(), String::new(), 0usize)];
-    while let Some((dir, prefix, depth)) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) => {
-                issues.push(Issue::file(
-                    "io.error",
-                    &prefix,
-                    format!("{}: {e}", dir.display()),
-                ));
-                continue;
-            }
+    walk_dir(root, "", 0, &mut out, issues);
+    out.sort();
+    out
+}
+
+const MAX_DEPTH: usize = 64;
+
+/// Walks one directory; false once the file limit is hit.
+fn walk_dir(
+    dir: &Dir,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<String>,
+    issues: &mut Vec<Issue>,
+) -> bool {
+    let entries = match dir.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            issues.push(Issue::file(
+                "io.error",
+                prefix,
+                format!("{}: {e}", dir.path().display()),
+            ));
+            return true;
+        }
+    };
+    for (name, kind) in entries {
+        let rel = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
         };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            let rel = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
-                continue;
-            };
-            let ft = meta.file_type();
-            if ft.is_dir() && depth < 64 {
-                stack.push((e.path(), rel, depth + 1));
-            } else if ft.is_file() {
-                if std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+        match kind {
+            EntryKind::Dir if depth < MAX_DEPTH => match dir.open_dir(&name) {
+                Ok(sub) => {
+                    if !walk_dir(&sub, &rel, depth + 1, out, issues) {
+                        return false;
+                    }
+                }
+                Err(e) => issues.push(Issue::file("io.error", &rel, format!("{rel}: {e}"))),
+            },
+            EntryKind::File => {
+                if dir
+                    .entry(&name)
+                    .is_ok_and(|e| e.is_some_and(|e| e.links > 1))
+                {
                     issues.push(Issue::file(
                         "validation.hard_link",
                         &rel,
@@ -509,28 +530,25 @@ fn walk(root: &Path, issues: &mut Vec<Issue>) -> Vec<String> {
                     ));
                 }
                 out.push(rel);
-            } else {
-                issues.push(Issue::file(
-                    "validation.not_regular_file",
-                    &rel,
-                    format!("{rel}: not a regular file or directory"),
-                ));
             }
-            if out.len() > MAX_FILES {
-                issues.push(Issue::file(
-                    "limit.members",
-                    "",
-                    format!("more than {MAX_FILES} files"),
-                ));
-                return out;
-            }
+            _ => issues.push(Issue::file(
+                "validation.not_regular_file",
+                &rel,
+                format!("{rel}: not a regular file or directory"),
+            )),
+        }
+        if out.len() > MAX_FILES {
+            issues.push(Issue::file(
+                "limit.members",
+                "",
+                format!("more than {MAX_FILES} files"),
+            ));
+            return false;
         }
     }
-    out.sort();
-    out
+    true
 }
 
-/// Reads a whole document of the tree, at most `max` bytes.
 fn read_document(tree: &BundleDir, rel: &str, max: usize) -> Result<Vec<u8>, Issue> {
     let (f, _) = tree.open_evidence(rel)?;
     coffer_store::input::read_bounded(f, Path::new(rel), max as u64).map_err(|e| {
@@ -560,12 +578,18 @@ fn arr<'v>(v: &'v Value, k: &str) -> &'v [Value] {
 
 /// Checks the export tree at `root`; every problem is an issue.
 pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
+    let tree = BundleDir::open(root).map_err(|i| ExportError::Invalid(vec![i]))?;
+    verify_tree(&tree, exp)
+}
+
+/// Checks an export tree reached through an open handle (a tree just
+/// built, before it is published).
+pub fn verify_tree(tree: &BundleDir, exp: &Expectations<'_>) -> Result<ReadbackReport> {
     // The tree is untrusted: every file is opened one component at a time
     // without following symlinks, must be regular, and is read with bounds.
-    let tree = BundleDir::open(root).map_err(|i| ExportError::Invalid(vec![i]))?;
     let mut issues = Vec::new();
-    let files = walk(root, &mut issues);
-    let manifest = read_manifest(&tree, &mut issues)?;
+    let files = walk(tree.dir(), &mut issues);
+    let manifest = read_manifest(tree, &mut issues)?;
     manifest_fields(&manifest, exp, &mut issues);
     let paths = listing_rules(&manifest, &mut issues);
     transformation_rules(&manifest, &mut issues);
@@ -577,8 +601,8 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
     let mut scan = FinalScan::new(exp)?;
     scan.value(&manifest, MANIFEST, &mut String::new());
     let artifacts = arr(&manifest, "artifacts");
-    scan_artifacts(&tree, artifacts, &mut scan, &mut issues);
-    reference_rules(&tree, artifacts, s(&manifest, "bundleId"), &mut issues);
+    scan_artifacts(tree, artifacts, &mut scan, &mut issues);
+    reference_rules(tree, artifacts, s(&manifest, "bundleId"), &mut issues);
     issues.append(&mut scan.findings);
     if !issues.is_empty() {
         return Err(ExportError::Invalid(issues));

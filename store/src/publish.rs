@@ -14,8 +14,11 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::dir::{Dir, Renamed};
+use crate::dir::{Dir, EntryKind, Renamed};
 use crate::error::{Result, StoreError};
+
+/// Prefix of the temp entry a new tree or file is built under.
+const NEW_PREFIX: &str = ".coffer-new";
 
 /// The directory a destination will live in.
 fn parent_of(dest: &Path) -> &Path {
@@ -25,55 +28,45 @@ fn parent_of(dest: &Path) -> &Path {
     }
 }
 
-/// The destination's parent, created with its missing ancestors (as `init
-/// --store a/b/c` does): a destination in a directory that does not exist
-/// yet is a destination, not an error.
-fn made_parent(dest: &Path) -> Result<&Path> {
-    let parent = parent_of(dest);
-    fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, "create directory", e))?;
-    Ok(parent)
-}
-
-/// The error of one that tempfile wrapped with its temp path, without that
-/// path (tempfile keeps only the kind reachable): users are shown the
-/// directory they named, never our internal temp names.
-fn os_error(e: std::io::Error) -> std::io::Error {
-    match e.raw_os_error() {
-        Some(_) => e,
-        None => std::io::Error::from(e.kind()),
-    }
-}
-
-fn refuse_existing(dest: &Path) -> Result<()> {
-    if dest.symlink_metadata().is_ok() {
-        return Err(StoreError::DestinationExists {
-            path: dest.to_path_buf(),
-        });
-    }
-    Ok(())
-}
-
-fn rename_into_place(tmp: &Path, dest: &Path) -> Result<()> {
-    let parent = parent_of(dest);
-    let parent_dir = Dir::open(parent).map_err(|e| StoreError::io(parent, "open", e))?;
-    let tmp_name = tmp
+/// The destination's parent (the root the user named: the one directory
+/// opened by path), created with its missing ancestors (as `init --store
+/// a/b/c` does): a destination in a directory that does not exist yet is a
+/// destination, not an error. Also returns the destination's final name.
+fn open_parent(dest: &Path) -> Result<(Dir, String)> {
+    let name = dest
         .file_name()
         .and_then(|n| n.to_str())
-        .expect("temp names are UTF-8");
-    let name = dest.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
-        StoreError::io(
-            dest,
-            "publish",
-            std::io::Error::other("destination needs a UTF-8 final component"),
-        )
-    })?;
-    match parent_dir
-        .rename_no_replace(tmp_name, &parent_dir, name)
+        .filter(|n| crate::dir::is_plain_name(std::ffi::OsStr::new(n)))
+        .ok_or_else(|| {
+            StoreError::io(
+                dest,
+                "publish",
+                std::io::Error::other("destination needs a UTF-8 final component"),
+            )
+        })?
+        .to_string();
+    let parent = parent_of(dest);
+    fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, "create directory", e))?;
+    let dir = Dir::open(parent).map_err(|e| StoreError::io(parent, "open", e))?;
+    match dir.entry(&name) {
+        Ok(None) => Ok((dir, name)),
+        Ok(Some(_)) => Err(StoreError::DestinationExists {
+            path: dest.to_path_buf(),
+        }),
+        Err(e) => Err(StoreError::io(dest, "stat", e)),
+    }
+}
+
+/// Renames the finished temp entry to the destination, never replacing
+/// one, and makes the new name durable.
+fn rename_into_place(parent: &Dir, tmp_name: &str, name: &str, dest: &Path) -> Result<()> {
+    match parent
+        .rename_no_replace(tmp_name, parent, name)
         .map_err(|e| StoreError::io(dest, "publish", e))?
     {
-        Renamed::Done => parent_dir
+        Renamed::Done => parent
             .sync()
-            .map_err(|e| StoreError::io(parent, "fsync directory", e)),
+            .map_err(|e| StoreError::io(parent.path(), "fsync directory", e)),
         Renamed::TargetExists => Err(StoreError::DestinationExists {
             path: dest.to_path_buf(),
         }),
@@ -110,111 +103,175 @@ pub fn write_new(
     renamed.map_err(|e| StoreError::io(dest.join(name), "publish", e))
 }
 
-/// A directory being built beside its destination.
+/// A directory being built beside its destination, through handles: no
+/// component of it is ever reached through a symlink, and a tree dropped
+/// before [`NewTree::publish`] is removed.
 pub struct NewTree {
-    tmp: tempfile::TempDir,
+    parent: Dir,
+    tmp_name: String,
+    root: Dir,
+    name: String,
     dest: PathBuf,
-    made: Vec<PathBuf>,
+    /// Directories made below the root (relative paths), to fsync.
+    made: Vec<String>,
+    published: bool,
 }
 
 impl NewTree {
     /// Starts a new tree for `dest` (which must not exist); the temp
     /// directory gets `mode`.
     pub fn begin(dest: &Path, mode: u32) -> Result<NewTree> {
-        refuse_existing(dest)?;
-        let parent = made_parent(dest)?;
-        let tmp = tempfile::Builder::new()
-            .prefix(".coffer-new.")
-            .tempdir_in(parent)
-            .map_err(|e| StoreError::io(parent, "create directory", os_error(e)))?;
-        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(mode))
-            .map_err(|e| StoreError::io(tmp.path(), "chmod", e))?;
-        let made = vec![tmp.path().to_path_buf()];
+        let (parent, name) = open_parent(dest)?;
+        let tmp_name = crate::names::temp_name(NEW_PREFIX);
+        parent
+            .create_dir(&tmp_name, mode)
+            .map_err(|e| StoreError::io(parent.path(), "create directory", e))?;
+        let root = match parent.open_dir(&tmp_name) {
+            Ok(root) => root,
+            Err(e) => {
+                let _ = parent.remove_tree(&tmp_name);
+                return Err(StoreError::io(parent.path(), "open directory", e));
+            }
+        };
         Ok(NewTree {
-            tmp,
+            parent,
+            tmp_name,
+            root,
+            name,
             dest: dest.to_path_buf(),
-            made,
+            made: Vec::new(),
+            published: false,
         })
     }
 
-    /// Where the tree is being built (for reading it back before publishing).
-    pub fn path(&self) -> &Path {
-        self.tmp.path()
+    /// The path the tree will have once published (what messages name:
+    /// users never see the temp entry's name).
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// A handle on the tree being built (for reading it back before
+    /// publishing).
+    pub fn dir(&self) -> &Dir {
+        &self.root
     }
 
     /// Creates a new file at the (already validated) relative path `rel`,
     /// making missing parent directories with `dir_mode`; the file gets
-    /// `file_mode`.
+    /// exactly `file_mode`.
     pub fn create_file(&mut self, rel: &str, dir_mode: u32, file_mode: u32) -> Result<fs::File> {
-        let target = self.tmp.path().join(rel);
-        if let Some(p) = target.parent() {
-            self.make_dirs(p, dir_mode)?;
-        }
-        let f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&target)
-            .map_err(|e| StoreError::io(&target, "create", e))?;
-        fs::set_permissions(&target, fs::Permissions::from_mode(file_mode))
-            .map_err(|e| StoreError::io(&target, "chmod", e))?;
+        let (dirs, name) = match rel.rsplit_once('/') {
+            Some((dirs, name)) => (Some(dirs), name),
+            None => (None, rel),
+        };
+        let at = self.dest.join(rel);
+        let parent = match dirs {
+            Some(dirs) => self.make_dirs(dirs, dir_mode)?,
+            None => self
+                .root
+                .try_clone()
+                .map_err(|e| StoreError::io(&self.dest, "open", e))?,
+        };
+        let f = parent
+            .create_new(name, file_mode)
+            .map_err(|e| StoreError::io(&at, "create", e))?;
+        f.set_permissions(fs::Permissions::from_mode(file_mode))
+            .map_err(|e| StoreError::io(&at, "chmod", e))?;
         Ok(f)
     }
 
     /// Creates the directory `rel` (and its parents) with `mode`.
     pub fn create_dir(&mut self, rel: &str, mode: u32) -> Result<()> {
-        let target = self.tmp.path().join(rel);
-        self.make_dirs(&target, mode)
+        self.make_dirs(rel, mode).map(drop)
     }
 
-    fn make_dirs(&mut self, abs: &Path, mode: u32) -> Result<()> {
-        let rel = abs
-            .strip_prefix(self.tmp.path())
-            .unwrap_or(abs)
-            .to_path_buf();
-        let mut cur = self.tmp.path().to_path_buf();
-        for c in rel.components() {
-            cur.push(c);
-            if cur.symlink_metadata().is_err() {
-                fs::create_dir(&cur).map_err(|e| StoreError::io(&cur, "create directory", e))?;
-                fs::set_permissions(&cur, fs::Permissions::from_mode(mode))
-                    .map_err(|e| StoreError::io(&cur, "chmod", e))?;
-                self.made.push(cur.clone());
+    /// Walks `rel` from the root, making what is missing; returns a handle
+    /// on its last directory.
+    fn make_dirs(&mut self, rel: &str, mode: u32) -> Result<Dir> {
+        let mut cur = self
+            .root
+            .try_clone()
+            .map_err(|e| StoreError::io(&self.dest, "open", e))?;
+        let mut walked = String::new();
+        for part in rel.split('/') {
+            if !walked.is_empty() {
+                walked.push('/');
             }
+            walked.push_str(part);
+            let at = self.dest.join(&walked);
+            match cur
+                .entry(part)
+                .map_err(|e| StoreError::io(&at, "stat", e))?
+            {
+                None => {
+                    cur.create_dir(part, mode)
+                        .map_err(|e| StoreError::io(&at, "create directory", e))?;
+                    self.made.push(walked.clone());
+                }
+                Some(e) if e.kind == EntryKind::Dir => {}
+                Some(e) => {
+                    return Err(StoreError::UnexpectedEntry {
+                        path: at,
+                        what: e.kind.describe(),
+                    })
+                }
+            }
+            cur = cur
+                .open_dir(part)
+                .map_err(|e| StoreError::io(&at, "open directory", e))?;
         }
-        Ok(())
+        Ok(cur)
     }
 
     /// Syncs every directory made and renames the tree into place.
-    pub fn publish(self) -> Result<()> {
-        for d in self.made.iter().rev() {
-            fs::File::open(d)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| StoreError::io(d, "fsync directory", e))?;
+    pub fn publish(mut self) -> Result<()> {
+        for rel in self.made.iter().rev() {
+            let mut d = self
+                .root
+                .try_clone()
+                .map_err(|e| StoreError::io(self.root.path(), "open", e))?;
+            for part in rel.split('/') {
+                d = d
+                    .open_dir(part)
+                    .map_err(|e| StoreError::io(self.root.join(rel), "open directory", e))?;
+            }
+            d.sync()
+                .map_err(|e| StoreError::io(self.root.join(rel), "fsync directory", e))?;
         }
-        rename_into_place(self.tmp.path(), &self.dest)?;
-        // The tree now lives at dest; keep tempfile from deleting it.
-        let _ = self.tmp.keep();
+        self.root
+            .sync()
+            .map_err(|e| StoreError::io(self.root.path(), "fsync directory", e))?;
+        rename_into_place(&self.parent, &self.tmp_name, &self.name, &self.dest)?;
+        self.published = true;
         Ok(())
     }
 }
 
+impl Drop for NewTree {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = self.parent.remove_tree(&self.tmp_name);
+        }
+    }
+}
+
 /// Writes a new file at `dest` (which must not exist) through `write`,
-/// fsyncs it and renames it into place.
+/// fsyncs it and renames it into place; on failure nothing is left.
 pub fn write_new_file(dest: &Path, write: impl FnOnce(&mut fs::File) -> Result<()>) -> Result<()> {
-    refuse_existing(dest)?;
-    let parent = made_parent(dest)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".coffer-new.")
-        .tempfile_in(parent)
-        .map_err(|e| StoreError::io(parent, "create file", os_error(e)))?;
-    write(tmp.as_file_mut())?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| StoreError::io(tmp.path(), "fsync", e))?;
-    rename_into_place(tmp.path(), dest)?;
-    // Renamed away: nothing left for the guard to delete.
-    let _ = tmp.keep();
-    Ok(())
+    let (parent, name) = open_parent(dest)?;
+    let tmp_name = crate::names::temp_name(NEW_PREFIX);
+    let written = (|| {
+        let mut f = parent
+            .create_new(&tmp_name, 0o600)
+            .map_err(|e| StoreError::io(parent.path(), "create file", e))?;
+        write(&mut f)?;
+        f.sync_all().map_err(|e| StoreError::io(dest, "fsync", e))?;
+        rename_into_place(&parent, &tmp_name, &name, dest)
+    })();
+    if written.is_err() {
+        let _ = parent.remove_file(&tmp_name);
+    }
+    written
 }
 
 #[cfg(test)]
@@ -293,5 +350,48 @@ mod tests {
         });
         assert!(matches!(r, Err(StoreError::DestinationExists { .. })));
         assert_eq!(fs::read(&dest).unwrap(), b"old");
+    }
+
+    #[test]
+    fn a_symlink_planted_in_a_tree_being_built_is_never_followed() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let mut tree = NewTree::begin(&t.path().join("out"), 0o755).unwrap();
+        let tmp = fs::read_dir(t.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(NEW_PREFIX)
+            })
+            .expect("the temp tree");
+        std::os::unix::fs::symlink(outside.path(), tmp.join("a")).unwrap();
+        let e = tree.create_file("a/x", 0o755, 0o644).unwrap_err();
+        assert!(matches!(e, StoreError::UnexpectedEntry { .. }), "{e}");
+        assert!(
+            e.to_string().contains("out/a"),
+            "names the destination: {e}"
+        );
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+        drop(tree);
+        assert_eq!(fs::read_dir(t.path()).unwrap().count(), 0);
+        assert!(outside.path().exists());
+    }
+
+    #[test]
+    fn files_and_directories_get_exact_modes() {
+        let t = tempfile::tempdir().unwrap();
+        let dest = t.path().join("out");
+        let mut tree = NewTree::begin(&dest, 0o700).unwrap();
+        tree.create_file("d/run", 0o711, 0o751).unwrap();
+        tree.create_dir("e/f", 0o705).unwrap();
+        tree.publish().unwrap();
+        let mode = |p: &str| fs::metadata(dest.join(p)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            (mode(""), mode("d"), mode("d/run"), mode("e/f")),
+            (0o700, 0o711, 0o751, 0o705)
+        );
     }
 }

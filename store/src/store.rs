@@ -527,7 +527,19 @@ impl<'s> Batch<'s> {
 
     /// Adds a regular file. The file must not change while it is read.
     pub fn add_file(&mut self, path: &Path, opts: PutOptions) -> Result<(Digest, u64)> {
-        let mut f = crate::input::open(path)?;
+        let f = crate::input::open(path)?;
+        self.add_open_file(f, path, opts)
+    }
+
+    /// Adds a regular file already opened (through a directory handle);
+    /// `path` names it in messages. The file must not change while it is
+    /// read.
+    pub fn add_open_file(
+        &mut self,
+        mut f: File,
+        path: &Path,
+        opts: PutOptions,
+    ) -> Result<(Digest, u64)> {
         let before = f.metadata().map_err(|e| StoreError::io(path, "stat", e))?;
         let size = before.len();
         if let Some(expected) = opts.expected_size.filter(|&s| s != size) {

@@ -64,6 +64,17 @@ impl BundleDir {
         Ok(BundleDir { root })
     }
 
+    /// A bundle rooted at an open handle (a tree being built, reached
+    /// through the handle that built it).
+    pub fn from_dir(root: Dir) -> BundleDir {
+        BundleDir { root }
+    }
+
+    /// The handle on the bundle root.
+    pub fn dir(&self) -> &Dir {
+        &self.root
+    }
+
     /// The root path, for messages.
     pub fn path(&self) -> &Path {
         self.root.path()
