@@ -164,9 +164,7 @@ impl Dir {
     pub fn create_dir(&self, name: &str, mode: u32) -> io::Result<()> {
         self.inner
             .create_dir_with(plain(name)?, DirBuilder::new().mode(mode))?;
-        let made = self.open_dir(name)?;
-        rustix::fs::fchmod(&made, Mode::from_raw_mode(mode))?;
-        Ok(())
+        self.open_dir(name)?.set_mode(mode)
     }
 
     /// Creates the subdirectory `name` if missing (fsyncing this directory
@@ -279,6 +277,12 @@ impl Dir {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         }
+    }
+
+    /// Sets this directory's own mode (through the handle: a symlink
+    /// swapped in for its name since it was opened changes nothing).
+    pub fn set_mode(&self, mode: u32) -> io::Result<()> {
+        rustix::fs::fchmod(self, Mode::from_raw_mode(mode)).map_err(Into::into)
     }
 
     /// Flushes this directory's entries to stable storage.

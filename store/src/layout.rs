@@ -235,11 +235,8 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
         init_local_objects(&root)?;
     }
     let keys = ensure(&root, KEYS_DIR)?;
-    std::fs::set_permissions(
-        keys.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o700),
-    )
-    .map_err(|e| StoreError::io(keys.path(), "chmod", e))?;
+    keys.set_mode(0o700)
+        .map_err(|e| StoreError::io(keys.path(), "chmod", e))?;
     open_lock_file(&root)?;
     drop(Catalog::open(&root.join(CATALOG_FILE), schema)?);
     if keys
