@@ -8,17 +8,15 @@
 
 use std::path::Path;
 
-use super::inspect::{inspect, Reading};
+use super::inspect::{inspect_head, BundleHead, Reading};
 use super::model::MissingEvidence;
 use super::records::{find_bundle, insert_bundle, BundleRow, BUNDLE_ROOT};
 use super::safe_path::MANIFEST;
-use super::source::BundleDir;
 use crate::sink::Sink;
 use coffer_store::catalog::Root;
 use coffer_store::digest::Digest;
 use coffer_store::error::{Result, StoreError};
 use coffer_store::issue::Issue;
-use coffer_store::json::{self, Limits};
 use coffer_store::objects::now_ms;
 use coffer_store::refs::RefSpec;
 
@@ -72,16 +70,6 @@ impl Sink for BatchSink<'_, '_> {
     }
 }
 
-/// Reads the manifest's bytes and bundle id, for the conflict pre-check.
-fn peek_manifest(path: &Path) -> Option<(Vec<u8>, String)> {
-    let dir = BundleDir::open(path).ok()?;
-    let (mut f, _) = dir.open_evidence(MANIFEST).ok()?;
-    let bytes = json::read_bytes(&mut f, &Limits::DOCUMENT, MANIFEST).ok()?;
-    let v = json::parse(&bytes, &Limits::DOCUMENT).ok()?;
-    let id = v.get("bundleId")?.as_str()?.to_string();
-    Some((bytes, id))
-}
-
 /// Validates the bundle at `path` and archives it. Contract problems are
 /// returned in [`IngestOutcome::issues`] (nothing stored); store failures
 /// and conflicts are errors.
@@ -90,31 +78,27 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     // The row of a bundle already stored with these manifest bytes: the
     // directory is still read whole, so a copy whose files changed is
     // reported, and objects the store lost are put back.
-    let peeked = peek_manifest(path);
-    let stored = match &peeked {
-        Some((bytes, id)) => settled_row(store, id, Digest::of(bytes))?,
+    let head = BundleHead::open(path);
+    let bundle_id = head
+        .manifest()
+        .map(|m| m.bundle_id.clone())
+        .unwrap_or_default();
+    let stored = match head.manifest() {
+        Some(_) => settled_row(store, &bundle_id, Digest::of(head.manifest_bytes()))?,
         None => None,
     };
 
     let mut batch = store.batch()?;
-    let bundle_id = peeked.map(|(_, id)| id).unwrap_or_default();
     let mut sink = BatchSink {
         batch: &mut batch,
         bundle_id: bundle_id.clone(),
     };
-    let insp = inspect(path, &mut sink, Reading::StopAtManifestIssues)?;
+    let insp = inspect_head(head, &mut sink, Reading::StopAtManifestIssues)?;
     out.issues = insp.issues.clone();
     let Some(manifest) = insp.manifest.as_ref() else {
         return Ok(out);
     };
     out.bundle_id = Some(manifest.bundle_id.clone());
-    if manifest.bundle_id != bundle_id {
-        out.issues.push(Issue::file(
-            "io.source_changed",
-            MANIFEST,
-            "manifest.json changed while the bundle was read",
-        ));
-    }
     if !out.issues.is_empty() {
         if stored.is_some() {
             out.issues.insert(

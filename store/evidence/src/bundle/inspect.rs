@@ -135,6 +135,53 @@ pub enum Reading {
     StopAtManifestIssues,
 }
 
+/// A bundle directory opened, with its manifest read and checked: the
+/// first step of [`inspect`], for a caller that needs the manifest before
+/// the evidence is read (ingest names its objects' root after the bundle
+/// id). The manifest is read and parsed once for both.
+pub struct BundleHead {
+    dir: Option<BundleDir>,
+    out: Inspection,
+}
+
+impl BundleHead {
+    /// Opens the bundle at `path` and reads its manifest; problems are
+    /// kept as issues for [`inspect_head`] to return.
+    pub fn open(path: &Path) -> BundleHead {
+        let mut out = Inspection::default();
+        let dir = match BundleDir::open(path) {
+            Ok(d) => d,
+            Err(i) => {
+                out.issues.push(i);
+                return BundleHead { dir: None, out };
+            }
+        };
+        match read_manifest_bytes(&dir) {
+            Ok(b) => out.manifest_bytes = b,
+            Err(i) => {
+                out.issues.push(i);
+                return BundleHead { dir: None, out };
+            }
+        }
+        out.manifest = check_manifest(&out.manifest_bytes, &mut out.issues);
+        BundleHead {
+            dir: Some(dir),
+            out,
+        }
+    }
+
+    /// The typed manifest, when it parsed and matched its schema (it may
+    /// still have rule issues).
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.out.manifest.as_ref()
+    }
+
+    /// The manifest's bytes as read.
+    pub fn manifest_bytes(&self) -> &[u8] {
+        &self.out.manifest_bytes
+    }
+}
+
 /// Inspects the bundle at `path`, sending each evidence file (never the
 /// manifest) to `sink`; `reading` says whether evidence is read once the
 /// manifest itself has issues.
@@ -143,22 +190,17 @@ pub fn inspect(
     sink: &mut dyn Sink,
     reading: Reading,
 ) -> Result<Inspection, StoreError> {
-    let mut out = Inspection::default();
-    let dir = match BundleDir::open(path) {
-        Ok(d) => d,
-        Err(i) => {
-            out.issues.push(i);
-            return Ok(out);
-        }
-    };
-    match read_manifest_bytes(&dir) {
-        Ok(b) => out.manifest_bytes = b,
-        Err(i) => {
-            out.issues.push(i);
-            return Ok(out);
-        }
-    }
-    let Some(manifest) = check_manifest(&out.manifest_bytes, &mut out.issues) else {
+    inspect_head(BundleHead::open(path), sink, reading)
+}
+
+/// The rest of [`inspect`], after [`BundleHead::open`].
+pub fn inspect_head(
+    head: BundleHead,
+    sink: &mut dyn Sink,
+    reading: Reading,
+) -> Result<Inspection, StoreError> {
+    let BundleHead { dir, mut out } = head;
+    let (Some(dir), Some(manifest)) = (dir, out.manifest.take()) else {
         return Ok(out);
     };
     if reading == Reading::StopAtManifestIssues && !out.issues.is_empty() {
