@@ -176,26 +176,59 @@ impl<R: Read> Read for Bounded<R> {
 
 const LIMIT_MARK: &str = "archive expands past its limit";
 
-/// Unpacks `archive` into `dest` (which must not exist), verified.
-pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
-    let shown = archive.display().to_string();
+/// The archive's decompressed stream, by its magic bytes (zstd or gzip).
+fn open_archive(archive: &Path) -> Result<Box<dyn Read>> {
     let mut f = coffer_store::input::open(archive)?;
     let mut magic = [0u8; 4];
     let n = f
         .read(&mut magic)
         .map_err(|e| ExportError::io(archive, "read", e))?;
     io::Seek::rewind(&mut f).map_err(|e| ExportError::io(archive, "seek", e))?;
-    let reader: Box<dyn Read> = if n == 4 && magic == [0x28, 0xB5, 0x2F, 0xFD] {
-        Box::new(zstd::Decoder::new(f).map_err(|e| ExportError::io(archive, "zstd", e))?)
+    if n == 4 && magic == [0x28, 0xB5, 0x2F, 0xFD] {
+        Ok(Box::new(
+            zstd::Decoder::new(f).map_err(|e| ExportError::io(archive, "zstd", e))?,
+        ))
     } else if n >= 2 && magic[..2] == [0x1f, 0x8b] {
-        Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(f)))
+        Ok(Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(
+            f,
+        ))))
     } else {
-        return Err(ExportError::invalid(
+        Err(ExportError::invalid(
             "validation.archive_format",
-            &shown,
+            &archive.display().to_string(),
             "not a zstd or gzip archive",
-        ));
-    };
+        ))
+    }
+}
+
+/// Copies one member's bytes into `out` and syncs it. Reading the archive
+/// and writing the tree fail for different reasons: a full disk is
+/// io.no_space, not a bad archive (`read_failed` maps the former).
+fn copy_member(
+    member: &mut impl Read,
+    out: &mut std::fs::File,
+    written: &Path,
+    read_failed: impl Fn(io::Error) -> ExportError,
+) -> Result<()> {
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match member.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(read_failed(e)),
+        };
+        out.write_all(&buf[..n])
+            .map_err(|e| ExportError::io(written, "write", e))?;
+    }
+    out.sync_all()
+        .map_err(|e| ExportError::io(written, "fsync", e))
+}
+
+/// Unpacks `archive` into `dest` (which must not exist), verified.
+pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
+    let shown = archive.display().to_string();
+    let reader = open_archive(archive)?;
     let mut tree = NewTree::begin(dest, 0o755)?;
     let bad = |code: &'static str, msg: String| {
         ExportError::Invalid(vec![Issue::file(code, &shown, msg)])
@@ -255,22 +288,9 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
         }
         let mut out = tree.create_file(&name, 0o755, 0o644)?;
         let written = tree.dest().join(&name);
-        // Reading the archive and writing the tree fail for different
-        // reasons: a full disk is io.no_space, not a bad archive.
-        let mut member = (&mut entry).take(size);
-        let mut buf = vec![0u8; 64 << 10];
-        loop {
-            let n = match member.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(limit_or(e, "extract")),
-            };
-            out.write_all(&buf[..n])
-                .map_err(|e| ExportError::io(&written, "write", e))?;
-        }
-        out.sync_all()
-            .map_err(|e| ExportError::io(&written, "fsync", e))?;
+        copy_member(&mut (&mut entry).take(size), &mut out, &written, |e| {
+            limit_or(e, "extract")
+        })?;
     }
     let handle = tree
         .dir()

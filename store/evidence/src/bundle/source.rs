@@ -80,8 +80,10 @@ impl BundleDir {
         self.root.path()
     }
 
-    /// Opens the evidence file at a (validated) bundle-relative path.
-    pub fn open_evidence(&self, rel: &str) -> Result<(File, FileStamp), Issue> {
+    /// The directory holding `rel`'s final component (walked one
+    /// directory at a time, refusing a symlink or a non-directory on the
+    /// way; `None` for the root) and that component.
+    fn parent_of<'r>(&self, rel: &'r str) -> Result<(Option<Dir>, &'r str), Issue> {
         let mut parts: Vec<&str> = rel.split('/').collect();
         let name = parts.pop().expect("split yields at least one part");
         let mut dir: Option<Dir> = None;
@@ -116,7 +118,11 @@ impl BundleDir {
             }
             dir = Some(parent.open_dir(part).map_err(|e| self.open_error(rel, e))?);
         }
-        let parent = dir.as_ref().unwrap_or(&self.root);
+        Ok((dir, name))
+    }
+
+    /// Refuses anything at `name` but a regular file with one link.
+    fn check_final(parent: &Dir, name: &str, rel: &str) -> Result<(), Issue> {
         match parent.entry(name).map(|e| e.map(|e| (e.kind, e.links))) {
             Ok(Some((EntryKind::File, links))) if links > 1 => {
                 return Err(Issue::file(
@@ -156,6 +162,14 @@ impl BundleDir {
             }
             Err(e) => return Err(Issue::file("io.error", rel, format!("{rel}: {e}"))),
         }
+        Ok(())
+    }
+
+    /// Opens the evidence file at a (validated) bundle-relative path.
+    pub fn open_evidence(&self, rel: &str) -> Result<(File, FileStamp), Issue> {
+        let (dir, name) = self.parent_of(rel)?;
+        let parent = dir.as_ref().unwrap_or(&self.root);
+        Self::check_final(parent, name, rel)?;
         let f = parent
             .open_file(name)
             .map_err(|e| self.open_error(rel, e))?;

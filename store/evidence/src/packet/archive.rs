@@ -381,18 +381,7 @@ fn read_entries(
                 format!("{path:?} appears twice"),
             ));
         }
-        // Names that differ only by case or Unicode normalization (NFC vs
-        // NFD) name the same file on common filesystems.
-        let f: String = path.nfc().collect::<String>().to_lowercase();
-        if let Some(other) = folded.insert(f, path.clone()) {
-            return Err(refuse(
-                "validation.archive_case_collision",
-                &path,
-                format!(
-                    "{path:?} collides with {other:?} under case folding or Unicode normalization"
-                ),
-            ));
-        }
+        no_fold_collision(&mut folded, &path)?;
         let mode = header.mode().map_err(io_err)?;
         let member = Member {
             mode: if kind == MemberKind::Dir || mode & 0o100 != 0 {
@@ -413,13 +402,32 @@ fn read_entries(
         }
         members.push(member);
     }
-    // A file may not also be a directory prefix of another member.
+    no_file_is_a_directory(&members)?;
+    Ok(members)
+}
+
+/// Names that differ only by case or Unicode normalization (NFC vs NFD)
+/// name the same file on common filesystems.
+fn no_fold_collision(folded: &mut HashMap<String, String>, path: &str) -> Result<(), ArchiveError> {
+    let f: String = path.nfc().collect::<String>().to_lowercase();
+    match folded.insert(f, path.to_string()) {
+        Some(other) => Err(refuse(
+            "validation.archive_case_collision",
+            path,
+            format!("{path:?} collides with {other:?} under case folding or Unicode normalization"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A file may not also be a directory prefix of another member.
+fn no_file_is_a_directory(members: &[Member]) -> Result<(), ArchiveError> {
     let files: HashSet<&str> = members
         .iter()
         .filter(|m| m.kind == MemberKind::File)
         .map(|m| m.path.as_str())
         .collect();
-    for m in &members {
+    for m in members {
         let mut prefix = m.path.as_str();
         while let Some(i) = prefix.rfind('/') {
             prefix = &prefix[..i];
@@ -432,7 +440,7 @@ fn read_entries(
             }
         }
     }
-    Ok(members)
+    Ok(())
 }
 
 /// Checks that every include path selects at least one member (itself or
