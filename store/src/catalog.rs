@@ -603,7 +603,7 @@ impl Catalog {
     /// Totals over what roots of `kind` hold (a layer's view of its share
     /// of the store).
     pub fn root_kind_totals(&self, kind: &str) -> Result<RootKindTotals> {
-        Ok(self.conn.query_row(
+        let [references, logical_bytes, objects, unique_bytes, stored_bytes] = self.counts(
             "WITH held AS (SELECT * FROM objects WHERE digest IN (SELECT digest FROM roots WHERE kind = ?1))
              SELECT
                (SELECT count(*) FROM roots WHERE kind = ?1),
@@ -612,23 +612,32 @@ impl Catalog {
                (SELECT coalesce(sum(size), 0) FROM held),
                (SELECT coalesce(sum(stored_size), 0) FROM held)",
             [kind],
-            |r| {
-                Ok(RootKindTotals {
-                    references: r.get::<_, i64>(0)? as u64,
-                    logical_bytes: r.get::<_, i64>(1)? as u64,
-                    objects: r.get::<_, i64>(2)? as u64,
-                    unique_bytes: r.get::<_, i64>(3)? as u64,
-                    stored_bytes: r.get::<_, i64>(4)? as u64,
-                })
-            },
-        )?)
+        )?;
+        Ok(RootKindTotals {
+            references,
+            logical_bytes,
+            objects,
+            unique_bytes,
+            stored_bytes,
+        })
+    }
+
+    /// The one row `sql` returns, as counts.
+    fn counts<const N: usize>(&self, sql: &str, params: impl rusqlite::Params) -> Result<[u64; N]> {
+        Ok(self.conn.query_row(sql, params, |r| {
+            let mut out = [0u64; N];
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = r.get::<_, i64>(i)? as u64;
+            }
+            Ok(out)
+        })?)
     }
 
     /// Totals for `coffer stats`.
     pub fn stats(&self) -> Result<CatalogStats> {
         // Record objects (the catalog's own copy in the backend) are counted
         // apart, so the figures describe what users stored.
-        Ok(self.conn.query_row(
+        let [objects, references, logical_bytes, unique_bytes, stored_bytes, records] = self.counts(
             "WITH ev AS (SELECT * FROM objects WHERE digest NOT IN (SELECT record_digest FROM refs)),
                   rt AS (SELECT * FROM roots WHERE kind <> 'ref')
              SELECT
@@ -640,17 +649,15 @@ impl Catalog {
                (SELECT coalesce(sum(stored_size), 0) FROM ev),
                (SELECT count(*) FROM refs)",
             [],
-            |r| {
-                Ok(CatalogStats {
-                    objects: r.get::<_, i64>(0)? as u64,
-                    references: r.get::<_, i64>(1)? as u64,
-                    logical_bytes: r.get::<_, i64>(2)? as u64,
-                    unique_bytes: r.get::<_, i64>(3)? as u64,
-                    stored_bytes: r.get::<_, i64>(4)? as u64,
-                    records: r.get::<_, i64>(5)? as u64,
-                })
-            },
-        )?)
+        )?;
+        Ok(CatalogStats {
+            objects,
+            references,
+            logical_bytes,
+            unique_bytes,
+            stored_bytes,
+            records,
+        })
     }
 }
 
