@@ -149,17 +149,15 @@ fn parse_line(bytes: &[u8], d: &Descriptor, line: u64) -> Result<Value> {
 }
 
 fn read_doc(r: &mut dyn Read, d: &Descriptor) -> Result<Value> {
-    let mut buf = Vec::new();
-    r.take(MAX_JSON_DOC_BYTES as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| read_error(d, e))?;
-    if buf.len() > MAX_JSON_DOC_BYTES {
+    let Some(buf) =
+        json::read_bounded(&mut *r, MAX_JSON_DOC_BYTES).map_err(|e| read_error(d, e))?
+    else {
         return Err(ExportError::blocked(
             "limit.json_bytes",
             &d.relative_path,
             format!("larger than {MAX_JSON_DOC_BYTES} bytes"),
         ));
-    }
+    };
     // Drain, so a directory source's digest check runs.
     let mut rest = [0u8; 1];
     let _ = r.read(&mut rest).map_err(|e| read_error(d, e))?;

@@ -28,21 +28,26 @@ use crate::issue::Issue;
 /// (one byte more is read, to tell "too large" from "exactly the limit"):
 /// `io.error` or `limit.json_bytes`, naming `file`. The one bounded reader
 /// in front of every whole-document parse.
-pub fn read_bytes(mut r: impl Read, limits: &Limits, file: &str) -> Result<Vec<u8>, Issue> {
+pub fn read_bytes(r: impl Read, limits: &Limits, file: &str) -> Result<Vec<u8>, Issue> {
     let max = limits.max_bytes;
-    let mut buf = Vec::new();
-    (&mut r)
-        .take(max as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Issue::file("io.error", file, format!("{file}: {e}")))?;
-    if buf.len() > max {
-        return Err(Issue::file(
+    match read_bounded(r, max) {
+        Ok(Some(buf)) => Ok(buf),
+        Ok(None) => Err(Issue::file(
             "limit.json_bytes",
             file,
             format!("{file}: larger than {max} bytes"),
-        ));
+        )),
+        Err(e) => Err(Issue::file("io.error", file, format!("{file}: {e}"))),
     }
-    Ok(buf)
+}
+
+/// The bounded read itself, for a caller that maps I/O errors its own way
+/// (a verifying reader's digest mismatch is not `io.error`): at most `max`
+/// bytes, `None` when there are more.
+pub fn read_bounded(mut r: impl Read, max: usize) -> std::io::Result<Option<Vec<u8>>> {
+    let mut buf = Vec::new();
+    (&mut r).take(max as u64 + 1).read_to_end(&mut buf)?;
+    Ok((buf.len() <= max).then_some(buf))
 }
 
 /// [`read_bytes`], then the strict parse; problems name `file`.

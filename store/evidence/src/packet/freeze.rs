@@ -6,7 +6,7 @@
 //! record written beside the packet, no-clobber: the first writer wins and
 //! every later freeze returns that record unchanged.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 
 use serde_json::{json, Value};
@@ -93,11 +93,14 @@ fn read_record(loaded: &Loaded) -> Result<Option<(Value, Vec<u8>)>> {
     let name = freeze_name(&loaded.locator);
     match loaded.root.open_evidence(&name) {
         Ok((mut f, _)) => {
-            let mut bytes = Vec::new();
-            (&mut f)
-                .take(Limits::DOCUMENT.max_bytes as u64 + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|e| StoreError::io(&name, "read", e))?;
+            let bytes = json::read_bounded(&mut f, Limits::DOCUMENT.max_bytes)
+                .map_err(|e| StoreError::io(&name, "read", e))?
+                .ok_or_else(|| {
+                    StoreError::CatalogData(format!(
+                        "{name}: larger than {} bytes",
+                        Limits::DOCUMENT.max_bytes
+                    ))
+                })?;
             let v = json::parse(&bytes, &Limits::DOCUMENT)
                 .map_err(|e| StoreError::CatalogData(format!("{name}: {e}")))?;
             let problems = schema::validate(DocKind::PacketFreeze, &v);
