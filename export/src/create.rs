@@ -68,11 +68,11 @@ pub struct Exported {
     /// Path in the tree.
     pub relative_path: String,
     /// Digest of the derivative.
-    pub digest: String,
+    pub digest: Digest,
     /// Its size.
     pub size_bytes: u64,
     /// Digest of the source.
-    pub source_digest: String,
+    pub source_digest: Digest,
     /// Transformations (action → count).
     pub transformations: BTreeMap<&'static str, u64>,
 }
@@ -755,9 +755,9 @@ fn write_artifacts(
             Exported {
                 id,
                 relative_path: rel,
-                digest: digest.to_string(),
+                digest,
                 size_bytes: size,
-                source_digest: d.digest.clone(),
+                source_digest: d.digest,
                 transformations: counts_map(&counts),
             },
         );
@@ -931,7 +931,7 @@ fn record(
     let mut edges = Vec::new();
     for d in exported {
         let e = &results[&d.id];
-        let digest: Digest = e.digest.parse().expect("we formatted it");
+        let digest = e.digest;
         add(
             &mut batch,
             &e.relative_path,
@@ -945,10 +945,7 @@ fn record(
             artifact_id: e.id.clone(),
             relative_path: e.relative_path.clone(),
             digest,
-            source_digest: e
-                .source_digest
-                .parse()
-                .expect("a source digest read from its descriptor"),
+            source_digest: e.source_digest,
         });
     }
     let row = ExportRow {
@@ -980,9 +977,9 @@ mod tests {
         Exported {
             id: format!("{id}-x"),
             relative_path: path.into(),
-            digest: String::new(),
+            digest: Digest::of(b""),
             size_bytes: 0,
-            source_digest: String::new(),
+            source_digest: Digest::of(b""),
             transformations: BTreeMap::new(),
         }
     }

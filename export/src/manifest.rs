@@ -86,13 +86,13 @@ pub struct Artifact<'a> {
     /// Media type.
     pub media_type: &'a str,
     /// Digest of the derivative.
-    pub digest: &'a str,
+    pub digest: &'a Digest,
     /// Its size.
     pub size_bytes: u64,
     /// Path in the export tree.
     pub relative_path: &'a str,
     /// Digest of the source artifact.
-    pub source_digest: &'a str,
+    pub source_digest: &'a Digest,
     /// Where a diagnostic came from, in the export's form.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diagnostic_source: Option<DiagnosticSource>,

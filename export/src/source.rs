@@ -138,13 +138,7 @@ impl Artifacts<'_> {
     /// Opens an artifact; the reader fails at the end if the bytes are not
     /// the descriptor's.
     pub fn open(&self, d: &Descriptor) -> Result<Box<dyn Read + '_>> {
-        let digest: Digest = d.digest.parse().map_err(|_| {
-            ExportError::invalid(
-                "validation.digest",
-                &d.relative_path,
-                "bad digest in manifest",
-            )
-        })?;
+        let digest = d.digest;
         match &self.src.from {
             From::Store => Ok(Box::new(self.store.open_object(&digest)?)),
             From::Dir(dir, _) => {

@@ -118,6 +118,16 @@ impl serde::Serialize for Digest {
     }
 }
 
+/// Documents are typed only after schema validation, which holds a digest
+/// to `sha256:<64 hex>`; anything else still fails here rather than
+/// becoming a default.
+impl<'de> serde::Deserialize<'de> for Digest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// An incremental SHA-256 that also counts bytes, so size travels with the digest.
 #[derive(Clone, Default)]
 pub struct Hasher {

@@ -46,10 +46,7 @@ pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize>
             .map(|a| (a.relative_path, a.digest))
             .collect();
     for e in &manifest.evidence {
-        let d: Digest = e
-            .digest
-            .parse()
-            .map_err(|_| StoreError::CatalogData(format!("bad artifact digest {}", e.digest)))?;
+        let d = e.digest;
         check_relative_path(&e.relative_path).map_err(|i| {
             StoreError::CatalogData(format!("stored path {:?}: {}", e.relative_path, i.message))
         })?;

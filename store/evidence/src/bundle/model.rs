@@ -3,6 +3,7 @@
 //! Only fields coffer interprets are typed; the original bytes are what is
 //! stored, so nothing here ever re-serializes evidence.
 
+use coffer_store::digest::Digest;
 use serde::Deserialize;
 
 use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
@@ -141,8 +142,8 @@ pub struct Descriptor {
     pub authority: Authority,
     /// Media type.
     pub media_type: String,
-    /// `sha256:<hex>` of the file.
-    pub digest: String,
+    /// Digest of the file.
+    pub digest: Digest,
     /// File size.
     pub size_bytes: u64,
     /// Sharing class.
@@ -183,7 +184,7 @@ pub struct SanitizedFrom {
     /// Source artifact id.
     pub artifact_id: String,
     /// Source digest.
-    pub digest: String,
+    pub digest: Digest,
 }
 
 /// `capture-report/v1`.
@@ -278,7 +279,7 @@ pub struct WorkspaceBinding {
     /// Workspace descriptor id.
     pub artifact_id: String,
     /// Its digest.
-    pub digest: String,
+    pub digest: Digest,
 }
 
 /// One assertion.

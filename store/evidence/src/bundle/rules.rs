@@ -9,6 +9,7 @@ use super::model::{
 };
 use super::safe_path::{check_path_set, check_relative_path, MANIFEST};
 use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
+use coffer_store::digest::Digest;
 use coffer_store::issue::Issue;
 
 /// The authority each evidence kind must carry.
@@ -159,7 +160,7 @@ fn mode_and_terminal_rules(m: &Manifest, issues: &mut Vec<Issue>) {
 #[derive(Default)]
 struct Seen<'m> {
     ids: HashSet<&'m str>,
-    digest_kind: HashMap<&'m str, Kind>,
+    digest_kind: HashMap<&'m Digest, Kind>,
 }
 
 /// Descriptors indexed by artifact id.
@@ -237,7 +238,7 @@ fn descriptor_fields<'m>(
             m_issue(issues, e.code, at("/diagnosticSource/locator"), e.message);
         }
     }
-    match seen.digest_kind.get(d.digest.as_str()) {
+    match seen.digest_kind.get(&d.digest) {
         Some(k) if *k != d.kind => m_issue(
             issues,
             "validation.digest_class_conflict",
