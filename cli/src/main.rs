@@ -234,6 +234,16 @@ enum BundleCmd {
         /// Destination; must not exist.
         dest: PathBuf,
     },
+    /// Print one file of a stored bundle, verified (like `get`, by path).
+    Cat {
+        /// Bundle id or manifest digest.
+        bundle: String,
+        /// `manifest.json`, an artifact's relative path, or its artifact id.
+        file: String,
+        /// Write here instead of stdout; an existing file is never replaced.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
 }
 
 impl Command {
@@ -257,6 +267,7 @@ impl Command {
                 BundleCmd::Ls(_) => "bundle ls",
                 BundleCmd::Show { .. } => "bundle show",
                 BundleCmd::Checkout { .. } => "bundle checkout",
+                BundleCmd::Cat { .. } => "bundle cat",
             },
             Command::Packet { cmd } => match cmd {
                 PacketCmd::Validate { .. } => "packet validate",
@@ -339,6 +350,11 @@ fn main() -> ExitCode {
             BundleCmd::Ls(filters) => cmd::bundles::ls(&ctx, &filters),
             BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &bundle),
             BundleCmd::Checkout { bundle, dest } => cmd::bundles::checkout(&ctx, &bundle, &dest),
+            BundleCmd::Cat {
+                bundle,
+                file,
+                output,
+            } => cmd::bundles::cat(&ctx, &bundle, &file, output.as_deref()),
         },
         Command::Packet { cmd } => match cmd {
             PacketCmd::Validate { root, packet } => cmd::packets::validate(&ctx, &root, &packet),

@@ -141,3 +141,76 @@ fn a_unique_digest_prefix_of_eight_hex_digits_is_accepted_as_git_accepts_one() {
     let msg = v["issues"][0]["message"].as_str().unwrap();
     assert!(msg.contains(&d1) && msg.contains(&d2), "{msg}");
 }
+
+#[test]
+fn bundle_cat_prints_one_stored_file_verified_by_path_or_artifact_id() {
+    let env = Env::new();
+    let src = fixture("run-bundles/complete");
+    assert_eq!(env.json(&["bundle", "ingest", src.to_str().unwrap()]).0, 0);
+    let want = |rel: &str| std::fs::read(src.join(rel)).unwrap();
+    for (file, rel) in [
+        ("session.jsonl", "session.jsonl"),
+        ("telemetry/trace.json", "telemetry/trace.json"),
+        ("workspace", "workspace.patch"),
+        ("manifest.json", "manifest.json"),
+    ] {
+        let r = env.run(&["bundle", "cat", "coffer-complete", file]);
+        assert_eq!(r.code, 0, "{file}: {}", r.stderr);
+        assert_eq!(r.stdout, want(rel), "{file}");
+    }
+    // To a new file, never over an existing one.
+    let out = env.path("out/session.jsonl");
+    let (code, v) = env.json(&[
+        "bundle",
+        "cat",
+        "coffer-complete",
+        "session.jsonl",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(std::fs::read(&out).unwrap(), want("session.jsonl"));
+    let (code, v) = env.json(&[
+        "bundle",
+        "cat",
+        "coffer-complete",
+        "hooks.jsonl",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        (code, crate::support::codes(&v)),
+        (3, vec!["conflict.destination_exists".to_string()])
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), want("session.jsonl"));
+    // Unknown bundle or file: not found, naming what was asked.
+    for (bundle, file, subject) in [
+        ("nope", "session.jsonl", "nope"),
+        ("coffer-complete", "nope.txt", "coffer-complete:nope.txt"),
+    ] {
+        let (code, v) = env.json(&["bundle", "cat", bundle, file, "-o", "x"]);
+        assert_eq!(crate::support::codes(&v), vec!["io.not_found"], "{v}");
+        assert_eq!(v["issues"][0]["path"], subject, "{v}");
+        assert_ne!(code, 0);
+    }
+}
+
+#[test]
+fn bundle_cat_refuses_to_print_a_corrupt_object() {
+    let env = Env::new();
+    let src = fixture("run-bundles/complete");
+    env.json(&["bundle", "ingest", src.to_str().unwrap()]);
+    let digest = crate::support::sha256(&std::fs::read(src.join("session.jsonl")).unwrap());
+    let f = env.object_file(&digest);
+    let mut bytes = std::fs::read(&f).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    let mut perm = std::fs::metadata(&f).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o644);
+    std::fs::set_permissions(&f, perm).unwrap();
+    std::fs::write(&f, bytes).unwrap();
+    let r = env.run(&["bundle", "cat", "coffer-complete", "session.jsonl"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stdout.is_empty(), "no byte of a corrupt object leaves");
+    assert!(r.stderr.contains("integrity."), "{}", r.stderr);
+}

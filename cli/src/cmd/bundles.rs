@@ -163,12 +163,7 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
 pub fn show(ctx: &Ctx, id: &str) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
     let shown = (|| {
-        let row = records::find_bundle(store.catalog(), id)?.ok_or_else(|| {
-            coffer_store::StoreError::Unknown {
-                what: "bundle",
-                id: id.to_string(),
-            }
-        })?;
+        let row = records::require_bundle(store.catalog(), id)?;
         let mut artifacts = Vec::new();
         let mut human = format!(
             "bundle {}\n  manifest {}\n  run {} attempt {} (#{}{})\n  task {} model {}/{} harness {}@{}\n  {} {} / {} / {} ({})\n",
@@ -267,4 +262,14 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
         );
     }
     Report::accepted(result, human)
+}
+
+/// `bundle cat`: one file of a stored bundle, verified, to stdout or a new
+/// file.
+pub fn cat(ctx: &Ctx, bundle: &str, file: &str, output: Option<&Path>) -> Report {
+    let store = or_report!(open_store_for_reading(ctx));
+    match records::file_digest(store.catalog(), bundle, file) {
+        Ok(d) => super::objects::write_object(ctx, &store, &d, output),
+        Err(e) => Report::error(&e),
+    }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use coffer_store::input::escaped;
 use coffer_store::tree::{Skipped, TreeFile};
-use coffer_store::{PutOptions, Root};
+use coffer_store::{Digest, PutOptions, Root, Store};
 use serde_json::json;
 
 use super::{open_store, open_store_for_reading, parse_digest, resolve_digest};
@@ -137,6 +137,12 @@ pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
         Ok(d) => d,
         Err(r) => return *r,
     };
+    write_object(ctx, &store, &d, output)
+}
+
+/// Writes object `d`, verified, to a new file or to stdout.
+pub(super) fn write_object(ctx: &Ctx, store: &Store, d: &Digest, output: Option<&Path>) -> Report {
+    let d = *d;
     match output {
         Some(path) => match store.get_to_new_file(&d, path) {
             Ok(n) => Report::accepted(
@@ -147,7 +153,7 @@ pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
         },
         None if ctx.json => Report::usage(
             "usage.invalid_argument",
-            "with --json, get needs -o FILE (stdout carries the JSON result)",
+            "with --json, give -o FILE (stdout carries the JSON result)",
             None,
         ),
         None => {

@@ -19,13 +19,7 @@ use coffer_store::store::Store;
 /// Writes bundle `id_or_digest` to `dest` (which must not exist);
 /// returns the number of files written.
 pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize> {
-    let row =
-        crate::bundle::records::find_bundle(store.catalog(), id_or_digest)?.ok_or_else(|| {
-            StoreError::Unknown {
-                what: "bundle",
-                id: id_or_digest.to_string(),
-            }
-        })?;
+    let row = crate::bundle::records::require_bundle(store.catalog(), id_or_digest)?;
     let manifest_digest = row.manifest_digest;
     // The files come from the stored manifest (verified by its digest),
     // not from the catalog rows: a catalog edited by hand could name

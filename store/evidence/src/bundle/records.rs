@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use super::model::Manifest;
+use super::safe_path::MANIFEST;
 use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
 use coffer_store::catalog::Catalog;
 use coffer_store::digest::Digest;
@@ -226,6 +227,36 @@ pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<Bundl
         &[&id_or_digest],
         bundle_row,
     )
+}
+
+/// The bundle with this id or manifest digest, or `io.not_found`.
+pub fn require_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<BundleRow> {
+    find_bundle(catalog, id_or_digest)?.ok_or_else(|| StoreError::Unknown {
+        what: "bundle",
+        id: id_or_digest.to_string(),
+    })
+}
+
+/// The digest of one file of a stored bundle: `manifest.json`, or an
+/// artifact by its relative path or, failing that, its artifact id.
+pub fn file_digest(catalog: &Catalog, bundle: &str, file: &str) -> Result<Digest> {
+    let row = require_bundle(catalog, bundle)?;
+    if file == MANIFEST {
+        return Ok(row.manifest_digest);
+    }
+    catalog
+        .reader()
+        .query_one(
+            "SELECT digest FROM bundle_artifacts WHERE bundle_id = ?1
+               AND (relative_path = ?2 OR artifact_id = ?2)
+             ORDER BY relative_path = ?2 DESC LIMIT 1",
+            &[&row.bundle_id, &file],
+            |r| r.get(0),
+        )?
+        .ok_or_else(|| StoreError::Unknown {
+            what: "file",
+            id: format!("{}:{file}", row.bundle_id),
+        })
 }
 
 /// Bundles matching `f`, in ingest order.
