@@ -151,6 +151,7 @@ enum ExportCmd {
     /// Check an export tree independently (no source, no key needed).
     Verify {
         /// The export directory.
+        #[arg(value_name = "EXPORT_DIR")]
         dest: PathBuf,
         /// Also check it was made with this policy (and scan for its values).
         policy: Option<PathBuf>,
@@ -161,6 +162,7 @@ enum ExportCmd {
     /// Write a verified export as a reproducible .tar.zst or .tar.gz.
     Pack {
         /// The export directory.
+        #[arg(value_name = "EXPORT_DIR")]
         dest: PathBuf,
         /// The new archive (.tar.zst or .tar.gz); must not exist.
         archive: PathBuf,
@@ -171,6 +173,12 @@ enum ExportCmd {
         archive: PathBuf,
         /// Destination directory; must not exist.
         dest: PathBuf,
+    },
+    /// List the exports recorded in the catalog: time, class, source, destination, policy.
+    Ls {
+        /// Only the exports of this source bundle (id or manifest digest).
+        #[arg(long, value_name = "BUNDLE")]
+        source: Option<String>,
     },
 }
 
@@ -281,6 +289,7 @@ impl Command {
                 ExportCmd::Verify { .. } => "export verify",
                 ExportCmd::Pack { .. } => "export pack",
                 ExportCmd::Unpack { .. } => "export unpack",
+                ExportCmd::Ls { .. } => "export ls",
             },
             Command::Scan { .. } => "scan",
         }
@@ -374,6 +383,7 @@ fn main() -> ExitCode {
             } => cmd::exports::verify(&ctx, &dest, policy.as_deref(), &redact_env),
             ExportCmd::Pack { dest, archive } => cmd::exports::pack(&ctx, &dest, &archive),
             ExportCmd::Unpack { archive, dest } => cmd::exports::unpack(&ctx, &archive, &dest),
+            ExportCmd::Ls { source } => cmd::exports::ls(&ctx, source.as_deref()),
         },
         Command::Scan { paths, policy } => cmd::exports::scan(&ctx, &paths, policy.as_deref()),
     };

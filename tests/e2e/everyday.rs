@@ -214,3 +214,79 @@ fn bundle_cat_refuses_to_print_a_corrupt_object() {
     assert!(r.stdout.is_empty(), "no byte of a corrupt object leaves");
     assert!(r.stderr.contains("integrity."), "{}", r.stderr);
 }
+
+#[test]
+fn export_ls_lists_recorded_exports_with_class_source_policy_and_time() {
+    let env = Env::new();
+    let (code, v) = env.json(&["export", "ls"]);
+    assert_eq!(
+        (code, v["result"]["exports"].as_array().map(Vec::len)),
+        (0, Some(0))
+    );
+    let src = fixture("run-bundles/complete");
+    assert_eq!(env.json(&["bundle", "ingest", src.to_str().unwrap()]).0, 0);
+    let partner = crate::exports::write_policy(&env, "partner.json", "partner", &[]);
+    let public = crate::exports::write_policy(&env, "public.json", "public", &[]);
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let mut made = Vec::new();
+    for (policy, dest) in [(&partner, "out/p"), (&public, "out/q")] {
+        let (code, v) = env.json(&[
+            "export",
+            "create",
+            "coffer-complete",
+            policy.to_str().unwrap(),
+            env.path(dest).to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{v}");
+        made.push(v["result"].clone());
+    }
+    // An export from a directory (not a stored bundle) is recorded too.
+    let (code, _) = env.json(&[
+        "export",
+        "create",
+        src.to_str().unwrap(),
+        partner.to_str().unwrap(),
+        env.path("out/r").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    let (code, v) = env.json(&["export", "ls"]);
+    assert_eq!(code, 0, "{v}");
+    let rows = v["result"]["exports"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{v}");
+    for (row, want) in rows.iter().zip(&made) {
+        assert_eq!(row["manifestDigest"], want["manifestDigest"]);
+        assert_eq!(row["policyDigest"], want["policyDigest"]);
+        assert_eq!(row["sharingClass"], want["sharingClass"]);
+        assert_eq!(row["sourceBundleId"], "coffer-complete");
+        assert!(row["dest"].as_str().unwrap().ends_with(&format!(
+            "/{}",
+            want["dest"].as_str().unwrap().rsplit('/').next().unwrap()
+        )));
+        assert!(row["createdMs"].as_i64().unwrap() >= before - 1000);
+    }
+    assert_eq!(
+        rows.iter()
+            .map(|r| r["sharingClass"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["partner", "public", "partner"]
+    );
+    let human = env.run(&["export", "ls"]);
+    let text = String::from_utf8(human.stdout).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(
+        text.lines()
+            .all(|l| l.contains("coffer-complete") && l.contains("Z ")),
+        "{text}"
+    );
+    // Filtered by source, by id or manifest digest; another source lists none.
+    let by_id = env.json(&["export", "ls", "--source", "coffer-complete"]).1;
+    assert_eq!(by_id["result"]["exports"].as_array().unwrap().len(), 3);
+    let digest = rows[0]["sourceManifestDigest"].as_str().unwrap();
+    let by_digest = env.json(&["export", "ls", "--source", digest]).1;
+    assert_eq!(by_digest["result"]["exports"].as_array().unwrap().len(), 3);
+    let none = env.json(&["export", "ls", "--source", "other"]).1;
+    assert_eq!(none["result"]["exports"].as_array().unwrap().len(), 0);
+}

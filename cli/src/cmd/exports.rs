@@ -11,7 +11,8 @@ use coffer_export::readback::{self, Expectations};
 use coffer_export::source::Source;
 use serde_json::json;
 
-use super::open_store;
+use super::{open_store, open_store_for_reading};
+use crate::report::or_report;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
@@ -233,4 +234,31 @@ pub fn unpack(_ctx: &Ctx, archive: &Path, dest: &Path) -> Report {
         }
         Err(e) => export_error(&e),
     }
+}
+
+/// `export ls`: the exports the catalog recorded, oldest first.
+pub fn ls(ctx: &Ctx, source: Option<&str>) -> Report {
+    let store = or_report!(open_store_for_reading(ctx));
+    let rows = match coffer_evidence::exports::recorded_exports(store.catalog(), source) {
+        Ok(rows) => rows,
+        Err(e) => return Report::error(&e),
+    };
+    let mut human = String::new();
+    for e in &rows {
+        let when =
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(e.created_ms.max(0) as u64);
+        human.push_str(&format!(
+            "{}  {:<7}  {}  {}  manifest {}  policy {}\n",
+            humantime::format_rfc3339_seconds(when),
+            e.row.sharing_class,
+            e.row.source_bundle_id,
+            coffer_store::input::escaped(std::path::Path::new(&e.row.dest)),
+            e.row.manifest_digest,
+            e.row.policy_digest,
+        ));
+    }
+    if rows.is_empty() {
+        human.push_str("no exports recorded\n");
+    }
+    Report::accepted(json!({ "exports": rows }), human)
 }

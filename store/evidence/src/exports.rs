@@ -43,6 +43,17 @@ pub struct ExportRow {
     pub policy_digest: Digest,
 }
 
+/// A published export as the catalog recorded it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedExport {
+    /// The export.
+    #[serde(flatten)]
+    pub row: ExportRow,
+    /// When it was recorded (ms since the epoch), just before publication.
+    pub created_ms: i64,
+}
+
 /// Commits `batch` (the export's objects) together with the export's
 /// catalog rows. Recording the same export at the same destination twice
 /// is a no-op.
@@ -115,6 +126,25 @@ pub fn exports_of(catalog: &Catalog, digest: &Digest) -> Result<Vec<ExportRow>> 
         ),
         &[digest],
         export_row,
+    )
+}
+
+/// Every recorded export, oldest first; with `source`, only those of that
+/// source bundle (by id or manifest digest).
+pub fn recorded_exports(catalog: &Catalog, source: Option<&str>) -> Result<Vec<RecordedExport>> {
+    catalog.reader().query(
+        &format!(
+            "SELECT {EXPORT_COLUMNS}, e.created_ms FROM exports e
+             WHERE ?1 IS NULL OR e.source_bundle_id = ?1 OR e.source_manifest_digest = ?1
+             ORDER BY e.created_ms, e.manifest_digest, e.dest"
+        ),
+        &[&source],
+        |r| {
+            Ok(RecordedExport {
+                row: export_row(r)?,
+                created_ms: r.get(6)?,
+            })
+        },
     )
 }
 
