@@ -6,6 +6,7 @@
 mod cmd;
 mod progress;
 mod report;
+mod shell;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,17 +27,20 @@ pub struct Cli {
     /// Store root (default: $COFFER_STORE, else the nearest .coffer in this
     /// directory or above, as git finds its repository; `init` makes
     /// ./.coffer).
-    #[arg(long, global = true, env = "COFFER_STORE")]
+    #[arg(long, global = true, env = "COFFER_STORE", help_heading = GLOBAL)]
     store: Option<PathBuf>,
     /// Print one `coffer.result/v1` JSON object on stdout.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     json: bool,
     /// Print nothing but errors.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = GLOBAL)]
     quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
+
+/// The heading global options are listed under in every command's help.
+const GLOBAL: &str = "Global options";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -135,6 +139,13 @@ enum Command {
         #[arg(long, value_name = "POLICY")]
         policy: Option<PathBuf>,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout: `coffer man > coffer.1`.
+    Man,
 }
 
 #[derive(Debug, Subcommand)]
@@ -284,6 +295,8 @@ impl Command {
                 PacketCmd::Materialize { .. } => "packet materialize",
             },
             Command::Where { .. } => "where",
+            Command::Completions { .. } => "completions",
+            Command::Man => "man",
             Command::Export { cmd } => match cmd {
                 ExportCmd::Create(_) => "export create",
                 ExportCmd::Verify { .. } => "export verify",
@@ -327,6 +340,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e, &args),
     };
+    // These print generated text, not a report, and need no store.
+    match cli.command {
+        Command::Completions { shell } => return shell::completions(shell),
+        Command::Man => return shell::man(),
+        _ => {}
+    }
     let is_init = matches!(cli.command, Command::Init { .. });
     let ctx = Ctx {
         store: cli.store.unwrap_or_else(|| default_store(is_init)),
@@ -386,6 +405,9 @@ fn main() -> ExitCode {
             ExportCmd::Ls { source } => cmd::exports::ls(&ctx, source.as_deref()),
         },
         Command::Scan { paths, policy } => cmd::exports::scan(&ctx, &paths, policy.as_deref()),
+        Command::Completions { .. } | Command::Man => {
+            unreachable!("printed before the store is found")
+        }
     };
     let mut report = report;
     report.command = name.to_string();

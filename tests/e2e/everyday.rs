@@ -290,3 +290,69 @@ fn export_ls_lists_recorded_exports_with_class_source_policy_and_time() {
     let none = env.json(&["export", "ls", "--source", "other"]).1;
     assert_eq!(none["result"]["exports"].as_array().unwrap().len(), 0);
 }
+
+#[test]
+fn completions_and_the_man_page_come_from_the_parser_and_need_no_store() {
+    let env = Env::bare();
+    let bash = env.run(&["completions", "bash"]);
+    assert_eq!(bash.code, 0, "{}", bash.stderr);
+    let script = String::from_utf8(bash.stdout).unwrap();
+    for word in ["bundle", "cat", "export", "--store", "--json"] {
+        assert!(script.contains(word), "bash completion lacks {word}");
+    }
+    let checked = std::process::Command::new("bash")
+        .args(["-n", "-c", &script])
+        .status()
+        .unwrap();
+    assert!(checked.success(), "bash -n refuses the script");
+    for shell in ["zsh", "fish"] {
+        let r = env.run(&["completions", shell]);
+        assert_eq!(r.code, 0);
+        assert!(
+            String::from_utf8_lossy(&r.stdout).contains("materialize"),
+            "{shell}"
+        );
+    }
+    assert_eq!(env.run(&["completions", "tcsh"]).code, 2);
+    let man = env.run(&["man"]);
+    assert_eq!(man.code, 0);
+    let page = String::from_utf8(man.stdout).unwrap();
+    assert!(page.contains(".TH coffer 1"), "{page}");
+    assert!(
+        page.contains("SUBCOMMANDS") && page.contains("bundle"),
+        "{page}"
+    );
+    assert!(
+        !env.path("store").exists() && !env.path(".coffer").exists(),
+        "no store made"
+    );
+}
+
+#[test]
+fn help_lists_global_options_under_their_own_heading() {
+    let env = Env::bare();
+    for args in [
+        &["--help"][..],
+        &["bundle", "cat", "--help"],
+        &["export", "create", "--help"],
+    ] {
+        let r = env.run(args);
+        let text = String::from_utf8(r.stdout).unwrap();
+        let (own, global) = text
+            .split_once("Global options:")
+            .expect("a Global options heading");
+        assert!(
+            global.contains("--store") && global.contains("--json") && global.contains("--quiet")
+        );
+        assert!(
+            !own.contains("--store <STORE>"),
+            "{args:?}: --store listed with the command's own options"
+        );
+    }
+    let r = env.run(&["export", "pack", "--help"]);
+    let text = String::from_utf8(r.stdout).unwrap();
+    assert!(
+        text.contains("<EXPORT_DIR>") && !text.contains("<DEST>"),
+        "{text}"
+    );
+}
