@@ -356,3 +356,98 @@ fn help_lists_global_options_under_their_own_heading() {
         "{text}"
     );
 }
+
+/// A copy of the observational fixture with its own ids, task and model.
+fn variant(env: &Env, id: &str, task: &str, provider: &str, model: &str) {
+    let dir = env.path(id);
+    crate::bundles::copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    m["run"]["task"]["id"] = task.into();
+    m["run"]["model"] = serde_json::json!({"provider": provider, "id": model});
+    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    crate::bundles::rebrand(&dir, id, &format!("attempt-{id}"));
+    let (code, v) = env.json(&["bundle", "ingest", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+}
+
+#[test]
+fn bundle_ls_takes_globs_provider_model_since_and_three_formats() {
+    let env = Env::new();
+    variant(&env, "b-one", "task-calc-add", "lab-a", "model-large");
+    variant(&env, "b-two", "task-calc-sub", "lab-a", "model-small");
+    variant(&env, "b-three", "other-task", "lab-b", "model-large");
+    let ids = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["bundle", "ls"];
+        all.extend_from_slice(args);
+        let (code, v) = env.json(&all);
+        assert_eq!(code, 0, "{args:?}: {v}");
+        v["result"]["bundles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["bundleId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&[]), ["b-one", "b-two", "b-three"]);
+    // Exact ids still match exactly; a prefix needs its `*`.
+    assert_eq!(ids(&["--task", "task-calc-add"]), ["b-one"]);
+    assert!(ids(&["--task", "task-calc"]).is_empty());
+    assert_eq!(ids(&["--task", "task-calc-*"]), ["b-one", "b-two"]);
+    // The model as `show` prints it (provider/model), its id, or a glob.
+    assert_eq!(ids(&["--model", "lab-a/model-large"]), ["b-one"]);
+    assert_eq!(ids(&["--model", "model-large"]), ["b-one", "b-three"]);
+    assert_eq!(ids(&["--model", "lab-a/*"]), ["b-one", "b-two"]);
+    assert_eq!(ids(&["--model", "*-small"]), ["b-two"]);
+    assert_eq!(
+        ids(&["--model", "*-small", "--task", "other-*"]),
+        Vec::<String>::new()
+    );
+    // --since: a duration, a date, an RFC 3339 time.
+    assert_eq!(ids(&["--since", "1h"]).len(), 3);
+    assert_eq!(ids(&["--since", "2020-01-01"]).len(), 3);
+    assert!(ids(&["--since", "2999-01-01T00:00:00Z"]).is_empty());
+    let bad = env.json(&["bundle", "ls", "--since", "yesterday"]);
+    assert_eq!(bad.0, 2);
+
+    let text = |format: &str| {
+        let r = env.run(&["bundle", "ls", "--format", format]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        String::from_utf8(r.stdout).unwrap()
+    };
+    let table = text("table");
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 4, "{table}");
+    assert!(lines[0].starts_with("INGESTED ") && lines[0].contains("QUALIFICATION"));
+    for (line, id) in lines[1..].iter().zip(["b-one", "b-two", "b-three"]) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert!(cols[0].ends_with('Z') && cols[0].len() == 20, "{line}");
+        assert_eq!(cols[1], id);
+    }
+    // Columns line up: every row's bundle column starts where the header's does.
+    let at = lines[0].find("BUNDLE").unwrap();
+    assert!(
+        lines[1..].iter().all(|l| l[at..].starts_with("b-")),
+        "{table}"
+    );
+    let jsonl = text("jsonl");
+    let rows: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[1]["modelId"], "model-small");
+    let csv = text("csv");
+    let mut csv_lines = csv.lines();
+    assert_eq!(
+        csv_lines.next().unwrap(),
+        "ingested,bundle,task,model,harness,mode,terminal,qualification,manifest"
+    );
+    let second: Vec<&str> = csv_lines.nth(1).unwrap().split(',').collect();
+    assert_eq!(
+        second[1..4],
+        ["b-two", "task-calc-sub", "lab-a/model-small"]
+    );
+    assert!(second[8].starts_with("sha256:"));
+    assert_eq!(env.run(&["bundle", "ls", "--format", "xml"]).code, 2);
+}

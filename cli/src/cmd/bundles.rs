@@ -17,14 +17,14 @@ use crate::Ctx;
 /// Filters of `bundle ls`.
 #[derive(Debug, clap::Args)]
 pub struct LsFilters {
-    /// Only this task id.
-    #[arg(long)]
+    /// Only tasks matching this id or glob (`*`, `?`, `[...]`; case-sensitive).
+    #[arg(long, value_name = "GLOB")]
     task: Option<String>,
-    /// Only this model id.
-    #[arg(long)]
+    /// Only models matching this id or `provider/model`, or a glob of either.
+    #[arg(long, value_name = "GLOB")]
     model: Option<String>,
-    /// Only this harness id.
-    #[arg(long)]
+    /// Only harnesses matching this id or glob.
+    #[arg(long, value_name = "GLOB")]
     harness: Option<String>,
     /// observational or verified.
     #[arg(long, value_parser = one_of(AssessmentMode::ALL))]
@@ -35,6 +35,121 @@ pub struct LsFilters {
     /// qualified or incomplete.
     #[arg(long, value_parser = one_of(Qualification::ALL))]
     qualification: Option<Qualification>,
+    /// Only bundles ingested since: a duration back from now (`36h`, `7d`),
+    /// a date (`2026-12-01`, UTC midnight) or an RFC 3339 time.
+    #[arg(long, value_name = "WHEN", value_parser = parse_since)]
+    since: Option<i64>,
+    /// Output without --json: an aligned table, one JSON object per line,
+    /// or CSV (RFC 4180, with a header).
+    #[arg(long, value_enum, default_value_t = LsFormat::Table)]
+    format: LsFormat,
+}
+
+/// How `bundle ls` prints its rows (the --json envelope is unchanged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LsFormat {
+    /// Aligned columns with a header.
+    Table,
+    /// One JSON object per bundle, per line.
+    Jsonl,
+    /// Comma-separated values with a header.
+    Csv,
+}
+
+/// `--since`: ms since the epoch.
+fn parse_since(s: &str) -> Result<i64, String> {
+    let now = std::time::SystemTime::now();
+    let at = if let Ok(d) = humantime::parse_duration(s) {
+        now.checked_sub(d).ok_or("too far back")?
+    } else if let Ok(t) = humantime::parse_rfc3339_weak(s) {
+        t
+    } else if let Ok(t) = humantime::parse_rfc3339_weak(&format!("{s} 00:00:00")) {
+        t
+    } else {
+        return Err(format!(
+            "{s:?} is neither a duration (36h, 7d), a date (2026-12-01) nor an RFC 3339 time"
+        ));
+    };
+    Ok(at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64))
+}
+
+/// RFC 3339 (UTC, seconds) of a time in ms since the epoch.
+fn rfc3339(ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// One CSV field, quoted when it must be (RFC 4180).
+fn csv_field(v: &str) -> String {
+    if v.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+const LS_HEADER: [&str; 9] = [
+    "ingested",
+    "bundle",
+    "task",
+    "model",
+    "harness",
+    "mode",
+    "terminal",
+    "qualification",
+    "manifest",
+];
+
+fn ls_cells(b: &records::BundleRow) -> [String; 9] {
+    [
+        rfc3339(b.ingested_ms),
+        b.bundle_id.clone(),
+        b.task_id.clone(),
+        format!("{}/{}", b.model_provider, b.model_id),
+        b.harness_id.clone(),
+        b.assessment_mode.to_string(),
+        b.terminal_state.to_string(),
+        b.qualification.to_string(),
+        b.manifest_digest.to_string(),
+    ]
+}
+
+/// The human rendering of `bundle ls` rows in `format`.
+fn ls_text(rows: &[records::BundleRow], format: LsFormat) -> String {
+    let cells: Vec<[String; 9]> = rows.iter().map(ls_cells).collect();
+    match format {
+        LsFormat::Jsonl => rows
+            .iter()
+            .map(|r| serde_json::to_string(r).expect("a row serializes") + "\n")
+            .collect(),
+        LsFormat::Csv => std::iter::once(LS_HEADER.map(String::from))
+            .chain(cells)
+            .map(|row| row.map(|c| csv_field(&c)).join(",") + "\n")
+            .collect(),
+        LsFormat::Table => {
+            // The manifest digest is left out of the table (show has it).
+            let header = LS_HEADER.map(|h| h.to_uppercase());
+            let mut widths = [0usize; 8];
+            for row in std::iter::once(&header).chain(&cells) {
+                for (w, c) in widths.iter_mut().zip(row.iter()) {
+                    *w = (*w).max(c.chars().count());
+                }
+            }
+            std::iter::once(&header)
+                .chain(&cells)
+                .map(|row| {
+                    let line: Vec<String> = row[..8]
+                        .iter()
+                        .zip(widths)
+                        .map(|(c, w)| format!("{c:<w$}"))
+                        .collect();
+                    line.join("  ").trim_end().to_string() + "\n"
+                })
+                .collect()
+        }
+    }
 }
 
 /// A clap parser for one value of a closed vocabulary: the values are
@@ -140,23 +255,12 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
         assessment_mode: f.assessment_mode,
         terminal: f.terminal,
         qualification: f.qualification,
+        since_ms: f.since,
     };
     let rows = or_report!(
         open_store_for_reading(ctx).and_then(|s| records::bundles(s.catalog(), &filter))
     );
-    let mut human = String::new();
-    for b in &rows {
-        human.push_str(&format!(
-            "{}  task={} model={} harness={} {} {} {}\n",
-            b.bundle_id,
-            b.task_id,
-            b.model_id,
-            b.harness_id,
-            b.assessment_mode,
-            b.terminal_state,
-            b.qualification
-        ));
-    }
+    let human = ls_text(&rows, f.format);
     Report::accepted(json!({ "bundles": rows }), human)
 }
 
@@ -271,5 +375,31 @@ pub fn cat(ctx: &Ctx, bundle: &str, file: &str, output: Option<&Path>) -> Report
     match records::file_digest(store.catalog(), bundle, file) {
         Ok(d) => super::objects::write_object(ctx, &store, &d, output),
         Err(e) => Report::error(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields_are_quoted_only_when_they_must_be() {
+        assert_eq!(csv_field("plain-id"), "plain-id");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+    }
+
+    #[test]
+    fn since_takes_a_duration_a_date_or_a_time() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        let hour_ago = parse_since("1h").unwrap();
+        assert!((now - 3_600_000 - hour_ago).abs() < 60_000);
+        assert_eq!(parse_since("2026-12-01").unwrap(), 1_796_083_200_000);
+        assert_eq!(parse_since("2026-12-01T12:00:00Z").unwrap(), 1_796_126_400_000);
+        assert!(parse_since("soon").is_err());
     }
 }

@@ -82,11 +82,12 @@ pub struct ArtifactRow {
 /// Filters of `bundle ls` (all optional, combined with AND).
 #[derive(Debug, Clone, Default)]
 pub struct BundleFilter {
-    /// Task id.
+    /// Task id: a glob (`*`, `?`, `[...]`, case-sensitive); a plain
+    /// string matches exactly.
     pub task: Option<String>,
-    /// Model id.
+    /// Model: a glob over the model id or `provider/model`.
     pub model: Option<String>,
-    /// Harness id.
+    /// Harness id: a glob.
     pub harness: Option<String>,
     /// Assessment mode.
     pub assessment_mode: Option<AssessmentMode>,
@@ -94,6 +95,8 @@ pub struct BundleFilter {
     pub terminal: Option<TerminalState>,
     /// Capture qualification.
     pub qualification: Option<Qualification>,
+    /// Only bundles ingested at or after this time (ms since the epoch).
+    pub since_ms: Option<i64>,
 }
 
 const BUNDLE_COLUMNS: &str = "bundle_id, manifest_digest, run_id, attempt_id, attempt_number, retry_of, task_id, fixture_id, model_provider, model_id, harness_id, harness_version, assessment_mode, terminal_state, failure_class, stop_reason, qualification, ingested_ms";
@@ -264,9 +267,11 @@ pub fn bundles(catalog: &Catalog, f: &BundleFilter) -> Result<Vec<BundleRow>> {
     catalog.reader().query(
         &format!(
             "SELECT {BUNDLE_COLUMNS} FROM bundles
-             WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR model_id = ?2)
-               AND (?3 IS NULL OR harness_id = ?3) AND (?4 IS NULL OR assessment_mode = ?4)
+             WHERE (?1 IS NULL OR task_id GLOB ?1)
+               AND (?2 IS NULL OR model_id GLOB ?2 OR model_provider || '/' || model_id GLOB ?2)
+               AND (?3 IS NULL OR harness_id GLOB ?3) AND (?4 IS NULL OR assessment_mode = ?4)
                AND (?5 IS NULL OR terminal_state = ?5) AND (?6 IS NULL OR qualification = ?6)
+               AND (?7 IS NULL OR ingested_ms >= ?7)
              ORDER BY ingested_ms, bundle_id"
         ),
         &[
@@ -276,6 +281,7 @@ pub fn bundles(catalog: &Catalog, f: &BundleFilter) -> Result<Vec<BundleRow>> {
             &f.assessment_mode,
             &f.terminal,
             &f.qualification,
+            &f.since_ms,
         ],
         bundle_row,
     )
