@@ -73,6 +73,9 @@ pub struct Report {
     pub result: Value,
     /// Human text for stdout (without the issues, which go to stderr).
     pub human: String,
+    /// The human text already lists the issues (`scan` prints findings on
+    /// stdout, as rg and gitleaks do): stderr gets only a count.
+    pub listed: bool,
 }
 
 impl Report {
@@ -85,6 +88,7 @@ impl Report {
             issues,
             result,
             human,
+            listed: false,
         }
     }
 
@@ -143,6 +147,10 @@ impl Report {
                 Status::Accepted | Status::Incomplete => "warning",
                 _ => "error",
             };
+            if self.listed && !quiet && !self.issues.is_empty() {
+                let _ = writeln!(err, "{label}: {} finding(s)", self.issues.len());
+                return ExitCode::from(code);
+            }
             // Messages already name their subject; `path` is for machines.
             for i in &self.issues {
                 let _ = writeln!(err, "{label}[{}]: {}", i.code, i.message);

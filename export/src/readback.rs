@@ -19,7 +19,7 @@ use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::schema::{self, DocKind};
 use coffer_store::digest::HashingReader;
 use coffer_store::dir::{Dir, EntryKind};
-use coffer_store::issue::Issue;
+use coffer_store::issue::{Issue, Position};
 use coffer_store::json::{self, escape_pointer_token, JsonlLimits, Limits};
 use regex::bytes::Regex;
 use serde_json::Value;
@@ -86,6 +86,56 @@ pub struct FinalScan {
     pub report: ReadbackReport,
     scratch: Vec<Finding>,
     clean: CleanCache,
+    /// `coffer scan` asks where each finding is; the gate does not.
+    locate: Option<Raw>,
+}
+
+/// The raw bytes of the line or document being scanned, to place findings.
+#[derive(Clone, Default)]
+struct Raw {
+    bytes: Vec<u8>,
+    /// The line `bytes` starts on.
+    first_line: u64,
+    /// A text line is scanned as is; JSON strings are escaped in it.
+    text: bool,
+}
+
+impl Raw {
+    /// The line and byte column of byte `at` of the raw bytes.
+    fn at(&self, at: usize) -> Position {
+        let before = &self.bytes[..at];
+        let newlines = memchr::memchr_iter(b'\n', before).count() as u64;
+        let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        Position {
+            line: self.first_line + newlines,
+            column: (at - line_start) as u64 + 1,
+        }
+    }
+
+    /// Where `s[a..e]` (a scanned string, or a match inside it) lies: in a
+    /// text line, exactly; in JSON, where its escaped form first appears
+    /// (else the escaped whole string, else the start of the line).
+    fn place(&self, s: &str, span: Option<(usize, usize)>) -> Position {
+        if self.text {
+            return self.at(span.map_or(0, |(a, _)| a).min(self.bytes.len()));
+        }
+        let b = s.as_bytes();
+        let escaped = |x: &[u8]| {
+            let q =
+                serde_json::to_string(&String::from_utf8_lossy(x)).expect("a string serializes");
+            q.as_bytes()[1..q.len() - 1].to_vec()
+        };
+        let find = |x: &[u8]| {
+            let e = escaped(x);
+            (!e.is_empty())
+                .then(|| memchr::memmem::find(&self.bytes, &e))
+                .flatten()
+        };
+        span.filter(|(a, e)| a < e && *e <= b.len())
+            .and_then(|(a, e)| find(&b[a..e]))
+            .or_else(|| find(b))
+            .map_or_else(|| self.at(0), |at| self.at(at))
+    }
 }
 
 fn literal_set(exp: &Expectations<'_>) -> (Vec<String>, Vec<&'static str>) {
@@ -161,13 +211,40 @@ impl FinalScan {
             report,
             scratch: Vec::new(),
             clean: CleanCache::default(),
+            locate: None,
         })
+    }
+
+    /// Also records where each finding is (line and byte column).
+    pub fn locating(mut self) -> Self {
+        self.locate = Some(Raw::default());
+        self
     }
 
     fn finding(&mut self, code: &'static str, file: &str, pointer: &str, message: String) {
         if self.findings.len() < MAX_FINDINGS {
             let message = format!("{file}#{pointer}: {message}");
             self.findings.push(Issue::at(code, file, pointer, message));
+        }
+    }
+
+    /// A finding in the scanned string `s` (at `span` inside it, when the
+    /// matcher says where), placed in the file when locating.
+    fn finding_in(
+        &mut self,
+        code: &'static str,
+        file: &str,
+        pointer: &str,
+        s: &str,
+        span: Option<(usize, usize)>,
+        message: String,
+    ) {
+        let before = self.findings.len();
+        self.finding(code, file, pointer, message);
+        if self.findings.len() > before {
+            if let Some(raw) = &self.locate {
+                self.findings[before].position = Some(raw.place(s, span));
+            }
         }
     }
 
@@ -221,10 +298,12 @@ impl FinalScan {
             } else {
                 "validation.secret_in_export"
             };
-            self.finding(
+            self.finding_in(
                 code,
                 file,
                 pointer,
+                s,
+                Some((f.start, f.end)),
                 format!("rule {} matched {} bytes", f.rule, f.end - f.start),
             );
         }
@@ -241,19 +320,23 @@ impl FinalScan {
                 {
                     continue;
                 }
-                self.finding(
+                self.finding_in(
                     code,
                     file,
                     pointer,
+                    s,
+                    Some((a, e)),
                     format!("a {}-byte literal the export must not contain", e - a),
                 );
             }
         }
         for _ in crate::local_paths::local_paths(s) {
-            self.finding(
+            self.finding_in(
                 "validation.local_path_in_export",
                 file,
                 pointer,
+                s,
+                None,
                 "an absolute local path".into(),
             );
         }
@@ -270,13 +353,15 @@ impl FinalScan {
                 )
             })
             .collect();
-        for (_, p) in &exact {
+        for (at, p) in &exact {
             self.report.placeholders += 1;
             if !self.placeholder_ok(p) {
-                self.finding(
+                self.finding_in(
                     "validation.placeholder_unknown",
                     file,
                     pointer,
+                    s,
+                    Some((*at, at + p.len())),
                     "a placeholder this export did not issue".into(),
                 );
             }
@@ -288,10 +373,12 @@ impl FinalScan {
             .filter(|m| !exact.iter().any(|(at, _)| *at == m.start()))
             .count();
         for _ in 0..stray {
-            self.finding(
+            self.finding_in(
                 "validation.placeholder_unknown",
                 file,
                 pointer,
+                s,
+                None,
                 "text shaped like a placeholder that is not one".into(),
             );
         }
@@ -370,7 +457,16 @@ impl FinalScan {
         let mut r = HashingReader::new(f);
         match media_type {
             "application/json" => {
-                let v = json::read_document(&mut r, &Limits::EVIDENCE, rel)?;
+                let bytes = json::read_bytes(&mut r, &Limits::EVIDENCE, rel)?;
+                let v =
+                    json::parse(&bytes, &Limits::EVIDENCE).map_err(|e| Issue::from((rel, e)))?;
+                if let Some(raw) = &mut self.locate {
+                    *raw = Raw {
+                        bytes,
+                        first_line: 1,
+                        text: false,
+                    };
+                }
                 self.value(&v, rel, &mut String::new());
             }
             media => self.lines(&mut r, rel, media == "application/x-ndjson")?,
@@ -420,6 +516,12 @@ impl FinalScan {
         for (i, content) in b.lines().enumerate() {
             let n = b.first + i as u64;
             let mut pointer = format!("/{n}");
+            if let Some(raw) = &mut self.locate {
+                raw.bytes.clear();
+                raw.bytes.extend_from_slice(content);
+                raw.first_line = n + 1;
+                raw.text = !jsonl;
+            }
             if jsonl {
                 let v = json::parse(content, &limits).map_err(|e| {
                     Issue::at(
@@ -458,6 +560,7 @@ impl FinalScan {
             allow: self.allow.clone(),
             findings: Vec::new(),
             report: ReadbackReport::default(),
+            locate: self.locate.as_ref().map(|_| Raw::default()),
             scratch: Vec::new(),
             clean: CleanCache::default(),
         }

@@ -15,7 +15,8 @@ pub struct ScanOutcome {
     pub files: usize,
     /// Bytes and strings read.
     pub report: ReadbackReport,
-    /// Files that could not be read, then findings (each a leak).
+    /// Files that could not be read, then findings (each a leak, with its
+    /// line and column when the scan could place it).
     pub issues: Vec<Issue>,
 }
 
@@ -57,7 +58,7 @@ fn files_of(paths: &[PathBuf], issues: &mut Vec<Issue>) -> Vec<PathBuf> {
 
 /// Runs the final scan over `paths` with what `exp` expects.
 pub fn scan_paths(paths: &[PathBuf], exp: &Expectations<'_>) -> Result<ScanOutcome> {
-    let mut scan = FinalScan::new(exp)?;
+    let mut scan = FinalScan::new(exp)?.locating();
     let mut issues = Vec::new();
     let files = files_of(paths, &mut issues);
     for p in &files {

@@ -14,6 +14,18 @@ pub struct Issue {
     /// JSON pointer inside that file (or the manifest), when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
+    /// Where in the file's bytes, when the reader knows (`coffer scan`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
+}
+
+/// A 1-based line and byte column in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Position {
+    /// Line, from 1.
+    pub line: u64,
+    /// Byte column in that line, from 1.
+    pub column: u64,
 }
 
 impl Issue {
@@ -29,6 +41,7 @@ impl Issue {
             message: message.into(),
             file: Some(file.to_string()),
             pointer: Some(pointer.into()),
+            position: None,
         }
     }
 
@@ -39,6 +52,7 @@ impl Issue {
             message: message.into(),
             file: Some(file.to_string()),
             pointer: None,
+            position: None,
         }
     }
 
@@ -50,6 +64,7 @@ impl Issue {
             message: message.into(),
             file: subject,
             pointer: None,
+            position: None,
         }
     }
 

@@ -451,3 +451,60 @@ fn bundle_ls_takes_globs_provider_model_since_and_three_formats() {
     assert!(second[8].starts_with("sha256:"));
     assert_eq!(env.run(&["bundle", "ls", "--format", "xml"]).code, 2);
 }
+
+#[test]
+fn scan_prints_findings_on_stdout_as_path_line_col_and_never_the_value() {
+    let env = Env::new();
+    let token = "ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8";
+    env.write(
+        "t/notes.txt",
+        format!("first line\nkey = \"{token}\"\n").as_bytes(),
+    );
+    env.write(
+        "t/s.jsonl",
+        format!("{{\"a\":1}}\n{{\"msg\":\"say \\\"x\\\" {token} ok\"}}\n").as_bytes(),
+    );
+    env.write(
+        "t/d.json",
+        format!("{{\n  \"k\": [\n    \"x {token}\"\n  ]\n}}\n").as_bytes(),
+    );
+    env.write("t/clean.txt", b"nothing to see\n");
+    let r = env.run(&["scan", env.path("t").to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    let out = String::from_utf8(r.stdout).unwrap();
+    let t = env.path("t");
+    let at = |f: &str, l: u32, c: u32| {
+        format!(
+            "{}:{l}:{c}: validation.secret_in_export rule github-token",
+            t.join(f).display()
+        )
+    };
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].starts_with(&at("d.json", 3, 8)), "{out}");
+    assert!(lines[1].starts_with(&at("notes.txt", 2, 8)), "{out}");
+    // In JSON Lines the column is in the raw line, escapes included.
+    assert!(lines[2].starts_with(&at("s.jsonl", 2, 19)), "{out}");
+    assert!(!out.contains(token) && !r.stderr.contains(token));
+    assert_eq!(r.stderr.trim(), "error: 3 finding(s)");
+    // The same places under --json, in the result.
+    let (code, v) = env.json(&["scan", t.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let locs = v["result"]["locations"].as_array().unwrap();
+    let got: Vec<(u64, u64)> = locs
+        .iter()
+        .map(|l| (l["line"].as_u64().unwrap(), l["column"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(got, [(3, 8), (2, 8), (2, 19)]);
+    assert_eq!(locs[2]["pointer"], "/1/msg");
+    assert!(!v.to_string().contains(token));
+    // -q: nothing on stdout, every finding on stderr.
+    let q = env.run(&["scan", "-q", t.to_str().unwrap()]);
+    assert!(q.stdout.is_empty());
+    assert_eq!(
+        q.stderr.matches("validation.secret_in_export").count(),
+        3,
+        "{}",
+        q.stderr
+    );
+}

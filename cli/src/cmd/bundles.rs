@@ -399,7 +399,10 @@ mod tests {
         let hour_ago = parse_since("1h").unwrap();
         assert!((now - 3_600_000 - hour_ago).abs() < 60_000);
         assert_eq!(parse_since("2026-12-01").unwrap(), 1_796_083_200_000);
-        assert_eq!(parse_since("2026-12-01T12:00:00Z").unwrap(), 1_796_126_400_000);
+        assert_eq!(
+            parse_since("2026-12-01T12:00:00Z").unwrap(),
+            1_796_126_400_000
+        );
         assert!(parse_since("soon").is_err());
     }
 }

@@ -196,12 +196,41 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
                 ),
             ));
         }
-        let human = format!("{} finding(s)", issues.len());
+        let mut result = result;
+        result["locations"] = json!(issues
+            .iter()
+            .filter_map(|i| Some(json!({
+                "file": i.file.as_ref()?,
+                "pointer": i.pointer,
+                "line": i.position?.line,
+                "column": i.position?.column,
+                "code": i.code,
+            })))
+            .collect::<Vec<_>>());
+        let human: String = issues.iter().map(finding_line).collect();
         let mut r = Report::from_issues(issues, result, human);
         r.status = Status::Failed;
+        r.listed = true;
         Ok(r)
     };
     run().unwrap_or_else(|e| export_error(&e))
+}
+
+/// One finding as rg and gitleaks print them: `path:line:col: code
+/// message` (the message describes the match, never its value); a problem
+/// without a position (an unreadable file) is `path: code message`.
+fn finding_line(i: &Issue) -> String {
+    let file = i.file.as_deref().unwrap_or("-");
+    // Scan messages start with the issue's `file#pointer: ` for the
+    // envelope; the line already says where.
+    let message = i
+        .location()
+        .and_then(|l| i.message.strip_prefix(&format!("{l}: ")))
+        .unwrap_or(&i.message);
+    match i.position {
+        Some(p) => format!("{file}:{}:{}: {} {message}\n", p.line, p.column, i.code),
+        None => format!("{file}: {} {message}\n", i.code),
+    }
 }
 
 pub fn pack(_ctx: &Ctx, dest: &Path, archive: &Path) -> Report {
