@@ -27,3 +27,40 @@ pub fn bytes(ctx: &Ctx, total: Option<u64>, what: &str) -> ProgressBar {
     pb.set_message(what.to_string());
     pb
 }
+
+/// A bar a library reports to through [`coffer_store::Progress`]: a
+/// spinner until the library knows the total, then a bar with ETA.
+struct Reported(ProgressBar);
+
+impl coffer_store::Progress for Reported {
+    fn total(&self, bytes: u64) {
+        self.0.set_length(bytes);
+        self.0.set_style(
+            ProgressStyle::with_template(
+                "{msg} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} {eta}",
+            )
+            .expect("static template"),
+        );
+    }
+
+    fn advance(&self, bytes: u64) {
+        // Never past the total: a bar that ends at 101% is a bug report.
+        let room = self
+            .0
+            .length()
+            .map_or(bytes, |len| len.saturating_sub(self.0.position()));
+        self.0.inc(bytes.min(room));
+    }
+}
+
+/// Shows the progress `store`'s long work reports, under `what`; nothing
+/// unless a person is watching (see [`bytes`]). Clear the returned bar
+/// when the work ends.
+pub fn attach(ctx: &Ctx, store: &mut coffer_store::Store, what: &str) -> ProgressBar {
+    let pb = bytes(ctx, None, what);
+    if !pb.is_hidden() {
+        pb.enable_steady_tick(std::time::Duration::from_millis(120));
+        store.set_progress(std::sync::Arc::new(Reported(pb.clone())));
+    }
+    pb
+}

@@ -517,6 +517,10 @@ pub fn create(
         .map(|(d, _)| d)
         .collect();
 
+    if let Some(p) = store.progress() {
+        // Each exported artifact is read twice: pass 1, then pass 2.
+        p.total(2 * exported.iter().map(|d| d.size_bytes).sum::<u64>());
+    }
     // Both passes read through a shared borrow of the store; it ends
     // before the export is recorded with the exclusive one.
     let artifacts = src.artifacts(store);

@@ -139,20 +139,38 @@ impl Artifacts<'_> {
     /// the descriptor's.
     pub fn open(&self, d: &Descriptor) -> Result<Box<dyn Read + '_>> {
         let digest = d.digest;
-        match &self.src.from {
-            From::Store => Ok(Box::new(self.store.open_object(&digest)?)),
+        let reader: Box<dyn Read + '_> = match &self.src.from {
+            From::Store => Box::new(self.store.open_object(&digest)?),
             From::Dir(dir, _) => {
                 let (f, _) = dir
                     .open_evidence(&d.relative_path)
                     .map_err(|i| ExportError::Invalid(vec![i]))?;
-                Ok(Box::new(Checked {
+                Box::new(Checked {
                     inner: HashingReader::new(f),
                     size: d.size_bytes,
                     digest,
                     rel: d.relative_path.clone(),
-                }))
+                })
             }
-        }
+        };
+        Ok(match self.store.progress() {
+            Some(p) => Box::new(Reported { inner: reader, p }),
+            None => reader,
+        })
+    }
+}
+
+/// Reports the bytes read through it as progress.
+struct Reported<'a, R> {
+    inner: R,
+    p: &'a dyn coffer_store::Progress,
+}
+
+impl<R: Read> Read for Reported<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.p.advance(n as u64);
+        Ok(n)
     }
 }
 

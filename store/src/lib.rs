@@ -73,4 +73,4 @@ pub use fsck::{Finding, FsckReport};
 pub use gc::GcReport;
 pub use mirror::MirrorReport;
 pub use refs::{BrokenRef, RebuildReport};
-pub use store::{Batch, ObjectReader, PutOptions, PutOutcome, Store};
+pub use store::{Batch, ObjectReader, Progress, PutOptions, PutOutcome, Store};

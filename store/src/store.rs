@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::backend::{BackendConfig, Body};
 use crate::catalog::{Catalog, CatalogStats, ObjectRow, Root, Schema};
@@ -34,6 +35,17 @@ pub struct Store {
     dirs: ObjectDirs,
     catalog: Catalog,
     lock: StoreLock,
+    progress: Option<Arc<dyn Progress>>,
+}
+
+/// Receives the progress of long work, in bytes (a terminal's progress
+/// bar). The store reports bytes read into batches and copied out of
+/// objects; a layer that knows the work's size up front reports it.
+pub trait Progress: Send + Sync {
+    /// The work's total size, once known.
+    fn total(&self, _bytes: u64) {}
+    /// `bytes` more are done.
+    fn advance(&self, bytes: u64);
 }
 
 /// How a command will use a store.
@@ -199,6 +211,7 @@ impl Store {
             dirs,
             catalog,
             lock,
+            progress: None,
         })
     }
 
@@ -287,6 +300,17 @@ impl Store {
             progress: None,
             named: None,
         })
+    }
+
+    /// Reports the bytes every batch reads and every object copy writes to
+    /// `p` from now on.
+    pub fn set_progress(&mut self, p: Arc<dyn Progress>) {
+        self.progress = Some(p);
+    }
+
+    /// Where long work reports its progress, if anywhere.
+    pub fn progress(&self) -> Option<&dyn Progress> {
+        self.progress.as_deref()
     }
 
     /// Puts one file; `progress` receives bytes read.
@@ -383,6 +407,9 @@ impl Store {
             out.write_all(&buf[..k])
                 .map_err(|e| StoreError::io("<output>", "write", e))?;
             n += k as u64;
+            if let Some(p) = &self.progress {
+                p.advance(k as u64);
+            }
         }
     }
 
@@ -520,8 +547,10 @@ impl<'s> Batch<'s> {
     }
 
     fn tick(&self, n: u64) {
-        if let Some(p) = &self.progress {
-            p(n)
+        match (&self.progress, &self.store.progress) {
+            (Some(p), _) => p(n),
+            (None, Some(p)) => p.advance(n),
+            (None, None) => {}
         }
     }
 

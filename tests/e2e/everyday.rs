@@ -508,3 +508,95 @@ fn scan_prints_findings_on_stdout_as_path_line_col_and_never_the_value() {
         q.stderr
     );
 }
+
+/// Runs `coffer ARGS` under a pseudo-terminal (`script`), returning what
+/// the terminal showed; `None` where `script` is not installed.
+fn on_a_terminal(env: &Env, args: &[&str]) -> Option<String> {
+    let mut line = format!("{} --store {}", crate::support::bin(), env.store.display());
+    for a in args {
+        line.push(' ');
+        line.push_str(a);
+    }
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn long_work_shows_a_bar_on_a_terminal_and_nothing_when_piped() {
+    let env = Env::new();
+    let dir = env.path("big");
+    crate::bundles::copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    let mut session = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("session.jsonl"))
+        .unwrap();
+    let filler = noise(30 << 20, 7);
+    for chunk in filler.chunks(3000) {
+        let text: String = chunk.iter().map(|b| char::from(b'a' + b % 26)).collect();
+        std::io::Write::write_all(
+            &mut session,
+            format!("{{\"type\":\"assistant.message\",\"text\":\"{text}\"}}\n").as_bytes(),
+        )
+        .unwrap();
+    }
+    drop(session);
+    crate::bundles::rebrand(&dir, "big-one", "attempt-big-one");
+    let Some(shown) = on_a_terminal(&env, &["bundle", "ingest", dir.to_str().unwrap()]) else {
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return;
+    };
+    assert!(shown.contains("ingested big-one"), "{shown}");
+    assert!(
+        shown.contains("ingest ") && shown.contains(" MiB/"),
+        "no bar: {shown}"
+    );
+    // The bar never passes its total.
+    let sizes = regex::Regex::new(r"([0-9.]+) (B|KiB|MiB|GiB)/([0-9.]+) (B|KiB|MiB|GiB)").unwrap();
+    let bytes = |n: &str, unit: &str| {
+        let scale = match unit {
+            "KiB" => 1024.0,
+            "MiB" => 1048576.0,
+            "GiB" => 1073741824.0,
+            _ => 1.0,
+        };
+        n.parse::<f64>().unwrap() * scale
+    };
+    let mut seen = 0;
+    for c in sizes.captures_iter(&shown) {
+        seen += 1;
+        assert!(bytes(&c[1], &c[2]) <= bytes(&c[3], &c[4]), "{}", &c[0]);
+    }
+    assert!(seen > 0, "{shown}");
+    let out = env.path("co");
+    let shown = on_a_terminal(
+        &env,
+        &["bundle", "checkout", "big-one", out.to_str().unwrap()],
+    )
+    .unwrap();
+    assert!(shown.contains("checked out"), "{shown}");
+    // Piped, quiet or --json: no bar at all.
+    let r = env.run(&[
+        "bundle",
+        "checkout",
+        "big-one",
+        env.path("co2").to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    let shown = on_a_terminal(
+        &env,
+        &[
+            "-q",
+            "bundle",
+            "checkout",
+            "big-one",
+            env.path("co3").to_str().unwrap(),
+        ],
+    )
+    .unwrap();
+    assert!(!shown.contains("MiB"), "{shown}");
+}

@@ -213,7 +213,10 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
 
 pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
     let mut store = or_report!(open_store(ctx));
-    let out = or_report!(bundle::ingest::ingest(&mut store, dir));
+    let bar = crate::progress::attach(ctx, &mut store, "ingest");
+    let out = bundle::ingest::ingest(&mut store, dir);
+    bar.finish_and_clear();
+    let out = or_report!(out);
     let result = serde_json::to_value(&out).expect("serializable");
     if !out.issues.is_empty() {
         let human = format!(
@@ -317,8 +320,11 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
 }
 
 pub fn checkout(ctx: &Ctx, id: &str, dest: &Path) -> Report {
-    let store = or_report!(open_store_for_reading(ctx));
-    match bundle::checkout::checkout(&store, id, dest) {
+    let mut store = or_report!(open_store_for_reading(ctx));
+    let bar = crate::progress::attach(ctx, &mut store, "checkout");
+    let done = bundle::checkout::checkout(&store, id, dest);
+    bar.finish_and_clear();
+    match done {
         Ok(n) => Report::accepted(
             json!({"bundle": id, "dest": dest.display().to_string(), "files": n}),
             format!("checked out {id} to {} ({n} files)", dest.display()),

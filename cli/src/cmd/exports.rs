@@ -100,7 +100,10 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
         exclude_unverifiable: a.exclude_unverifiable,
     };
     let src = Source::locate(&store, &a.source)?;
-    let outcome = create_export(&mut store, &src, &policy, &key, &a.dest, &opts)?;
+    let bar = crate::progress::attach(ctx, &mut store, "export");
+    let outcome = create_export(&mut store, &src, &policy, &key, &a.dest, &opts);
+    bar.finish_and_clear();
+    let outcome = outcome?;
     let human = format!(
         "exported {} as {} to {} ({} artifact(s), {} excluded, {} record(s) left out; read back: {} strings, {} placeholders, 0 findings)\nmanifest {}",
         outcome.source_bundle_id,

@@ -84,7 +84,10 @@ pub fn status(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 
 pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
     let mut store = or_report!(open_store(ctx));
-    match packet::freeze::freeze(&mut store, root, packet) {
+    let bar = crate::progress::attach(ctx, &mut store, "freeze");
+    let done = packet::freeze::freeze(&mut store, root, packet);
+    bar.finish_and_clear();
+    match done {
         Ok(r) => render(
             &r,
             if r.created {
@@ -98,8 +101,11 @@ pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 }
 
 pub fn materialize(ctx: &Ctx, root: &Path, packet: &Path, dest: &Path) -> Report {
-    let store = or_report!(open_store_for_reading(ctx));
-    match packet::freeze::materialize(&store, root, packet, dest) {
+    let mut store = or_report!(open_store_for_reading(ctx));
+    let bar = crate::progress::attach(ctx, &mut store, "materialize");
+    let done = packet::freeze::materialize(&store, root, packet, dest);
+    bar.finish_and_clear();
+    match done {
         Ok(n) => Report::accepted(
             json!({"dest": dest.display().to_string(), "files": n}),
             format!("materialized {n} files into {}", dest.display()),

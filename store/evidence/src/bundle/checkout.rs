@@ -34,6 +34,10 @@ pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize>
             row.bundle_id
         ))
     })?;
+    if let Some(p) = store.progress() {
+        let evidence: u64 = manifest.evidence.iter().map(|d| d.size_bytes).sum();
+        p.total(bytes.len() as u64 + evidence);
+    }
     let mut rows: BTreeMap<String, Digest> =
         crate::bundle::records::bundle_artifacts(store.catalog(), &row.bundle_id)?
             .into_iter()

@@ -79,6 +79,9 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     // directory is still read whole, so a copy whose files changed is
     // reported, and objects the store lost are put back.
     let head = BundleHead::open(path);
+    if let (Some(p), Some(m)) = (store.progress(), head.manifest()) {
+        p.total(m.evidence.iter().map(|d| d.size_bytes).sum());
+    }
     let bundle_id = head
         .manifest()
         .map(|m| m.bundle_id.clone())
