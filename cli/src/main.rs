@@ -253,6 +253,13 @@ enum BundleCmd {
         /// Destination; must not exist.
         dest: PathBuf,
     },
+    /// Compare two stored bundles: manifest fields, shared and changed artifacts, sessions.
+    Diff {
+        /// First bundle (id or manifest digest).
+        a: String,
+        /// Second bundle.
+        b: String,
+    },
     /// Print one file of a stored bundle, verified (like `get`, by path).
     Cat {
         /// Bundle id or manifest digest.
@@ -287,6 +294,7 @@ impl Command {
                 BundleCmd::Show { .. } => "bundle show",
                 BundleCmd::Checkout { .. } => "bundle checkout",
                 BundleCmd::Cat { .. } => "bundle cat",
+                BundleCmd::Diff { .. } => "bundle diff",
             },
             Command::Packet { cmd } => match cmd {
                 PacketCmd::Validate { .. } => "packet validate",
@@ -378,6 +386,7 @@ fn main() -> ExitCode {
             BundleCmd::Ls(filters) => cmd::bundles::ls(&ctx, &filters),
             BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &bundle),
             BundleCmd::Checkout { bundle, dest } => cmd::bundles::checkout(&ctx, &bundle, &dest),
+            BundleCmd::Diff { a, b } => cmd::bundles::diff(&ctx, &a, &b),
             BundleCmd::Cat {
                 bundle,
                 file,

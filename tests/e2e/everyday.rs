@@ -600,3 +600,104 @@ fn long_work_shows_a_bar_on_a_terminal_and_nothing_when_piped() {
     .unwrap();
     assert!(!shown.contains("MiB"), "{shown}");
 }
+
+/// A copy of the observational fixture with its own ids, model and
+/// session records.
+fn with_session(env: &Env, id: &str, provider: &str, model: &str, records: &[&str]) {
+    let dir = env.path(id);
+    crate::bundles::copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    std::fs::write(dir.join("session.jsonl"), records.join("\n") + "\n").unwrap();
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    m["run"]["model"] = serde_json::json!({"provider": provider, "id": model});
+    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    crate::bundles::rebrand(&dir, id, &format!("attempt-{id}"));
+    let (code, v) = env.json(&["bundle", "ingest", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+}
+
+#[test]
+fn bundle_diff_compares_fields_artifacts_and_sessions_event_by_event() {
+    let env = Env::new();
+    // A retry on another model: the session diverges at its third record
+    // and has two more tool calls.
+    let start = r#"{"type":"session.start","sessionId":"s"}"#;
+    let msg = r#"{"type":"assistant.message","text":"I will fix add()."}"#;
+    let call = |n: &str| format!(r#"{{"type":"tool.call","n":"{n}"}}"#);
+    let (c1, c2, c3, c4) = (call("1"), call("2"), call("3"), call("4"));
+    with_session(
+        &env,
+        "try-one",
+        "lab-a",
+        "model-large",
+        &[start, msg, &c1, msg],
+    );
+    with_session(
+        &env,
+        "try-two",
+        "lab-b",
+        "model-small",
+        &[start, msg, &c2, msg, &c3, &c4],
+    );
+
+    let (code, v) = env.json(&["bundle", "diff", "try-one", "try-two"]);
+    assert_eq!(code, 0, "{v}");
+    let r = &v["result"];
+    assert_eq!(r["a"]["bundleId"], "try-one");
+    let fields: Vec<&str> = r["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["attemptId", "modelProvider", "modelId"]);
+    let changed: Vec<&str> = r["artifacts"]["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert!(changed.contains(&"session.jsonl"), "{changed:?}");
+    assert!(r["artifacts"]["same"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p == "workspace.patch"));
+    let s = &r["session"];
+    assert_eq!(
+        (s["eventsA"].as_u64(), s["eventsB"].as_u64()),
+        (Some(4), Some(6))
+    );
+    assert_eq!(
+        (s["commonPrefix"].as_u64(), s["firstDifference"].as_u64()),
+        (Some(2), Some(3))
+    );
+    assert_eq!(s["types"]["tool.call"], serde_json::json!({"a": 1, "b": 3}));
+    assert_eq!(
+        s["types"]["assistant.message"],
+        serde_json::json!({"a": 2, "b": 2})
+    );
+    // Human form and errors.
+    let text =
+        String::from_utf8(env.run(&["bundle", "diff", "try-one", "try-two"]).stdout).unwrap();
+    assert!(text.starts_with("--- try-one"), "{text}");
+    assert!(
+        text.contains("~ session.jsonl") && text.contains("first difference at event 3"),
+        "{text}"
+    );
+    assert!(text.contains("tool.call: 1 -> 3"), "{text}");
+    let (code, v) = env.json(&["bundle", "diff", "try-one", "nope"]);
+    assert_ne!(code, 0);
+    assert_eq!(crate::support::codes(&v), vec!["io.not_found"]);
+    // A bundle against itself: nothing differs.
+    let same = env.json(&["bundle", "diff", "try-one", "try-one"]).1;
+    assert_eq!(same["result"]["fields"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        same["result"]["artifacts"]["changed"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    assert!(same["result"]["session"]["firstDifference"].is_null());
+}

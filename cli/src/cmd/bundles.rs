@@ -384,6 +384,60 @@ pub fn cat(ctx: &Ctx, bundle: &str, file: &str, output: Option<&Path>) -> Report
     }
 }
 
+/// `bundle diff`: two stored bundles side by side.
+pub fn diff(ctx: &Ctx, a: &str, b: &str) -> Report {
+    let store = or_report!(open_store_for_reading(ctx));
+    let d = or_report!(bundle::diff::diff(&store, a, b));
+    let result = serde_json::to_value(&d).expect("a diff serializes");
+    Report::accepted(result, diff_text(&d))
+}
+
+fn diff_text(d: &bundle::diff::BundleDiff) -> String {
+    let mut h = format!(
+        "--- {} ({})\n+++ {} ({})\n",
+        d.a.bundle_id, d.a.manifest_digest, d.b.bundle_id, d.b.manifest_digest
+    );
+    for f in &d.fields {
+        h.push_str(&format!("field {}: {} -> {}\n", f.field, f.a, f.b));
+    }
+    let a = &d.artifacts;
+    h.push_str(&format!(
+        "artifacts: {} same, {} changed, {} only in {}, {} only in {}\n",
+        a.same.len(),
+        a.changed.len(),
+        a.only_a.len(),
+        d.a.bundle_id,
+        a.only_b.len(),
+        d.b.bundle_id
+    ));
+    for c in &a.changed {
+        h.push_str(&format!("  ~ {}\n", c.path));
+    }
+    for p in &a.only_a {
+        h.push_str(&format!("  - {p}\n"));
+    }
+    for p in &a.only_b {
+        h.push_str(&format!("  + {p}\n"));
+    }
+    if let Some(s) = &d.session {
+        h.push_str(&format!(
+            "session: {} vs {} events, first {} identical{}\n",
+            s.events_a,
+            s.events_b,
+            s.common_prefix,
+            s.first_difference
+                .map(|n| format!(", first difference at event {n}"))
+                .unwrap_or_default()
+        ));
+        for (t, c) in &s.types {
+            if c.a != c.b {
+                h.push_str(&format!("  {t}: {} -> {}\n", c.a, c.b));
+            }
+        }
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 
 pub mod checkout;
 pub mod content;
+pub mod diff;
 pub mod ingest;
 pub mod inspect;
 pub mod model;
