@@ -357,10 +357,20 @@ fn help_lists_global_options_under_their_own_heading() {
     );
 }
 
-/// A copy of the observational fixture with its own ids, task and model.
-fn variant(env: &Env, id: &str, task: &str, provider: &str, model: &str) {
+/// A copy of the observational fixture with its own ids, task, model and
+/// (when given) session records, ingested.
+fn variant_with(
+    env: &Env,
+    id: &str,
+    task: &str,
+    (provider, model): (&str, &str),
+    records: Option<&[&str]>,
+) {
     let dir = env.path(id);
     crate::bundles::copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    if let Some(records) = records {
+        std::fs::write(dir.join("session.jsonl"), records.join("\n") + "\n").unwrap();
+    }
     let path = dir.join("manifest.json");
     let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     m["run"]["task"]["id"] = task.into();
@@ -369,6 +379,10 @@ fn variant(env: &Env, id: &str, task: &str, provider: &str, model: &str) {
     crate::bundles::rebrand(&dir, id, &format!("attempt-{id}"));
     let (code, v) = env.json(&["bundle", "ingest", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{v}");
+}
+
+fn variant(env: &Env, id: &str, task: &str, provider: &str, model: &str) {
+    variant_with(env, id, task, (provider, model), None);
 }
 
 #[test]
@@ -601,19 +615,8 @@ fn long_work_shows_a_bar_on_a_terminal_and_nothing_when_piped() {
     assert!(!shown.contains("MiB"), "{shown}");
 }
 
-/// A copy of the observational fixture with its own ids, model and
-/// session records.
 fn with_session(env: &Env, id: &str, provider: &str, model: &str, records: &[&str]) {
-    let dir = env.path(id);
-    crate::bundles::copy_tree(&fixture("run-bundles/observational-completed"), &dir);
-    std::fs::write(dir.join("session.jsonl"), records.join("\n") + "\n").unwrap();
-    let path = dir.join("manifest.json");
-    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    m["run"]["model"] = serde_json::json!({"provider": provider, "id": model});
-    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
-    crate::bundles::rebrand(&dir, id, &format!("attempt-{id}"));
-    let (code, v) = env.json(&["bundle", "ingest", dir.to_str().unwrap()]);
-    assert_eq!(code, 0, "{v}");
+    variant_with(env, id, "task-calc-add", (provider, model), Some(records));
 }
 
 #[test]
