@@ -93,8 +93,13 @@ impl Store {
             if present.contains(&entry.key) {
                 report.objects_present += 1;
             } else {
-                todo.push(d);
+                todo.push((d, entry.meta.size));
             }
+        }
+        // Progress counts stored frame bytes, the bytes that move.
+        let progress = self.progress();
+        if let Some(p) = progress {
+            p.total(todo.iter().map(|(_, size)| size).sum());
         }
         let threads = if src.shared() || dst.shared() {
             REMOTE_COPY_THREADS
@@ -109,7 +114,13 @@ impl Store {
                 .map(|part| {
                     sc.spawn(|| {
                         part.iter()
-                            .map(|d| copy_object(from, to, d))
+                            .map(|(d, size)| {
+                                let copied = copy_object(from, to, d);
+                                if let Some(p) = progress {
+                                    p.advance(*size);
+                                }
+                                copied
+                            })
                             .collect::<Vec<_>>()
                     })
                 })
@@ -128,7 +139,7 @@ impl Store {
                 report.objects_present += 1;
             }
         }
-        let keys: Vec<String> = todo.iter().map(object_key).collect();
+        let keys: Vec<String> = todo.iter().map(|(d, _)| object_key(d)).collect();
         dst.sync_published(&keys)?;
         crate::crash::point("mirror_objects_synced");
 

@@ -592,6 +592,21 @@ fn long_work_shows_a_bar_on_a_terminal_and_nothing_when_piped() {
     )
     .unwrap();
     assert!(shown.contains("checked out"), "{shown}");
+    // mirror draws one too, in stored bytes.
+    let other = env.path("other");
+    let init = std::process::Command::new(crate::support::bin())
+        .args(["--store", other.to_str().unwrap(), "init", "-q"])
+        .status()
+        .unwrap();
+    assert!(init.success());
+    let shown = on_a_terminal(&env, &["mirror", other.to_str().unwrap()]).unwrap();
+    assert!(
+        shown.contains("mirror ") && shown.contains("object(s) copied"),
+        "{shown}"
+    );
+    for c in sizes.captures_iter(&shown) {
+        assert!(bytes(&c[1], &c[2]) <= bytes(&c[3], &c[4]), "{}", &c[0]);
+    }
     // Piped, quiet or --json: no bar at all.
     let r = env.run(&[
         "bundle",

@@ -60,8 +60,11 @@ pub fn rebuild(ctx: &Ctx) -> Report {
 
 pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
     let opened = open_store(ctx).and_then(|s| Ok((s, coffer_evidence::open(dest)?)));
-    let (src, mut dst) = or_report!(opened);
-    match src.mirror_to(&mut dst) {
+    let (mut src, mut dst) = or_report!(opened);
+    let bar = progress::attach(ctx, &mut src, "mirror");
+    let mirrored = src.mirror_to(&mut dst);
+    bar.finish_and_clear();
+    match mirrored {
         Ok(r) => {
             let human = format!(
                 "{} -> {}: {} object(s) copied ({} bytes), {} present; {} ref(s) copied, {} present; catalog: {} ref(s) applied",
