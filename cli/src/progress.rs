@@ -53,14 +53,21 @@ impl coffer_store::Progress for Reported {
     }
 }
 
-/// Shows the progress `store`'s long work reports, under `what`; nothing
-/// unless a person is watching (see [`bytes`]). Clear the returned bar
-/// when the work ends.
-pub fn attach(ctx: &Ctx, store: &mut coffer_store::Store, what: &str) -> ProgressBar {
+/// Runs `work` on `store`, showing the progress it reports under `what`;
+/// nothing is drawn unless a person is watching (see [`bytes`]), and the
+/// bar is cleared before the result is printed.
+pub fn shown<T>(
+    ctx: &Ctx,
+    store: &mut coffer_store::Store,
+    what: &str,
+    work: impl FnOnce(&mut coffer_store::Store) -> T,
+) -> T {
     let pb = bytes(ctx, None, what);
     if !pb.is_hidden() {
         pb.enable_steady_tick(std::time::Duration::from_millis(120));
         store.set_progress(std::sync::Arc::new(Reported(pb.clone())));
     }
-    pb
+    let out = work(store);
+    pb.finish_and_clear();
+    out
 }

@@ -61,9 +61,7 @@ pub fn rebuild(ctx: &Ctx) -> Report {
 pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
     let opened = open_store(ctx).and_then(|s| Ok((s, coffer_evidence::open(dest)?)));
     let (mut src, mut dst) = or_report!(opened);
-    let bar = progress::attach(ctx, &mut src, "mirror");
-    let mirrored = src.mirror_to(&mut dst);
-    bar.finish_and_clear();
+    let mirrored = progress::shown(ctx, &mut src, "mirror", |s| s.mirror_to(&mut dst));
     match mirrored {
         Ok(r) => {
             let human = format!(

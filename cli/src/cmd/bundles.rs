@@ -213,9 +213,9 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
 
 pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
     let mut store = or_report!(open_store(ctx));
-    let bar = crate::progress::attach(ctx, &mut store, "ingest");
-    let out = bundle::ingest::ingest(&mut store, dir);
-    bar.finish_and_clear();
+    let out = crate::progress::shown(ctx, &mut store, "ingest", |s| {
+        bundle::ingest::ingest(s, dir)
+    });
     let out = or_report!(out);
     let result = serde_json::to_value(&out).expect("serializable");
     if !out.issues.is_empty() {
@@ -321,9 +321,9 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
 
 pub fn checkout(ctx: &Ctx, id: &str, dest: &Path) -> Report {
     let mut store = or_report!(open_store_for_reading(ctx));
-    let bar = crate::progress::attach(ctx, &mut store, "checkout");
-    let done = bundle::checkout::checkout(&store, id, dest);
-    bar.finish_and_clear();
+    let done = crate::progress::shown(ctx, &mut store, "checkout", |s| {
+        bundle::checkout::checkout(s, id, dest)
+    });
     match done {
         Ok(n) => Report::accepted(
             json!({"bundle": id, "dest": dest.display().to_string(), "files": n}),

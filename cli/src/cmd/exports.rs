@@ -100,10 +100,9 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
         exclude_unverifiable: a.exclude_unverifiable,
     };
     let src = Source::locate(&store, &a.source)?;
-    let bar = crate::progress::attach(ctx, &mut store, "export");
-    let outcome = create_export(&mut store, &src, &policy, &key, &a.dest, &opts);
-    bar.finish_and_clear();
-    let outcome = outcome?;
+    let outcome = crate::progress::shown(ctx, &mut store, "export", |s| {
+        create_export(s, &src, &policy, &key, &a.dest, &opts)
+    })?;
     let human = format!(
         "exported {} as {} to {} ({} artifact(s), {} excluded, {} record(s) left out; read back: {} strings, {} placeholders, 0 findings)\nmanifest {}",
         outcome.source_bundle_id,
@@ -282,7 +281,7 @@ pub fn ls(ctx: &Ctx, source: Option<&str>) -> Report {
         human.push_str(&format!(
             "{}  {:<7}  {}  {}  manifest {}  policy {}\n",
             humantime::format_rfc3339_seconds(when),
-            e.row.sharing_class,
+            e.row.sharing_class.as_str(),
             e.row.source_bundle_id,
             coffer_store::input::escaped(std::path::Path::new(&e.row.dest)),
             e.row.manifest_digest,

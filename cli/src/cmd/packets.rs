@@ -84,9 +84,9 @@ pub fn status(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 
 pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
     let mut store = or_report!(open_store(ctx));
-    let bar = crate::progress::attach(ctx, &mut store, "freeze");
-    let done = packet::freeze::freeze(&mut store, root, packet);
-    bar.finish_and_clear();
+    let done = crate::progress::shown(ctx, &mut store, "freeze", |s| {
+        packet::freeze::freeze(s, root, packet)
+    });
     match done {
         Ok(r) => render(
             &r,
@@ -102,9 +102,9 @@ pub fn freeze(ctx: &Ctx, root: &Path, packet: &Path) -> Report {
 
 pub fn materialize(ctx: &Ctx, root: &Path, packet: &Path, dest: &Path) -> Report {
     let mut store = or_report!(open_store_for_reading(ctx));
-    let bar = crate::progress::attach(ctx, &mut store, "materialize");
-    let done = packet::freeze::materialize(&store, root, packet, dest);
-    bar.finish_and_clear();
+    let done = crate::progress::shown(ctx, &mut store, "materialize", |s| {
+        packet::freeze::materialize(s, root, packet, dest)
+    });
     match done {
         Ok(n) => Report::accepted(
             json!({"dest": dest.display().to_string(), "files": n}),
