@@ -10,11 +10,11 @@ use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::exports::{record_export, ExportEdge, ExportRow};
 use coffer_evidence::vocab::{Kind, Qualification, SharingClass};
 
-pub use crate::manifest::Excluded;
 use crate::manifest::{
     Artifact, Correlations, DiagnosticSource, ExcludedRecordRef, ExportManifest, Transformation,
     SCHEMA_VERSION,
 };
+pub use crate::manifest::{Excluded, ExcludedRecord};
 use coffer_store::catalog::Root;
 use coffer_store::digest::Digest;
 use coffer_store::issue::Issue;
@@ -31,6 +31,7 @@ use crate::passes::Detectors;
 use crate::plan::{plan, Fate};
 use crate::policy::Policy;
 use crate::readback::{self, Expectations, ReadbackReport};
+use crate::review::{self, RedactionReport, ReviewedFile};
 use crate::scrub::{Counts, Scrubber, TextState};
 use crate::source::{Artifacts, Source};
 use coffer_store::digest::HashingWriter;
@@ -43,20 +44,9 @@ pub struct CreateOptions {
     /// Leave out (and list) JSONL records that cannot be verified instead
     /// of refusing the export.
     pub exclude_unverifiable: bool,
-}
-
-/// A JSONL record left out under `--exclude-unverifiable`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ExcludedRecord {
-    /// Source artifact id.
-    pub artifact_id: String,
-    /// Source artifact path.
-    pub relative_path: String,
-    /// The record's line, counted from 0 (its JSON pointer is `/<line>`).
-    pub line: u64,
-    /// Why: the code of the first problem found in it.
-    pub code: String,
+    /// Also write a redaction report here (`.html`, `.md` or `.json`),
+    /// published with the export or not at all.
+    pub report: Option<std::path::PathBuf>,
 }
 
 /// One exported artifact.
@@ -103,6 +93,12 @@ pub struct CreateOutcome {
     pub excluded_records: Vec<ExcludedRecord>,
     /// What the readback gate checked.
     pub readback: ReadbackReport,
+    /// Where the redaction report went, when one was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report_file: Option<String>,
+    /// The redaction report's data, when one was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<RedactionReport>,
 }
 
 /// Largest JSON document artifact (telemetry, verifier, capture report).
@@ -502,6 +498,10 @@ pub fn create(
     opts: &CreateOptions,
 ) -> Result<CreateOutcome> {
     let m = &src.manifest;
+    let report_format = match &opts.report {
+        Some(path) => Some(review::preflight(path, dest)?),
+        None => None,
+    };
     let planned = plan(m, policy)?;
     if src.qualification != Qualification::Qualified && !opts.allow_incomplete {
         return Err(ExportError::blocked(
@@ -534,20 +534,30 @@ pub fn create(
         exported: &exported,
         clean: &clean,
     };
-    let (built, report, skipped) = build_and_verify(&pass2, &mut scrubber, dest, opts)?;
+    let (built, readback_report, skipped) = build_and_verify(&pass2, &mut scrubber, dest, opts)?;
     coffer_store::crash::point("export_verified");
+    let (report, mut staged) = match (&opts.report, report_format) {
+        (Some(path), Some(format)) => {
+            let r = redaction_report(&pass2, &scrubber, &built, &readback_report, &skipped)?;
+            let staged = review::stage(&r, format, path, &expectations(policy, &scrubber))?;
+            (Some(r), Some(staged))
+        }
+        _ => (None, None),
+    };
     let Built {
         tree,
         manifest_digest,
         results,
         excluded,
         bundle_id,
+        ..
     } = built;
 
     // Record, then publish: the catalog may name an export whose
     // publication then failed (a crash, a racing writer that took DEST),
     // but never misses one a recipient could have received, so a
-    // revocation that asks `where` finds every published export.
+    // revocation that asks `where` finds every published export. A
+    // report goes first and is taken back if the tree cannot follow.
     record(
         store,
         &tree,
@@ -559,7 +569,15 @@ pub fn create(
         exported.as_slice(),
     )?;
     coffer_store::crash::point("export_recorded");
-    tree.publish()?;
+    if let Some(f) = staged.as_mut() {
+        f.publish()?;
+    }
+    if let Err(e) = tree.publish() {
+        if let Some(f) = staged {
+            let _ = f.retract();
+        }
+        return Err(e.into());
+    }
     coffer_store::crash::point("export_published");
     let shown = dest.display().to_string();
     Ok(CreateOutcome {
@@ -573,7 +591,90 @@ pub fn create(
         artifacts: exported.iter().map(|d| results[&d.id].clone()).collect(),
         excluded,
         excluded_records: skipped.into_iter().collect(),
-        readback: report,
+        readback: readback_report,
+        report_file: opts.report.as_ref().map(|p| p.display().to_string()),
+        report,
+    })
+}
+
+/// What the final scan expects of a tree (and of its report): the
+/// policy, every placeholder issued, and the originals that must be gone.
+fn expectations<'p>(policy: &'p Policy, scrubber: &Scrubber<'_>) -> Expectations<'p> {
+    Expectations {
+        policy: Some(policy),
+        issued: Some(scrubber.issued().clone()),
+        identities: scrubber.ids().originals().map(str::to_string).collect(),
+        users: scrubber.users().map(str::to_string).collect(),
+    }
+}
+
+/// The redaction report of a verified tree, read from the tree itself.
+fn redaction_report(
+    p: &Pass2<'_, '_>,
+    scrubber: &Scrubber<'_>,
+    built: &Built,
+    readback: &ReadbackReport,
+    skipped: &BTreeSet<ExcludedRecord>,
+) -> Result<RedactionReport> {
+    let mut files: Vec<ReviewedFile> = p
+        .exported
+        .iter()
+        .map(|d| {
+            let e = &built.results[&d.id];
+            ReviewedFile {
+                file: e.relative_path.clone(),
+                media_type: d.media_type.clone(),
+                transformations: e
+                    .transformations
+                    .iter()
+                    .map(|(k, n)| (k.to_string(), *n))
+                    .collect(),
+                removed_fields: built.removed.get(&d.id).cloned().unwrap_or_default(),
+            }
+        })
+        .collect();
+    files.push(ReviewedFile {
+        file: MANIFEST.to_string(),
+        media_type: "application/json".into(),
+        transformations: BTreeMap::new(),
+        removed_fields: BTreeMap::new(),
+    });
+    let handle = built
+        .tree
+        .dir()
+        .try_clone()
+        .map_err(|e| ExportError::io(built.tree.dest(), "open", e))?;
+    let forms = scrubber.ids().pseudonym_forms();
+    let g = review::gather(&BundleDir::from_dir(handle), &files, &forms)?;
+    Ok(RedactionReport {
+        schema_version: review::SCHEMA_VERSION,
+        bundle_id: built.bundle_id.clone(),
+        sharing_class: p.policy.sharing_class,
+        policy_digest: p.policy.digest,
+        manifest_digest: built.manifest_digest,
+        source_manifest_digest: p.src.manifest_digest(),
+        readback: review::Verdict {
+            status: "passed",
+            checked: readback.clone(),
+        },
+        total: g.total,
+        listed: g.replacements.len() as u64,
+        rules: g.rules,
+        files: g.files,
+        replacements: g.replacements,
+        excluded_artifacts: built.excluded.clone(),
+        excluded_records: skipped
+            .iter()
+            .map(|r| {
+                let e = &built.results[&r.artifact_id];
+                ExcludedRecord {
+                    artifact_id: e.id.clone(),
+                    relative_path: e.relative_path.clone(),
+                    line: r.line,
+                    code: r.code.clone(),
+                }
+            })
+            .collect(),
     })
 }
 
@@ -609,14 +710,7 @@ fn build_and_verify(
     let (built, report) = loop {
         attempts += 1;
         let built = build_tree(p, scrubber, &skipped, dest)?;
-        let originals: Vec<String> = scrubber.ids().originals().map(str::to_string).collect();
-        let users: Vec<String> = scrubber.users().map(str::to_string).collect();
-        let exp = Expectations {
-            policy: Some(p.policy),
-            issued: Some(scrubber.issued().clone()),
-            identities: originals,
-            users,
-        };
+        let exp = expectations(p.policy, scrubber);
         // The gate: an independent reader over the bytes on disk.
         let handle = built
             .tree
@@ -650,6 +744,9 @@ fn build_and_verify(
     Ok((built, report, skipped))
 }
 
+/// Names of the fields removed (and how often), by source artifact id.
+type RemovedFields = BTreeMap<String, BTreeMap<String, u64>>;
+
 /// A written, not yet verified export tree.
 struct Built {
     tree: NewTree,
@@ -657,6 +754,7 @@ struct Built {
     results: BTreeMap<String, Exported>,
     excluded: Vec<Excluded>,
     bundle_id: String,
+    removed: RemovedFields,
 }
 
 /// What pass 2 writes from: the source, its plan, and pass 1's verdicts.
@@ -676,7 +774,7 @@ fn build_tree(
     dest: &Path,
 ) -> Result<Built> {
     let mut tree = NewTree::begin(dest, 0o755)?;
-    let results = write_artifacts(p, scrubber, skipped, &mut tree)?;
+    let (results, removed) = write_artifacts(p, scrubber, skipped, &mut tree)?;
     let excluded = excluded_artifacts(p.planned);
     let m = &p.src.manifest;
     let bundle_id = scrubber.identity(&m.bundle_id);
@@ -708,6 +806,7 @@ fn build_tree(
         results,
         excluded,
         bundle_id,
+        removed,
     })
 }
 
@@ -718,11 +817,13 @@ fn write_artifacts(
     scrubber: &mut Scrubber<'_>,
     skipped: &BTreeSet<ExcludedRecord>,
     tree: &mut NewTree,
-) -> Result<BTreeMap<String, Exported>> {
+) -> Result<(BTreeMap<String, Exported>, RemovedFields)> {
     let mut order: Vec<&Descriptor> = p.exported.to_vec();
     order.sort_by_key(|d| matches!(d.kind, Kind::Verifier | Kind::CaptureReport));
     let mut written: Written = BTreeMap::new();
     let mut results: BTreeMap<String, Exported> = BTreeMap::new();
+    let mut removed = BTreeMap::new();
+    scrubber.take_removed();
     for (i, d) in order.iter().enumerate() {
         let mut unused = Counts::default();
         let rel = {
@@ -750,6 +851,7 @@ fn write_artifacts(
         f.sync_all()
             .map_err(|e| ExportError::io(tree.dest().join(&rel), "fsync", e))?;
         coffer_store::crash::point("export_artifact_written");
+        removed.insert(d.id.clone(), scrubber.take_removed());
         written.insert(
             d.relative_path.clone(),
             (d.id.clone(), digest.to_string(), size),
@@ -766,8 +868,7 @@ fn write_artifacts(
             },
         );
     }
-
-    Ok(results)
+    Ok((results, removed))
 }
 
 /// The source artifacts the plan leaves out, with their reasons.

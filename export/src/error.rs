@@ -43,6 +43,16 @@ impl ExportError {
         ExportError::Usage(vec![Issue::file(code, file, message)])
     }
 
+    /// The stable code of the first issue (or of the store error).
+    pub fn code(&self) -> &str {
+        match self {
+            ExportError::Blocked(i) | ExportError::Invalid(i) | ExportError::Usage(i) => {
+                i.first().map_or("", |i| i.code)
+            }
+            ExportError::Store(s) => s.code(),
+        }
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: impl AsRef<std::path::Path>, op: &'static str, e: std::io::Error) -> Self {
         ExportError::Store(StoreError::io(path.as_ref(), op, e))

@@ -199,7 +199,7 @@ impl Identities {
                     ),
                 ));
             }
-            map.insert(id.clone(), p);
+            map.insert(id.clone(), (p, ns.clone()));
         }
         Ok(IdMap { map })
     }
@@ -208,13 +208,27 @@ impl Identities {
 /// Identity → pseudonym.
 #[derive(Debug, Clone, Default)]
 pub struct IdMap {
-    map: BTreeMap<String, String>,
+    /// Identity → (pseudonym, namespace).
+    map: BTreeMap<String, (String, String)>,
 }
 
 impl IdMap {
     /// The pseudonym of a collected identity.
     pub fn get(&self, id: &str) -> Option<&str> {
-        self.map.get(id).map(String::as_str)
+        self.map.get(id).map(|(p, _)| p.as_str())
+    }
+
+    /// Every form a pseudonym takes in an export (the pseudonym and its
+    /// derived forms), with the namespace of its identity: what the
+    /// redaction report looks for.
+    pub fn pseudonym_forms(&self) -> BTreeMap<String, &str> {
+        let mut forms = BTreeMap::new();
+        for (id, (p, ns)) in &self.map {
+            for (_, form) in derived_forms(id, p) {
+                forms.insert(form, ns.as_str());
+            }
+        }
+        forms
     }
 
     /// Every original identity (for the final scan).
@@ -224,7 +238,7 @@ impl IdMap {
 
     /// Adds the identities long enough to sweep, with derived forms, to `b`.
     pub fn add_literals(&self, b: &mut LiteralsBuilder) {
-        for (id, p) in &self.map {
+        for (id, (p, _)) in &self.map {
             if id.len() < MIN_SWEPT_ID_BYTES {
                 continue;
             }

@@ -27,6 +27,7 @@ pub mod passes;
 pub mod plan;
 pub mod policy;
 pub mod readback;
+pub mod review;
 pub mod rules;
 pub mod scan;
 pub mod scrub;

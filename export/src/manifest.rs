@@ -21,6 +21,20 @@ pub struct Excluded {
     pub reason: String,
 }
 
+/// A JSONL record left out under `--exclude-unverifiable`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExcludedRecord {
+    /// Source artifact id.
+    pub artifact_id: String,
+    /// Source artifact path.
+    pub relative_path: String,
+    /// The record's line, counted from 0 (its JSON pointer is `/<line>`).
+    pub line: u64,
+    /// Why: the code of the first problem found in it.
+    pub code: String,
+}
+
 /// The `manifest.json` at the root of an export tree.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

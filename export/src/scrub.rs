@@ -111,7 +111,15 @@ pub struct Scrubber<'a> {
     allow: Vec<String>,
     max_string: usize,
     issued: BTreeSet<String>,
+    /// Names of the fields removed since the last `take_removed`.
+    removed: BTreeMap<String, u64>,
 }
+
+/// Distinct removed field names kept for the redaction report; the rest
+/// are counted under [`OTHER_FIELDS`].
+pub const MAX_REMOVED_NAMES: usize = 256;
+/// The name that counts removed fields beyond [`MAX_REMOVED_NAMES`].
+pub const OTHER_FIELDS: &str = "(other fields)";
 
 /// State carried from line to line of a text artifact.
 #[derive(Debug, Default)]
@@ -200,6 +208,7 @@ impl<'a> Scrubber<'a> {
             allow: allow.to_vec(),
             max_string,
             issued,
+            removed: BTreeMap::new(),
         })
     }
 
@@ -372,13 +381,10 @@ impl<'a> Scrubber<'a> {
             .is_some_and(|n| crate::names::is_secret_name(&normalize(n), &self.allow));
         let old = std::mem::take(m);
         for (k, mut val) in old {
-            if thinking && !THINKING_KEEP.contains(&k.as_str()) {
-                c.removed_field += 1;
-                continue;
-            }
             let class = classify(&k, &self.allow);
-            if class.removed() {
+            if class.removed() || (thinking && !THINKING_KEEP.contains(&k.as_str())) {
                 c.removed_field += 1;
+                self.note_removed(&k);
                 continue;
             }
             let key = self.string(&k, c);
@@ -413,6 +419,24 @@ impl<'a> Scrubber<'a> {
             }
         }
         Ok(())
+    }
+
+    fn note_removed(&mut self, name: &str) {
+        let full = self.removed.len() >= MAX_REMOVED_NAMES && !self.removed.contains_key(name);
+        let name = if full { OTHER_FIELDS } else { name };
+        *self.removed.entry(name.to_string()).or_insert(0) += 1;
+    }
+
+    /// The names of the fields removed since the last call (scrubbed, as
+    /// the report shows them), with how often each went.
+    pub fn take_removed(&mut self) -> BTreeMap<String, u64> {
+        let names = std::mem::take(&mut self.removed);
+        let mut unused = Counts::default();
+        let mut out = BTreeMap::new();
+        for (name, n) in names {
+            *out.entry(self.string(&name, &mut unused)).or_insert(0) += n;
+        }
+        out
     }
 
     /// Rewrites one line of text (without its terminator). In a patch the

@@ -258,20 +258,78 @@ impl Drop for NewTree {
 /// Writes a new file at `dest` (which must not exist) through `write`,
 /// fsyncs it and renames it into place; on failure nothing is left.
 pub fn write_new_file(dest: &Path, write: impl FnOnce(&mut fs::File) -> Result<()>) -> Result<()> {
-    let (parent, name) = open_parent(dest)?;
-    let tmp_name = crate::names::temp_name(NEW_PREFIX);
-    let written = (|| {
+    NewFile::write(dest, 0o600, write)?.publish()
+}
+
+/// A file written and synced under a temp name beside its destination,
+/// published later (with something else, say) or removed when dropped.
+pub struct NewFile {
+    parent: Dir,
+    tmp_name: String,
+    name: String,
+    dest: PathBuf,
+    published: bool,
+}
+
+impl NewFile {
+    /// Creates the temp file for `dest` with exactly `mode`, writes it
+    /// through `write` and fsyncs it.
+    pub fn write(
+        dest: &Path,
+        mode: u32,
+        write: impl FnOnce(&mut fs::File) -> Result<()>,
+    ) -> Result<NewFile> {
+        let (parent, name) = open_parent(dest)?;
+        let tmp_name = crate::names::temp_name(NEW_PREFIX);
         let mut f = parent
-            .create_new(&tmp_name, 0o600)
+            .create_new(&tmp_name, mode)
             .map_err(|e| StoreError::io(parent.path(), "create file", e))?;
+        let staged = NewFile {
+            parent,
+            tmp_name,
+            name,
+            dest: dest.to_path_buf(),
+            published: false,
+        };
+        f.set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(|e| StoreError::io(dest, "chmod", e))?;
         write(&mut f)?;
         f.sync_all().map_err(|e| StoreError::io(dest, "fsync", e))?;
-        rename_into_place(&parent, &tmp_name, &name, dest)
-    })();
-    if written.is_err() {
-        let _ = parent.remove_file(&tmp_name);
+        Ok(staged)
     }
-    written
+
+    /// Renames the file into place, never replacing an entry, and makes
+    /// the name durable.
+    pub fn publish(&mut self) -> Result<()> {
+        rename_into_place(&self.parent, &self.tmp_name, &self.name, &self.dest)?;
+        self.published = true;
+        Ok(())
+    }
+
+    /// Takes a published file back (what it was published with failed).
+    /// The name is removed through the handle the rename used, which
+    /// `RENAME_NOREPLACE` made ours.
+    pub fn retract(mut self) -> Result<()> {
+        if self.published {
+            self.parent
+                .remove_file(&self.name)
+                .map_err(|e| StoreError::io(&self.dest, "remove", e))?;
+            self.published = false;
+            self.tmp_name.clear();
+            self.parent
+                .sync()
+                .map_err(|e| StoreError::io(self.parent.path(), "fsync directory", e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for NewFile {
+    fn drop(&mut self) {
+        if !self.published && !self.tmp_name.is_empty() {
+            let _ = self.parent.remove_file(&self.tmp_name);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub struct Planted {
     pub ids: Vec<String>,
 }
 
-fn b64(s: &str) -> String {
+pub fn b64(s: &str) -> String {
     const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let b = s.as_bytes();
     let mut out = String::new();
@@ -65,7 +65,7 @@ fn b64(s: &str) -> String {
     out
 }
 
-fn pct(s: &str) -> String {
+pub fn pct(s: &str) -> String {
     s.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() {
@@ -217,11 +217,11 @@ pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-fn all_bytes(dir: &Path) -> Vec<u8> {
+pub fn all_bytes(dir: &Path) -> Vec<u8> {
     tree(dir).into_iter().flat_map(|(_, b)| b).collect()
 }
 
-fn contains(hay: &[u8], needle: &str) -> bool {
+pub fn contains(hay: &[u8], needle: &str) -> bool {
     hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
@@ -235,7 +235,7 @@ fn session_bundle(env: &Env, name: &str, session: &str, ids: (&str, &str)) -> Pa
     dir
 }
 
-const SENSITIVE: &str = "Tr0ub4dor&3-horse";
+pub const SENSITIVE: &str = "Tr0ub4dor&3-horse";
 
 fn export(env: &Env, source: &str, policy: &Path, dest: &str, extra: &[&str]) -> (i32, Value) {
     let mut args = vec!["export", "create", source, policy.to_str().unwrap(), dest];

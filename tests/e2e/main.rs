@@ -15,5 +15,6 @@ mod interop;
 mod objects;
 mod packets;
 mod reliability;
+mod review;
 mod soak;
 mod support;

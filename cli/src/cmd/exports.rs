@@ -43,6 +43,12 @@ pub struct CreateArgs {
     /// and publish the rest (status: incomplete).
     #[arg(long)]
     exclude_unverifiable: bool,
+    /// Also write a redaction report for a reviewer (.html, .md or .json;
+    /// must not exist): every replacement with its rule and exported
+    /// context, counts per rule and file, exclusions, the readback verdict.
+    /// The JSON result carries the same data as `report`.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
 }
 
 /// The report of a failed export step.
@@ -98,12 +104,13 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
     let opts = CreateOptions {
         allow_incomplete: a.allow_incomplete,
         exclude_unverifiable: a.exclude_unverifiable,
+        report: a.report.clone(),
     };
     let src = Source::locate(&store, &a.source)?;
     let outcome = crate::progress::shown(ctx, &mut store, "export", |s| {
         create_export(s, &src, &policy, &key, &a.dest, &opts)
     })?;
-    let human = format!(
+    let mut human = format!(
         "exported {} as {} to {} ({} artifact(s), {} excluded, {} record(s) left out; read back: {} strings, {} placeholders, 0 findings)\nmanifest {}",
         outcome.source_bundle_id,
         outcome.bundle_id,
@@ -115,6 +122,12 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
         outcome.readback.placeholders,
         outcome.manifest_digest,
     );
+    if let (Some(file), Some(report)) = (&outcome.report_file, &outcome.report) {
+        human.push_str(&format!(
+            "\nreport {file} ({} replacement(s), {} listed)",
+            report.total, report.listed
+        ));
+    }
     let incomplete = outcome.qualification != Qualification::Qualified;
     let result = serde_json::to_value(&outcome).expect("outcome serializes");
     let mut r = Report::accepted(result, human);

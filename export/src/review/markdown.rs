@@ -1,0 +1,173 @@
+//! The report as GitHub-flavoured Markdown.
+
+use std::fmt::Write as _;
+
+use super::{RedactionReport, MAX_LISTED_PER_CLASS};
+
+/// `text` as an inline code span that shows it literally, even inside a
+/// table cell: a fence longer than any backtick run in it, `|` escaped.
+fn code(text: &str) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let body = text.replace('|', "\\|");
+    let pad = if text.starts_with('`') || text.ends_with('`') || text.starts_with(' ') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+/// Renders the document.
+pub fn render(r: &RedactionReport) -> String {
+    let mut m = String::with_capacity(2048 + r.replacements.len() * 300);
+    let c = &r.readback.checked;
+    let _ = write!(
+        m,
+        "# Redaction report\n\nWhat this export replaced and removed, read back from the \
+         exported files after they passed verification. Every context shown is exported text.\n\n\
+         - Export bundle: {}\n- Sharing class: {}\n- Policy digest: `{}`\n\
+         - Export manifest: `{}`\n- Source manifest: `{}`\n\n\
+         **Read back: {}**: {} artifacts, {} bytes re-hashed, {} strings scanned, {} \
+         placeholders accounted for, {} rules over every decoded view, {} literals; 0 findings.\n\n",
+        code(&r.bundle_id),
+        r.sharing_class,
+        r.policy_digest,
+        r.manifest_digest,
+        r.source_manifest_digest,
+        r.readback.status,
+        c.artifacts,
+        c.bytes,
+        c.strings_scanned,
+        c.placeholders,
+        c.rules,
+        c.literals
+    );
+    let _ = write!(
+        m,
+        "## By rule\n\n{} replacement(s) in all.\n\n| Class | Rule or kind | Count |\n|---|---|--:|\n",
+        r.total
+    );
+    for t in &r.rules {
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} |",
+            t.class.name(),
+            code(&t.rule),
+            t.count
+        );
+    }
+    m.push_str("\n## By file\n\n| File | Replacements | By class | Transformations | Fields removed |\n|---|--:|---|---|---|\n");
+    for f in &r.files {
+        let classes: Vec<String> = f
+            .classes
+            .iter()
+            .map(|(c, n)| format!("{} {n}", c.name()))
+            .collect();
+        let tr: Vec<String> = f
+            .transformations
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let removed: Vec<String> = f
+            .removed_fields
+            .iter()
+            .map(|(k, n)| format!("{} {n}", code(k)))
+            .collect();
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} | {} | {} |",
+            code(&f.file),
+            f.replacements,
+            classes.join(", "),
+            tr.join(", "),
+            if removed.is_empty() {
+                "none".into()
+            } else {
+                removed.join(", ")
+            }
+        );
+    }
+    exclusions(&mut m, r);
+    replacements(&mut m, r);
+    m.push_str(
+        "\n## Sign-off\n\nI reviewed the replacements and exclusions above and approve this \
+         export for its sharing class.\n\nReviewer: ____________________\n\nDate: ____________________\n",
+    );
+    m
+}
+
+fn exclusions(m: &mut String, r: &RedactionReport) {
+    m.push_str("\n## Exclusions\n\n");
+    if r.excluded_artifacts.is_empty() && r.excluded_records.is_empty() {
+        m.push_str("Nothing was left out.\n");
+        return;
+    }
+    m.push_str("| Artifact | What | Why |\n|---|---|---|\n");
+    for e in &r.excluded_artifacts {
+        let _ = writeln!(
+            m,
+            "| {} | whole artifact | {} |",
+            code(&e.artifact_id),
+            e.reason.replace('|', "\\|")
+        );
+    }
+    for e in &r.excluded_records {
+        let _ = writeln!(
+            m,
+            "| {} | record at line {} of {} | {} |",
+            code(&e.artifact_id),
+            e.line + 1,
+            code(&e.relative_path),
+            code(&e.code)
+        );
+    }
+}
+
+fn replacements(m: &mut String, r: &RedactionReport) {
+    m.push_str("\n## Replacements\n\n");
+    if r.listed < r.total {
+        let _ = write!(
+            m,
+            "{} of {} listed: at most {MAX_LISTED_PER_CLASS} per class; the counts above are complete.\n\n",
+            r.listed, r.total
+        );
+    }
+    m.push_str("| # | File | Line | JSON pointer | Class | Rule or kind | Placeholder | Exported text around it |\n|--:|---|--:|---|---|---|---|---|\n");
+    for (i, x) in r.replacements.iter().enumerate() {
+        let around = format!("{}{}{}", x.before, x.placeholder, x.after);
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            i + 1,
+            code(&x.file),
+            x.line.map(|l| l.to_string()).unwrap_or_default(),
+            code(&x.pointer),
+            x.class.name(),
+            code(&x.rule),
+            code(&x.placeholder),
+            code(&around)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_survive_backticks_and_pipes() {
+        assert_eq!(code("a|b"), "`a\\|b`");
+        assert_eq!(code("x `y` z"), "``x `y` z``");
+        assert_eq!(code("`edge"), "`` `edge ``");
+        assert_eq!(code(""), "");
+    }
+}
