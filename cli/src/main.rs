@@ -6,6 +6,7 @@
 mod cmd;
 mod progress;
 mod report;
+mod sarif;
 mod shell;
 
 use std::path::PathBuf;
@@ -138,6 +139,10 @@ enum Command {
         /// Also look for this policy's sensitive values and extra rules.
         #[arg(long, value_name = "POLICY")]
         policy: Option<PathBuf>,
+        /// Findings as `text` lines (`PATH:LINE:COL: CODE MESSAGE`) or as a
+        /// SARIF 2.1.0 log on stdout (printed even with -q; not with --json).
+        #[arg(long, value_enum, default_value = "text")]
+        format: cmd::exports::ScanFormat,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions {
@@ -413,7 +418,11 @@ fn main() -> ExitCode {
             ExportCmd::Unpack { archive, dest } => cmd::exports::unpack(&ctx, &archive, &dest),
             ExportCmd::Ls { source } => cmd::exports::ls(&ctx, source.as_deref()),
         },
-        Command::Scan { paths, policy } => cmd::exports::scan(&ctx, &paths, policy.as_deref()),
+        Command::Scan {
+            paths,
+            policy,
+            format,
+        } => cmd::exports::scan(&ctx, &paths, policy.as_deref(), format),
         Command::Completions { .. } | Command::Man => {
             unreachable!("printed before the store is found")
         }

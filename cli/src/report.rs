@@ -76,6 +76,9 @@ pub struct Report {
     /// The human text already lists the issues (`scan` prints findings on
     /// stdout, as rg and gitleaks do): stderr gets only a count.
     pub listed: bool,
+    /// The human text is a document the user asked for (a SARIF log):
+    /// printed even under `-q`.
+    pub document: bool,
 }
 
 impl Report {
@@ -89,6 +92,7 @@ impl Report {
             result,
             human,
             listed: false,
+            document: false,
         }
     }
 
@@ -135,7 +139,7 @@ impl Report {
             let _ = serde_json::to_writer(&mut out, &env);
             let _ = writeln!(out);
         } else {
-            if !quiet && !self.human.is_empty() {
+            if (!quiet || self.document) && !self.human.is_empty() {
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(self.human.as_bytes());
                 if !self.human.ends_with('\n') {

@@ -106,9 +106,15 @@ impl Raw {
         let before = &self.bytes[..at];
         let newlines = memchr::memchr_iter(b'\n', before).count() as u64;
         let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        // Code points: every byte that does not continue a UTF-8 sequence.
+        let chars = before[line_start..]
+            .iter()
+            .filter(|b| (**b & 0xC0) != 0x80)
+            .count();
         Position {
             line: self.first_line + newlines,
             column: (at - line_start) as u64 + 1,
+            char_column: chars as u64 + 1,
         }
     }
 

@@ -19,13 +19,17 @@ pub struct Issue {
     pub position: Option<Position>,
 }
 
-/// A 1-based line and byte column in a file.
+/// A 1-based line and column in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Position {
     /// Line, from 1.
     pub line: u64,
-    /// Byte column in that line, from 1.
+    /// Byte column in that line, from 1 (what `scan` prints, as rg does).
     pub column: u64,
+    /// The same column in Unicode code points, from 1 (what SARIF's
+    /// `unicodeCodePoints` column kind counts).
+    pub char_column: u64,
 }
 
 impl Issue {

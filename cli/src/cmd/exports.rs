@@ -183,7 +183,23 @@ pub fn verify(_ctx: &Ctx, dest: &Path, policy: Option<&Path>, redact_env: &[Stri
     run().unwrap_or_else(|e| export_error(&e))
 }
 
-pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
+/// How `scan` prints its findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScanFormat {
+    /// One `PATH:LINE:COL: CODE MESSAGE` line per finding.
+    Text,
+    /// A SARIF 2.1.0 log.
+    Sarif,
+}
+
+pub fn scan(ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>, format: ScanFormat) -> Report {
+    if ctx.json && format == ScanFormat::Sarif {
+        return Report::usage(
+            "usage.invalid_argument",
+            "--format sarif prints its own document; it cannot be combined with --json",
+            None,
+        );
+    }
     let run = || -> Result<Report, ExportError> {
         let policy = match policy {
             Some(p) => Some(load_policy(p, &[], true)?),
@@ -201,6 +217,17 @@ pub fn scan(_ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>) -> Report {
             "bytes": out.report.bytes,
             "findings": issues.len(),
         });
+        if format == ScanFormat::Sarif {
+            let log =
+                serde_json::to_string_pretty(&crate::sarif::log(&issues)).expect("serializes");
+            let mut r = Report::from_issues(issues, result, log);
+            if r.status != Status::Accepted {
+                r.status = Status::Failed;
+            }
+            r.listed = true;
+            r.document = true;
+            return Ok(r);
+        }
         if issues.is_empty() {
             return Ok(Report::accepted(
                 result,

@@ -1,0 +1,162 @@
+//! `scan --format sarif`: findings as a SARIF 2.1.0 log, for code-scanning
+//! tools. One run, one rule per issue code found, one result per finding;
+//! like every other output of `scan`, it names rules and places, never a
+//! matched value.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use coffer_store::issue::Issue;
+use serde_json::{json, Value};
+
+/// Where the SARIF 2.1.0 schema is published (the log's `$schema`).
+const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// What each code means, for the rule's short description.
+fn describe(code: &str) -> &'static str {
+    match code {
+        "validation.secret_in_export" => "A credential found by a detection rule",
+        "validation.sensitive_value_in_export" => "A sensitive value named by the policy",
+        "validation.identity_in_export" => "An original identity that should have been rewritten",
+        "validation.local_user_in_export" => "A local user name",
+        "validation.local_path_in_export" => "An absolute local path",
+        "validation.placeholder_unknown" => "A placeholder this export did not issue",
+        "validation.forbidden_field" => "Hidden reasoning or a raw API body",
+        "validation.secret_field_in_export" => "A secret-named field that keeps a value",
+        "validation.hidden_reasoning" => "A thinking record that keeps its content",
+        _ => "A file that could not be scanned",
+    }
+}
+
+/// A path as a SARIF URI reference: relative paths stay relative, absolute
+/// ones become `file://` URIs; bytes outside the unreserved set and `/`
+/// are percent-encoded.
+fn uri(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 8);
+    if Path::new(path).is_absolute() {
+        out.push_str("file://");
+    }
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The message without the `file#pointer: ` prefix the envelope's
+/// messages carry (the location says it).
+fn message(i: &Issue) -> &str {
+    i.location()
+        .and_then(|l| i.message.strip_prefix(&format!("{l}: ")))
+        .unwrap_or(&i.message)
+}
+
+/// The SARIF log of a scan's findings.
+pub fn log(issues: &[Issue]) -> Value {
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    for i in issues {
+        let n = index.len();
+        index.entry(i.code).or_insert(n);
+    }
+    let mut rules: Vec<(&str, usize)> = index.iter().map(|(c, n)| (*c, *n)).collect();
+    rules.sort_by_key(|(_, n)| *n);
+    let rules: Vec<Value> = rules
+        .iter()
+        .map(|(code, _)| {
+            json!({
+                "id": code,
+                "name": code.replace(['.', '_'], " "),
+                "shortDescription": {"text": describe(code)},
+                "defaultConfiguration": {"level": "error"},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = issues.iter().map(|i| result(i, index[i.code])).collect();
+    json!({
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "coffer",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    })
+}
+
+fn result(i: &Issue, rule_index: usize) -> Value {
+    let mut r = json!({
+        "ruleId": i.code,
+        "ruleIndex": rule_index,
+        "level": "error",
+        "message": {"text": message(i)},
+    });
+    if let Some(file) = i.file.as_deref() {
+        let mut physical = json!({"artifactLocation": {"uri": uri(file)}});
+        if let Some(p) = i.position {
+            physical["region"] = json!({"startLine": p.line, "startColumn": p.char_column});
+        }
+        let mut location = json!({"physicalLocation": physical});
+        if let Some(pointer) = i.pointer.as_deref().filter(|p| !p.is_empty()) {
+            location["logicalLocations"] =
+                json!([{"fullyQualifiedName": format!("{file}#{pointer}"), "kind": "element"}]);
+        }
+        r["locations"] = json!([location]);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_become_uri_references() {
+        assert_eq!(uri("dir/a b.jsonl"), "dir/a%20b.jsonl");
+        assert_eq!(uri("/tmp/x#1"), "file:///tmp/x%231");
+        assert_eq!(uri("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn rules_are_listed_once_and_results_point_at_them() {
+        let mut a = Issue::at(
+            "validation.secret_in_export",
+            "s.jsonl",
+            "/0/t",
+            "s.jsonl#/0/t: rule x matched 40 bytes",
+        );
+        a.position = Some(coffer_store::issue::Position {
+            line: 1,
+            column: 9,
+            char_column: 8,
+        });
+        let b = Issue::at(
+            "validation.local_path_in_export",
+            "p.txt",
+            "/3",
+            "p.txt#/3: an absolute local path",
+        );
+        let log = log(&[a.clone(), b, a]);
+        let run = &log["runs"][0];
+        assert_eq!(run["tool"]["driver"]["rules"].as_array().unwrap().len(), 2);
+        let r = &run["results"];
+        assert_eq!(r[0]["ruleIndex"], 0);
+        assert_eq!(r[1]["ruleIndex"], 1);
+        assert_eq!(r[2]["ruleId"], "validation.secret_in_export");
+        assert_eq!(r[0]["message"]["text"], "rule x matched 40 bytes");
+        assert_eq!(
+            r[0]["locations"][0]["physicalLocation"]["region"]["startColumn"],
+            8
+        );
+        assert_eq!(
+            r[0]["locations"][0]["logicalLocations"][0]["fullyQualifiedName"],
+            "s.jsonl#/0/t"
+        );
+    }
+}
