@@ -9,7 +9,7 @@ use crate::Ctx;
 /// A byte-counting bar (`total` known) or spinner; hidden unless stderr is a
 /// terminal and neither `--json` nor `--quiet` was given.
 pub fn bytes(ctx: &Ctx, total: Option<u64>, what: &str) -> ProgressBar {
-    if ctx.json || ctx.quiet || !std::io::stderr().is_terminal() {
+    if !watched(ctx) {
         return ProgressBar::hidden();
     }
     let pb = match total {
@@ -28,19 +28,34 @@ pub fn bytes(ctx: &Ctx, total: Option<u64>, what: &str) -> ProgressBar {
     pb
 }
 
+/// What a reported bar counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Bytes (most long work).
+    Bytes,
+    /// Objects (gc).
+    Objects,
+}
+
+/// Whether a person is watching: stderr is a terminal, and neither
+/// `--json` nor `--quiet` was given.
+fn watched(ctx: &Ctx) -> bool {
+    !ctx.json && !ctx.quiet && std::io::stderr().is_terminal()
+}
+
 /// A bar a library reports to through [`coffer_store::Progress`]: a
 /// spinner until the library knows the total, then a bar with ETA.
-struct Reported(ProgressBar);
+struct Reported(ProgressBar, Unit);
 
 impl coffer_store::Progress for Reported {
-    fn total(&self, bytes: u64) {
-        self.0.set_length(bytes);
-        self.0.set_style(
-            ProgressStyle::with_template(
-                "{msg} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} {eta}",
-            )
-            .expect("static template"),
-        );
+    fn total(&self, n: u64) {
+        self.0.set_length(n);
+        let template = match self.1 {
+            Unit::Bytes => "{msg} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} {eta}",
+            Unit::Objects => "{msg} {wide_bar} {human_pos}/{human_len} objects {per_sec} {eta}",
+        };
+        self.0
+            .set_style(ProgressStyle::with_template(template).expect("static template"));
     }
 
     fn advance(&self, bytes: u64) {
@@ -62,10 +77,31 @@ pub fn shown<T>(
     what: &str,
     work: impl FnOnce(&mut coffer_store::Store) -> T,
 ) -> T {
-    let pb = bytes(ctx, None, what);
+    shown_in(ctx, store, what, Unit::Bytes, work)
+}
+
+/// [`shown`], counting `unit`.
+pub fn shown_in<T>(
+    ctx: &Ctx,
+    store: &mut coffer_store::Store,
+    what: &str,
+    unit: Unit,
+    work: impl FnOnce(&mut coffer_store::Store) -> T,
+) -> T {
+    let pb = match unit {
+        Unit::Bytes => bytes(ctx, None, what),
+        Unit::Objects if watched(ctx) => {
+            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()).with_style(
+                ProgressStyle::with_template("{spinner} {msg}").expect("static template"),
+            );
+            pb.set_message(what.to_string());
+            pb
+        }
+        Unit::Objects => ProgressBar::hidden(),
+    };
     if !pb.is_hidden() {
         pb.enable_steady_tick(std::time::Duration::from_millis(120));
-        store.set_progress(std::sync::Arc::new(Reported(pb.clone())));
+        store.set_progress(std::sync::Arc::new(Reported(pb.clone(), unit)));
     }
     let out = work(store);
     pb.finish_and_clear();

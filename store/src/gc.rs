@@ -53,13 +53,19 @@ fn remove(d: &Dir, name: &str) -> Result<()> {
 }
 
 /// Stored frames older than `cutoff_ms` that the catalog does not name.
+/// Each listed entry is one step of `progress`, whose total grows by the
+/// listing's length.
 fn old_orphans(
     dirs: &ObjectDirs,
     cutoff_ms: i64,
     is_cataloged: &dyn Fn(&Digest) -> Result<bool>,
+    progress: Steps<'_>,
 ) -> Result<Vec<(Digest, u64)>> {
     let mut out = Vec::new();
-    for entry in dirs.backend.list(OBJECTS_PREFIX)? {
+    let listed = dirs.backend.list(OBJECTS_PREFIX)?;
+    progress.grow(listed.len());
+    for entry in listed {
+        progress.step(1);
         let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
             continue;
         };
@@ -73,6 +79,29 @@ fn old_orphans(
 /// Objects deleted per catalog transaction.
 const GC_BATCH: usize = 1000;
 
+/// gc's progress, counted in objects: deletions, then entries examined
+/// for orphans (the total grows as each list is known).
+#[derive(Clone, Copy)]
+struct Steps<'p> {
+    progress: Option<&'p dyn crate::store::Progress>,
+    total: &'p std::cell::Cell<u64>,
+}
+
+impl Steps<'_> {
+    fn grow(&self, n: usize) {
+        self.total.set(self.total.get() + n as u64);
+        if let Some(p) = self.progress {
+            p.total(self.total.get());
+        }
+    }
+
+    fn step(&self, n: usize) {
+        if let Some(p) = self.progress {
+            p.advance(n as u64);
+        }
+    }
+}
+
 /// Deletes the unreachable objects (catalog rows first, in batches, then
 /// files), or with `dry_run` only lists them; returns what went.
 fn remove_unreachable(
@@ -80,9 +109,12 @@ fn remove_unreachable(
     catalog: &mut Catalog,
     unreachable: &[ObjectRow],
     dry_run: bool,
+    progress: Steps<'_>,
 ) -> Result<Vec<Digest>> {
     let digests: Vec<Digest> = unreachable.iter().map(|r| r.digest).collect();
+    progress.grow(digests.len());
     if dry_run {
+        progress.step(digests.len());
         return Ok(digests);
     }
     // In batches, rows before files: each batch's deletions free the space
@@ -94,6 +126,7 @@ fn remove_unreachable(
         for d in &gone {
             dirs.backend.delete(&object_key(d))?;
         }
+        progress.step(batch.len());
         removed.extend(gone);
     }
     Ok(removed)
@@ -134,6 +167,12 @@ impl Store {
         if !self.shared_backend() && !dry_run {
             broken = self.rebuild_catalog()?.broken;
         }
+        let reporter = self.progress_handle();
+        let counted = std::cell::Cell::new(0);
+        let steps = Steps {
+            progress: reporter.as_deref(),
+            total: &counted,
+        };
         let (dirs, catalog, lock) = self.parts();
         lock.acquire(LockMode::Exclusive)?;
         let mut report = GcReport {
@@ -150,7 +189,7 @@ impl Store {
         } else {
             catalog.unreachable_before(cutoff)?
         };
-        let removed = remove_unreachable(dirs, catalog, &unreachable, dry_run)?;
+        let removed = remove_unreachable(dirs, catalog, &unreachable, dry_run, steps)?;
         let removed_set: HashSet<&Digest> = removed.iter().collect();
         report.freed_bytes += unreachable
             .iter()
@@ -179,7 +218,7 @@ impl Store {
         let orphans = if shared || !broken.is_empty() {
             Vec::new()
         } else {
-            old_orphans(dirs, cutoff, &cataloged)?
+            old_orphans(dirs, cutoff, &cataloged, steps)?
         };
         for (d, size) in orphans {
             if !dry_run {

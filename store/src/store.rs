@@ -313,6 +313,12 @@ impl Store {
         self.progress.as_deref()
     }
 
+    /// The progress sink itself, for work that also borrows the store's
+    /// parts mutably.
+    pub(crate) fn progress_handle(&self) -> Option<Arc<dyn Progress>> {
+        self.progress.clone()
+    }
+
     /// Puts one file; `progress` receives bytes read.
     pub fn put_file(
         &mut self,

@@ -756,6 +756,43 @@ fn long_work_shows_a_bar_on_a_terminal_and_nothing_when_piped() {
     assert!(!shown.contains("MiB"), "{shown}");
 }
 
+#[test]
+fn gc_counts_objects_on_a_terminal_and_says_nothing_when_piped() {
+    let env = Env::new();
+    for i in 0..300 {
+        env.write(
+            &format!("loose/{i}.txt"),
+            format!("unrooted {i}\n").as_bytes(),
+        );
+    }
+    // Files, not the directory (a directory put roots its tree), unpinned.
+    let files: Vec<String> = (0..300)
+        .map(|i| env.path(&format!("loose/{i}.txt")).display().to_string())
+        .collect();
+    let mut put = vec!["put", "-q", "--no-pin"];
+    put.extend(files.iter().map(String::as_str));
+    assert_eq!(env.run(&put).code, 0);
+    // Unrooted objects go once older than the grace (strictly).
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let Some(shown) = on_a_terminal(&env, &["gc", "--grace", "0s", "--dry-run"]) else {
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return;
+    };
+    assert!(shown.contains("would remove 300 unreachable"), "{shown}");
+    let counts = regex::Regex::new(r"gc .*?(\d+)/(\d+) objects").unwrap();
+    let seen: Vec<(u64, u64)> = counts
+        .captures_iter(&shown)
+        .map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap()))
+        .collect();
+    assert!(!seen.is_empty(), "no bar: {shown}");
+    assert!(seen.iter().all(|(done, total)| done <= total), "{seen:?}");
+    let r = env.run(&["gc", "--grace", "0s"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.is_empty(), "piped: no bar: {}", r.stderr);
+    let out = String::from_utf8(r.stdout).unwrap();
+    assert!(out.contains("removed 300 unreachable"), "{out}");
+}
+
 fn with_session(env: &Env, id: &str, provider: &str, model: &str, records: &[&str]) {
     variant_with(env, id, "task-calc-add", (provider, model), Some(records));
 }

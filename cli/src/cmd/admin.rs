@@ -145,7 +145,10 @@ pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
         );
     };
     let mut store = or_report!(coffer_evidence::open_for_gc(&ctx.store));
-    match store.gc(grace, dry_run) {
+    let collected = progress::shown_in(ctx, &mut store, "gc", progress::Unit::Objects, |s| {
+        s.gc(grace, dry_run)
+    });
+    match collected {
         Ok(r) => {
             let verb = if dry_run { "would remove" } else { "removed" };
             let human = format!(
