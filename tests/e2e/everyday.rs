@@ -800,25 +800,28 @@ fn with_session(env: &Env, id: &str, provider: &str, model: &str, records: &[&st
 #[test]
 fn bundle_diff_compares_fields_artifacts_and_sessions_event_by_event() {
     let env = Env::new();
-    // A retry on another model: the session diverges at its third record
-    // and has two more tool calls.
-    let start = r#"{"type":"session.start","sessionId":"s"}"#;
+    // A retry on another model: its own session id and start time, then
+    // the session diverges at its third record and has two more tool calls.
+    let start_a =
+        r#"{"type":"session.start","sessionId":"s-1","timestamp":"2026-01-01T00:00:00Z"}"#;
+    let start_b =
+        r#"{"type":"session.start","sessionId":"s-2","timestamp":"2026-01-02T09:30:00Z"}"#;
     let msg = r#"{"type":"assistant.message","text":"I will fix add()."}"#;
-    let call = |n: &str| format!(r#"{{"type":"tool.call","n":"{n}"}}"#);
+    let call = |n: &str| format!(r#"{{"type":"tool.call","tool":"bash","n":"{n}"}}"#);
     let (c1, c2, c3, c4) = (call("1"), call("2"), call("3"), call("4"));
     with_session(
         &env,
         "try-one",
         "lab-a",
         "model-large",
-        &[start, msg, &c1, msg],
+        &[start_a, msg, &c1, msg],
     );
     with_session(
         &env,
         "try-two",
         "lab-b",
         "model-small",
-        &[start, msg, &c2, msg, &c3, &c4],
+        &[start_b, msg, &c2, msg, &c3, &c4],
     );
 
     let (code, v) = env.json(&["bundle", "diff", "try-one", "try-two"]);
@@ -851,8 +854,53 @@ fn bundle_diff_compares_fields_artifacts_and_sessions_event_by_event() {
     );
     assert_eq!(
         (s["commonPrefix"].as_u64(), s["firstDifference"].as_u64()),
-        (Some(2), Some(3))
+        (Some(0), Some(1)),
+        "byte for byte, the starts differ"
     );
+    // Event by event (ids and times aside): start and both messages match,
+    // call 1 is only in A, calls 2, 3 and 4 only in B.
+    let al = &s["alignment"];
+    assert_eq!(
+        (
+            al["matched"].as_u64(),
+            al["onlyA"].as_u64(),
+            al["onlyB"].as_u64()
+        ),
+        (Some(3), Some(1), Some(3)),
+        "{al}"
+    );
+    let runs: Vec<(&str, u64, u64)> = al["hunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let (on, n) = (
+                h["on"].as_str().unwrap(),
+                h["events"].as_array().unwrap().len() as u64,
+            );
+            let line = if on == "b" {
+                h["bLine"].as_u64().unwrap()
+            } else {
+                h["aLine"].as_u64().unwrap()
+            };
+            (on, line, n)
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("both", 1, 0),
+            ("a", 3, 1),
+            ("b", 3, 1),
+            ("both", 4, 0),
+            ("b", 5, 2)
+        ]
+    );
+    assert_eq!(
+        al["hunks"][1]["events"][0],
+        serde_json::json!({"line": 3, "type": "tool.call", "label": "bash"})
+    );
+    assert_eq!(al["complete"], true);
     assert_eq!(s["types"]["tool.call"], serde_json::json!({"a": 1, "b": 3}));
     assert_eq!(
         s["types"]["assistant.message"],
@@ -863,10 +911,14 @@ fn bundle_diff_compares_fields_artifacts_and_sessions_event_by_event() {
         String::from_utf8(env.run(&["bundle", "diff", "try-one", "try-two"]).stdout).unwrap();
     assert!(text.starts_with("--- try-one"), "{text}");
     assert!(
-        text.contains("~ session.jsonl") && text.contains("first difference at event 3"),
+        text.contains("~ session.jsonl") && text.contains("first difference at event 1"),
         "{text}"
     );
     assert!(text.contains("tool.call: 1 -> 3"), "{text}");
+    assert!(
+        text.contains("events: 3 matched (ids and times aside), 1 only in A, 3 only in B\n  = A:1-2 B:1-2 (2 matched)\n  - A:3 tool.call bash\n  + B:3 tool.call bash\n  = A:4-4 B:4-4 (1 matched)\n  + B:5 tool.call bash\n  + B:6 tool.call bash\n"),
+        "{text}"
+    );
     let (code, v) = env.json(&["bundle", "diff", "try-one", "nope"]);
     assert_ne!(code, 0);
     assert_eq!(crate::support::codes(&v), vec!["io.not_found"]);
@@ -881,4 +933,22 @@ fn bundle_diff_compares_fields_artifacts_and_sessions_event_by_event() {
         0
     );
     assert!(same["result"]["session"]["firstDifference"].is_null());
+    assert_eq!(same["result"]["session"]["alignment"]["onlyA"], 0);
+
+    // Past the alignment limit: counts, and a clear word instead of hunks.
+    let long: Vec<String> = (0..100_001)
+        .map(|i| format!(r#"{{"type":"tick","n":{i}}}"#))
+        .collect();
+    let long: Vec<&str> = long.iter().map(String::as_str).collect();
+    with_session(&env, "long-one", "lab-a", "model-large", &long);
+    let (code, v) = env.json(&["bundle", "diff", "try-one", "long-one"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["result"]["session"]["eventsB"], 100_001);
+    assert!(v["result"]["session"]["alignment"].is_null());
+    let text =
+        String::from_utf8(env.run(&["bundle", "diff", "try-one", "long-one"]).stdout).unwrap();
+    assert!(
+        text.contains("events: not aligned (a session is over 100000 events)"),
+        "{text}"
+    );
 }

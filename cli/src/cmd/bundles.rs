@@ -434,8 +434,57 @@ fn diff_text(d: &bundle::diff::BundleDiff) -> String {
                 h.push_str(&format!("  {t}: {} -> {}\n", c.a, c.b));
             }
         }
+        match &s.alignment {
+            Some(al) => alignment_text(&mut h, al),
+            None => h.push_str(&format!(
+                "events: not aligned (a session is over {} events)\n",
+                bundle::events::MAX_ALIGNED_EVENTS
+            )),
+        }
     }
     h
+}
+
+/// The aligned sessions as a unified diff of events: `=` for a matched
+/// run, `-` for an event only in A, `+` for one only in B.
+fn alignment_text(h: &mut String, al: &bundle::events::Alignment) {
+    use bundle::events::On;
+    h.push_str(&format!(
+        "events: {} matched (ids and times aside), {} only in A, {} only in B\n",
+        al.matched, al.only_a, al.only_b
+    ));
+    for hunk in &al.hunks {
+        let (sign, side) = match hunk.on {
+            On::Both => {
+                h.push_str(&format!(
+                    "  = A:{}-{} B:{}-{} ({} matched)\n",
+                    hunk.a_line,
+                    hunk.a_line + hunk.a_len - 1,
+                    hunk.b_line,
+                    hunk.b_line + hunk.b_len - 1,
+                    hunk.a_len
+                ));
+                continue;
+            }
+            On::A => ('-', 'A'),
+            On::B => ('+', 'B'),
+        };
+        for e in &hunk.events {
+            let label = e
+                .label
+                .as_deref()
+                .map(|l| format!(" {l}"))
+                .unwrap_or_default();
+            h.push_str(&format!("  {sign} {side}:{} {}{label}\n", e.line, e.kind));
+        }
+        let len = hunk.a_len.max(hunk.b_len);
+        if (hunk.events.len() as u64) < len {
+            h.push_str(&format!(
+                "  {sign} ... {} more not listed\n",
+                len - hunk.events.len() as u64
+            ));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! `bundle diff`: two stored bundles side by side, for retries and
 //! model-vs-model comparisons: the manifest fields that differ, which
-//! artifacts are shared, changed or only on one side, and an event-level
-//! summary of the two sessions (streamed: memory stays flat).
+//! artifacts are shared, changed or only on one side, and the two sessions
+//! event by event: streamed for counts and the common prefix, and aligned
+//! (`events`) while both are at most `MAX_ALIGNED_EVENTS` long, which
+//! bounds the memory the alignment holds.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};
@@ -13,6 +15,7 @@ use coffer_store::Store;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::events::{align, keyed, Alignment, Keyed, MAX_ALIGNED_EVENTS};
 use super::records::{bundle_artifacts, require_bundle, ArtifactRow, BundleRow};
 use crate::vocab::Kind;
 
@@ -85,6 +88,10 @@ pub struct SessionDiff {
     pub first_difference: Option<u64>,
     /// Records per `type` (records without one count as `(none)`).
     pub types: BTreeMap<String, Counts>,
+    /// The two sessions aligned event by event (ids, times and durations
+    /// set aside); none when either is longer than
+    /// [`MAX_ALIGNED_EVENTS`].
+    pub alignment: Option<Alignment>,
 }
 
 /// What `bundle diff` reports.
@@ -218,22 +225,34 @@ fn open_records<'s>(store: &'s Store, r: &ArtifactRow) -> Result<Records<'s>> {
     })
 }
 
-/// The `type` of a record, or `(none)`.
-fn record_type(line: &[u8]) -> String {
-    #[derive(serde::Deserialize)]
-    struct Typed {
-        #[serde(rename = "type")]
-        t: Option<String>,
+/// One session's events, kept for alignment while the session is short
+/// enough (then dropped, and only counted).
+struct Kept {
+    keyed: Option<Vec<Keyed>>,
+}
+
+impl Kept {
+    fn new() -> Kept {
+        Kept {
+            keyed: Some(Vec::new()),
+        }
     }
-    serde_json::from_slice::<Typed>(line)
-        .ok()
-        .and_then(|t| t.t)
-        .unwrap_or_else(|| "(none)".into())
+
+    fn push(&mut self, k: Keyed) {
+        if let Some(v) = &mut self.keyed {
+            if v.len() < MAX_ALIGNED_EVENTS {
+                v.push(k);
+            } else {
+                self.keyed = None;
+            }
+        }
+    }
 }
 
 fn sessions(store: &Store, a: &ArtifactRow, b: &ArtifactRow) -> Result<SessionDiff> {
     let (mut ra, mut rb) = (open_records(store, a)?, open_records(store, b)?);
     let mut out = SessionDiff::default();
+    let (mut sa, mut sb) = (Kept::new(), Kept::new());
     let mut diverged = false;
     loop {
         let la = ra.next()?.map(<[u8]>::to_vec);
@@ -243,11 +262,15 @@ fn sessions(store: &Store, a: &ArtifactRow, b: &ArtifactRow) -> Result<SessionDi
         }
         if let Some(l) = &la {
             out.events_a += 1;
-            out.types.entry(record_type(l)).or_default().a += 1;
+            let k = keyed(out.events_a, l);
+            out.types.entry(k.event.kind.clone()).or_default().a += 1;
+            sa.push(k);
         }
         if let Some(l) = lb {
             out.events_b += 1;
-            out.types.entry(record_type(l)).or_default().b += 1;
+            let k = keyed(out.events_b, l);
+            out.types.entry(k.event.kind.clone()).or_default().b += 1;
+            sb.push(k);
         }
         if !diverged {
             if la.as_deref() == lb {
@@ -257,6 +280,9 @@ fn sessions(store: &Store, a: &ArtifactRow, b: &ArtifactRow) -> Result<SessionDi
                 out.first_difference = Some(out.common_prefix + 1);
             }
         }
+    }
+    if let (Some(x), Some(y)) = (&sa.keyed, &sb.keyed) {
+        out.alignment = Some(align(x, y));
     }
     Ok(out)
 }
@@ -295,8 +321,9 @@ mod tests {
 
     #[test]
     fn record_types_come_from_the_type_field() {
-        assert_eq!(record_type(br#"{"type":"tool.call","x":[1]}"#), "tool.call");
-        assert_eq!(record_type(br#"{"x":1}"#), "(none)");
-        assert_eq!(record_type(b"not json"), "(none)");
+        let kind = |l: &[u8]| keyed(1, l).event.kind;
+        assert_eq!(kind(br#"{"type":"tool.call","x":[1]}"#), "tool.call");
+        assert_eq!(kind(br#"{"x":1}"#), "(none)");
+        assert_eq!(kind(b"not json"), "(none)");
     }
 }

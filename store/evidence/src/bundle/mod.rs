@@ -4,6 +4,7 @@
 pub mod checkout;
 pub mod content;
 pub mod diff;
+pub mod events;
 pub mod ingest;
 pub mod inspect;
 pub mod model;
