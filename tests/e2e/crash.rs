@@ -72,7 +72,7 @@ fn recover(env: &Env, point: &str) {
 #[test]
 fn put_recovers_from_a_crash_at_every_publication_step() {
     for point in PUBLICATION {
-        for (label, make) in [("one file", 1usize), ("a batch", 40)] {
+        for (label, make) in [("one file", 1usize), ("a small batch", 5), ("a batch", 40)] {
             let env = Env::new();
             for i in 0..make {
                 env.write(&format!("in/f{i}"), &noise(3000 + i, i as u64));
