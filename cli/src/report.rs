@@ -79,6 +79,9 @@ pub struct Report {
     /// The human text is a document the user asked for (a SARIF log):
     /// printed even under `-q`.
     pub document: bool,
+    /// The result was already streamed to stdout (`ls`): under `--json`
+    /// only the envelope's closing (status and issues) is left to print.
+    pub streamed: bool,
 }
 
 impl Report {
@@ -93,6 +96,7 @@ impl Report {
             human,
             listed: false,
             document: false,
+            streamed: false,
         }
     }
 
@@ -127,7 +131,17 @@ impl Report {
     /// Prints the report and returns the exit code.
     pub fn emit(self, json_out: bool, quiet: bool) -> ExitCode {
         let code = self.status.exit_code();
-        if json_out {
+        if json_out && self.streamed {
+            let mut out = std::io::stdout().lock();
+            let issues: Vec<Value> = self.issues.iter().map(envelope_issue).collect();
+            let _ = write!(
+                out,
+                ",\"status\":{},\"issues\":{}}}",
+                json!(self.status.name()),
+                Value::Array(issues)
+            );
+            let _ = writeln!(out);
+        } else if json_out {
             let env = json!({
                 "schemaVersion": "coffer.result/v1",
                 "command": self.command,
@@ -139,7 +153,7 @@ impl Report {
             let _ = serde_json::to_writer(&mut out, &env);
             let _ = writeln!(out);
         } else {
-            if (!quiet || self.document) && !self.human.is_empty() {
+            if (!quiet || self.document) && !self.streamed && !self.human.is_empty() {
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(self.human.as_bytes());
                 if !self.human.ends_with('\n') {
@@ -162,6 +176,25 @@ impl Report {
         }
         ExitCode::from(code)
     }
+}
+
+/// Whether `e` is a write to a reader that went away (`coffer ls | head`):
+/// such a command ends quietly, as `cat` does.
+pub fn is_broken_pipe(e: &coffer_store::StoreError) -> bool {
+    matches!(e, coffer_store::StoreError::Io { source, .. }
+        if source.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Opens a `--json` envelope whose `result` the command streams itself:
+/// `result` comes before `status` and `issues` (JSON objects are
+/// unordered), so a failure half-way still closes a valid envelope with
+/// the right status. [`Report::emit`] of a `streamed` report closes it.
+pub fn open_streamed_json(command: &str, out: &mut impl Write) -> std::io::Result<()> {
+    write!(
+        out,
+        "{{\"schemaVersion\":\"coffer.result/v1\",\"command\":{},\"result\":",
+        json!(command)
+    )
 }
 
 /// An issue as the envelope shows it: code, message, and one `path`

@@ -503,20 +503,26 @@ impl Catalog {
 
     /// Every cataloged object, in digest order.
     pub fn objects(&self) -> Result<Vec<ObjectRow>> {
-        self.objects_where("")
-    }
-
-    /// Every cataloged object except catalog records: what users stored.
-    pub fn stored_objects(&self) -> Result<Vec<ObjectRow>> {
-        self.objects_where("WHERE digest NOT IN (SELECT record_digest FROM refs)")
-    }
-
-    fn objects_where(&self, filter: &str) -> Result<Vec<ObjectRow>> {
-        let mut st = self.conn.prepare(&format!(
-            "SELECT digest, size, stored_size, first_seen_ms FROM objects {filter} ORDER BY digest"
-        ))?;
+        let mut st = self.conn.prepare(
+            "SELECT digest, size, stored_size, first_seen_ms FROM objects ORDER BY digest",
+        )?;
         let rows = st.query_map([], row_to_object)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Calls `f` with every stored object (catalog records aside), in
+    /// digest order, one row at a time: memory stays flat however many
+    /// there are. Stops at the first error `f` returns.
+    pub fn each_stored_object(&self, f: &mut dyn FnMut(ObjectRow) -> Result<()>) -> Result<()> {
+        let mut st = self.conn.prepare(
+            "SELECT digest, size, stored_size, first_seen_ms FROM objects
+             WHERE digest NOT IN (SELECT record_digest FROM refs) ORDER BY digest",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(row) = rows.next()? {
+            f(row_to_object(row)?)?;
+        }
+        Ok(())
     }
 
     /// Objects no root holds, first seen before `cutoff_ms`.

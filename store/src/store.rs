@@ -437,8 +437,10 @@ impl Store {
     }
 
     /// Every cataloged object users stored (catalog records excluded).
-    pub fn objects(&self) -> Result<Vec<ObjectRow>> {
-        self.catalog.stored_objects()
+    /// Every stored object, one at a time (see
+    /// [`Catalog::each_stored_object`]).
+    pub fn each_object(&self, f: &mut dyn FnMut(ObjectRow) -> Result<()>) -> Result<()> {
+        self.catalog.each_stored_object(f)
     }
 
     /// Catalog totals.
@@ -931,7 +933,13 @@ mod tests {
             std::fs::read_dir(t.path().join("s/tmp")).unwrap().count(),
             0
         );
-        assert!(s.objects().unwrap().is_empty());
+        let mut n = 0;
+        s.each_object(&mut |_| {
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 0);
         assert!(!s.has(&Digest::of(b"small 1")).unwrap());
     }
 }

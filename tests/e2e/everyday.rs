@@ -62,6 +62,52 @@ fn get_into_a_pipe_closed_early_is_quiet_as_cat_is() {
 }
 
 #[test]
+fn ls_streams_its_rows_and_stops_quietly_when_the_reader_goes() {
+    let env = Env::new();
+    let files: Vec<String> = (0..1000)
+        .map(|i| {
+            env.write(&format!("many/{i}"), format!("object {i}\n").as_bytes())
+                .display()
+                .to_string()
+        })
+        .collect();
+    let mut put = vec!["put", "-q"];
+    put.extend(files.iter().map(String::as_str));
+    assert_eq!(env.run(&put).code, 0);
+    // --json: one envelope, the rows in digest order, status after them.
+    let (code, v) = env.json(&["ls"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["status"], "accepted");
+    let rows = v["result"]["objects"].as_array().unwrap();
+    assert_eq!(rows.len(), 1000);
+    let digests: Vec<&str> = rows.iter().map(|r| r["digest"].as_str().unwrap()).collect();
+    assert!(digests.windows(2).all(|w| w[0] < w[1]), "digest order");
+    assert_eq!(rows[0]["size"], rows[0]["size"].as_u64().unwrap());
+    // Human rows, 100 KB of them: a reader that stops after ten bytes.
+    let mut child = env
+        .command(&["ls"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    assert_eq!(&head[..7], b"sha256:");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn the_store_is_found_from_a_subdirectory_as_git_finds_its_repository() {
     let env = Env::bare();
     let run = |dir: &std::path::Path, args: &[&str]| {

@@ -170,9 +170,7 @@ pub(super) fn write_object(ctx: &Ctx, store: &Store, d: &Digest, output: Option<
                 Ok(_) => Report::accepted(serde_json::Value::Null, String::new()),
                 // The reader stopped early (`coffer get D | head`): quiet,
                 // as `cat` is. Nothing was stored or changed.
-                Err(coffer_store::StoreError::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::BrokenPipe =>
-                {
+                Err(e) if crate::report::is_broken_pipe(&e) => {
                     Report::accepted(serde_json::Value::Null, String::new())
                 }
                 Err(e) => Report::error(&e),
@@ -211,14 +209,56 @@ pub fn has(ctx: &Ctx, digests: &[String]) -> Report {
     Report::from_issues(issues, json!({ "objects": objects }), human)
 }
 
+/// `ls`: every stored object, streamed row by row as the catalog yields
+/// it (memory stays flat). A closed stdout (`coffer ls | head`) ends the
+/// listing quietly.
 pub fn ls(ctx: &Ctx) -> Report {
-    let rows = or_report!(open_store_for_reading(ctx).and_then(|s| s.objects()));
-    let mut human = String::new();
-    for r in &rows {
-        human.push_str(&format!(
-            "{}  {:>12}  {:>12}\n",
-            r.digest, r.size, r.stored_size
-        ));
-    }
-    Report::accepted(json!({ "objects": rows }), human)
+    use coffer_store::StoreError;
+    let store = or_report!(open_store_for_reading(ctx));
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let io = |e: std::io::Error| StoreError::io("<stdout>", "write", e);
+    let listed = (|| -> coffer_store::Result<()> {
+        if ctx.json {
+            crate::report::open_streamed_json("ls", &mut out)
+                .and_then(|()| write!(out, "{{\"objects\":["))
+                .map_err(io)?;
+        }
+        let mut first = true;
+        store.each_object(&mut |row| {
+            if ctx.json {
+                let sep = if std::mem::take(&mut first) { "" } else { "," };
+                let j = serde_json::to_string(&row).expect("a row serializes");
+                write!(out, "{sep}{j}").map_err(io)
+            } else if ctx.quiet {
+                Ok(())
+            } else {
+                writeln!(
+                    out,
+                    "{}  {:>12}  {:>12}",
+                    row.digest, row.size, row.stored_size
+                )
+                .map_err(io)
+            }
+        })?;
+        if ctx.json {
+            write!(out, "]}}").map_err(io)?;
+        }
+        out.flush().map_err(io)
+    })();
+    let mut r = match listed {
+        Ok(()) => Report::accepted(serde_json::Value::Null, String::new()),
+        Err(e) if crate::report::is_broken_pipe(&e) => {
+            Report::accepted(serde_json::Value::Null, String::new())
+        }
+        Err(e) => {
+            // A catalog failure half-way: the rows so far stay, the
+            // envelope still closes, and its status says what happened.
+            if ctx.json {
+                let _ = write!(out, "]}}").and_then(|()| out.flush());
+            }
+            Report::error(&e)
+        }
+    };
+    r.streamed = true;
+    r
 }

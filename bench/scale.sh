@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# How coffer behaves as a store grows: put rate, fsck per object, `ls`
+# memory and command startup, at checkpoints up to OBJECTS (default 1M).
+#
+#   bench/scale.sh                    # 10k, 100k, 500k, 1M objects
+#   CHECKPOINTS="10000 100000" bench/scale.sh   # a quicker run
+#   COFFER=path/to/coffer bench/scale.sh        # another build (A/B)
+#
+# The store is filled with unique small files (0.5-4 KiB) put 10,000 at a
+# time. At each checkpoint, measured in the same run:
+#   - put of the next 10,000 files (rate; compare across checkpoints);
+#   - fsck and fsck --read-data (microseconds per object);
+#   - `ls` and `--json ls` to /dev/null (peak RSS, GNU time);
+#   - `has D` startup against `git cat-file -e` in a one-object repo
+#     (median of 200 runs each, in a shell loop).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v /usr/bin/time >/dev/null || { echo "needs GNU time (apt-get install time)"; exit 1; }
+for t in git python3; do command -v $t >/dev/null || { echo "needs $t"; exit 1; }; done
+B=${BENCH_DIR:-$PWD/target/bench}/scale
+CHECKPOINTS=${CHECKPOINTS:-"10000 100000 500000 1000000"}
+if [ -z "${COFFER:-}" ]; then
+  cargo build --release -q -p coffer-cli
+  COFFER=$PWD/target/release/coffer
+fi
+rm -rf "$B"; mkdir -p "$B"
+S="$B/store"
+"$COFFER" --store "$S" init -q
+
+# batch N DIR: 10,000 unique files of 0.5-4 KiB under DIR (seeded by N).
+batch() {
+  python3 - "$1" "$2" <<'PY'
+import os, random, sys
+n, root = int(sys.argv[1]), sys.argv[2]
+rng = random.Random(n)
+for i in range(10000):
+    d = os.path.join(root, f"{i % 100:02d}")
+    os.makedirs(d, exist_ok=True)
+    size = rng.randint(512, 4096)
+    with open(os.path.join(d, f"{i}"), "wb") as f:
+        f.write(f"batch {n} file {i}\n".encode() + rng.randbytes(size))
+PY
+}
+count() { "$COFFER" --store "$S" --json stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["objects"])'; }
+seconds() { /usr/bin/time -f "%e %M" -o "$B/time" "$@" >/dev/null 2>"$B/err" || { cat "$B/err" >&2; return 1; }; cat "$B/time"; }
+per_object() { python3 -c "print(f'{float(\"$1\") * 1e6 / int(\"$2\"):.1f}')"; }
+median_loop() { # median_loop N CMD... -> median seconds of one run
+  python3 - "$@" <<'PY'
+import statistics, subprocess, sys, time
+n, cmd = int(sys.argv[1]), sys.argv[2:]
+runs = []
+for _ in range(n):
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+    runs.append(time.perf_counter() - t)
+print(f"{statistics.median(runs) * 1000:.2f}")
+PY
+}
+
+git init -q "$B/git"; echo one > "$B/git/f"; git -C "$B/git" add f
+blob=$(git -C "$B/git" hash-object f)
+echo one > "$B/one"; one=$("$COFFER" --store "$S" put -q "$B/one"; "$COFFER" --store "$S" --json put "$B/one" | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["files"][0]["digest"])')
+
+n=0
+for target in $CHECKPOINTS; do
+  while [ "$(count)" -lt "$target" ]; do
+    n=$((n + 1)); rm -rf "$B/in"; batch "$n" "$B/in"
+    "$COFFER" --store "$S" put -q "$B/in" >/dev/null
+  done
+  objects=$(count)
+  n=$((n + 1)); rm -rf "$B/in"; batch "$n" "$B/in"; sync; sleep 1
+  read -r put_s _ < <(seconds "$COFFER" --store "$S" put -q "$B/in")
+  read -r fsck_s _ < <(seconds "$COFFER" --store "$S" fsck)
+  read -r data_s _ < <(seconds "$COFFER" --store "$S" fsck --read-data)
+  read -r _ ls_kb < <(seconds "$COFFER" --store "$S" ls)
+  read -r _ lsj_kb < <(seconds "$COFFER" --store "$S" --json ls)
+  has_ms=$(median_loop 200 "$COFFER" --store "$S" has "$one")
+  git_ms=$(median_loop 200 git -C "$B/git" cat-file -e "$blob")
+  echo "== $objects objects"
+  echo "put of the next 10,000 files: ${put_s}s ($(python3 -c "print(f'{10000 / float(\"$put_s\"):.0f}')") files/s)"
+  echo "fsck: $(per_object "$fsck_s" "$objects") us/object; fsck --read-data: $(per_object "$data_s" "$objects") us/object"
+  echo "ls peak RSS: ${ls_kb} KiB; --json ls: ${lsj_kb} KiB"
+  echo "has startup: ${has_ms} ms | git cat-file -e: ${git_ms} ms | ratio $(python3 -c "print(f'{float(\"$has_ms\") / float(\"$git_ms\"):.2f}')")"
+done
+rm -rf "$B"
