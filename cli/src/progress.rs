@@ -39,7 +39,7 @@ pub enum Unit {
 
 /// Whether a person is watching: stderr is a terminal, and neither
 /// `--json` nor `--quiet` was given.
-fn watched(ctx: &Ctx) -> bool {
+pub fn watched(ctx: &Ctx) -> bool {
     !ctx.json && !ctx.quiet && std::io::stderr().is_terminal()
 }
 

@@ -60,6 +60,7 @@ pub mod objects;
 pub(crate) mod os_code;
 pub mod publish;
 pub mod refs;
+pub(crate) mod reverify;
 pub mod rows;
 pub(crate) mod stager;
 pub mod store;

@@ -436,7 +436,6 @@ impl Store {
         Ok(n)
     }
 
-    /// Every cataloged object users stored (catalog records excluded).
     /// Every stored object, one at a time (see
     /// [`Catalog::each_stored_object`]).
     pub fn each_object(&self, f: &mut dyn FnMut(ObjectRow) -> Result<()>) -> Result<()> {

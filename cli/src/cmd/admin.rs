@@ -92,8 +92,11 @@ pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
 
 pub fn fsck(ctx: &Ctx, read_data: bool) -> Report {
     let mut store = or_report!(open_store_for_reading(ctx));
-    let total = store.stats().ok().map(|s| s.unique_bytes);
-    let pb = progress::bytes(ctx, total.filter(|_| read_data), "fsck");
+    // The bar's total costs a pass over the catalog: only when a bar shows.
+    let total = (read_data && progress::watched(ctx))
+        .then(|| store.stats().ok().map(|s| s.unique_bytes))
+        .flatten();
+    let pb = progress::bytes(ctx, total, "fsck");
     // The total counts cataloged evidence; records and orphans are read
     // too, so the bar grows rather than overshoot.
     let report = store.fsck(read_data, &|n| {
