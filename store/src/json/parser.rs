@@ -7,6 +7,35 @@ use serde_json::{Map, Number, Value};
 
 use super::{escape_pointer_token, JsonError, Limits, MAX_SAFE_INTEGER};
 
+/// How many leading bytes of `s` need no attention inside a JSON string:
+/// neither `"`, `\\` nor a control character. Eight bytes at a time while
+/// none is there (the classic has-zero-byte and has-less-than tricks), then
+/// byte by byte: string scanning was the largest part of checking JSONL.
+fn plain_run(s: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while let Some(chunk) = s.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let special = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w);
+        if special & HIGH != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while let Some(&b) = s.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// Parses one strict JSON document into a value.
 pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, JsonError> {
     let mut p = Parser::new(input, limits, true)?;
@@ -311,12 +340,7 @@ impl<'a> Parser<'a> {
         self.pos += 1;
         loop {
             let start = self.pos;
-            while let Some(&b) = self.s.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos += plain_run(&self.s[self.pos..]);
             if let Some(o) = out.as_deref_mut() {
                 // Input was checked to be UTF-8 and we stopped on ASCII bytes.
                 o.push_str(std::str::from_utf8(&self.s[start..self.pos]).expect("checked UTF-8"));
@@ -486,6 +510,29 @@ impl<'a> Parser<'a> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn plain_runs_stop_exactly_where_bytewise_scanning_would() {
+        let naive = |s: &[u8]| {
+            s.iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(s.len())
+        };
+        let fillers: [&[u8]; 3] = [b"a", "\u{e9}".as_bytes(), "\u{1F600}".as_bytes()];
+        for filler in fillers {
+            for len in 0..40 {
+                let base: Vec<u8> = filler.iter().copied().cycle().take(len).collect();
+                assert_eq!(plain_run(&base), naive(&base));
+                for at in 0..len {
+                    for special in [b'"', b'\\', 0x00, 0x1f, b'\n', 0x20, 0x21, 0x7f, 0x80, 0xff] {
+                        let mut v = base.clone();
+                        v[at] = special;
+                        assert_eq!(plain_run(&v), naive(&v), "{v:?}");
+                    }
+                }
+            }
+        }
+    }
+
     use super::*;
 
     fn err(input: &[u8]) -> JsonError {
