@@ -146,29 +146,14 @@ fn files(h: &mut String, r: &RedactionReport) {
          <th>Fields removed</th></tr></thead>\n<tbody>\n",
     );
     for f in &r.files {
-        let classes: Vec<String> = f
-            .classes
-            .iter()
-            .map(|(c, n)| format!("{} {n}", c.name()))
-            .collect();
-        let transformations: Vec<String> = f
-            .transformations
-            .iter()
-            .map(|(k, n)| format!("{} {n}", esc(k)))
-            .collect();
-        let removed: Vec<String> = f
-            .removed_fields
-            .iter()
-            .map(|(k, n)| format!("<code>{}</code> {n}", esc(k)))
-            .collect();
+        let [classes, transformations, removed] =
+            f.count_cells(|k| format!("<code>{}</code>", esc(k)));
         let _ = writeln!(
             h,
-            "<tr><td class=\"mono\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"mono\">{}</td><td class=\"num\">{}</td><td>{classes}</td><td>{}</td><td>{removed}</td></tr>",
             esc(&f.file),
             f.replacements,
-            classes.join(", "),
-            transformations.join(", "),
-            if removed.is_empty() { "none".into() } else { removed.join(", ") }
+            esc(&transformations),
         );
     }
     h.push_str("</tbody>\n</table>\n");

@@ -67,33 +67,12 @@ pub fn render(r: &RedactionReport) -> String {
     }
     m.push_str("\n## By file\n\n| File | Replacements | By class | Transformations | Fields removed |\n|---|--:|---|---|---|\n");
     for f in &r.files {
-        let classes: Vec<String> = f
-            .classes
-            .iter()
-            .map(|(c, n)| format!("{} {n}", c.name()))
-            .collect();
-        let tr: Vec<String> = f
-            .transformations
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
-        let removed: Vec<String> = f
-            .removed_fields
-            .iter()
-            .map(|(k, n)| format!("{} {n}", code(k)))
-            .collect();
+        let [classes, transformations, removed] = f.count_cells(code);
         let _ = writeln!(
             m,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {classes} | {transformations} | {removed} |",
             code(&f.file),
             f.replacements,
-            classes.join(", "),
-            tr.join(", "),
-            if removed.is_empty() {
-                "none".into()
-            } else {
-                removed.join(", ")
-            }
         );
     }
     exclusions(&mut m, r);

@@ -144,6 +144,30 @@ pub struct FileSummary {
     pub removed_fields: BTreeMap<String, u64>,
 }
 
+impl FileSummary {
+    /// Its three count columns as both renderings show them: by class,
+    /// transformations, and removed fields (`none` when none), each name
+    /// passed through `name` (escaping or code-quoting it).
+    pub fn count_cells(&self, name: impl Fn(&str) -> String) -> [String; 3] {
+        fn joined<'k>(counts: impl Iterator<Item = (String, &'k u64)>) -> String {
+            counts
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        let removed = joined(self.removed_fields.iter().map(|(k, n)| (name(k), n)));
+        [
+            joined(self.classes.iter().map(|(c, n)| (c.name().to_string(), n))),
+            joined(self.transformations.iter().map(|(k, n)| (k.clone(), n))),
+            if removed.is_empty() {
+                "none".into()
+            } else {
+                removed
+            },
+        ]
+    }
+}
+
 /// The readback's verdict on the tree the report describes.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
