@@ -245,7 +245,10 @@ impl<'a> Collector<'a> {
                             if let (Some(ns), Some(id)) =
                                 (correlation_namespace(&normalize(k)), val.as_str())
                             {
-                                self.identity(ns, id);
+                                let shaped = crate::identity::shaped_id(id).is_some();
+                                if shaped || !self.det.holds_credential(id) {
+                                    self.identity(ns, id);
+                                }
                             }
                             self.value(val, depth);
                         }

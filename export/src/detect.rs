@@ -96,6 +96,15 @@ impl Detector {
         }
     }
 
+    /// Whether anything in `s` is a credential (or a policy value): an
+    /// identity field holding one is scrubbed as a secret, never given a
+    /// pseudonym in its shape, which would look like a credential itself.
+    pub fn holds_credential(&self, s: &str) -> bool {
+        let mut found = Vec::new();
+        self.find(s.as_bytes(), &mut found);
+        !found.is_empty()
+    }
+
     /// Every finding in `s`, over `s` and its decoded views, in `s`'s
     /// coordinates; deduplicated by span. Text inside a placeholder-shaped
     /// span (`[REDACTED_SECRET:rule:fp]`) is not a credential; with

@@ -399,10 +399,16 @@ impl<'a> Scrubber<'a> {
                 }
                 // Correlation and per-record id fields, and oneshot-v1 ids.
                 FieldClass::Identity | FieldClass::Plain
-                    if val.is_string()
-                        && (class == FieldClass::Identity
-                            || (oneshot && k.eq_ignore_ascii_case("id"))
-                            || val.as_str().and_then(crate::identity::shaped_id).is_some()) =>
+                    if val.as_str().is_some_and(|v| {
+                        // A shaped id (`toolu_…`) is never a credential;
+                        // any other value is checked before it is given a
+                        // pseudonym in its own shape.
+                        let shaped = crate::identity::shaped_id(v).is_some();
+                        (shaped
+                            || class == FieldClass::Identity
+                            || (oneshot && k.eq_ignore_ascii_case("id")))
+                            && (shaped || !self.det.holds_credential(v))
+                    }) =>
                 {
                     let id = val.as_str().expect("checked");
                     val = Value::String(self.identity(id));

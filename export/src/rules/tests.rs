@@ -558,3 +558,39 @@ fn extra_rules_compile_and_fire() {
     }])
     .is_err());
 }
+
+#[test]
+fn past_256_rules_every_rule_still_runs_when_wanted() {
+    // The wanted-rule set lives on the stack up to 256 rules; a policy
+    // with many extra rules takes the heap path, which must agree.
+    let extra: Vec<ExtraRule> = (0..300)
+        .map(|i| ExtraRule {
+            id: format!("acme-{i}"),
+            regex: format!(r"(?P<s>acme{i}_[0-9a-f]{{16}})"),
+            keywords: vec![format!("acme{i}_")],
+        })
+        .collect();
+    let rs = RuleSet::new(&extra).unwrap();
+    assert!(rs.rules().len() > 256);
+    for i in [0, 150, 299] {
+        let token = format!("acme{i}_0123456789abcdef");
+        assert_eq!(
+            hits_of(&rs, &format!("k {token}.")),
+            vec![(format!("acme-{i}"), token)]
+        );
+    }
+    let tok = "ghp_Q7qSyY3v6ysjB6f2RsDLHZg8RakGnRAxPcTM";
+    assert_eq!(hits_of(&rs, tok).len(), 1, "built-ins still run");
+}
+
+#[test]
+fn filler_is_one_case_and_a_mixed_case_run_stays_a_token() {
+    // Found by the planted-secret property on a plain clone: a random
+    // body that held `XXxX` was taken for `xxxx` filler and survived.
+    assert!(!looks_fake(b"ghp_XXxXA0a0Q7x9Kp2Lm4Nz8Rt6Vb3Wc5Yd1Fg0"));
+    assert!(looks_fake(b"ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"));
+    assert!(looks_fake(b"ghp_XXXXa0Q7x9Kp2Lm4Nz8Rt6Vb3Wc5Yd1Fg0Hj"));
+    let rs = RuleSet::new(&[]).unwrap();
+    let tok = "ghp_XXxXA0a0Q7x9Kp2Lm4Nz8Rt6Vb3Wc5Yd1Fg0";
+    assert_eq!(hits_of(&rs, &format!(" {tok}")).len(), 1);
+}
