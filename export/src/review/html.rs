@@ -168,22 +168,11 @@ fn exclusions(h: &mut String, r: &RedactionReport) {
     h.push_str(
         "<table id=\"exclusions\">\n<thead><tr><th>Artifact</th><th>What</th><th>Why</th></tr></thead>\n<tbody>\n",
     );
-    for e in &r.excluded_artifacts {
+    let code = |s: &str| format!("<code>{}</code>", esc(s));
+    for [artifact, what, why] in r.exclusion_rows(code, esc) {
         let _ = writeln!(
             h,
-            "<tr><td class=\"mono\">{}</td><td>whole artifact</td><td>{}</td></tr>",
-            esc(&e.artifact_id),
-            esc(&e.reason)
-        );
-    }
-    for e in &r.excluded_records {
-        let _ = writeln!(
-            h,
-            "<tr><td class=\"mono\">{}</td><td>record at line {} of <code>{}</code></td><td><code>{}</code></td></tr>",
-            esc(&e.artifact_id),
-            e.line + 1,
-            esc(&e.relative_path),
-            esc(&e.code)
+            "<tr><td class=\"mono\">{artifact}</td><td>{what}</td><td>{why}</td></tr>"
         );
     }
     h.push_str("</tbody>\n</table>\n");

@@ -91,23 +91,8 @@ fn exclusions(m: &mut String, r: &RedactionReport) {
         return;
     }
     m.push_str("| Artifact | What | Why |\n|---|---|---|\n");
-    for e in &r.excluded_artifacts {
-        let _ = writeln!(
-            m,
-            "| {} | whole artifact | {} |",
-            code(&e.artifact_id),
-            e.reason.replace('|', "\\|")
-        );
-    }
-    for e in &r.excluded_records {
-        let _ = writeln!(
-            m,
-            "| {} | record at line {} of {} | {} |",
-            code(&e.artifact_id),
-            e.line + 1,
-            code(&e.relative_path),
-            code(&e.code)
-        );
+    for [artifact, what, why] in r.exclusion_rows(code, |t| t.replace('|', "\\|")) {
+        let _ = writeln!(m, "| {artifact} | {what} | {why} |");
     }
 }
 

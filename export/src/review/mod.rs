@@ -245,6 +245,35 @@ impl Format {
 }
 
 impl RedactionReport {
+    /// One row per exclusion, as both renderings show them: artifact,
+    /// what was left out, why. `name` quotes identifiers and paths,
+    /// `text` escapes prose (each rendering passes its own).
+    pub fn exclusion_rows(
+        &self,
+        name: impl Fn(&str) -> String,
+        text: impl Fn(&str) -> String,
+    ) -> Vec<[String; 3]> {
+        let artifacts = self.excluded_artifacts.iter().map(|e| {
+            [
+                name(&e.artifact_id),
+                "whole artifact".to_string(),
+                text(&e.reason),
+            ]
+        });
+        let records = self.excluded_records.iter().map(|e| {
+            [
+                name(&e.artifact_id),
+                format!(
+                    "record at line {} of {}",
+                    e.line + 1,
+                    name(&e.relative_path)
+                ),
+                name(&e.code),
+            ]
+        });
+        artifacts.chain(records).collect()
+    }
+
     /// The report rendered in `format`.
     pub fn render(&self, format: Format) -> Vec<u8> {
         match format {
