@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use crate::collect::{Collected, Collector};
 use crate::error::{ExportError, Result};
 use crate::key::ExportKey;
-use crate::lines::{next_line, split_terminator, two_core, Batch};
+use crate::lines::{next_line, split_terminator, two_core, two_core_ordered, Batch};
 use crate::passes::Detectors;
 use crate::plan::{plan, Fate};
 use crate::policy::Policy;
@@ -196,8 +196,8 @@ pub struct CleanLines {
 /// to need nothing else, which is what makes the byte-level edit equal to
 /// the parse-rewrite-serialize path: every field of such a record is plain,
 /// and ids are letters, digits and `_`, so they need no escaping.
-fn rewrite_record_ids(raw: &[u8], s: &Scrubber<'_>, c: &mut Counts) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len());
+fn rewrite_record_ids(raw: &[u8], s: &Scrubber<'_>, c: &mut Counts, out: &mut Vec<u8>) {
+    let begin = out.len();
     let (mut i, mut copied) = (0, 0);
     while let Some(q) = memchr::memchr(b'"', &raw[i..]) {
         let start = i + q;
@@ -225,10 +225,9 @@ fn rewrite_record_ids(raw: &[u8], s: &Scrubber<'_>, c: &mut Counts) -> Vec<u8> {
         }
     }
     out.extend_from_slice(&raw[copied..]);
-    if out != raw {
+    if out[begin..] != *raw {
         c.canonicalized += 1;
     }
-    out
 }
 
 /// Pass 1 over one artifact.
@@ -340,21 +339,6 @@ fn collect_manifest(src: &Source, c: &mut Collector<'_>) {
     }
 }
 
-/// Serializes a scrubbed record; counts it as canonicalized if its bytes changed.
-fn write_record(
-    w: &mut impl Write,
-    v: &Value,
-    input: &[u8],
-    c: &mut Counts,
-) -> std::io::Result<()> {
-    let out = serde_json::to_vec(v).expect("values serialize");
-    if out != input {
-        c.canonicalized += 1;
-    }
-    w.write_all(&out)?;
-    w.write_all(b"\n")
-}
-
 /// Derivative digests by source relative path (for the verifier's references).
 type Written = BTreeMap<String, (String, String, u64)>;
 
@@ -384,8 +368,28 @@ fn rewrite_artifact(
             c.canonicalized += 1;
             w.write_all(&out).map_err(werr)?;
         }
+        "application/x-ndjson" => {
+            // On two cores: batches of records alternate between this
+            // scrubber and a fork, and are written in line order.
+            let mut br = BufReader::with_capacity(1 << 20, r);
+            let (mut mine, mut theirs) = (s.fork(), s.fork());
+            two_core_ordered(
+                &mut br,
+                line_limits().max_bytes,
+                &mut mine,
+                &mut theirs,
+                |s, b| rewrite_batch(s, b, d, clean, skip),
+                |done| {
+                    let (out, counts) = done?;
+                    c += counts;
+                    w.write_all(&out).map_err(werr)
+                },
+            )?
+            .map_err(|e| read_error(d, e))?;
+            s.absorb(mine);
+            s.absorb(theirs);
+        }
         media => {
-            let jsonl = media == "application/x-ndjson";
             let diff = media == "text/x-diff";
             let mut st = TextState::default();
             let mut br = BufReader::with_capacity(1 << 20, r);
@@ -395,37 +399,54 @@ fn rewrite_artifact(
                 .map_err(|e| read_error(d, e))?
             {
                 let (content, term) = split_terminator(&buf);
-                if jsonl && skip.contains(&n) {
-                    n += 1;
-                    continue;
-                }
-                let as_is = jsonl && !unusual_escapes(content) && !s.touches(content);
-                if as_is && clean.clean.get(n) {
-                    // Nothing to change: the record goes out as it came.
-                    w.write_all(content)
-                        .and_then(|()| w.write_all(b"\n"))
-                        .map_err(werr)?;
-                } else if as_is && clean.ids_only.get(n) {
-                    let out = rewrite_record_ids(content, s, &mut c);
-                    w.write_all(&out)
-                        .and_then(|()| w.write_all(b"\n"))
-                        .map_err(werr)?;
-                } else if jsonl {
-                    let mut v = parse_line(content, d, n)?;
-                    s.value(&mut v, true, &mut c)?;
-                    write_record(w, &v, content, &mut c).map_err(werr)?;
-                } else {
-                    let line = utf8(content, d, n)?;
-                    let out = s.line(line, diff, &mut st, &mut c);
-                    w.write_all(out.as_bytes())
-                        .and_then(|()| w.write_all(term))
-                        .map_err(werr)?;
-                }
+                let line = utf8(content, d, n)?;
+                let out = s.line(line, diff, &mut st, &mut c);
+                w.write_all(out.as_bytes())
+                    .and_then(|()| w.write_all(term))
+                    .map_err(werr)?;
                 n += 1;
             }
         }
     }
     Ok(c)
+}
+
+/// Pass 2 over one batch of JSONL records: what to write, and the counts.
+/// A record pass 1 found clean is copied as it came, unless a collected
+/// literal or an unusual escape occurs in its bytes; one that needs only
+/// its per-record ids gets them in place; any other is parsed, rewritten
+/// and serialized.
+fn rewrite_batch(
+    s: &mut Scrubber<'_>,
+    b: &Batch,
+    d: &Descriptor,
+    clean: &CleanLines,
+    skip: &BTreeSet<u64>,
+) -> Result<(Vec<u8>, Counts)> {
+    let mut out = Vec::with_capacity(b.byte_len() + b.byte_len() / 8);
+    let mut c = Counts::default();
+    for (i, content) in b.lines().enumerate() {
+        let n = b.first + i as u64;
+        if skip.contains(&n) {
+            continue;
+        }
+        let as_is = !unusual_escapes(content) && !s.touches(content);
+        if as_is && clean.clean.get(n) {
+            out.extend_from_slice(content);
+        } else if as_is && clean.ids_only.get(n) {
+            rewrite_record_ids(content, s, &mut c, &mut out);
+        } else {
+            let mut v = parse_line(content, d, n)?;
+            s.value(&mut v, true, &mut c)?;
+            let begin = out.len();
+            serde_json::to_writer(&mut out, &v).expect("values serialize");
+            if out[begin..] != *content {
+                c.canonicalized += 1;
+            }
+        }
+        out.push(b'\n');
+    }
+    Ok((out, c))
 }
 
 /// Points the verifier result at the exported workspace and diagnostics.

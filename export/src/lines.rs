@@ -72,6 +72,11 @@ impl Batch {
         self.bytes.len() >= 1 << 20 || self.ends.len() >= 4096
     }
 
+    /// The bytes of its lines, terminators left out.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// Whether it holds no line.
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
@@ -89,10 +94,9 @@ impl Batch {
 }
 
 /// Reads `r` in [`Batch`]es and runs `step` on each, alternately on this
-/// thread (with `mine`) and on one worker (with `theirs`), at most two
-/// batches waiting for the worker. Returns the results in batch order,
-/// and how reading ended: a pass that joins the results in that order
-/// reports what a single pass in line order would.
+/// thread (with `mine`) and on one worker (with `theirs`). Returns the
+/// results in batch order, and how reading ended: a pass that joins the
+/// results in that order reports what a single pass in line order would.
 pub fn two_core<S: Send, T: Send>(
     r: &mut impl BufRead,
     max_line: usize,
@@ -100,52 +104,164 @@ pub fn two_core<S: Send, T: Send>(
     theirs: &mut S,
     step: impl Fn(&mut S, &Batch) -> T + Sync,
 ) -> (Vec<T>, io::Result<()>) {
-    let mut done: Vec<(usize, T)> = Vec::new();
-    let read = std::thread::scope(|sc| {
-        let (to_worker, inbox) = std::sync::mpsc::sync_channel::<(usize, Batch)>(2);
-        let step = &step;
-        let worker = sc.spawn(move || {
-            inbox
-                .into_iter()
-                .map(|(k, b)| (k, step(theirs, &b)))
-                .collect::<Vec<_>>()
-        });
-        let (mut k, mut n) = (0, 0u64);
-        let mut line = Vec::new();
-        let mut batch = Batch::new(0);
-        let read = loop {
-            let more = match next_line(r, &mut line, max_line) {
-                Ok(more) => more,
-                Err(e) => break Err(e),
-            };
-            if more {
-                batch.push(split_terminator(&line).0);
-                n += 1;
-            }
-            if batch.full() || (!more && !batch.is_empty()) {
-                let full = std::mem::replace(&mut batch, Batch::new(n));
-                if k % 2 == 0 {
-                    done.push((k, step(mine, &full)));
-                } else if to_worker.send((k, full)).is_err() {
-                    break Ok(());
-                }
-                k += 1;
-            }
-            if !more {
-                break Ok(());
-            }
-        };
-        drop(to_worker);
-        done.extend(worker.join().expect("a pass worker does not panic"));
-        read
+    let mut done = Vec::new();
+    let read = two_core_ordered(r, max_line, mine, theirs, step, |t| {
+        done.push(t);
+        Ok::<_, std::convert::Infallible>(())
     });
-    done.sort_by_key(|(k, _)| *k);
-    (done.into_iter().map(|(_, t)| t).collect(), read)
+    let read = match read {
+        Ok(read) => read,
+        Err(never) => match never {},
+    };
+    (done, read)
+}
+
+/// Reads the next [`Batch`] (starting at line `first`); `None` at the end.
+fn next_batch(
+    r: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    max_line: usize,
+    first: u64,
+) -> io::Result<Option<Batch>> {
+    let mut batch = Batch::new(first);
+    while !batch.full() && next_line(r, line, max_line)? {
+        batch.push(split_terminator(line).0);
+    }
+    Ok((!batch.is_empty()).then_some(batch))
+}
+
+/// Like [`two_core`], but each result goes to `sink` in batch order as
+/// soon as it is ready, so a pass that writes its output holds at most
+/// two batches and their results: this thread reads two batches, hands
+/// the second to the worker, runs the first, then sinks both. Returns
+/// `Err` with the first error `sink` gave (nothing after it is sunk), or
+/// how reading ended.
+pub fn two_core_ordered<S: Send, T: Send, E>(
+    r: &mut impl BufRead,
+    max_line: usize,
+    mine: &mut S,
+    theirs: &mut S,
+    step: impl Fn(&mut S, &Batch) -> T + Sync,
+    mut sink: impl FnMut(T) -> Result<(), E>,
+) -> Result<io::Result<()>, E> {
+    std::thread::scope(|sc| {
+        let (to_worker, inbox) = std::sync::mpsc::sync_channel::<Batch>(1);
+        let (to_main, results) = std::sync::mpsc::sync_channel::<T>(1);
+        let step = &step;
+        sc.spawn(move || {
+            for b in inbox {
+                if to_main.send(step(theirs, &b)).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut line = Vec::new();
+        let mut n = 0u64;
+        let mut next = |n: &mut u64| {
+            let b = next_batch(r, &mut line, max_line, *n)?;
+            *n += b.as_ref().map_or(0, |b| b.ends.len() as u64);
+            Ok::<_, io::Error>(b)
+        };
+        loop {
+            let a = match next(&mut n) {
+                Ok(Some(a)) => a,
+                Ok(None) => return Ok(Ok(())),
+                Err(e) => return Ok(Err(e)),
+            };
+            let (sent, end) = match next(&mut n) {
+                Ok(Some(b)) => (to_worker.send(b).is_ok(), None),
+                Ok(None) => (false, Some(Ok(()))),
+                Err(e) => (false, Some(Err(e))),
+            };
+            sink(step(mine, &a))?;
+            if sent {
+                sink(results.recv().expect("a pass worker does not panic"))?;
+            }
+            if let Some(end) = end {
+                return Ok(end);
+            }
+        }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `n` numbered lines, so batches of 4,096 lines split them.
+    fn numbered(n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|i| format!("{i}\n"))
+            .collect::<String>()
+            .into_bytes()
+    }
+
+    #[test]
+    fn ordered_results_reach_the_sink_in_line_order_from_both_threads() {
+        let input = numbered(4096 * 7 + 5);
+        let mut sunk = Vec::new();
+        let (mut a, mut b) = (0usize, 0usize);
+        let read = two_core_ordered(
+            &mut io::BufReader::new(&input[..]),
+            64,
+            &mut a,
+            &mut b,
+            |count, batch| {
+                *count += 1;
+                (
+                    batch.first,
+                    batch.lines().map(<[u8]>::to_vec).collect::<Vec<_>>(),
+                )
+            },
+            |t| {
+                sunk.push(t);
+                Ok::<_, ()>(())
+            },
+        );
+        assert!(matches!(read, Ok(Ok(()))));
+        assert_eq!((a, b), (4, 4), "eight batches, alternating");
+        let firsts: Vec<u64> = sunk.iter().map(|(f, _)| *f).collect();
+        assert_eq!(firsts, (0..8).map(|k| k * 4096).collect::<Vec<u64>>());
+        let lines: Vec<Vec<u8>> = sunk.into_iter().flat_map(|(_, l)| l).collect();
+        let want: Vec<Vec<u8>> = (0..4096 * 7 + 5)
+            .map(|i| i.to_string().into_bytes())
+            .collect();
+        assert_eq!(lines, want);
+    }
+
+    #[test]
+    fn the_first_sink_error_stops_the_pass_and_a_read_error_is_returned() {
+        let input = numbered(4096 * 6);
+        let mut sunk = 0;
+        let stopped = two_core_ordered(
+            &mut io::BufReader::new(&input[..]),
+            64,
+            &mut (),
+            &mut (),
+            |_, batch| batch.first,
+            |first| {
+                if first == 4096 * 3 {
+                    return Err(first);
+                }
+                sunk += 1;
+                Ok(())
+            },
+        );
+        assert_eq!(stopped.unwrap_err(), 4096 * 3);
+        assert_eq!(sunk, 3, "nothing after the failing batch is sunk");
+
+        let mut long = numbered(5000);
+        long.extend_from_slice(&[b'x'; 100]);
+        let read = two_core_ordered(
+            &mut io::BufReader::new(&long[..]),
+            64,
+            &mut (),
+            &mut (),
+            |_, batch| batch.first,
+            |_| Ok::<_, ()>(()),
+        );
+        assert!(matches!(read, Ok(Err(_))), "the over-long line is reported");
+    }
 
     #[test]
     fn lines_are_bounded_and_keep_terminators() {

@@ -10,6 +10,8 @@
 //! spans lines is replaced line by line until its END marker.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::AddAssign;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -37,6 +39,17 @@ pub struct Counts {
     pub truncated: u64,
     /// Records whose serialized form changed.
     pub canonicalized: u64,
+}
+
+impl AddAssign for Counts {
+    fn add_assign(&mut self, o: Counts) {
+        self.removed_field += o.removed_field;
+        self.redacted_secret += o.redacted_secret;
+        self.redacted_local += o.redacted_local;
+        self.rewritten_correlation += o.rewritten_correlation;
+        self.truncated += o.truncated;
+        self.canonicalized += o.canonicalized;
+    }
 }
 
 /// Whether a collected value is swept across the whole export (with its
@@ -99,7 +112,20 @@ pub fn secret_placeholder(rule: &str, fingerprint: &str) -> String {
 }
 
 /// Rewrites strings, records and lines of one export.
+///
+/// What pass 1 collected is shared and never changes; what rewriting
+/// learns (the placeholders it issued, the fields it removed) is each
+/// scrubber's own, so [`Scrubber::fork`]s can rewrite batches on other
+/// threads and be [`Scrubber::absorb`]ed after.
 pub struct Scrubber<'a> {
+    sweep: Arc<Sweep<'a>>,
+    issued: BTreeSet<String>,
+    /// Names of the fields removed since the last `take_removed`.
+    removed: BTreeMap<String, u64>,
+}
+
+/// The replacements of one export, fixed once pass 1 has run.
+struct Sweep<'a> {
     det: &'a Detector,
     keys: Keys,
     lits: Literals,
@@ -110,9 +136,6 @@ pub struct Scrubber<'a> {
     roots: Vec<String>,
     allow: Vec<String>,
     max_string: usize,
-    issued: BTreeSet<String>,
-    /// Names of the fields removed since the last `take_removed`.
-    removed: BTreeMap<String, u64>,
 }
 
 /// Distinct removed field names kept for the redaction report; the rest
@@ -198,24 +221,44 @@ impl<'a> Scrubber<'a> {
             }
         }
         Ok(Scrubber {
-            det,
-            keys,
-            local_only,
-            lits: b.build(),
-            ids,
-            users,
-            roots: roots.to_vec(),
-            allow: allow.to_vec(),
-            max_string,
+            sweep: Arc::new(Sweep {
+                det,
+                keys,
+                local_only,
+                lits: b.build(),
+                ids,
+                users,
+                roots: roots.to_vec(),
+                allow: allow.to_vec(),
+                max_string,
+            }),
             issued,
             removed: BTreeMap::new(),
         })
     }
 
+    /// A scrubber with the same sweep and nothing issued or removed yet.
+    pub fn fork(&self) -> Scrubber<'a> {
+        Scrubber {
+            sweep: Arc::clone(&self.sweep),
+            issued: BTreeSet::new(),
+            removed: BTreeMap::new(),
+        }
+    }
+
+    /// Takes in what a fork issued and removed.
+    pub fn absorb(&mut self, fork: Scrubber<'a>) {
+        self.issued.extend(fork.issued);
+        for (name, n) in fork.removed {
+            self.note_removed(&name, n);
+        }
+    }
+
     /// Whether any collected literal (or root) occurs in raw bytes.
     pub fn touches(&self, raw: &[u8]) -> bool {
-        self.lits.is_match(raw)
+        self.sweep.lits.is_match(raw)
             || self
+                .sweep
                 .roots
                 .iter()
                 .any(|r| memchr::memmem::find(raw, r.as_bytes()).is_some())
@@ -228,13 +271,14 @@ impl<'a> Scrubber<'a> {
 
     /// The identity map.
     pub fn ids(&self) -> &IdMap {
-        &self.ids
+        &self.sweep.ids
     }
 
     /// User names swept across the whole export (for the final scan, which
     /// looks for them everywhere; names too common to sweep are not).
     pub fn users(&self) -> impl Iterator<Item = &str> {
-        self.users
+        self.sweep
+            .users
             .keys()
             .map(String::as_str)
             .filter(|u| local_paths::sweepable_name(u))
@@ -242,24 +286,24 @@ impl<'a> Scrubber<'a> {
 
     /// The pseudonym of an identity (collected, or per-record).
     pub fn identity(&self, id: &str) -> String {
-        match self.ids.get(id) {
+        match self.sweep.ids.get(id) {
             Some(p) => p.to_string(),
-            None => pseudonym(&self.keys, RECORD_NAMESPACE, id),
+            None => pseudonym(&self.sweep.keys, RECORD_NAMESPACE, id),
         }
     }
 
     fn placeholder(&mut self, rule: &str, secret: &[u8]) -> String {
-        let p = secret_placeholder(rule, &self.keys.fingerprint(secret));
+        let p = secret_placeholder(rule, &self.sweep.keys.fingerprint(secret));
         self.issued.insert(p.clone());
         p
     }
 
     /// Scrubs one string (no string limit).
     pub fn string(&mut self, s: &str, c: &mut Counts) -> String {
-        let (mut text, n) = local_paths::rewrite(s, &self.roots);
+        let (mut text, n) = local_paths::rewrite(s, &self.sweep.roots);
         c.redacted_local += n;
         let mut changed = n > 0;
-        if let Some((t, r)) = self.lits.replace(&text) {
+        if let Some((t, r)) = self.sweep.lits.replace(&text) {
             text = t;
             c.redacted_secret += r.secrets;
             c.rewritten_correlation += r.identities;
@@ -272,6 +316,7 @@ impl<'a> Scrubber<'a> {
         // say), or one holding a value found but not swept.
         if !changed
             && !self
+                .sweep
                 .local_only
                 .as_ref()
                 .is_some_and(|ac| ac.is_match(&text))
@@ -280,7 +325,7 @@ impl<'a> Scrubber<'a> {
         }
         // Safety net: anything a rule still finds (in any view) goes.
         let mut found = Vec::new();
-        self.det.find(text.as_bytes(), &mut found);
+        self.sweep.det.find(text.as_bytes(), &mut found);
         if found.is_empty() {
             return text;
         }
@@ -304,10 +349,10 @@ impl<'a> Scrubber<'a> {
     /// Cuts `s` to the string limit at a character boundary, never inside
     /// a placeholder.
     fn bound(&self, s: String, c: &mut Counts) -> String {
-        if s.len() <= self.max_string {
+        if s.len() <= self.sweep.max_string {
             return s;
         }
-        let mut cut = self.max_string;
+        let mut cut = self.sweep.max_string;
         while !s.is_char_boundary(cut) {
             cut -= 1;
         }
@@ -344,14 +389,14 @@ impl<'a> Scrubber<'a> {
                 let t = self.string(s, c);
                 // The limit applies to the original text: a string within
                 // it is never cut because placeholders made it longer.
-                *s = if truncatable && s.len() > self.max_string {
+                *s = if truncatable && s.len() > self.sweep.max_string {
                     self.bound(t, c)
                 } else {
                     t
                 };
             }
             Value::Array(a) => {
-                let pair = crate::names::secret_pair(a, &self.allow).is_some();
+                let pair = crate::names::secret_pair(a, &self.sweep.allow).is_some();
                 for (i, x) in a.iter_mut().enumerate() {
                     if pair && i == 1 {
                         *x = self.secret_field(x, c);
@@ -378,13 +423,13 @@ impl<'a> Scrubber<'a> {
             .get("name")
             .or_else(|| m.get("key"))
             .and_then(Value::as_str)
-            .is_some_and(|n| crate::names::is_secret_name(&normalize(n), &self.allow));
+            .is_some_and(|n| crate::names::is_secret_name(&normalize(n), &self.sweep.allow));
         let old = std::mem::take(m);
         for (k, mut val) in old {
-            let class = classify(&k, &self.allow);
+            let class = classify(&k, &self.sweep.allow);
             if class.removed() || (thinking && !THINKING_KEEP.contains(&k.as_str())) {
                 c.removed_field += 1;
-                self.note_removed(&k);
+                self.note_removed(&k, 1);
                 continue;
             }
             let key = self.string(&k, c);
@@ -393,7 +438,7 @@ impl<'a> Scrubber<'a> {
                 _ if pair_secret && k == "value" => val = self.secret_field(&val, c),
                 FieldClass::User if val.is_string() => {
                     let u = val.as_str().expect("checked");
-                    let n = self.users.get(u).copied().unwrap_or(0);
+                    let n = self.sweep.users.get(u).copied().unwrap_or(0);
                     val = Value::String(format!("[LOCAL_USER:{n}]"));
                     c.redacted_local += 1;
                 }
@@ -407,7 +452,7 @@ impl<'a> Scrubber<'a> {
                         (shaped
                             || class == FieldClass::Identity
                             || (oneshot && k.eq_ignore_ascii_case("id")))
-                            && (shaped || !self.det.holds_credential(v))
+                            && (shaped || !self.sweep.det.holds_credential(v))
                     }) =>
                 {
                     let id = val.as_str().expect("checked");
@@ -427,10 +472,10 @@ impl<'a> Scrubber<'a> {
         Ok(())
     }
 
-    fn note_removed(&mut self, name: &str) {
+    fn note_removed(&mut self, name: &str, n: u64) {
         let full = self.removed.len() >= MAX_REMOVED_NAMES && !self.removed.contains_key(name);
         let name = if full { OTHER_FIELDS } else { name };
-        *self.removed.entry(name.to_string()).or_insert(0) += 1;
+        *self.removed.entry(name.to_string()).or_insert(0) += n;
     }
 
     /// The names of the fields removed since the last call (scrubbed, as

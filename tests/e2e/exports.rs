@@ -1013,6 +1013,72 @@ fn a_secret_found_in_any_batch_of_a_long_session_is_swept_from_all_of_it() {
 }
 
 #[test]
+fn records_rewritten_on_either_thread_of_pass_two_keep_their_order_and_placeholders() {
+    // Pass 2 rewrites batches of 4,096 records alternately on two threads.
+    // Placeholders issued and fields removed on the worker must reach the
+    // gate and the report, and records must come out in line order.
+    let env = Env::new();
+    let mut session =
+        String::from("{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}\n");
+    let (mut keyed, mut hidden) = (0u64, 0u64);
+    for i in 1..20_000u64 {
+        let mut r = json!({"type": "note", "seq": i, "text": "plain"});
+        if i % 997 == 0 {
+            // A secret-named field: its placeholder is issued in pass 2.
+            r["apiKey"] = json!(format!("value-{i}-of-a-field"));
+            keyed += 1;
+        }
+        if i % 1_499 == 0 {
+            r["hiddenReasoning"] = json!(format!("thought {i}"));
+            hidden += 1;
+        }
+        session.push_str(&r.to_string());
+        session.push('\n');
+    }
+    let dir = session_bundle(&env, "two-core", &session, ("two-core", "attempt-two-core"));
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let report = env.path("report.json");
+    let (code, v) = export(
+        &env,
+        dir.to_str().unwrap(),
+        &policy,
+        "out",
+        &["--report", report.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{v}");
+    let out = std::fs::read_to_string(env.path("out/session.jsonl")).unwrap();
+    let records: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 20_000);
+    for (i, r) in records.iter().enumerate().skip(1) {
+        assert_eq!(r["seq"], json!(i), "record {i} out of place");
+        let key = r.get("apiKey").and_then(Value::as_str);
+        assert_eq!(key.is_some(), i % 997 == 0, "record {i}");
+        if let Some(k) = key {
+            assert!(k.starts_with("[REDACTED_SECRET:"), "record {i}: {k}");
+        }
+        assert!(r.get("hiddenReasoning").is_none(), "record {i}");
+    }
+    assert!(!out.contains("-of-a-field") && !out.contains("thought "));
+    let session_file = v["result"]["report"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file"] == "session.jsonl")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        session_file["removedFields"]["hiddenReasoning"],
+        json!(hidden)
+    );
+    let t = &session_file["transformations"];
+    assert_eq!(t["redacted-secret"], json!(keyed), "{t}");
+    assert_eq!(t["removed-field"], json!(hidden), "{t}");
+}
+
+#[test]
 fn exclude_unverifiable_changes_nothing_when_every_record_verifies() {
     // The flag only acts on records the gate refuses (the mapping from
     // findings to records is unit-tested in export::create). With none,
