@@ -8,7 +8,9 @@
 #
 # The store is filled with unique small files (0.5-4 KiB) put 10,000 at a
 # time. At each checkpoint, measured in the same run:
-#   - put of the next 10,000 files (rate; compare across checkpoints);
+#   - put of the next 10,000 files (rate), and of the same files into a
+#     fresh empty store right after (the same-run peer: the ratio separates
+#     the catalog's size from the filesystem's mood of the moment);
 #   - fsck and fsck --read-data (microseconds per object);
 #   - `ls` and `--json ls` to /dev/null (peak RSS, GNU time);
 #   - `has D` startup against `git cat-file -e` in a one-object repo
@@ -68,8 +70,11 @@ for target in $CHECKPOINTS; do
     "$COFFER" --store "$S" put -q "$B/in" >/dev/null
   done
   objects=$(count)
-  n=$((n + 1)); rm -rf "$B/in"; batch "$n" "$B/in"; sync; sleep 1
+  n=$((n + 1)); rm -rf "$B/in" "$B/fresh"; batch "$n" "$B/in"; sync; sleep "${PAUSE:-1}"
+  cat "$B"/in/*/* >/dev/null
   read -r put_s _ < <(seconds "$COFFER" --store "$S" put -q "$B/in")
+  "$COFFER" --store "$B/fresh" init -q
+  read -r fresh_s _ < <(seconds "$COFFER" --store "$B/fresh" put -q "$B/in")
   read -r fsck_s _ < <(seconds "$COFFER" --store "$S" fsck)
   read -r data_s _ < <(seconds "$COFFER" --store "$S" fsck --read-data)
   read -r _ ls_kb < <(seconds "$COFFER" --store "$S" ls)
@@ -77,7 +82,7 @@ for target in $CHECKPOINTS; do
   has_ms=$(median_loop 200 "$COFFER" --store "$S" has "$one")
   git_ms=$(median_loop 200 git -C "$B/git" cat-file -e "$blob")
   echo "== $objects objects"
-  echo "put of the next 10,000 files: ${put_s}s ($(python3 -c "print(f'{10000 / float(\"$put_s\"):.0f}')") files/s)"
+  echo "put of the next 10,000 files: ${put_s}s ($(python3 -c "print(f'{10000 / float(\"$put_s\"):.0f}')") files/s); into a fresh store: ${fresh_s}s; ratio $(python3 -c "print(f'{float(\"$fresh_s\") / float(\"$put_s\"):.2f}')")x the fresh rate"
   echo "fsck: $(per_object "$fsck_s" "$objects") us/object; fsck --read-data: $(per_object "$data_s" "$objects") us/object"
   echo "ls peak RSS: ${ls_kb} KiB; --json ls: ${lsj_kb} KiB"
   echo "has startup: ${has_ms} ms | git cat-file -e: ${git_ms} ms | ratio $(python3 -c "print(f'{float(\"$has_ms\") / float(\"$git_ms\"):.2f}')")"
