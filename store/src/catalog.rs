@@ -18,6 +18,8 @@ use crate::error::{Result, StoreError};
 
 /// How long a writer waits for another writer's transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+/// SQLite's page cache while recording a batch, in KiB.
+const WRITE_CACHE_KIB: i64 = 64 << 10;
 
 /// The first migration of every catalog: objects and the roots that hold
 /// them.
@@ -275,7 +277,11 @@ impl Catalog {
                 path.display()
             )));
         }
-        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
+        // Statement journals (every insert runs the capture triggers) and
+        // temp tables stay in memory: they never hold committed data.
+        conn.execute_batch(
+            "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;",
+        )?;
         let mut cat = Catalog { conn, schema };
         cat.migrate()?;
         crate::capture::install_capture(&cat.conn, schema.recorded)?;
@@ -432,6 +438,13 @@ impl Catalog {
         seal: impl FnOnce(&rusqlite::Transaction<'_>, Vec<crate::capture::Row>) -> Result<()>,
     ) -> Result<()> {
         crate::crash::point("catalog_before_txn");
+        // A batch inserts thousands of rows at random keys, touching most
+        // leaf pages of a large catalog: within SQLite's default 2 MB cache
+        // it spills them to the WAL mid-transaction and reads them back.
+        // Only writers get the larger cache, so a read that walks every
+        // row (`ls`) keeps its memory flat.
+        self.conn
+            .pragma_update(None, "cache_size", -WRITE_CACHE_KIB)?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -701,11 +714,30 @@ mod tests {
             .query_row("PRAGMA synchronous", [], |r| r.get(0))
             .unwrap();
         assert_eq!((mode.as_str(), sync), ("wal", 2));
+        let temp: i64 = c
+            .conn
+            .query_row("PRAGMA temp_store", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(temp, 2, "temp files in memory");
         assert_eq!(c.schema_version().unwrap(), Schema::CAS.version());
         drop(c);
         // Reopening applies nothing and keeps the version.
         let c = Catalog::open(&t.path().join(CATALOG_FILE), &Schema::CAS).unwrap();
         assert_eq!(c.schema_version().unwrap(), Schema::CAS.version());
+    }
+
+    #[test]
+    fn only_a_writer_gets_the_large_page_cache() {
+        let t = tempfile::tempdir().unwrap();
+        let mut c = Catalog::open(&t.path().join(CATALOG_FILE), &Schema::CAS).unwrap();
+        let size = |c: &Catalog| -> i64 {
+            c.conn
+                .query_row("PRAGMA cache_size", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert!(size(&c) > -WRITE_CACHE_KIB, "a reader keeps the default");
+        c.record(&[(row(b"a"), put_root("a"))]).unwrap();
+        assert_eq!(size(&c), -WRITE_CACHE_KIB);
     }
 
     #[test]

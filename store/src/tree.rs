@@ -11,7 +11,7 @@ use crate::error::{Result, StoreError};
 use crate::store::{PutOptions, PutOutcome, Store};
 
 /// Files per batch: one filesystem sync and one transaction per this many.
-pub const BATCH_FILES: usize = 2048;
+pub const BATCH_FILES: usize = 8192;
 /// Input bytes per batch.
 pub const BATCH_BYTES: u64 = 512 << 20;
 

@@ -2,6 +2,8 @@
 
 use std::process::Stdio;
 
+use serde_json::json;
+
 use crate::support::{codes, decode_object_file, noise, sha256, Env};
 
 fn round_trip(env: &Env, name: &str, bytes: &[u8]) {
@@ -206,4 +208,43 @@ fn sixteen_concurrent_processes_store_each_digest_once() {
     assert_eq!(files, 17 + records as usize);
     let r = env.run(&["fsck", "--read-data"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn a_tree_put_of_more_files_than_one_batch_records_every_file() {
+    // Tree puts commit every 8,192 files: this one takes two batches, two
+    // transactions and two sealed records.
+    let env = Env::new();
+    let n = 8_192 + 9;
+    for i in 0..n {
+        env.write(
+            &format!("many/d{}/f{i}", i % 64),
+            format!("file {i}\n").as_bytes(),
+        );
+    }
+    let (code, v) = env.json(&["put", "many"]);
+    assert_eq!(code, 0, "{v}");
+    let files = v["result"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), n);
+    for f in files {
+        let name = f["path"].as_str().unwrap();
+        let i: usize = name.rsplit("/f").next().unwrap().parse().unwrap();
+        assert_eq!(
+            f["digest"],
+            sha256(format!("file {i}\n").as_bytes()),
+            "{name}"
+        );
+    }
+    let (_, stats) = env.json(&["stats"]);
+    assert_eq!(stats["result"]["objects"], json!(n), "{stats}");
+    assert_eq!(
+        stats["result"]["records"],
+        json!(2),
+        "one record per batch: {stats}"
+    );
+    let (code, v) = env.json(&["fsck"]);
+    assert_eq!(code, 0, "{v}");
+    // Every file is pinned by its own root and listed.
+    let (_, ls) = env.json(&["ls"]);
+    assert_eq!(ls["result"]["objects"].as_array().unwrap().len(), n);
 }
