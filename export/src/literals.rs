@@ -202,8 +202,35 @@ impl LiteralsBuilder {
     pub fn build(self) -> Literals {
         let (patterns, entries): (Vec<String>, Vec<Entry>) = self.entries.into_iter().unzip();
         let ac = automaton(&patterns);
-        Literals { ac, entries }
+        let gate = (ac.kind() != aho_corasick::AhoCorasickKind::DFA)
+            .then(|| prefix_gate(&patterns))
+            .flatten();
+        Literals { ac, gate, entries }
     }
+}
+
+/// Bytes of each pattern the gate of a large literal set looks for.
+const GATE_PREFIX: usize = 8;
+
+/// When the literals are too many for a DFA, a DFA over their first
+/// [`GATE_PREFIX`] bytes (fewer, and shared by a value's encoded forms):
+/// text holding none of them holds no literal, and most text is like that,
+/// so [`Literals::is_match`] rarely walks the slower NFA. `None` if even
+/// the prefixes are too many.
+fn prefix_gate(patterns: &[String]) -> Option<AhoCorasick> {
+    let mut prefixes: Vec<&[u8]> = patterns
+        .iter()
+        .map(|p| &p.as_bytes()[..p.len().min(GATE_PREFIX)])
+        .collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    let bytes: usize = prefixes.iter().map(|p| p.len()).sum();
+    (bytes <= DFA_MAX_PATTERN_BYTES).then(|| {
+        AhoCorasickBuilder::new()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(&prefixes)
+            .expect("prefix automaton builds")
+    })
 }
 
 /// Pattern bytes up to which a DFA is built (several times faster than
@@ -230,6 +257,8 @@ pub fn automaton<P: AsRef<[u8]>>(patterns: &[P]) -> AhoCorasick {
 #[derive(Debug, Clone)]
 pub struct Literals {
     ac: AhoCorasick,
+    /// See [`prefix_gate`].
+    gate: Option<AhoCorasick>,
     entries: Vec<Entry>,
 }
 
@@ -265,6 +294,9 @@ impl Literals {
     /// Whether any literal occurs in `s` (names even inside words: a
     /// conservative test).
     pub fn is_match(&self, s: &[u8]) -> bool {
+        if self.gate.as_ref().is_some_and(|g| !g.is_match(s)) {
+            return false;
+        }
         self.ac.is_match(s)
     }
 
@@ -298,6 +330,56 @@ impl Literals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_set_is_gated_by_its_prefixes_and_matches_exactly_as_without() {
+        // 3,000 values of 60 bytes: past the DFA bound, so an NFA with a
+        // prefix gate. Values share prefixes in pairs, as encoded forms do.
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let alphabet = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+        let mut word = |n: usize| -> String {
+            (0..n)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize] as char)
+                .collect()
+        };
+        let mut b = LiteralsBuilder::default();
+        let mut values = Vec::new();
+        for i in 0..3_000 {
+            let v = if i % 2 == 1 {
+                let prev: &String = values.last().unwrap();
+                format!("{}{}", &prev[..GATE_PREFIX], word(52))
+            } else {
+                word(60)
+            };
+            b.add(&v, "[X]", LiteralKind::Secret);
+            values.push(v);
+        }
+        let lits = b.build();
+        assert!(lits.gate.is_some(), "the NFA is gated");
+        let text = word(4_000);
+        assert!(!lits.is_match(text.as_bytes()));
+        for (i, v) in values.iter().enumerate().step_by(97) {
+            let with = format!("{}{v}{}", &text[..i % 500], &text[500..900]);
+            assert!(lits.is_match(with.as_bytes()), "value {i}");
+            // Its prefix passes the gate; the whole value is not there.
+            let prefix_only = format!("{} {}", &text[..200], &v[..GATE_PREFIX + 3]);
+            assert!(!lits.is_match(prefix_only.as_bytes()), "prefix of {i}");
+            assert_eq!(
+                lits.is_match(prefix_only.as_bytes()),
+                lits.ac.is_match(prefix_only.as_bytes())
+            );
+        }
+        // A short set stays a DFA, ungated.
+        let mut b = LiteralsBuilder::default();
+        b.add("ghp_short", "[X]", LiteralKind::Secret);
+        assert!(b.build().gate.is_none());
+    }
 
     #[test]
     fn a_name_stands_alone_after_a_percent_escape_but_not_inside_a_word() {
