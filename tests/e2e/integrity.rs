@@ -275,3 +275,43 @@ fn a_planted_decompression_bomb_is_stopped_by_the_frame_size() {
     assert!(c.contains(&"integrity.digest_mismatch".to_string()), "{v}");
     assert!(!path.exists(), "quarantined");
 }
+
+#[test]
+fn fsck_reports_the_catalog_s_own_problems_first_then_the_objects() {
+    // SQLite's checks run on a second connection beside the listing of
+    // the objects; the report keeps the order of one pass.
+    let env = Env::new();
+    env.write("a", b"kept");
+    env.put("a");
+    env.write("b", b"lost");
+    let lost = env.put("b");
+    let ghost = format!("sha256:{}", "0".repeat(64));
+    let conn = rusqlite::Connection::open(env.store.join("catalog.sqlite")).unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    conn.execute(
+        "INSERT INTO roots (kind, name, digest, created_ms) VALUES ('put', 'ghost', ?1, 1)",
+        [&ghost],
+    )
+    .unwrap();
+    drop(conn);
+    std::fs::remove_file(env.object_file(&lost)).unwrap();
+    let (code, v) = env.json(&["fsck"]);
+    assert_ne!(code, 0, "{v}");
+    assert_eq!(
+        codes(&v),
+        [
+            "integrity.catalog",
+            "integrity.dangling_reference",
+            "integrity.missing_object"
+        ],
+        "{v}"
+    );
+    let paths: Vec<&str> = v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths[1], ghost);
+    assert_eq!(paths[2], lost);
+}
