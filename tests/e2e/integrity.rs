@@ -2,7 +2,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use crate::support::{codes, noise, sha256, Env};
+use crate::support::{codes, issue_paths, noise, sha256, Env};
 
 fn make_writable(p: &std::path::Path) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -306,12 +306,7 @@ fn fsck_reports_the_catalog_s_own_problems_first_then_the_objects() {
         ],
         "{v}"
     );
-    let paths: Vec<&str> = v["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["path"].as_str().unwrap())
-        .collect();
+    let paths = issue_paths(&v);
     assert_eq!(paths[1], ghost);
     assert_eq!(paths[2], lost);
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::bundles::{copy_tree, fixture};
-use crate::support::{codes, Env};
+use crate::support::{codes, issue_paths, Env};
 
 const PACKET: &str = "packets/calc-add.json";
 
@@ -534,17 +534,7 @@ fn broken_refs_are_reported_and_every_other_ref_still_applies() {
     }
     let (code, v) = env.json(&["catalog", "rebuild"]);
     assert_eq!(code, 4, "{v}");
-    let paths: Vec<&str> = v["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        paths,
-        broken.iter().map(String::as_str).collect::<Vec<_>>(),
-        "{v}"
-    );
+    assert_eq!(issue_paths(&v), broken, "{v}");
     assert!(
         codes(&v).contains(&"integrity.dangling_reference".to_string()),
         "{v}"

@@ -189,6 +189,16 @@ pub fn codes(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The `path` of every issue of an envelope, in order.
+pub fn issue_paths(v: &Value) -> Vec<String> {
+    v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Deterministic incompressible bytes.
 pub fn noise(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
