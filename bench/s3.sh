@@ -7,6 +7,7 @@
 #
 #   bench/s3.sh            # 1000 x 1 MiB
 #   N=100 bench/s3.sh      # smoke run
+#   COFFER=path/to/coffer bench/s3.sh   # another build (with --features aws)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-1000}
@@ -17,8 +18,10 @@ if [ ! -x "$venv/bin/moto_server" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r .ci/moto-requirements.txt
 fi
-cargo build --release -q -p coffer-cli --features aws
-COFFER=$PWD/target/release/coffer
+if [ -z "${COFFER:-}" ]; then
+  cargo build --release -q -p coffer-cli --features aws
+  COFFER=$PWD/target/release/coffer
+fi
 port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$venv/bin/moto_server" -H 127.0.0.1 -p "$port" >"$B/moto.log" 2>&1 &
 moto_pid=$!

@@ -1,27 +1,40 @@
-//! Compressing and writing small objects on a second thread.
+//! Compressing and writing small objects beside the batch's thread.
 //!
 //! A batch of many small files would otherwise run read, hash, compress and
 //! write one after another on one core. The batch's thread reads and hashes
 //! (it needs the digest at once, for dedup), and hands the bytes to the
 //! stager, which compresses them and writes the temp files. A bounded queue
 //! keeps at most a few objects in flight, so memory stays flat.
+//!
+//! For a bucket the stager uploads instead: several workers compress each
+//! object and send its frame with a conditional put straight from memory.
+//! Uploads then overlap the reading of the next files, no temp is written
+//! and read back, and the commit finds them done. (An upload the batch does
+//! not commit leaves an orphan in the bucket, as a crash after publication
+//! does; gc reclaims it.)
 
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use crate::backend::{object_key, Backend, Put};
 use crate::digest::Digest;
 use crate::dir::Dir;
 use crate::error::{Result, StoreError};
-use crate::frame::SmallEncoder;
+use crate::frame::{Encoded, SmallEncoder};
 use crate::objects::{stage_small, Staged};
 
-/// Groups queued for the stager thread.
+/// Groups queued for the stager's workers.
 const QUEUE: usize = 4;
 /// A group is sent when it holds this many bytes or objects: handing over
 /// objects one by one costs a thread wake-up each, more than compressing
 /// a small file.
 const GROUP_BYTES: usize = 1 << 20;
 const GROUP_OBJECTS: usize = 64;
+/// Uploading workers for a bucket. Each object is its own group there: a
+/// request's round trip dwarfs a wake-up, and one object per worker keeps
+/// every worker busy however few objects a batch has.
+pub const UPLOAD_WORKERS: usize = 8;
 
 struct Job {
     id: u64,
@@ -29,35 +42,73 @@ struct Job {
     digest: Digest,
 }
 
-/// The result of one job: its id and the staged temp (or why it failed).
-pub type Outcome = (u64, Result<Staged>);
+/// What became of one object handed to the stager.
+#[derive(Debug)]
+pub enum Done {
+    /// A temp in `tmp/`, for the commit to make durable and publish.
+    Staged(Staged),
+    /// Uploaded to the bucket; `created` is false when the key existed.
+    Published {
+        /// What was uploaded (or found).
+        encoded: Encoded,
+        /// Whether this upload created the object.
+        created: bool,
+    },
+}
+
+/// The result of one job: its id and what became of it (or why it failed).
+pub type Outcome = (u64, Result<Done>);
 
 /// A background stager with its own handle on `tmp/`.
 pub struct Stager {
     tx: Option<SyncSender<Vec<Job>>>,
-    handle: Option<JoinHandle<Vec<Outcome>>>,
+    handles: Vec<JoinHandle<Vec<Outcome>>>,
     next: u64,
     group: Vec<Job>,
     group_bytes: usize,
+    group_objects: usize,
 }
 
 impl Stager {
-    /// Starts the thread.
-    pub fn start(tmp: Dir) -> Result<Stager> {
-        let mut enc = SmallEncoder::new().map_err(|e| StoreError::io(tmp.path(), "compress", e))?;
-        let (tx, rx) = sync_channel::<Vec<Job>>(QUEUE);
-        let handle = std::thread::spawn(move || {
-            rx.into_iter()
-                .flatten()
-                .map(|job| (job.id, stage_small(&tmp, &job.data, job.digest, &mut enc)))
-                .collect()
-        });
+    /// Starts one worker that stages temps in `tmp`, or with `upload_to`
+    /// [`UPLOAD_WORKERS`] that upload to that bucket.
+    pub fn start(tmp: Dir, upload_to: Option<Arc<dyn Backend>>) -> Result<Stager> {
+        let workers = if upload_to.is_some() {
+            UPLOAD_WORKERS
+        } else {
+            1
+        };
+        let (tx, rx) = sync_channel::<Vec<Job>>(QUEUE.max(workers));
+        let rx = Arc::new(Mutex::new(rx));
+        let tmp = Arc::new(tmp);
+        let mut handles = Vec::with_capacity(workers);
+        for _ in 0..workers {
+            let mut enc =
+                SmallEncoder::new().map_err(|e| StoreError::io(tmp.path(), "compress", e))?;
+            let (rx, tmp, upload_to) = (rx.clone(), tmp.clone(), upload_to.clone());
+            handles.push(std::thread::spawn(move || {
+                let mut out = Vec::new();
+                while let Some(group) = next_group(&rx) {
+                    for job in group {
+                        let done = match &upload_to {
+                            None => {
+                                stage_small(&tmp, &job.data, job.digest, &mut enc).map(Done::Staged)
+                            }
+                            Some(b) => upload(b.as_ref(), &job, &mut enc),
+                        };
+                        out.push((job.id, done));
+                    }
+                }
+                out
+            }));
+        }
         Ok(Stager {
             tx: Some(tx),
-            handle: Some(handle),
+            handles,
             next: 0,
             group: Vec::new(),
             group_bytes: 0,
+            group_objects: if workers > 1 { 1 } else { GROUP_OBJECTS },
         })
     }
 
@@ -67,7 +118,7 @@ impl Stager {
         self.next += 1;
         self.group_bytes += data.len();
         self.group.push(Job { id, data, digest });
-        if self.group_bytes >= GROUP_BYTES || self.group.len() >= GROUP_OBJECTS {
+        if self.group_bytes >= GROUP_BYTES || self.group.len() >= self.group_objects {
             self.send_group();
         }
         id
@@ -77,7 +128,7 @@ impl Stager {
         let group = std::mem::take(&mut self.group);
         self.group_bytes = 0;
         if let (Some(tx), false) = (&self.tx, group.is_empty()) {
-            // A send fails only if the thread is gone; finish() reports that.
+            // A send fails only if every worker is gone; finish() reports that.
             let _ = tx.send(group);
         }
     }
@@ -90,13 +141,96 @@ impl Stager {
     fn join(&mut self) -> Vec<Outcome> {
         self.send_group();
         drop(self.tx.take());
-        match self.handle.take().map(|h| h.join()) {
-            Some(Ok(v)) => v,
-            Some(Err(_)) => vec![(
-                u64::MAX,
-                Err(StoreError::CatalogData("stager thread panicked".into())),
-            )],
-            None => Vec::new(),
+        let mut all = Vec::new();
+        for h in self.handles.drain(..) {
+            match h.join() {
+                Ok(v) => all.extend(v),
+                Err(_) => all.push((
+                    u64::MAX,
+                    Err(StoreError::CatalogData("stager thread panicked".into())),
+                )),
+            }
         }
+        all
+    }
+}
+
+/// The next group for a worker; `None` once the batch closed the queue.
+fn next_group(rx: &Mutex<Receiver<Vec<Job>>>) -> Option<Vec<Job>> {
+    // The lock is held only while waiting; a poisoned one means a worker
+    // panicked, which join() reports.
+    rx.lock().ok()?.recv().ok()
+}
+
+/// Compresses one object and uploads its frame with a conditional put.
+fn upload(backend: &dyn Backend, job: &Job, enc: &mut SmallEncoder) -> Result<Done> {
+    let key = object_key(&job.digest);
+    let frame = enc
+        .encode(&job.data)
+        .map_err(|e| StoreError::io(&key, "compress", e))?;
+    let encoded = Encoded {
+        digest: job.digest,
+        size: job.data.len() as u64,
+        stored_size: frame.len() as u64,
+    };
+    let created = backend.put_bytes(&key, frame)? == Put::Created;
+    crate::crash::point("published");
+    Ok(Done::Published { encoded, created })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Schema;
+    use crate::store::Store;
+
+    fn outcomes(st: Stager) -> Vec<(u64, Encoded, bool)> {
+        let mut v: Vec<_> = st
+            .finish()
+            .into_iter()
+            .map(|(id, r)| match r.unwrap() {
+                Done::Published { encoded, created } => (id, encoded, created),
+                Done::Staged(s) => panic!("an uploading stager staged {s:?}"),
+            })
+            .collect();
+        v.sort_by_key(|o| o.0);
+        v
+    }
+
+    #[test]
+    fn uploading_workers_publish_each_object_once_and_write_no_temp() {
+        let t = tempfile::tempdir().unwrap();
+        let (s, _) = Store::init(&t.path().join("s"), &Schema::CAS).unwrap();
+        let dirs = s.objects_dirs();
+        let start = || {
+            let tmp = dirs.tmp.try_clone().unwrap();
+            Stager::start(tmp, Some(dirs.backend.clone())).unwrap()
+        };
+        let data: Vec<Vec<u8>> = (0..40u32)
+            .map(|i| format!("object {i} ").repeat(i as usize * 37).into_bytes())
+            .collect();
+        let mut st = start();
+        for d in &data {
+            st.submit(d.clone(), Digest::of(d));
+        }
+        let first = outcomes(st);
+        assert_eq!(first.len(), data.len());
+        for (id, enc, created) in &first {
+            let raw = &data[*id as usize];
+            assert!(created, "object {id} is new");
+            assert_eq!((enc.digest, enc.size), (Digest::of(raw), raw.len() as u64));
+            let mut back = Vec::new();
+            assert_eq!(s.copy_object(&enc.digest, &mut back).unwrap(), enc.size);
+            assert!(&back == raw);
+            let (_, stored) = dirs.open_frame(&enc.digest).unwrap();
+            assert_eq!(stored, enc.stored_size);
+        }
+        // The same objects again: every conditional put finds its key.
+        let mut st = start();
+        for d in &data[..5] {
+            st.submit(d.clone(), Digest::of(d));
+        }
+        assert!(outcomes(st).iter().all(|(_, _, created)| !created));
+        assert!(dirs.tmp.entries().unwrap().is_empty(), "no temp is left");
     }
 }

@@ -22,7 +22,7 @@ use crate::layout::{self, LockMode, StoreLock};
 use crate::names::CATALOG_FILE;
 use crate::objects::{now_ms, ObjectDirs, Staged};
 use crate::refs::{self, RebuildReport, RefSpec};
-use crate::stager::Stager;
+use crate::stager::{Done, Stager};
 
 /// Batches with at least this many new objects publish on two threads.
 const PARALLEL_PUBLISH_MIN: usize = 512;
@@ -87,6 +87,11 @@ pub struct PutOutcome {
 /// Makes the batch's temps durable before any is published: one fsync for
 /// a single temp, one `syncfs` for several.
 fn sync_temps(dirs: &ObjectDirs, unsynced: &[&Staged]) -> Result<()> {
+    if dirs.backend.shared() {
+        // A bucket's temps are uploaded, never renamed into place: the
+        // upload's reply, not the temp, makes an object durable.
+        return Ok(());
+    }
     match unsynced {
         [] => {}
         [one] => {
@@ -512,6 +517,9 @@ struct Entry {
     digest: Digest,
     size: u64,
     staged: Option<Staged>,
+    /// Already uploaded by the stager: the stored size and whether the
+    /// upload created the object.
+    published: Option<(u64, bool)>,
     /// The stager job writing this entry's temp, until commit collects it.
     job: Option<u64>,
     root: Option<Root>,
@@ -660,13 +668,14 @@ impl<'s> Batch<'s> {
             self.tick(n as u64);
             let digest = Digest::of(data);
             check_expected(&opts, subject, digest)?;
-            if !self.in_batch.contains_key(&digest) && !dirs.present_intact(&digest, size)? {
+            if !self.in_batch.contains_key(&digest) && !self.found_stored(&digest, size)? {
                 if self.stager.is_none() {
                     let tmp = dirs
                         .tmp
                         .try_clone()
                         .map_err(|e| StoreError::io(dirs.tmp.path(), "dup", e))?;
-                    self.stager = Some(Stager::start(tmp)?);
+                    let upload_to = dirs.backend.shared().then(|| dirs.backend.clone());
+                    self.stager = Some(Stager::start(tmp, upload_to)?);
                 }
                 let data = data.to_vec();
                 job = Some(
@@ -681,11 +690,16 @@ impl<'s> Batch<'s> {
             let tick = |n| self.tick(n);
             let staged = dirs.stage_stream(input, size, subject, false, &tick)?;
             let digest = staged.encoded.digest;
-            if let Err(e) = check_expected(&opts, subject, digest)
+            if let Err(e) = check_expected(&opts, subject, digest).and_then(|()| {
                 // A damaged frame under this name is moved aside, so the
                 // publication below replaces nothing and stores good bytes.
-                .and_then(|()| dirs.present_intact(&digest, size).map(drop))
-            {
+                // (A bucket's publication decides for itself: a conditional
+                // put, or a multipart upload after a `head`.)
+                match dirs.backend.shared() {
+                    true => Ok(()),
+                    false => dirs.present_intact(&digest, size).map(drop),
+                }
+            }) {
                 dirs.discard(&staged);
                 return Err(e);
             }
@@ -696,10 +710,25 @@ impl<'s> Batch<'s> {
             digest,
             size,
             staged,
+            published: None,
             job,
             root: opts.root,
         });
         Ok((digest, size))
+    }
+
+    /// Whether a small object is already stored, so staging it can be
+    /// skipped. On a local store the frame is checked (and a damaged one
+    /// moved aside). A bucket is asked (a remote `head`) only when the
+    /// catalog names the object: for a digest it has never seen, a round
+    /// trip per object would cost more than it saves, and the conditional
+    /// put that publishes it finds an existing key anyway.
+    fn found_stored(&self, d: &Digest, size: u64) -> Result<bool> {
+        let dirs = &self.store.dirs;
+        if dirs.backend.shared() && self.store.catalog.object(d)?.is_none() {
+            return Ok(false);
+        }
+        dirs.present_intact(d, size)
     }
 
     fn drop_last(&mut self) {
@@ -738,6 +767,11 @@ impl<'s> Batch<'s> {
         crate::crash::point("temps_synced");
         let mut created = vec![false; self.entries.len()];
         let mut stored = vec![0u64; self.entries.len()];
+        for (i, e) in self.entries.iter().enumerate() {
+            if let Some((s, c)) = e.published {
+                (stored[i], created[i]) = (s, c);
+            }
+        }
         let staged: Vec<(usize, Staged)> = self
             .entries
             .iter_mut()
@@ -819,11 +853,17 @@ impl<'s> Batch<'s> {
         }
         for (id, r) in stager.finish() {
             match (r, by_job.get(&id)) {
-                (Ok(staged), Some(&i)) => {
+                (Ok(Done::Staged(staged)), Some(&i)) => {
                     self.entries[i].staged = Some(staged);
                     self.entries[i].job = None;
                 }
-                (Ok(staged), None) => self.store.dirs.discard(&staged),
+                (Ok(Done::Published { encoded, created }), Some(&i)) => {
+                    self.entries[i].published = Some((encoded.stored_size, created));
+                    self.entries[i].job = None;
+                }
+                (Ok(Done::Staged(staged)), None) => self.store.dirs.discard(&staged),
+                // Uploaded for an entry dropped meanwhile: an orphan for gc.
+                (Ok(Done::Published { .. }), None) => {}
                 (Err(e), _) => {
                     first_err.get_or_insert(e);
                 }

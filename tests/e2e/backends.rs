@@ -222,6 +222,36 @@ fn put_get_dedup(b: &Backing) {
     assert_eq!(stats["result"]["dedupRatio"], 2.0, "{stats}");
 }
 
+fn what_another_machine_uploaded_is_found_not_replaced(b: &Backing) {
+    // The second store's catalog has never seen these objects, so for a
+    // bucket nothing is asked before the upload: the conditional put
+    // itself must find each key and report it as not created.
+    let a = b.store();
+    let second = b.second_machine();
+    let m2 = second.as_ref().unwrap_or(&a);
+    let small = noise(4_000, 21);
+    let streamed = noise(2 << 20, 22);
+    for env in [&a, m2] {
+        env.write("small", &small);
+        env.write("streamed", &streamed);
+    }
+    let first = ok(&a, &["put", "small", "streamed"]);
+    let again = ok(m2, &["put", "small", "streamed"]);
+    for i in 0..2 {
+        let (f, g) = (&first["result"]["files"][i], &again["result"]["files"][i]);
+        assert_eq!(f["created"], true, "{first}");
+        assert_eq!(g["created"], false, "{again}");
+        assert_eq!(f["digest"], g["digest"]);
+        assert_eq!(f["storedSize"], g["storedSize"], "{first} {again}");
+    }
+    // The other store's put record is news to this catalog until rebuilt.
+    ok(m2, &["catalog", "rebuild"]);
+    let (code, v) = m2.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+    let d = again["result"]["files"][1]["digest"].as_str().unwrap();
+    assert!(m2.run(&["get", d]).stdout == streamed);
+}
+
 fn large_objects_round_trip(b: &Backing) {
     // Past the multipart threshold of the S3 backend (8 MiB stored).
     let env = b.store();
@@ -471,6 +501,7 @@ macro_rules! contract {
 
 contract!(
     put_get_dedup,
+    what_another_machine_uploaded_is_found_not_replaced,
     large_objects_round_trip,
     corruption_is_detected_on_read,
     sixteen_writers_of_one_object,
