@@ -47,13 +47,15 @@ impl JsonlChecker {
         }
     }
 
-    /// Consumes the next bytes of the stream.
+    /// Consumes the next bytes of the stream. A line that lies whole in
+    /// `bytes` is checked where it lies; only a line split across calls is
+    /// gathered first.
     pub fn feed(&mut self, mut bytes: &[u8]) -> Result<(), JsonError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
         while !bytes.is_empty() {
-            let (part, rest, complete) = match memchr_newline(bytes) {
+            let (part, rest, complete) = match memchr::memchr(b'\n', bytes) {
                 Some(i) => (&bytes[..i], &bytes[i + 1..], true),
                 None => (bytes, &[][..], false),
             };
@@ -69,9 +71,17 @@ impl JsonlChecker {
                     ),
                 }));
             }
-            self.line.extend_from_slice(part);
-            if complete {
-                self.end_line()?;
+            match (complete, self.line.is_empty()) {
+                (true, true) => self.check_line(part)?,
+                (true, false) => {
+                    let mut line = std::mem::take(&mut self.line);
+                    line.extend_from_slice(part);
+                    let checked = self.check_line(&line);
+                    line.clear();
+                    self.line = line;
+                    checked?
+                }
+                (false, _) => self.line.extend_from_slice(part),
             }
             bytes = rest;
         }
@@ -83,8 +93,7 @@ impl JsonlChecker {
         e
     }
 
-    fn end_line(&mut self) -> Result<(), JsonError> {
-        let line = std::mem::take(&mut self.line);
+    fn check_line(&mut self, line: &[u8]) -> Result<(), JsonError> {
         let index = self.lines;
         if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
             return Err(self.fail(JsonError {
@@ -97,7 +106,7 @@ impl JsonlChecker {
                 ),
             }));
         }
-        if let Err(mut e) = parser::check(&line, &self.limits.line) {
+        if let Err(mut e) = parser::check(line, &self.limits.line) {
             e.pointer = format!("/{index}{}", e.pointer);
             e.offset += self.offset as usize;
             e.message = format!("line {}: {}", index + 1, e.message);
@@ -105,8 +114,6 @@ impl JsonlChecker {
         }
         self.offset += line.len() as u64 + 1;
         self.lines += 1;
-        self.line = line;
-        self.line.clear();
         Ok(())
     }
 
@@ -117,7 +124,8 @@ impl JsonlChecker {
             return Err(e.clone());
         }
         if !self.line.is_empty() {
-            self.end_line()?;
+            let line = std::mem::take(&mut self.line);
+            self.check_line(&line)?;
         }
         if self.lines == 0 {
             return Err(self.fail(JsonError {
@@ -129,10 +137,6 @@ impl JsonlChecker {
         }
         Ok(self.lines)
     }
-}
-
-fn memchr_newline(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
 }
 
 #[cfg(test)]
@@ -194,5 +198,43 @@ mod tests {
             ("limit.jsonl_line_bytes", "/1")
         );
         assert!(c.finish().is_err(), "a failed checker stays failed");
+    }
+
+    /// The verdict, with its pointer and offset, for `data` fed in the
+    /// pieces `cuts` makes.
+    fn verdict(data: &[u8], cuts: &[usize]) -> Result<u64, (String, String, usize)> {
+        let mut c = JsonlChecker::new(JsonlLimits::EVIDENCE);
+        let mut at = 0;
+        let mut pieces: Vec<usize> = cuts.iter().map(|&k| k % (data.len() + 1)).collect();
+        pieces.sort_unstable();
+        pieces.push(data.len());
+        let fed = pieces.into_iter().try_for_each(|k| {
+            let r = c.feed(&data[at..k]);
+            at = k;
+            r
+        });
+        fed.and_then(|()| c.finish())
+            .map_err(|e| (e.code.to_string(), e.pointer, e.offset))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn however_the_stream_is_cut_the_verdict_is_the_same(
+            lines in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "{\"a\":1}", "[1,2,{\"b\":\"x\\ny\"}]", "\"caf\u{e9}\"", "  {}\r",
+                    "", " ", "{\"a\":1,\"a\":2}", "[1,]", "{} {}", "\"\u{1}\"", "nul",
+                ]),
+                0..12,
+            ),
+            last_newline in proptest::bool::ANY,
+            cuts in proptest::collection::vec(0usize..400, 0..6),
+        ) {
+            let mut data = lines.join("\n").into_bytes();
+            if last_newline {
+                data.push(b'\n');
+            }
+            proptest::prop_assert_eq!(verdict(&data, &cuts), verdict(&data, &[]));
+        }
     }
 }
