@@ -310,3 +310,23 @@ fn fsck_reports_the_catalog_s_own_problems_first_then_the_objects() {
     assert_eq!(paths[1], ghost);
     assert_eq!(paths[2], lost);
 }
+
+#[test]
+fn a_store_missing_a_layout_directory_says_which_and_does_not_crash() {
+    for (gone, named) in [("objects", "objects/sha256"), ("tmp", "tmp")] {
+        let env = Env::new();
+        env.write("a", b"evidence\n");
+        std::fs::remove_dir_all(env.store.join(gone)).unwrap();
+        for args in [
+            &["put", "a"][..],
+            &["fsck"],
+            &["has", &sha256(b"evidence\n")],
+        ] {
+            let (code, v) = env.json(args);
+            assert_eq!(code, 1, "{gone} {args:?}: {v}");
+            assert_eq!(codes(&v), vec!["io.not_found"], "{gone} {args:?}: {v}");
+            let path = &issue_paths(&v)[0];
+            assert!(path.ends_with(named), "{gone} {args:?}: {v}");
+        }
+    }
+}

@@ -64,8 +64,7 @@ fn entry_error(path: std::path::PathBuf, e: io::Error, op: &'static str) -> Stor
 impl LocalBackend {
     /// The backend of the store whose root is `root`.
     pub fn open(root: Dir) -> Result<Self> {
-        let objects = open_path(&root, OBJECTS_PREFIX.trim_end_matches('/'), Missing::Absent)?
-            .expect("open without create returns a directory or an error");
+        let objects = existing_dir(&root, OBJECTS_PREFIX.trim_end_matches('/'))?;
         let abs = std::fs::canonicalize(root.path()).unwrap_or_else(|_| root.path().to_path_buf());
         Ok(LocalBackend {
             location: format!("file://{}", abs.display()),
@@ -97,7 +96,11 @@ impl LocalBackend {
             };
             let d = match opened {
                 Ok(d) => Arc::new(d),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                // With `Create`, a missing directory here means `objects/`
+                // itself went away: an error, never "absent".
+                Err(e) if e.kind() == io::ErrorKind::NotFound && missing == Missing::Absent => {
+                    return Ok(None)
+                }
                 Err(e) => return Err(entry_error(self.objects.join(shard), e, "open")),
             };
             self.shards.lock().expect("shard cache poisoned")[slot] = Some(Arc::clone(&d));
@@ -120,6 +123,15 @@ enum Missing {
     Create,
     /// Report the key as absent (reading, listing).
     Absent,
+}
+
+/// Opens a directory of the store's layout, which must exist: a store
+/// missing one is damaged, and says so, naming it.
+fn existing_dir(root: &Dir, path: &str) -> Result<Dir> {
+    open_path(root, path, Missing::Absent)?.ok_or_else(|| {
+        let gone = io::Error::from_raw_os_error(rustix::io::Errno::NOENT.raw_os_error());
+        StoreError::io(root.join(path), "open directory", gone)
+    })
 }
 
 fn open_path(root: &Dir, path: &str, missing: Missing) -> Result<Option<Dir>> {
@@ -179,7 +191,7 @@ impl Backend for LocalBackend {
     }
 
     fn put_bytes(&self, key: &str, bytes: &[u8]) -> Result<Put> {
-        let tmp = open_path(&self.root, TMP_DIR, Missing::Absent)?.expect("tmp exists");
+        let tmp = existing_dir(&self.root, TMP_DIR)?;
         let (dir, name) = self
             .parent_of(key, Missing::Create)?
             .expect("created on demand");
