@@ -13,6 +13,7 @@
 //! not commit leaves an orphan in the bucket, as a crash after publication
 //! does; gc reclaims it.)
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -62,6 +63,10 @@ pub type Outcome = (u64, Result<Done>);
 /// A background stager with its own handle on `tmp/`.
 pub struct Stager {
     tx: Option<SyncSender<Vec<Job>>>,
+    /// Set by the first failed job: the jobs after it are skipped (no
+    /// outcome), so a batch against an unreachable bucket fails after one
+    /// round of retries, not one per object.
+    failed: Arc<AtomicBool>,
     handles: Vec<JoinHandle<Vec<Outcome>>>,
     next: u64,
     group: Vec<Job>,
@@ -81,21 +86,29 @@ impl Stager {
         let (tx, rx) = sync_channel::<Vec<Job>>(QUEUE.max(workers));
         let rx = Arc::new(Mutex::new(rx));
         let tmp = Arc::new(tmp);
+        let failed = Arc::new(AtomicBool::new(false));
         let mut handles = Vec::with_capacity(workers);
         for _ in 0..workers {
             let mut enc =
                 SmallEncoder::new().map_err(|e| StoreError::io(tmp.path(), "compress", e))?;
             let (rx, tmp, upload_to) = (rx.clone(), tmp.clone(), upload_to.clone());
+            let failed = failed.clone();
             handles.push(std::thread::spawn(move || {
                 let mut out = Vec::new();
                 while let Some(group) = next_group(&rx) {
                     for job in group {
+                        if failed.load(Ordering::Relaxed) {
+                            continue;
+                        }
                         let done = match &upload_to {
                             None => {
                                 stage_small(&tmp, &job.data, job.digest, &mut enc).map(Done::Staged)
                             }
                             Some(b) => upload(b.as_ref(), &job, &mut enc),
                         };
+                        if done.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
                         out.push((job.id, done));
                     }
                 }
@@ -104,6 +117,7 @@ impl Stager {
         }
         Ok(Stager {
             tx: Some(tx),
+            failed,
             handles,
             next: 0,
             group: Vec::new(),
@@ -133,7 +147,13 @@ impl Stager {
         }
     }
 
-    /// Waits for every queued job; returns their outcomes.
+    /// Whether a job has failed (the batch can stop reading inputs).
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    /// Waits for every queued job; returns their outcomes. After a failure
+    /// the jobs skipped have none.
     pub fn finish(mut self) -> Vec<Outcome> {
         self.join()
     }
@@ -232,5 +252,32 @@ mod tests {
         }
         assert!(outcomes(st).iter().all(|(_, _, created)| !created));
         assert!(dirs.tmp.entries().unwrap().is_empty(), "no temp is left");
+    }
+
+    #[test]
+    fn after_a_failed_upload_the_other_jobs_are_skipped() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("s");
+        let (s, _) = Store::init(&root, &Schema::CAS).unwrap();
+        let dirs = s.objects_dirs();
+        // The backend holds this directory open: once it is gone, no shard
+        // directory can be made in it and every put fails.
+        std::fs::remove_dir_all(root.join("objects/sha256")).unwrap();
+        let mut st =
+            Stager::start(dirs.tmp.try_clone().unwrap(), Some(dirs.backend.clone())).unwrap();
+        for i in 0..200u32 {
+            let d = format!("object {i}").into_bytes();
+            st.submit(d.clone(), Digest::of(&d));
+        }
+        // Every worker fails its first job; none starts another.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(st.failed());
+        let out = st.finish();
+        assert!(
+            !out.is_empty() && out.len() <= UPLOAD_WORKERS,
+            "{} outcomes",
+            out.len()
+        );
+        assert!(out.iter().all(|(_, r)| r.is_err()));
     }
 }

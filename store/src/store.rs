@@ -652,6 +652,11 @@ impl<'s> Batch<'s> {
         subject: &Path,
         opts: PutOptions,
     ) -> Result<(Digest, u64)> {
+        if self.stager.as_ref().is_some_and(Stager::failed) {
+            // The batch cannot commit: stop reading inputs, and return the
+            // stager's error.
+            self.collect_staged()?;
+        }
         let dirs = &self.store.dirs;
         let changed = || StoreError::SourceChanged {
             path: subject.to_path_buf(),
@@ -868,6 +873,12 @@ impl<'s> Batch<'s> {
                     first_err.get_or_insert(e);
                 }
             }
+        }
+        if first_err.is_none() && self.entries.iter().any(|e| e.job.is_some()) {
+            // Jobs are skipped only after one failed, whose error is above.
+            first_err = Some(StoreError::CatalogData(
+                "the stager returned no outcome for a job".into(),
+            ));
         }
         match first_err {
             Some(e) => Err(e),
