@@ -8,16 +8,22 @@ use std::io::{self, BufRead};
 /// bounded whatever the input.
 pub fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<bool> {
     buf.clear();
+    append_line(r, buf, max)
+}
+
+/// Like [`next_line`], appending the line to what `buf` holds.
+fn append_line(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<bool> {
+    let start = buf.len();
     loop {
         let chunk = r.fill_buf()?;
         if chunk.is_empty() {
-            return Ok(!buf.is_empty());
+            return Ok(buf.len() > start);
         }
-        let (take, done) = match chunk.iter().position(|b| *b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
             Some(i) => (i + 1, true),
             None => (chunk.len(), false),
         };
-        if buf.len() + take > max + 2 {
+        if buf.len() - start + take > max + 2 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("a line is longer than {max} bytes"),
@@ -117,15 +123,17 @@ pub fn two_core<S: Send, T: Send>(
 }
 
 /// Reads the next [`Batch`] (starting at line `first`); `None` at the end.
-fn next_batch(
-    r: &mut impl BufRead,
-    line: &mut Vec<u8>,
-    max_line: usize,
-    first: u64,
-) -> io::Result<Option<Batch>> {
+/// Lines are read straight into the batch's buffer, not copied there.
+fn next_batch(r: &mut impl BufRead, max_line: usize, first: u64) -> io::Result<Option<Batch>> {
     let mut batch = Batch::new(first);
-    while !batch.full() && next_line(r, line, max_line)? {
-        batch.push(split_terminator(line).0);
+    while !batch.full() {
+        let start = batch.bytes.len();
+        if !append_line(r, &mut batch.bytes, max_line)? {
+            break;
+        }
+        let end = start + split_terminator(&batch.bytes[start..]).0.len();
+        batch.bytes.truncate(end);
+        batch.ends.push(end);
     }
     Ok((!batch.is_empty()).then_some(batch))
 }
@@ -155,10 +163,9 @@ pub fn two_core_ordered<S: Send, T: Send, E>(
                 }
             }
         });
-        let mut line = Vec::new();
         let mut n = 0u64;
         let mut next = |n: &mut u64| {
-            let b = next_batch(r, &mut line, max_line, *n)?;
+            let b = next_batch(r, max_line, *n)?;
             *n += b.as_ref().map_or(0, |b| b.ends.len() as u64);
             Ok::<_, io::Error>(b)
         };
@@ -278,5 +285,28 @@ mod tests {
         assert_eq!(split_terminator(b"ab\r\n"), (&b"ab"[..], &b"\r\n"[..]));
         let mut r = io::BufReader::with_capacity(4, &b"0123456789abcdef\n"[..]);
         assert!(next_line(&mut r, &mut b, 8).is_err());
+    }
+
+    #[test]
+    fn batches_hold_the_lines_next_line_reads_and_bound_each_line_alone() {
+        let mut input = b"12345678\r\nab\n\n12345678\nxyz\n".repeat(3000);
+        input.extend_from_slice(b"no end");
+        let mut want = Vec::new();
+        let (mut r, mut b) = (io::BufReader::with_capacity(5, &input[..]), Vec::new());
+        while next_line(&mut r, &mut b, 8).unwrap() {
+            want.push(split_terminator(&b).0.to_vec());
+        }
+        let mut r = io::BufReader::with_capacity(5, &input[..]);
+        let (mut got, mut first) = (Vec::new(), 0);
+        // Every line is within 8 bytes, however full the batch is.
+        while let Some(batch) = next_batch(&mut r, 8, first).unwrap() {
+            assert_eq!(batch.first, first);
+            assert!(batch.ends.len() <= 4096);
+            first += batch.ends.len() as u64;
+            got.extend(batch.lines().map(<[u8]>::to_vec));
+        }
+        assert_eq!(got, want);
+        let mut r = io::BufReader::new(&b"ok\n1234567890\n"[..]);
+        assert!(next_batch(&mut r, 8, 0).is_err(), "a line of 10 bytes");
     }
 }
