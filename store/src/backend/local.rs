@@ -245,13 +245,19 @@ impl Backend for LocalBackend {
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<Listed>> {
-        let Some(start) = open_path(&self.root, prefix, Missing::Absent)? else {
-            return Ok(Vec::new());
-        };
         let mut out = Vec::new();
-        walk(&start, prefix.trim_end_matches('/'), 0, &mut out)?;
-        out.sort_by(|a, b| a.key.cmp(&b.key));
+        self.list_each(prefix, &mut |l| {
+            out.push(l);
+            Ok(())
+        })?;
         Ok(out)
+    }
+
+    fn list_each(&self, prefix: &str, f: &mut dyn FnMut(Listed) -> Result<()>) -> Result<()> {
+        match open_path(&self.root, prefix, Missing::Absent)? {
+            Some(start) => walk(&start, prefix.trim_end_matches('/'), 0, f),
+            None => Ok(()),
+        }
     }
 
     fn delete(&self, key: &str) -> Result<()> {
@@ -308,31 +314,93 @@ impl Backend for LocalBackend {
     }
 }
 
-fn walk(dir: &Dir, rel: &str, depth: usize, out: &mut Vec<Listed>) -> Result<()> {
-    for (name, kind) in dir
+/// Hands `f` every entry below `dir` in key order: each directory's
+/// entries are sorted as their keys sort, a directory walked into as its
+/// name plus `/` (so `ab.txt` comes before `ab/x`, as the keys do).
+fn walk(dir: &Dir, rel: &str, depth: usize, f: &mut dyn FnMut(Listed) -> Result<()>) -> Result<()> {
+    let descend = |kind: &EntryKind| *kind == EntryKind::Dir && depth < MAX_LIST_DEPTH;
+    let mut entries = dir
         .entries()
-        .map_err(|e| StoreError::io(dir.path(), "list", e))?
-    {
+        .map_err(|e| StoreError::io(dir.path(), "list", e))?;
+    entries.sort_by(|(a, ka), (b, kb)| {
+        let slash = |descends: bool| (descends).then_some(b'/');
+        (a.as_bytes().iter().copied().chain(slash(descend(ka))))
+            .cmp(b.as_bytes().iter().copied().chain(slash(descend(kb))))
+    });
+    for (name, kind) in entries {
         let key = format!("{rel}/{name}");
-        match kind {
-            EntryKind::Dir if depth < MAX_LIST_DEPTH => {
-                let sub = dir
-                    .open_dir(&name)
-                    .map_err(|e| entry_error(dir.join(&name), e, "open directory"))?;
-                walk(&sub, &key, depth + 1, out)?;
-            }
-            _ => {
-                let st = dir
-                    .entry(&name)
-                    .map_err(|e| StoreError::io(dir.join(&name), "stat", e))?;
-                let Some(e) = st else { continue };
-                out.push(Listed {
-                    key,
-                    meta: meta_of(&e),
-                    regular: e.kind == EntryKind::File,
-                });
-            }
+        if descend(&kind) {
+            let sub = dir
+                .open_dir(&name)
+                .map_err(|e| entry_error(dir.join(&name), e, "open directory"))?;
+            walk(&sub, &key, depth + 1, f)?;
+            continue;
         }
+        let st = dir
+            .entry(&name)
+            .map_err(|e| StoreError::io(dir.join(&name), "stat", e))?;
+        let Some(e) = st else { continue };
+        f(Listed {
+            key,
+            meta: meta_of(&e),
+            regular: e.kind == EntryKind::File,
+        })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listing_is_in_key_order_and_streams_the_same_keys() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        for d in [
+            "objects/sha256/ab",
+            "objects/sha256/ab/x",
+            "objects/sha256/0f",
+        ] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        // Names that sort before and after `/`, beside a directory.
+        for f in [
+            "objects/sha256/ab.txt",
+            "objects/sha256/ab-",
+            "objects/sha256/ab0",
+            "objects/sha256/ab/x/y",
+            "objects/sha256/ab/z",
+            "objects/sha256/0f/e",
+            "objects/sha256/a",
+        ] {
+            std::fs::write(root.join(f), b"v").unwrap();
+        }
+        let b = LocalBackend::open(Dir::open(root).unwrap()).unwrap();
+        let keys: Vec<String> = b
+            .list(OBJECTS_PREFIX)
+            .unwrap()
+            .into_iter()
+            .map(|l| l.key)
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        assert_eq!(keys.len(), 7);
+        let mut streamed = Vec::new();
+        b.list_each(OBJECTS_PREFIX, &mut |l| {
+            streamed.push(l.key);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(streamed, keys);
+        // The first error from the callee stops the walk.
+        let mut seen = 0;
+        let stopped = b.list_each(OBJECTS_PREFIX, &mut |_| {
+            seen += 1;
+            Err(StoreError::CatalogData("stop".into()))
+        });
+        assert!(stopped.is_err());
+        assert_eq!(seen, 1);
+    }
 }

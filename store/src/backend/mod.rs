@@ -110,6 +110,13 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// Every key below `prefix` (which ends in `/`), sorted.
     fn list(&self, prefix: &str) -> Result<Vec<Listed>>;
 
+    /// Like [`Backend::list`], handing `f` one key at a time, in the same
+    /// order; stops at the first error `f` returns. A backend that can
+    /// walk its keys in order holds only a directory's worth at once.
+    fn list_each(&self, prefix: &str, f: &mut dyn FnMut(Listed) -> Result<()>) -> Result<()> {
+        self.list(prefix)?.into_iter().try_for_each(f)
+    }
+
     /// Removes `key`; an absent key is not an error.
     fn delete(&self, key: &str) -> Result<()>;
 
