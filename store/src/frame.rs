@@ -84,10 +84,10 @@ impl SmallEncoder {
     /// incompressible bytes. The sample is at most an eighth of the data,
     /// so compressible data pays little for the question.
     pub fn encode(&mut self, data: &[u8]) -> io::Result<&[u8]> {
-        let sample = &data[..(data.len() / 8).min(PROBE)];
-        let level = match data.len() >= 2 * PROBE && looks_incompressible(sample) {
-            true => FAST_LEVEL,
-            false => LEVEL,
+        let level = if data.len() >= 2 * PROBE {
+            level_for(&data[..(data.len() / 8).min(PROBE)])
+        } else {
+            LEVEL
         };
         if level != self.level {
             self.cctx.set_compression_level(level)?;
@@ -98,6 +98,16 @@ impl SmallEncoder {
             .reserve(zstd::zstd_safe::compress_bound(data.len()));
         self.cctx.compress_to_buffer(data, &mut self.out)?;
         Ok(&self.out)
+    }
+}
+
+/// The level for data whose first bytes are `sample`: [`FAST_LEVEL`] when
+/// they look incompressible, else [`LEVEL`].
+fn level_for(sample: &[u8]) -> i32 {
+    if looks_incompressible(sample) {
+        FAST_LEVEL
+    } else {
+        LEVEL
     }
 }
 
@@ -138,8 +148,8 @@ pub fn encode_stream<W: Write>(
     let mut first = vec![0u8; CHUNK];
     let n = read_full(input, &mut first).map_err(EncodeError::Read)?;
     first.truncate(n);
-    let incompressible = looks_incompressible(&first[..n.min(PROBE)]);
-    let level = if incompressible { FAST_LEVEL } else { LEVEL };
+    let level = level_for(&first[..n.min(PROBE)]);
+    let incompressible = level == FAST_LEVEL;
 
     let counting = CountingWriter {
         inner: BufWriter::with_capacity(CHUNK, out),

@@ -700,9 +700,10 @@ impl<'s> Batch<'s> {
                 // publication below replaces nothing and stores good bytes.
                 // (A bucket's publication decides for itself: a conditional
                 // put, or a multipart upload after a `head`.)
-                match dirs.backend.shared() {
-                    true => Ok(()),
-                    false => dirs.present_intact(&digest, size).map(drop),
+                if dirs.backend.shared() {
+                    Ok(())
+                } else {
+                    dirs.present_intact(&digest, size).map(drop)
                 }
             }) {
                 dirs.discard(&staged);

@@ -323,7 +323,7 @@ fn walk(dir: &Dir, rel: &str, depth: usize, f: &mut dyn FnMut(Listed) -> Result<
         .entries()
         .map_err(|e| StoreError::io(dir.path(), "list", e))?;
     entries.sort_by(|(a, ka), (b, kb)| {
-        let slash = |descends: bool| (descends).then_some(b'/');
+        let slash = |descends: bool| descends.then_some(b'/');
         (a.as_bytes().iter().copied().chain(slash(descend(ka))))
             .cmp(b.as_bytes().iter().copied().chain(slash(descend(kb))))
     });
