@@ -33,6 +33,7 @@ pub struct JsonlChecker {
     lines: u64,
     offset: u64,
     failed: Option<JsonError>,
+    scratch: parser::Scratch,
 }
 
 impl JsonlChecker {
@@ -44,6 +45,7 @@ impl JsonlChecker {
             lines: 0,
             offset: 0,
             failed: None,
+            scratch: parser::Scratch::default(),
         }
     }
 
@@ -106,7 +108,7 @@ impl JsonlChecker {
                 ),
             }));
         }
-        if let Err(mut e) = parser::check(line, &self.limits.line) {
+        if let Err(mut e) = parser::check_with(line, &self.limits.line, &mut self.scratch) {
             e.pointer = format!("/{index}{}", e.pointer);
             e.offset += self.offset as usize;
             e.message = format!("line {}: {}", index + 1, e.message);

@@ -8,13 +8,15 @@ use serde_json::{Map, Number, Value};
 use super::{escape_pointer_token, JsonError, Limits, MAX_SAFE_INTEGER};
 
 /// How many leading bytes of `s` need no attention inside a JSON string:
-/// neither `"`, `\\` nor a control character. Eight bytes at a time while
-/// none is there (the classic has-zero-byte and has-less-than tricks), then
-/// byte by byte: string scanning was the largest part of checking JSONL.
-fn plain_run(s: &[u8]) -> usize {
+/// neither `"`, `\\` nor a control character; and whether any of them is
+/// outside ASCII. Eight bytes at a time (the classic has-zero-byte and
+/// has-less-than tricks), byte by byte only for the input's last few:
+/// string scanning is the largest part of checking JSONL.
+fn plain_run(s: &[u8]) -> (usize, bool) {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut i = 0;
+    let mut seen = 0u64;
     while let Some(chunk) = s.get(i..i + 8) {
         let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
         let quote = w ^ (ONES * u64::from(b'"'));
@@ -22,38 +24,127 @@ fn plain_run(s: &[u8]) -> usize {
         let special = (quote.wrapping_sub(ONES) & !quote)
             | (backslash.wrapping_sub(ONES) & !backslash)
             | (w.wrapping_sub(ONES * 0x20) & !w);
-        if special & HIGH != 0 {
-            break;
+        let special = special & HIGH;
+        if special != 0 {
+            // Borrows only run upwards from a true match, so the lowest
+            // flagged byte is the first special one.
+            let k = special.trailing_zeros() as usize / 8;
+            seen |= w & ((1u64 << (8 * k)) - 1);
+            return (i + k, seen & HIGH != 0);
         }
+        seen |= w;
         i += 8;
     }
+    let mut high = seen & HIGH != 0;
     while let Some(&b) = s.get(i) {
         if b == b'"' || b == b'\\' || b < 0x20 {
             break;
         }
+        high |= b >= 0x80;
         i += 1;
     }
-    i
+    (i, high)
 }
 
 /// Parses one strict JSON document into a value.
 pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, JsonError> {
-    let mut p = Parser::new(input, limits, true)?;
-    let v = p.document()?;
+    let mut p = Parser::new(input, limits, Mode::Build, Scratch::default());
+    let v = p.document().map_err(|e| *e)?;
     Ok(v.expect("building parser returns a value"))
 }
 
 /// Checks one strict JSON document without building it.
+///
+/// Valid documents are the common case, so a quick pass decides first: it
+/// tracks no location and checks UTF-8 only inside strings (outside them
+/// the grammar admits ASCII alone). Anything it rejects is checked again
+/// by the exact pass, which alone reports errors, so the verdict, code,
+/// pointer and offset are the exact pass's in every case.
 pub fn check(input: &[u8], limits: &Limits) -> Result<(), JsonError> {
-    let mut p = Parser::new(input, limits, false)?;
-    p.document().map(|_| ())
+    check_with(input, limits, &mut Scratch::default())
 }
 
-/// One step of the location being parsed; keys borrow the input unless
-/// they contain escapes, so tracking the location costs no allocation.
-enum Seg<'a> {
-    Key(Cow<'a, str>),
+/// [`check`] reusing the buffers of earlier checks (one per JSONL line).
+pub(super) fn check_with(
+    input: &[u8],
+    limits: &Limits,
+    scratch: &mut Scratch,
+) -> Result<(), JsonError> {
+    let mut quick = Parser::new(input, limits, Mode::Quick, std::mem::take(scratch));
+    let verdict = quick.document();
+    *scratch = quick.scratch;
+    scratch.path.clear();
+    if verdict.is_ok() {
+        return Ok(());
+    }
+    let mut p = Parser::new(input, limits, Mode::Check, Scratch::default());
+    p.document().map(|_| ()).map_err(|e| *e)
+}
+
+/// Errors inside the parser: boxed, so results stay small on the hot path
+/// where every value returns one.
+type Fail = Box<JsonError>;
+
+/// Buffers a parse needs, kept between parses so that checking many small
+/// documents does not allocate for each.
+#[derive(Default, Debug)]
+pub(super) struct Scratch {
+    path: Vec<Seg>,
+    /// Key lists of the objects being read, one per open object.
+    key_pool: Vec<Vec<RawKey>>,
+}
+
+/// What a pass of the parser produces.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The value, errors with their location.
+    Build,
+    /// A verdict, errors with their location.
+    Check,
+    /// A verdict only: no location tracked, errors are not for reporting.
+    Quick,
+}
+
+/// One step of the location being parsed; keys stay where they lie in the
+/// input until a pointer is written, so tracking costs no allocation.
+#[derive(Debug)]
+enum Seg {
+    Key(RawKey),
     Index(usize),
+}
+
+/// An object key as it lies in the input: the bytes between its quotes.
+#[derive(Debug, Clone, Copy)]
+struct RawKey {
+    start: usize,
+    end: usize,
+    escaped: bool,
+    /// Up to its first eight bytes: most keys of an object differ there,
+    /// so most duplicate checks end without a byte comparison.
+    head: u64,
+}
+
+impl RawKey {
+    fn new(s: &[u8], start: usize, end: usize, escaped: bool) -> RawKey {
+        let len = end - start;
+        // Eight bytes from the key's start, masked to the key: the bytes
+        // after a key are its quote and colon, so eight are nearly always
+        // there; byte by byte only at the very end of the input.
+        let head = match s.get(start..start + 8) {
+            Some(w) if len >= 8 => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+            Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")) & ((1 << (8 * len)) - 1),
+            None => s[start..end]
+                .iter()
+                .rev()
+                .fold(0, |h, &b| (h << 8) | u64::from(b)),
+        };
+        RawKey {
+            start,
+            end,
+            escaped,
+            head,
+        }
+    }
 }
 
 /// Objects with more keys than this check duplicates with a hash set.
@@ -64,67 +155,99 @@ struct Parser<'a> {
     pos: usize,
     limits: Limits,
     build: bool,
+    /// Locations are tracked and UTF-8 was checked up front (not quick).
+    exact: bool,
     depth: usize,
     nodes: usize,
-    path: Vec<Seg<'a>>,
-    key_pool: Vec<Vec<Cow<'a, str>>>,
+    scratch: Scratch,
 }
 
 impl<'a> Parser<'a> {
-    fn new(input: &'a [u8], limits: &Limits, build: bool) -> Result<Self, JsonError> {
-        let mut p = Parser {
+    fn new(input: &'a [u8], limits: &Limits, mode: Mode, scratch: Scratch) -> Self {
+        Parser {
             s: input,
             pos: 0,
             limits: *limits,
-            build,
+            build: mode == Mode::Build,
+            exact: mode != Mode::Quick,
             depth: 0,
             nodes: 0,
-            path: Vec::new(),
-            key_pool: Vec::new(),
-        };
-        if input.len() > limits.max_bytes {
-            return Err(p.err(
+            scratch,
+        }
+    }
+
+    /// Checks that come before the grammar: size, and (exact passes) UTF-8
+    /// and a byte order mark.
+    fn precheck(&mut self) -> Result<(), Fail> {
+        if self.s.len() > self.limits.max_bytes {
+            return Err(self.err(
                 "limit.json_bytes",
                 format!(
                     "document is {} bytes; the limit is {}",
-                    input.len(),
-                    limits.max_bytes
+                    self.s.len(),
+                    self.limits.max_bytes
                 ),
             ));
         }
-        if let Err(e) = std::str::from_utf8(input) {
-            p.pos = e.valid_up_to();
-            return Err(p.err("validation.invalid_utf8", "input is not valid UTF-8".into()));
+        if !self.exact {
+            return Ok(());
         }
-        if input.starts_with("\u{feff}".as_bytes()) {
-            return Err(p.err(
+        if let Err(e) = std::str::from_utf8(self.s) {
+            self.pos = e.valid_up_to();
+            return Err(self.err("validation.invalid_utf8", "input is not valid UTF-8".into()));
+        }
+        if self.s.starts_with("\u{feff}".as_bytes()) {
+            return Err(self.err(
                 "validation.invalid_json",
                 "byte order mark is not allowed".into(),
             ));
         }
-        Ok(p)
+        Ok(())
     }
 
     fn pointer(&self) -> String {
-        self.path
+        self.scratch
+            .path
             .iter()
             .map(|seg| match seg {
-                Seg::Key(k) => format!("/{}", escape_pointer_token(k)),
+                Seg::Key(k) => format!("/{}", escape_pointer_token(&self.key_text(*k))),
                 Seg::Index(i) => format!("/{i}"),
             })
             .collect()
     }
 
-    fn err(&self, code: &'static str, message: String) -> JsonError {
-        JsonError {
+    /// A key's text: borrowed from the input unless it holds escapes.
+    fn key_text(&self, k: RawKey) -> Cow<'a, str> {
+        let input: &'a [u8] = self.s;
+        let raw = &input[k.start..k.end];
+        if !k.escaped {
+            return Cow::Borrowed(std::str::from_utf8(raw).expect("a string already read"));
+        }
+        let mut p = Parser::new(input, &self.limits, Mode::Build, Scratch::default());
+        p.pos = k.start - 1;
+        Cow::Owned(p.string_always().expect("a string already read"))
+    }
+
+    /// Whether two keys of one object are the same after unescaping.
+    fn same_key(&self, a: RawKey, b: RawKey) -> bool {
+        if !a.escaped && !b.escaped {
+            return a.head == b.head
+                && a.end - a.start == b.end - b.start
+                && self.s[a.start..a.end] == self.s[b.start..b.end];
+        }
+        self.key_text(a) == self.key_text(b)
+    }
+
+    fn err(&self, code: &'static str, message: String) -> Fail {
+        Box::new(JsonError {
             code,
             pointer: self.pointer(),
             offset: self.pos,
             message,
-        }
+        })
     }
 
-    fn syntax(&self, what: &str) -> JsonError {
+    fn syntax(&self, what: &str) -> Fail {
         let found = match self.s.get(self.pos) {
             None => "end of input".to_string(),
             Some(b) if b.is_ascii_graphic() => format!("'{}'", *b as char),
@@ -136,12 +259,13 @@ impl<'a> Parser<'a> {
         )
     }
 
-    fn document(&mut self) -> Result<Option<Value>, JsonError> {
+    fn document(&mut self) -> Result<Option<Value>, Fail> {
+        self.precheck()?;
         self.ws();
         let v = self.value()?;
         self.ws();
         if self.pos != self.s.len() {
-            self.path.clear();
+            self.scratch.path.clear();
             return Err(self.err(
                 "validation.trailing_data",
                 "data after the end of the JSON value".into(),
@@ -156,7 +280,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn count_node(&mut self) -> Result<(), JsonError> {
+    fn count_node(&mut self) -> Result<(), Fail> {
         self.nodes += 1;
         if self.nodes > self.limits.max_nodes {
             return Err(self.err(
@@ -167,7 +291,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn value(&mut self) -> Result<Option<Value>, JsonError> {
+    fn value(&mut self) -> Result<Option<Value>, Fail> {
         self.count_node()?;
         match self.s.get(self.pos) {
             Some(b'{') => self.object(),
@@ -181,7 +305,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn literal(&mut self, word: &str, v: Value) -> Result<Option<Value>, JsonError> {
+    fn literal(&mut self, word: &str, v: Value) -> Result<Option<Value>, Fail> {
         if self.s[self.pos..].starts_with(word.as_bytes()) {
             self.pos += word.len();
             Ok(self.build.then_some(v))
@@ -190,7 +314,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn enter(&mut self) -> Result<(), JsonError> {
+    fn enter(&mut self) -> Result<(), Fail> {
         self.depth += 1;
         if self.depth > self.limits.max_depth {
             return Err(self.err(
@@ -201,33 +325,25 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// Reads an object key, borrowing it from the input when it has no escapes.
-    fn key(&mut self) -> Result<Cow<'a, str>, JsonError> {
-        let input: &'a [u8] = self.s;
-        let start = self.pos;
-        self.scan_string(None)?;
-        let raw = &input[start + 1..self.pos - 1];
-        if !raw.contains(&b'\\') {
-            return Ok(Cow::Borrowed(
-                std::str::from_utf8(raw).expect("checked UTF-8"),
-            ));
-        }
-        self.pos = start;
-        self.string_always().map(Cow::Owned)
+    /// Reads an object key; its text is only decoded when needed.
+    fn key(&mut self) -> Result<RawKey, Fail> {
+        let start = self.pos + 1;
+        let escaped = self.scan_string(None)?;
+        Ok(RawKey::new(self.s, start, self.pos - 1, escaped))
     }
 
-    fn object(&mut self) -> Result<Option<Value>, JsonError> {
+    fn object(&mut self) -> Result<Option<Value>, Fail> {
         self.enter()?;
         self.pos += 1;
         let mut map = Map::new();
-        let mut keys = self.key_pool.pop().unwrap_or_default();
+        let mut keys = self.scratch.key_pool.pop().unwrap_or_default();
         keys.clear();
         let mut many: Option<HashSet<Cow<'a, str>>> = None;
         self.ws();
         if self.s.get(self.pos) == Some(&b'}') {
             self.pos += 1;
             self.depth -= 1;
-            self.key_pool.push(keys);
+            self.scratch.key_pool.push(keys);
             return Ok(self.build.then_some(Value::Object(map)));
         }
         loop {
@@ -238,21 +354,21 @@ impl<'a> Parser<'a> {
             let key_at = self.pos;
             let key = self.key()?;
             let duplicate = match &mut many {
-                Some(set) => !set.insert(key.clone()),
+                Some(set) => !set.insert(self.key_text(key)),
                 None => {
-                    let dup = keys.contains(&key);
+                    let dup = keys.iter().any(|&k| self.same_key(k, key));
                     if !dup {
-                        keys.push(key.clone());
+                        keys.push(key);
                         if keys.len() > LINEAR_KEYS {
-                            many = Some(keys.drain(..).collect());
+                            many = Some(keys.drain(..).map(|k| self.key_text(k)).collect());
                         }
                     }
                     dup
                 }
             };
             if duplicate {
-                let message = format!("duplicate key {:?}", key.as_ref());
-                self.path.push(Seg::Key(key));
+                let message = format!("duplicate key {:?}", self.key_text(key).as_ref());
+                self.scratch.path.push(Seg::Key(key));
                 self.pos = key_at;
                 return Err(self.err("validation.duplicate_key", message));
             }
@@ -262,13 +378,15 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             self.ws();
-            self.path.push(Seg::Key(key));
-            let v = self.value()?;
-            let Some(Seg::Key(key)) = self.path.pop() else {
-                unreachable!("the key pushed above")
-            };
-            if let Some(v) = v {
-                map.insert(key.into_owned(), v);
+            if !self.exact {
+                self.value()?;
+            } else {
+                self.scratch.path.push(Seg::Key(key));
+                let v = self.value()?;
+                self.scratch.path.pop();
+                if let Some(v) = v {
+                    map.insert(self.key_text(key).into_owned(), v);
+                }
             }
             self.ws();
             match self.s.get(self.pos) {
@@ -282,11 +400,11 @@ impl<'a> Parser<'a> {
         }
         self.depth -= 1;
         keys.clear();
-        self.key_pool.push(keys);
+        self.scratch.key_pool.push(keys);
         Ok(self.build.then_some(Value::Object(map)))
     }
 
-    fn array(&mut self) -> Result<Option<Value>, JsonError> {
+    fn array(&mut self) -> Result<Option<Value>, Fail> {
         self.enter()?;
         self.pos += 1;
         let mut items = Vec::new();
@@ -299,9 +417,13 @@ impl<'a> Parser<'a> {
         let mut i = 0usize;
         loop {
             self.ws();
-            self.path.push(Seg::Index(i));
+            if self.exact {
+                self.scratch.path.push(Seg::Index(i));
+            }
             let v = self.value()?;
-            self.path.pop();
+            if self.exact {
+                self.scratch.path.pop();
+            }
             if let Some(v) = v {
                 items.push(v);
             }
@@ -320,7 +442,7 @@ impl<'a> Parser<'a> {
         Ok(self.build.then_some(Value::Array(items)))
     }
 
-    fn string(&mut self) -> Result<Option<String>, JsonError> {
+    fn string(&mut self) -> Result<Option<String>, Fail> {
         if self.build {
             self.string_always().map(Some)
         } else {
@@ -328,19 +450,27 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn string_always(&mut self) -> Result<String, JsonError> {
+    fn string_always(&mut self) -> Result<String, Fail> {
         let mut out = String::new();
         self.scan_string(Some(&mut out))?;
         Ok(out)
     }
 
     /// Reads a string literal starting at the opening quote; appends the
-    /// decoded text to `out` when given.
-    fn scan_string(&mut self, mut out: Option<&mut String>) -> Result<(), JsonError> {
+    /// decoded text to `out` when given. Returns whether it held escapes.
+    fn scan_string(&mut self, mut out: Option<&mut String>) -> Result<bool, Fail> {
         self.pos += 1;
+        let mut escaped = false;
         loop {
             let start = self.pos;
-            self.pos += plain_run(&self.s[self.pos..]);
+            let (len, high) = plain_run(&self.s[self.pos..]);
+            self.pos += len;
+            if high && !self.exact && std::str::from_utf8(&self.s[start..self.pos]).is_err() {
+                return Err(self.err(
+                    "validation.invalid_utf8",
+                    "string is not valid UTF-8".into(),
+                ));
+            }
             if let Some(o) = out.as_deref_mut() {
                 // Input was checked to be UTF-8 and we stopped on ASCII bytes.
                 o.push_str(std::str::from_utf8(&self.s[start..self.pos]).expect("checked UTF-8"));
@@ -348,10 +478,11 @@ impl<'a> Parser<'a> {
             match self.s.get(self.pos) {
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(());
+                    return Ok(escaped);
                 }
                 Some(b'\\') => {
                     self.pos += 1;
+                    escaped = true;
                     let c = self.escape()?;
                     if let Some(o) = out.as_deref_mut() {
                         o.push(c);
@@ -368,7 +499,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn escape(&mut self) -> Result<char, JsonError> {
+    fn escape(&mut self) -> Result<char, Fail> {
         let b = *self
             .s
             .get(self.pos)
@@ -418,7 +549,7 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn hex4(&mut self) -> Result<u32, JsonError> {
+    fn hex4(&mut self) -> Result<u32, Fail> {
         let h = self
             .s
             .get(self.pos..self.pos + 4)
@@ -436,7 +567,7 @@ impl<'a> Parser<'a> {
         self.pos - start
     }
 
-    fn number(&mut self) -> Result<Option<Value>, JsonError> {
+    fn number(&mut self) -> Result<Option<Value>, Fail> {
         let start = self.pos;
         if self.s.get(self.pos) == Some(&b'-') {
             self.pos += 1;
@@ -513,9 +644,11 @@ mod tests {
     #[test]
     fn plain_runs_stop_exactly_where_bytewise_scanning_would() {
         let naive = |s: &[u8]| {
-            s.iter()
+            let len = s
+                .iter()
                 .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-                .unwrap_or(s.len())
+                .unwrap_or(s.len());
+            (len, s[..len].iter().any(|&b| b >= 0x80))
         };
         let fillers: [&[u8]; 3] = [b"a", "\u{e9}".as_bytes(), "\u{1F600}".as_bytes()];
         for filler in fillers {
@@ -695,5 +828,77 @@ mod tests {
             "limit.json_bytes"
         );
         parse(b"[1, 2 ,3]", &limits).unwrap();
+    }
+
+    /// The quick pass's verdict alone.
+    fn quick_ok(input: &[u8], limits: &Limits) -> bool {
+        Parser::new(input, limits, Mode::Quick, Scratch::default())
+            .document()
+            .is_ok()
+    }
+
+    /// The exact pass's verdict alone.
+    fn exact(input: &[u8], limits: &Limits) -> Result<(), JsonError> {
+        Parser::new(input, limits, Mode::Check, Scratch::default())
+            .document()
+            .map(|_| ())
+            .map_err(|e| *e)
+    }
+
+    #[test]
+    fn the_quick_pass_rejects_what_only_the_exact_pass_can_name() {
+        for bad in [
+            &b"\xef\xbb\xbf{}"[..],
+            b"\"caf\xc3\"",
+            b"\"\xed\xa0\x80\"",
+            b"{\"a\xff\":1}",
+            b"[1, \xe9]",
+            b"\"ab\xe2\x82",
+            b"{\"abcdefgh\":1,\"abcdefgh\":2}",
+            b"{\"ab\":1,\"ab\":2}",
+            b"{\"a\":1,\"\\u0061\":2}",
+        ] {
+            assert!(!quick_ok(bad, &Limits::DOCUMENT), "{bad:?}");
+            assert!(exact(bad, &Limits::DOCUMENT).is_err(), "{bad:?}");
+        }
+        for good in [
+            &b"{\"abcdefgh\":1,\"abcdefgi\":2,\"ab\":3,\"ac\":4}"[..],
+            "[\"caf\u{e9} \u{1F600}\", {\"\u{e9}\":1, \"e\":2}]".as_bytes(),
+        ] {
+            assert!(quick_ok(good, &Limits::DOCUMENT), "{good:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The quick pass and the exact one agree on every verdict, and a
+        /// scratch reused across documents changes nothing.
+        #[test]
+        fn quick_and_exact_passes_agree(
+            docs in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::sample::select(vec![
+                        &b"{"[..], b"}", b"[", b"]", b",", b":", b" ", b"\n", b"1", b"-0",
+                        b"9007199254740993", b"1e400", b"0.5", b"true", b"nul",
+                        b"\"a\"", b"\"a\":", b"\"\\u0061\":", b"\"abcdefghij\":",
+                        b"\"abcdefghik\":", b"\"x\\ny\"", b"\"\\ud83d\\ude00\"", b"\"\\ud83d\"",
+                        b"\"", b"\\", b"\x01", b"\xc3\xa9", b"\xc3", b"\xff",
+                        b"\xef\xbb\xbf", b"\xf0\x9f\x98\x80", b"\xed\xa0\x80",
+                        b"\"\xc3\xa9\"", b"\"a\xc3\"", b"\"\xff\":", b"\"\xed\xa0\x80\"",
+                    ]),
+                    0..14,
+                ),
+                1..5,
+            ),
+        ) {
+            let limits = Limits { max_bytes: 64, max_depth: 3, max_nodes: 12 };
+            let mut scratch = Scratch::default();
+            for parts in docs {
+                let doc = parts.concat();
+                let exact = exact(&doc, &limits);
+                proptest::prop_assert_eq!(quick_ok(&doc, &limits), exact.is_ok(), "{:?}", doc);
+                let reused = check_with(&doc, &limits, &mut scratch).map_err(|e| (e.code, e.pointer, e.offset));
+                proptest::prop_assert_eq!(reused, exact.map_err(|e| (e.code, e.pointer, e.offset)));
+            }
+        }
     }
 }
