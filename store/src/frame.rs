@@ -29,8 +29,9 @@ pub const LEVEL: i32 = 3;
 pub const FAST_LEVEL: i32 = 1;
 /// Bytes of the first chunk used to judge compressibility.
 const PROBE: usize = 64 << 10;
-/// Inputs from this size on use zstd's worker threads.
-const MULTITHREAD_MIN: u64 = 8 << 20;
+/// Inputs from this size on use zstd's worker threads (unless the probe
+/// finds them incompressible).
+pub const MULTITHREAD_MIN: u64 = 8 << 20;
 /// zstd job size with workers: small jobs keep peak memory low.
 const JOB_SIZE: u32 = 2 << 20;
 
