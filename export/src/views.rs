@@ -246,33 +246,41 @@ fn is_b64(c: u8) -> bool {
 
 /// Base64 / base64url runs of at least [`MIN_BASE64_RUN`] characters that
 /// decode to UTF-8 text.
+///
+/// Any such run starting in `i..i + MIN` covers byte `i + MIN - 1`, so
+/// that one byte is probed first and a miss skips the whole window: most
+/// text is words and spaces, and this walk was a byte at a time before.
 fn base64_runs(s: &[u8], out: &mut Vec<View>) {
-    if s.len() < MIN_BASE64_RUN {
-        return;
-    }
+    // No run crosses `i - 1 | i`: `i` is 0, or one of those two bytes is
+    // outside the alphabet.
     let mut i = 0;
-    while i < s.len() {
-        if !is_b64(s[i]) {
-            i += 1;
+    while let Some(&probe) = s.get(i + MIN_BASE64_RUN - 1) {
+        let at = i + MIN_BASE64_RUN - 1;
+        if !is_b64(probe) {
+            i = at + 1;
             continue;
         }
-        let start = i;
-        while i < s.len() && is_b64(s[i]) {
-            i += 1;
+        let mut start = at;
+        while start > i && is_b64(s[start - 1]) {
+            start -= 1;
         }
-        let mut end = i;
-        while end < s.len() && s[end] == b'=' && end - i < 2 {
+        let mut run_end = at + 1;
+        while run_end < s.len() && is_b64(s[run_end]) {
+            run_end += 1;
+        }
+        let mut end = run_end;
+        while end < s.len() && s[end] == b'=' && end - run_end < 2 {
             end += 1;
         }
-        if i - start >= MIN_BASE64_RUN {
-            if let Some(text) = decode_text(&s[start..i]) {
+        if run_end - start >= MIN_BASE64_RUN {
+            if let Some(text) = decode_text(&s[start..run_end]) {
                 out.push(View {
                     bytes: text,
                     origin: Origin::Whole(start, end),
                 });
             }
         }
-        i = end.max(i);
+        i = end;
     }
 }
 
@@ -359,5 +367,58 @@ mod tests {
     #[test]
     fn random_hex_is_not_text() {
         assert!(decoded_views(b"0123456789abcdef0123456789abcdef").is_empty());
+    }
+
+    /// Every maximal run, a byte at a time: what the probing walk must equal.
+    fn runs_bytewise(s: &[u8]) -> Vec<(usize, usize, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < s.len() {
+            if !is_b64(s[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < s.len() && is_b64(s[i]) {
+                i += 1;
+            }
+            let mut end = i;
+            while end < s.len() && s[end] == b'=' && end - i < 2 {
+                end += 1;
+            }
+            if i - start >= MIN_BASE64_RUN {
+                if let Some(text) = decode_text(&s[start..i]) {
+                    out.push((start, end, text));
+                }
+            }
+            i = end;
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn probing_finds_the_runs_a_bytewise_walk_finds(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "Q", "0", "+", "/", "-", "_", "=", " ", ".", "\n",
+                    "c2stcHJvai1hYmNkZWZnaGlqa2xtbm9w", "Z2hwX3Rva2VuX3ZhbHVlXzEyMzQ1Ng==",
+                    "aGVsbG8gd29ybGQgaGVsbG8gd29ybGQ", "word ", "abcdefghijklmnopqrs",
+                ]),
+                0..24,
+            ),
+        ) {
+            let s = parts.concat();
+            let mut views = Vec::new();
+            base64_runs(s.as_bytes(), &mut views);
+            let got: Vec<(usize, usize, Vec<u8>)> = views
+                .into_iter()
+                .map(|v| match v.origin {
+                    Origin::Whole(a, b) => (a, b, v.bytes),
+                    Origin::Map(_) => unreachable!("base64 views are whole"),
+                })
+                .collect();
+            proptest::prop_assert_eq!(got, runs_bytewise(s.as_bytes()));
+        }
     }
 }
