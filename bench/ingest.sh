@@ -4,14 +4,17 @@
 #
 #   bench/ingest.sh              # 1 GiB session
 #   SCALE=small bench/ingest.sh  # 64 MiB smoke run
+#   COFFER=path/to/coffer bench/ingest.sh   # another build (A/B)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (apt-get install time)"; exit 1; }
 if [ "${SCALE:-full}" = small ]; then MIB=64; else MIB=1024; fi
 B=${BENCH_DIR:-$PWD/target/bench}
 mkdir -p "$B"
-cargo build --release -q -p coffer-cli
-COFFER=$PWD/target/release/coffer
+if [ -z "${COFFER:-}" ]; then
+  cargo build --release -q -p coffer-cli
+  COFFER=$PWD/target/release/coffer
+fi
 [ -f "$B/session-$MIB.jsonl" ] || python3 bench/gen.py jsonl "$B/session-$MIB.jsonl" "$MIB"
 python3 bench/make-bundle.py "$B/session-$MIB.jsonl" fixtures/run-bundles/observational-completed "$B/bundle-$MIB"
 cat "$B/session-$MIB.jsonl" "$B/bundle-$MIB/session.jsonl" > /dev/null
