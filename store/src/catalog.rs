@@ -652,6 +652,12 @@ impl Catalog {
         })?)
     }
 
+    /// How many objects the catalog names (records' own objects included).
+    pub fn object_count(&self) -> Result<u64> {
+        let [n] = self.counts("SELECT count(*) FROM objects", [])?;
+        Ok(n)
+    }
+
     /// Totals for `coffer stats`.
     pub fn stats(&self) -> Result<CatalogStats> {
         // Record objects (the catalog's own copy in the backend) are counted

@@ -53,26 +53,33 @@ fn remove(d: &Dir, name: &str) -> Result<()> {
 }
 
 /// Stored frames older than `cutoff_ms` that the catalog does not name.
-/// Each listed entry is one step of `progress`, whose total grows by the
-/// listing's length.
+/// The listing streams, so memory holds only what is found; each listed
+/// entry is one step of `progress`, whose total grows by `expected` (the
+/// catalog's object count) first and by one for each entry past it.
 fn old_orphans(
     dirs: &ObjectDirs,
     cutoff_ms: i64,
+    expected: u64,
     is_cataloged: &dyn Fn(&Digest) -> Result<bool>,
     progress: Steps<'_>,
 ) -> Result<Vec<(Digest, u64)>> {
     let mut out = Vec::new();
-    let listed = dirs.backend.list(OBJECTS_PREFIX)?;
-    progress.grow(listed.len());
-    for entry in listed {
+    progress.grow(expected);
+    let mut listed = 0u64;
+    dirs.backend.list_each(OBJECTS_PREFIX, &mut |entry| {
+        listed += 1;
+        if listed > expected {
+            progress.grow(1);
+        }
         progress.step(1);
         let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
-            continue;
+            return Ok(());
         };
         if entry.meta.modified_ms < cutoff_ms && !is_cataloged(&d)? {
             out.push((d, entry.meta.size));
         }
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -88,8 +95,8 @@ struct Steps<'p> {
 }
 
 impl Steps<'_> {
-    fn grow(&self, n: usize) {
-        self.total.set(self.total.get() + n as u64);
+    fn grow(&self, n: u64) {
+        self.total.set(self.total.get() + n);
         if let Some(p) = self.progress {
             p.total(self.total.get());
         }
@@ -112,7 +119,7 @@ fn remove_unreachable(
     progress: Steps<'_>,
 ) -> Result<Vec<Digest>> {
     let digests: Vec<Digest> = unreachable.iter().map(|r| r.digest).collect();
-    progress.grow(digests.len());
+    progress.grow(digests.len() as u64);
     if dry_run {
         progress.step(digests.len());
         return Ok(digests);
@@ -218,7 +225,8 @@ impl Store {
         let orphans = if shared || !broken.is_empty() {
             Vec::new()
         } else {
-            old_orphans(dirs, cutoff, &cataloged, steps)?
+            let expected = catalog.object_count()?;
+            old_orphans(dirs, cutoff, expected, &cataloged, steps)?
         };
         for (d, size) in orphans {
             if !dry_run {
