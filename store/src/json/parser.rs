@@ -46,10 +46,17 @@ fn plain_run(s: &[u8]) -> (usize, bool) {
     (i, high)
 }
 
-/// Parses one strict JSON document into a value.
+/// Parses one strict JSON document into a value: the quick pass builds
+/// it, and only a document that pass rejects is read again by the exact
+/// one, which reports the error (see [`check`]).
 pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, JsonError> {
-    let mut p = Parser::new(input, limits, Mode::Build, Scratch::default());
-    let v = p.document().map_err(|e| *e)?;
+    let quick = Parser::new(input, limits, Pass::Quick, true, Scratch::default()).document();
+    let v = match quick {
+        Ok(v) => v,
+        Err(_) => Parser::new(input, limits, Pass::Exact, true, Scratch::default())
+            .document()
+            .map_err(|e| *e)?,
+    };
     Ok(v.expect("building parser returns a value"))
 }
 
@@ -70,14 +77,14 @@ pub(super) fn check_with(
     limits: &Limits,
     scratch: &mut Scratch,
 ) -> Result<(), JsonError> {
-    let mut quick = Parser::new(input, limits, Mode::Quick, std::mem::take(scratch));
+    let mut quick = Parser::new(input, limits, Pass::Quick, false, std::mem::take(scratch));
     let verdict = quick.document();
     *scratch = quick.scratch;
     scratch.path.clear();
     if verdict.is_ok() {
         return Ok(());
     }
-    let mut p = Parser::new(input, limits, Mode::Check, Scratch::default());
+    let mut p = Parser::new(input, limits, Pass::Exact, false, Scratch::default());
     p.document().map(|_| ()).map_err(|e| *e)
 }
 
@@ -94,15 +101,14 @@ pub(super) struct Scratch {
     key_pool: Vec<Vec<RawKey>>,
 }
 
-/// What a pass of the parser produces.
+/// The two passes over a document.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// The value, errors with their location.
-    Build,
-    /// A verdict, errors with their location.
-    Check,
-    /// A verdict only: no location tracked, errors are not for reporting.
+enum Pass {
+    /// Decides: no location tracked, UTF-8 checked inside strings only;
+    /// its errors are not for reporting.
     Quick,
+    /// Reports: UTF-8 checked up front, errors with their location.
+    Exact,
 }
 
 /// One step of the location being parsed; keys stay where they lie in the
@@ -163,13 +169,13 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn new(input: &'a [u8], limits: &Limits, mode: Mode, scratch: Scratch) -> Self {
+    fn new(input: &'a [u8], limits: &Limits, pass: Pass, build: bool, scratch: Scratch) -> Self {
         Parser {
             s: input,
             pos: 0,
             limits: *limits,
-            build: mode == Mode::Build,
-            exact: mode != Mode::Quick,
+            build,
+            exact: pass == Pass::Exact,
             depth: 0,
             nodes: 0,
             scratch,
@@ -223,7 +229,7 @@ impl<'a> Parser<'a> {
         if !k.escaped {
             return Cow::Borrowed(std::str::from_utf8(raw).expect("a string already read"));
         }
-        let mut p = Parser::new(input, &self.limits, Mode::Build, Scratch::default());
+        let mut p = Parser::new(input, &self.limits, Pass::Quick, true, Scratch::default());
         p.pos = k.start - 1;
         Cow::Owned(p.string_always().expect("a string already read"))
     }
@@ -378,15 +384,15 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             self.ws();
-            if !self.exact {
-                self.value()?;
-            } else {
+            if self.exact {
                 self.scratch.path.push(Seg::Key(key));
-                let v = self.value()?;
+            }
+            let v = self.value()?;
+            if self.exact {
                 self.scratch.path.pop();
-                if let Some(v) = v {
-                    map.insert(self.key_text(key).into_owned(), v);
-                }
+            }
+            if let Some(v) = v {
+                map.insert(self.key_text(key).into_owned(), v);
             }
             self.ws();
             match self.s.get(self.pos) {
@@ -832,14 +838,14 @@ mod tests {
 
     /// The quick pass's verdict alone.
     fn quick_ok(input: &[u8], limits: &Limits) -> bool {
-        Parser::new(input, limits, Mode::Quick, Scratch::default())
+        Parser::new(input, limits, Pass::Quick, false, Scratch::default())
             .document()
             .is_ok()
     }
 
     /// The exact pass's verdict alone.
     fn exact(input: &[u8], limits: &Limits) -> Result<(), JsonError> {
-        Parser::new(input, limits, Mode::Check, Scratch::default())
+        Parser::new(input, limits, Pass::Exact, false, Scratch::default())
             .document()
             .map(|_| ())
             .map_err(|e| *e)
@@ -870,8 +876,9 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The quick pass and the exact one agree on every verdict, and a
-        /// scratch reused across documents changes nothing.
+        /// The quick pass and the exact one agree on every verdict (and a
+        /// parse on every value and error), and a scratch reused across
+        /// documents changes nothing.
         #[test]
         fn quick_and_exact_passes_agree(
             docs in proptest::collection::vec(
@@ -896,6 +903,12 @@ mod tests {
                 let doc = parts.concat();
                 let exact = exact(&doc, &limits);
                 proptest::prop_assert_eq!(quick_ok(&doc, &limits), exact.is_ok(), "{:?}", doc);
+                let built = Parser::new(&doc, &limits, Pass::Exact, true, Scratch::default())
+                    .document()
+                    .map(|v| v.expect("built"))
+                    .map_err(|e| (e.code, e.pointer.clone(), e.offset));
+                let parsed = parse(&doc, &limits).map_err(|e| (e.code, e.pointer, e.offset));
+                proptest::prop_assert_eq!(parsed, built);
                 let reused = check_with(&doc, &limits, &mut scratch).map_err(|e| (e.code, e.pointer, e.offset));
                 proptest::prop_assert_eq!(reused, exact.map_err(|e| (e.code, e.pointer, e.offset)));
             }
