@@ -84,7 +84,7 @@ pub fn final_scan(out: &Sanitized, policy: &Policy) -> Result<Vec<Issue>> {
         // What the export writes is what the scan must read: serialize, parse.
         let text = serde_json::to_string(r).expect("values serialize");
         let back =
-            coffer_store::json::parse(text.as_bytes(), &coffer_store::json::Limits::EVIDENCE)
+            coffer_store::json::parse_node(text.as_bytes(), &coffer_store::json::Limits::EVIDENCE)
                 .map_err(|e| {
                     crate::error::ExportError::Invalid(vec![Issue::from(("records", e))])
                 })?;

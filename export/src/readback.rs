@@ -20,7 +20,7 @@ use coffer_evidence::schema::{self, DocKind};
 use coffer_store::digest::HashingReader;
 use coffer_store::dir::{Dir, EntryKind};
 use coffer_store::issue::{Issue, Position};
-use coffer_store::json::{self, escape_pointer_token, JsonlLimits, Limits};
+use coffer_store::json::{self, escape_pointer_token, JsonlLimits, Limits, Node};
 use regex::bytes::Regex;
 use serde_json::Value;
 
@@ -391,10 +391,10 @@ impl FinalScan {
     }
 
     /// Scans a JSON value: every key and string, forbidden fields.
-    pub fn value(&mut self, v: &Value, file: &str, pointer: &mut String) {
+    pub fn value(&mut self, v: &Node<'_>, file: &str, pointer: &mut String) {
         match v {
-            Value::String(s) => self.string(s, file, pointer),
-            Value::Array(a) => {
+            Node::String(s) => self.string(s, file, pointer),
+            Node::Array(a) => {
                 for (i, x) in a.iter().enumerate() {
                     let len = pointer.len();
                     let _ = write!(pointer, "/{i}");
@@ -402,9 +402,9 @@ impl FinalScan {
                     pointer.truncate(len);
                 }
             }
-            Value::Object(m) => {
-                if m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD)
-                    && m.keys().any(|k| !THINKING_KEEP.contains(&k.as_str()))
+            Node::Object(m) => {
+                if v.get("type").and_then(Node::as_str) == Some(THINKING_RECORD)
+                    && m.iter().any(|(k, _)| !THINKING_KEEP.contains(&k.as_ref()))
                 {
                     self.finding(
                         "validation.hidden_reasoning",
@@ -430,8 +430,8 @@ impl FinalScan {
                             "hidden reasoning or a raw API body".into(),
                         ),
                         FieldClass::Secret => match x {
-                            Value::Null | Value::Bool(_) => {}
-                            Value::String(s) if is_placeholder(s.as_bytes()) => {
+                            Node::Null | Node::Bool(_) => {}
+                            Node::String(s) if is_placeholder(s.as_bytes()) => {
                                 self.string(s, file, pointer)
                             }
                             _ => self.finding(
@@ -473,7 +473,7 @@ impl FinalScan {
                         text: false,
                     };
                 }
-                self.value(&v, rel, &mut String::new());
+                self.value(&Node::from(&v), rel, &mut String::new());
             }
             media => self.lines(&mut r, rel, media == "application/x-ndjson")?,
         }
@@ -529,7 +529,7 @@ impl FinalScan {
                 raw.text = !jsonl;
             }
             if jsonl {
-                let v = json::parse(content, &limits).map_err(|e| {
+                let v = json::parse_node(content, &limits).map_err(|e| {
                     Issue::at(
                         e.code,
                         rel,
@@ -708,7 +708,7 @@ pub fn verify_tree(tree: &BundleDir, exp: &Expectations<'_>) -> Result<ReadbackR
         return Err(ExportError::Invalid(issues));
     }
     let mut scan = FinalScan::new(exp)?;
-    scan.value(&manifest, MANIFEST, &mut String::new());
+    scan.value(&Node::from(&manifest), MANIFEST, &mut String::new());
     let artifacts = arr(&manifest, "artifacts");
     scan_artifacts(tree, artifacts, &mut scan, &mut issues);
     reference_rules(tree, artifacts, s(&manifest, "bundleId"), &mut issues);

@@ -9,16 +9,19 @@
 //! before recursing, so 100,000 nested brackets stop at the limit.
 //!
 //! Errors carry a stable code, the JSON pointer of the offending value and
-//! the byte offset. [`parse`] builds a `serde_json::Value`; [`check`] runs
-//! the same grammar without building one (for evidence that is only
-//! checked, never interpreted).
+//! the byte offset. [`parse`] builds a `serde_json::Value`, [`parse_node`]
+//! a [`Node`] that borrows the input's strings (for readers that only
+//! look); [`check`] runs the same grammar without building anything (for
+//! evidence that is only checked, never interpreted).
 
 pub mod canonical;
 mod jsonl;
+mod node;
 mod parser;
 
 pub use jsonl::{JsonlChecker, JsonlLimits};
-pub use parser::{check, parse};
+pub use node::Node;
+pub use parser::{check, parse, parse_node};
 
 use std::io::Read;
 

@@ -3,8 +3,11 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use std::marker::PhantomData;
+
 use serde_json::{Map, Number, Value};
 
+use super::node::Node;
 use super::{escape_pointer_token, JsonError, Limits, MAX_SAFE_INTEGER};
 
 /// How many leading bytes of `s` need no attention inside a JSON string:
@@ -50,14 +53,114 @@ fn plain_run(s: &[u8]) -> (usize, bool) {
 /// it, and only a document that pass rejects is read again by the exact
 /// one, which reports the error (see [`check`]).
 pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, JsonError> {
-    let quick = Parser::new(input, limits, Pass::Quick, true, Scratch::default()).document();
-    let v = match quick {
-        Ok(v) => v,
-        Err(_) => Parser::new(input, limits, Pass::Exact, true, Scratch::default())
+    build(input, limits)
+}
+
+/// [`parse`] into a [`Node`] that borrows the input's strings: for readers
+/// that only look, with no map to hash and no string to copy.
+pub fn parse_node<'a>(input: &'a [u8], limits: &Limits) -> Result<Node<'a>, JsonError> {
+    build(input, limits)
+}
+
+fn build<'a, T: Tree<'a>>(input: &'a [u8], limits: &Limits) -> Result<T, JsonError> {
+    let quick = Parser::<T>::new(input, limits, Pass::Quick, Scratch::default()).document();
+    match quick {
+        Ok(v) => Ok(v),
+        Err(_) => Parser::<T>::new(input, limits, Pass::Exact, Scratch::default())
             .document()
-            .map_err(|e| *e)?,
-    };
-    Ok(v.expect("building parser returns a value"))
+            .map_err(|e| *e),
+    }
+}
+
+/// What a parse builds: nothing (a check), a serde [`Value`], or a
+/// borrowed [`Node`]. One grammar serves the three.
+trait Tree<'a>: Sized {
+    /// Whether anything is built (a check only needs where values end).
+    const BUILDS: bool;
+    type Members: Default;
+    type Items: Default;
+    fn null() -> Self;
+    fn bool(b: bool) -> Self;
+    fn number(n: Number) -> Self;
+    fn string(s: Cow<'a, str>) -> Self;
+    fn insert(o: &mut Self::Members, key: Cow<'a, str>, v: Self);
+    fn object(o: Self::Members) -> Self;
+    fn push(a: &mut Self::Items, v: Self);
+    fn array(a: Self::Items) -> Self;
+}
+
+impl<'a> Tree<'a> for () {
+    const BUILDS: bool = false;
+    type Members = ();
+    type Items = ();
+    fn null() {}
+    fn bool(_: bool) {}
+    fn number(_: Number) {}
+    fn string(_: Cow<'a, str>) {}
+    fn insert(_: &mut (), _: Cow<'a, str>, _: ()) {}
+    fn object(_: ()) {}
+    fn push(_: &mut (), _: ()) {}
+    fn array(_: ()) {}
+}
+
+impl<'a> Tree<'a> for Value {
+    const BUILDS: bool = true;
+    type Members = Map<String, Value>;
+    type Items = Vec<Value>;
+    fn null() -> Value {
+        Value::Null
+    }
+    fn bool(b: bool) -> Value {
+        Value::Bool(b)
+    }
+    fn number(n: Number) -> Value {
+        Value::Number(n)
+    }
+    fn string(s: Cow<'a, str>) -> Value {
+        Value::String(s.into_owned())
+    }
+    fn insert(o: &mut Self::Members, key: Cow<'a, str>, v: Value) {
+        o.insert(key.into_owned(), v);
+    }
+    fn object(o: Self::Members) -> Value {
+        Value::Object(o)
+    }
+    fn push(a: &mut Vec<Value>, v: Value) {
+        a.push(v);
+    }
+    fn array(a: Vec<Value>) -> Value {
+        Value::Array(a)
+    }
+}
+
+impl<'a> Tree<'a> for Node<'a> {
+    const BUILDS: bool = true;
+    type Members = Vec<(Cow<'a, str>, Node<'a>)>;
+    type Items = Vec<Node<'a>>;
+    fn null() -> Node<'a> {
+        Node::Null
+    }
+    fn bool(b: bool) -> Node<'a> {
+        Node::Bool(b)
+    }
+    fn number(_: Number) -> Node<'a> {
+        Node::Number
+    }
+    fn string(s: Cow<'a, str>) -> Node<'a> {
+        Node::String(s)
+    }
+    fn insert(o: &mut Self::Members, key: Cow<'a, str>, v: Node<'a>) {
+        o.push((key, v));
+    }
+    fn object(o: Self::Members) -> Node<'a> {
+        Node::Object(o)
+    }
+    fn push(a: &mut Vec<Node<'a>>, v: Node<'a>) {
+        a.push(v);
+    }
+    fn array(a: Vec<Node<'a>>) -> Node<'a> {
+        Node::Array(a)
+    }
 }
 
 /// Checks one strict JSON document without building it.
@@ -77,15 +180,15 @@ pub(super) fn check_with(
     limits: &Limits,
     scratch: &mut Scratch,
 ) -> Result<(), JsonError> {
-    let mut quick = Parser::new(input, limits, Pass::Quick, false, std::mem::take(scratch));
+    let mut quick = Parser::<()>::new(input, limits, Pass::Quick, std::mem::take(scratch));
     let verdict = quick.document();
     *scratch = quick.scratch;
     scratch.path.clear();
     if verdict.is_ok() {
         return Ok(());
     }
-    let mut p = Parser::new(input, limits, Pass::Exact, false, Scratch::default());
-    p.document().map(|_| ()).map_err(|e| *e)
+    let mut p = Parser::<()>::new(input, limits, Pass::Exact, Scratch::default());
+    p.document().map_err(|e| *e)
 }
 
 /// Errors inside the parser: boxed, so results stay small on the hot path
@@ -156,29 +259,29 @@ impl RawKey {
 /// Objects with more keys than this check duplicates with a hash set.
 const LINEAR_KEYS: usize = 16;
 
-struct Parser<'a> {
+struct Parser<'a, T> {
     s: &'a [u8],
     pos: usize,
     limits: Limits,
-    build: bool,
     /// Locations are tracked and UTF-8 was checked up front (not quick).
     exact: bool,
     depth: usize,
     nodes: usize,
     scratch: Scratch,
+    tree: PhantomData<T>,
 }
 
-impl<'a> Parser<'a> {
-    fn new(input: &'a [u8], limits: &Limits, pass: Pass, build: bool, scratch: Scratch) -> Self {
+impl<'a, T: Tree<'a>> Parser<'a, T> {
+    fn new(input: &'a [u8], limits: &Limits, pass: Pass, scratch: Scratch) -> Self {
         Parser {
             s: input,
             pos: 0,
             limits: *limits,
-            build,
             exact: pass == Pass::Exact,
             depth: 0,
             nodes: 0,
             scratch,
+            tree: PhantomData,
         }
     }
 
@@ -229,7 +332,7 @@ impl<'a> Parser<'a> {
         if !k.escaped {
             return Cow::Borrowed(std::str::from_utf8(raw).expect("a string already read"));
         }
-        let mut p = Parser::new(input, &self.limits, Pass::Quick, true, Scratch::default());
+        let mut p = Parser::<()>::new(input, &self.limits, Pass::Quick, Scratch::default());
         p.pos = k.start - 1;
         Cow::Owned(p.string_always().expect("a string already read"))
     }
@@ -265,7 +368,7 @@ impl<'a> Parser<'a> {
         )
     }
 
-    fn document(&mut self) -> Result<Option<Value>, Fail> {
+    fn document(&mut self) -> Result<T, Fail> {
         self.precheck()?;
         self.ws();
         let v = self.value()?;
@@ -297,24 +400,24 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn value(&mut self) -> Result<Option<Value>, Fail> {
+    fn value(&mut self) -> Result<T, Fail> {
         self.count_node()?;
         match self.s.get(self.pos) {
             Some(b'{') => self.object(),
             Some(b'[') => self.array(),
-            Some(b'"') => Ok(self.string()?.map(Value::String)),
-            Some(b't') => self.literal("true", Value::Bool(true)),
-            Some(b'f') => self.literal("false", Value::Bool(false)),
-            Some(b'n') => self.literal("null", Value::Null),
+            Some(b'"') => self.string(),
+            Some(b't') => self.literal("true", T::bool(true)),
+            Some(b'f') => self.literal("false", T::bool(false)),
+            Some(b'n') => self.literal("null", T::null()),
             Some(b'-' | b'0'..=b'9') => self.number(),
             _ => Err(self.syntax("a JSON value")),
         }
     }
 
-    fn literal(&mut self, word: &str, v: Value) -> Result<Option<Value>, Fail> {
+    fn literal(&mut self, word: &str, v: T) -> Result<T, Fail> {
         if self.s[self.pos..].starts_with(word.as_bytes()) {
             self.pos += word.len();
-            Ok(self.build.then_some(v))
+            Ok(v)
         } else {
             Err(self.syntax("a JSON value"))
         }
@@ -338,10 +441,10 @@ impl<'a> Parser<'a> {
         Ok(RawKey::new(self.s, start, self.pos - 1, escaped))
     }
 
-    fn object(&mut self) -> Result<Option<Value>, Fail> {
+    fn object(&mut self) -> Result<T, Fail> {
         self.enter()?;
         self.pos += 1;
-        let mut map = Map::new();
+        let mut map = T::Members::default();
         let mut keys = self.scratch.key_pool.pop().unwrap_or_default();
         keys.clear();
         let mut many: Option<HashSet<Cow<'a, str>>> = None;
@@ -350,7 +453,7 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.depth -= 1;
             self.scratch.key_pool.push(keys);
-            return Ok(self.build.then_some(Value::Object(map)));
+            return Ok(T::object(map));
         }
         loop {
             self.ws();
@@ -391,8 +494,8 @@ impl<'a> Parser<'a> {
             if self.exact {
                 self.scratch.path.pop();
             }
-            if let Some(v) = v {
-                map.insert(self.key_text(key).into_owned(), v);
+            if T::BUILDS {
+                T::insert(&mut map, self.key_text(key), v);
             }
             self.ws();
             match self.s.get(self.pos) {
@@ -407,18 +510,18 @@ impl<'a> Parser<'a> {
         self.depth -= 1;
         keys.clear();
         self.scratch.key_pool.push(keys);
-        Ok(self.build.then_some(Value::Object(map)))
+        Ok(T::object(map))
     }
 
-    fn array(&mut self) -> Result<Option<Value>, Fail> {
+    fn array(&mut self) -> Result<T, Fail> {
         self.enter()?;
         self.pos += 1;
-        let mut items = Vec::new();
+        let mut items = T::Items::default();
         self.ws();
         if self.s.get(self.pos) == Some(&b']') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(self.build.then_some(Value::Array(items)));
+            return Ok(T::array(items));
         }
         let mut i = 0usize;
         loop {
@@ -430,9 +533,7 @@ impl<'a> Parser<'a> {
             if self.exact {
                 self.scratch.path.pop();
             }
-            if let Some(v) = v {
-                items.push(v);
-            }
+            T::push(&mut items, v);
             i += 1;
             self.ws();
             match self.s.get(self.pos) {
@@ -445,15 +546,25 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
-        Ok(self.build.then_some(Value::Array(items)))
+        Ok(T::array(items))
     }
 
-    fn string(&mut self) -> Result<Option<String>, Fail> {
-        if self.build {
-            self.string_always().map(Some)
-        } else {
-            self.scan_string(None).map(|_| None)
+    /// A string value: borrowed from the input unless it holds escapes.
+    fn string(&mut self) -> Result<T, Fail> {
+        let start = self.pos;
+        let escaped = self.scan_string(None)?;
+        if !T::BUILDS {
+            return Ok(T::string(Cow::Borrowed("")));
         }
+        if !escaped {
+            let input: &'a [u8] = self.s;
+            let raw = &input[start + 1..self.pos - 1];
+            return Ok(T::string(Cow::Borrowed(
+                std::str::from_utf8(raw).expect("a string already read"),
+            )));
+        }
+        self.pos = start;
+        Ok(T::string(Cow::Owned(self.string_always()?)))
     }
 
     fn string_always(&mut self) -> Result<String, Fail> {
@@ -573,7 +684,7 @@ impl<'a> Parser<'a> {
         self.pos - start
     }
 
-    fn number(&mut self) -> Result<Option<Value>, Fail> {
+    fn number(&mut self) -> Result<T, Fail> {
         let start = self.pos;
         if self.s.get(self.pos) == Some(&b'-') {
             self.pos += 1;
@@ -626,22 +737,20 @@ impl<'a> Parser<'a> {
                 Ok(n) if n <= MAX_SAFE_INTEGER => n,
                 _ => return Err(out_of_range(self)),
             };
-            if !self.build {
-                return Ok(None);
+            if !T::BUILDS {
+                return Ok(T::number(Number::from(0)));
             }
-            return Ok(Some(Value::Number(if text.starts_with('-') {
+            return Ok(T::number(if text.starts_with('-') {
                 Number::from(-(n as i64))
             } else {
                 Number::from(n)
-            })));
+            }));
         }
         let f: f64 = text.parse().map_err(|_| self.syntax("a number"))?;
         if !f.is_finite() || (f.fract() == 0.0 && f.abs() > MAX_SAFE_INTEGER as f64) {
             return Err(out_of_range(self));
         }
-        Ok(self
-            .build
-            .then(|| Value::Number(Number::from_f64(f).expect("finite"))))
+        Ok(T::number(Number::from_f64(f).expect("finite")))
     }
 }
 
@@ -836,18 +945,48 @@ mod tests {
         parse(b"[1, 2 ,3]", &limits).unwrap();
     }
 
+    #[test]
+    fn nodes_borrow_plain_strings_and_match_the_value() {
+        let doc =
+            br#"{"a": [1, -2.5, true, null, "x\ny", "plain"], "b\u00e9": {"c": "d"}, "e": false}"#;
+        let node = parse_node(doc, &Limits::DOCUMENT).unwrap();
+        assert_eq!(node, Node::from(&parse(doc, &Limits::DOCUMENT).unwrap()));
+        let Node::Object(members) = &node else {
+            panic!("{node:?}")
+        };
+        let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_ref()).collect();
+        assert_eq!(keys, ["a", "b\u{e9}", "e"]);
+        assert!(matches!(members[0].0, Cow::Borrowed(_)));
+        assert!(matches!(members[1].0, Cow::Owned(_)));
+        let Some(Node::Array(items)) = node.get("a") else {
+            panic!("{node:?}")
+        };
+        assert!(matches!(&items[4], Node::String(Cow::Owned(s)) if s == "x\ny"));
+        assert!(matches!(&items[5], Node::String(Cow::Borrowed("plain"))));
+        assert_eq!(
+            node.get("b\u{e9}")
+                .and_then(|c| c.get("c"))
+                .and_then(Node::as_str),
+            Some("d")
+        );
+        let dup = parse_node(br#"{"a":{"b":1,"b":2}}"#, &Limits::DOCUMENT).unwrap_err();
+        assert_eq!(
+            (dup.code, dup.pointer.as_str()),
+            ("validation.duplicate_key", "/a/b")
+        );
+    }
+
     /// The quick pass's verdict alone.
     fn quick_ok(input: &[u8], limits: &Limits) -> bool {
-        Parser::new(input, limits, Pass::Quick, false, Scratch::default())
+        Parser::<()>::new(input, limits, Pass::Quick, Scratch::default())
             .document()
             .is_ok()
     }
 
     /// The exact pass's verdict alone.
     fn exact(input: &[u8], limits: &Limits) -> Result<(), JsonError> {
-        Parser::new(input, limits, Pass::Exact, false, Scratch::default())
+        Parser::<()>::new(input, limits, Pass::Exact, Scratch::default())
             .document()
-            .map(|_| ())
             .map_err(|e| *e)
     }
 
@@ -877,8 +1016,8 @@ mod tests {
 
     proptest::proptest! {
         /// The quick pass and the exact one agree on every verdict (and a
-        /// parse on every value and error), and a scratch reused across
-        /// documents changes nothing.
+        /// parse on every value and error, a borrowed node on the same
+        /// tree), and a scratch reused across documents changes nothing.
         #[test]
         fn quick_and_exact_passes_agree(
             docs in proptest::collection::vec(
@@ -903,12 +1042,13 @@ mod tests {
                 let doc = parts.concat();
                 let exact = exact(&doc, &limits);
                 proptest::prop_assert_eq!(quick_ok(&doc, &limits), exact.is_ok(), "{:?}", doc);
-                let built = Parser::new(&doc, &limits, Pass::Exact, true, Scratch::default())
+                let built = Parser::<Value>::new(&doc, &limits, Pass::Exact, Scratch::default())
                     .document()
-                    .map(|v| v.expect("built"))
                     .map_err(|e| (e.code, e.pointer.clone(), e.offset));
                 let parsed = parse(&doc, &limits).map_err(|e| (e.code, e.pointer, e.offset));
-                proptest::prop_assert_eq!(parsed, built);
+                proptest::prop_assert_eq!(&parsed, &built);
+                let node = parse_node(&doc, &limits).map_err(|e| (e.code, e.pointer, e.offset));
+                proptest::prop_assert_eq!(node, parsed.as_ref().map(Node::from).map_err(Clone::clone));
                 let reused = check_with(&doc, &limits, &mut scratch).map_err(|e| (e.code, e.pointer, e.offset));
                 proptest::prop_assert_eq!(reused, exact.map_err(|e| (e.code, e.pointer, e.offset)));
             }
