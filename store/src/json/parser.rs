@@ -53,18 +53,27 @@ fn plain_run(s: &[u8]) -> (usize, bool) {
 /// it, and only a document that pass rejects is read again by the exact
 /// one, which reports the error (see [`check`]).
 pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, JsonError> {
-    build(input, limits)
+    build(input, limits, &mut Scratch::default())
 }
 
 /// [`parse`] into a [`Node`] that borrows the input's strings: for readers
 /// that only look, with no map to hash and no string to copy.
 pub fn parse_node<'a>(input: &'a [u8], limits: &Limits) -> Result<Node<'a>, JsonError> {
-    build(input, limits)
+    build(input, limits, &mut Scratch::default())
 }
 
-fn build<'a, T: Tree<'a>>(input: &'a [u8], limits: &Limits) -> Result<T, JsonError> {
-    let quick = Parser::<T>::new(input, limits, Pass::Quick, Scratch::default()).document();
-    match quick {
+/// The quick pass, with `scratch`'s buffers; the exact pass only if the
+/// quick one rejects the document, for its error.
+fn build<'a, T: Tree<'a>>(
+    input: &'a [u8],
+    limits: &Limits,
+    scratch: &mut Scratch,
+) -> Result<T, JsonError> {
+    let mut quick = Parser::<T>::new(input, limits, Pass::Quick, std::mem::take(scratch));
+    let verdict = quick.document();
+    *scratch = quick.scratch;
+    scratch.path.clear();
+    match verdict {
         Ok(v) => Ok(v),
         Err(_) => Parser::<T>::new(input, limits, Pass::Exact, Scratch::default())
             .document()
@@ -180,15 +189,7 @@ pub(super) fn check_with(
     limits: &Limits,
     scratch: &mut Scratch,
 ) -> Result<(), JsonError> {
-    let mut quick = Parser::<()>::new(input, limits, Pass::Quick, std::mem::take(scratch));
-    let verdict = quick.document();
-    *scratch = quick.scratch;
-    scratch.path.clear();
-    if verdict.is_ok() {
-        return Ok(());
-    }
-    let mut p = Parser::<()>::new(input, limits, Pass::Exact, Scratch::default());
-    p.document().map_err(|e| *e)
+    build::<()>(input, limits, scratch)
 }
 
 /// Errors inside the parser: boxed, so results stay small on the hot path
