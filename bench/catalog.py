@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Where a large catalog's put cost comes from, SQLite alone (no files).
+
+Builds the CAS tables of coffer's catalog (objects, roots and
+roots_by_digest, as in store/src/catalog.rs) in WAL mode with
+synchronous=FULL and a 64 MiB cache (what a coffer writer uses), fills
+them with ROWS random digests 10,000 per transaction (one `put` root per
+object, named like a path as `coffer put DIR` names them), and times the
+next 10,000-row transaction against the same transaction into a fresh
+catalog. Variants change one thing each:
+
+  base      the schema as it is
+  noroots   objects only (what the roots table and its index cost)
+  blob      digests as 32-byte BLOBs instead of 71-character text
+  sorted    each batch inserted in digest order
+  page1k    page_size 1024 instead of 4096
+
+  python3 bench/catalog.py                  # all variants, 500k rows
+  ROWS=1000000 python3 bench/catalog.py base blob
+"""
+import hashlib
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+
+ROWS = int(os.environ.get("ROWS", "500000"))
+BATCH = 10_000
+
+
+def schema(key):
+    return f"""
+CREATE TABLE objects (digest {key} PRIMARY KEY, size INTEGER NOT NULL,
+  stored_size INTEGER NOT NULL, first_seen_ms INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+CREATE TABLE roots (kind TEXT NOT NULL, name TEXT NOT NULL,
+  digest {key} NOT NULL REFERENCES objects (digest), created_ms INTEGER NOT NULL,
+  PRIMARY KEY (kind, name, digest)) STRICT, WITHOUT ROWID;
+CREATE INDEX roots_by_digest ON roots (digest);
+"""
+
+
+class Catalog:
+    def __init__(self, path, variant):
+        self.variant, self.k = variant, 0
+        self.c = sqlite3.connect(path, isolation_level=None)
+        if variant == "page1k":
+            self.c.execute("PRAGMA page_size=1024")
+        self.c.execute("PRAGMA journal_mode=WAL")
+        self.c.execute("PRAGMA synchronous=FULL")
+        self.c.execute("PRAGMA cache_size=-65536")
+        self.c.executescript(schema("BLOB" if variant == "blob" else "TEXT"))
+
+    def batch(self):
+        rows = []
+        for i in range(BATCH):
+            h = hashlib.sha256(b"%d" % self.k)
+            self.k += 1
+            d = h.digest() if self.variant == "blob" else "sha256:" + h.hexdigest()
+            rows.append((d, f"/home/user/runs/in/{i % 100:02d}/{i}"))
+        if self.variant == "sorted":
+            rows.sort()
+        t = time.perf_counter()
+        self.c.execute("BEGIN IMMEDIATE")
+        for d, name in rows:
+            self.c.execute("INSERT INTO objects VALUES (?,?,?,?)", (d, 2000, 2100, self.k))
+            if self.variant != "noroots":
+                self.c.execute("INSERT INTO roots VALUES ('put',?,?,?)", (name, d, self.k))
+        self.c.execute("COMMIT")
+        return time.perf_counter() - t
+
+
+def run(variant, tmp):
+    fresh = Catalog(os.path.join(tmp, f"fresh-{variant}.sqlite"), variant)
+    big = Catalog(os.path.join(tmp, f"big-{variant}.sqlite"), variant)
+    while big.k < ROWS:
+        big.batch()
+    fresh_s, big_s = [], []
+    for _ in range(3):  # interleaved: the disk's mood hits both alike
+        fresh_s.append(fresh.batch())
+        big_s.append(big.batch())
+    f, b = sorted(fresh_s)[1], sorted(big_s)[1]
+    mib = os.path.getsize(os.path.join(tmp, f"big-{variant}.sqlite")) >> 20
+    print(f"{variant:8} {BATCH} rows: fresh {f:.3f} s, at {ROWS // 1000}k {b:.3f} s "
+          f"({f / b:.2f}x), catalog {mib} MiB", flush=True)
+
+
+def main():
+    variants = sys.argv[1:] or ["base", "noroots", "blob", "sorted", "page1k"]
+    with tempfile.TemporaryDirectory(prefix="coffer-catalog-") as tmp:
+        for v in variants:
+            run(v, tmp)
+
+
+if __name__ == "__main__":
+    main()
