@@ -14,6 +14,10 @@ catalog. Variants change one thing each:
   blob      digests as 32-byte BLOBs instead of 71-character text
   sorted    each batch inserted in digest order
   page1k    page_size 1024 instead of 4096
+  onename   every root of a batch under one name (the put's argument),
+            not one path per file
+  intref    roots refer to objects by an integer id (objects get a
+            rowid and a unique digest index) instead of the digest
 
   python3 bench/catalog.py                  # all variants, 500k rows
   ROWS=1000000 python3 bench/catalog.py base blob
@@ -27,6 +31,16 @@ import time
 
 ROWS = int(os.environ.get("ROWS", "500000"))
 BATCH = 10_000
+
+
+INTREF = """
+CREATE TABLE objects (id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
+  stored_size INTEGER NOT NULL, first_seen_ms INTEGER NOT NULL) STRICT;
+CREATE TABLE roots (kind TEXT NOT NULL, name TEXT NOT NULL,
+  object INTEGER NOT NULL REFERENCES objects (id), created_ms INTEGER NOT NULL,
+  PRIMARY KEY (kind, name, object)) STRICT, WITHOUT ROWID;
+CREATE INDEX roots_by_object ON roots (object);
+"""
 
 
 def schema(key):
@@ -49,7 +63,10 @@ class Catalog:
         self.c.execute("PRAGMA journal_mode=WAL")
         self.c.execute("PRAGMA synchronous=FULL")
         self.c.execute("PRAGMA cache_size=-65536")
-        self.c.executescript(schema("BLOB" if variant == "blob" else "TEXT"))
+        if variant == "intref":
+            self.c.executescript(INTREF)
+        else:
+            self.c.executescript(schema("BLOB" if variant == "blob" else "TEXT"))
 
     def batch(self):
         rows = []
@@ -57,12 +74,18 @@ class Catalog:
             h = hashlib.sha256(b"%d" % self.k)
             self.k += 1
             d = h.digest() if self.variant == "blob" else "sha256:" + h.hexdigest()
-            rows.append((d, f"/home/user/runs/in/{i % 100:02d}/{i}"))
+            name = f"/home/user/runs/in/{i % 100:02d}/{i}"
+            rows.append((d, f"/home/user/runs/in#{self.k // BATCH}" if self.variant == "onename" else name))
         if self.variant == "sorted":
             rows.sort()
         t = time.perf_counter()
         self.c.execute("BEGIN IMMEDIATE")
         for d, name in rows:
+            if self.variant == "intref":
+                cur = self.c.execute("INSERT INTO objects (digest, size, stored_size, first_seen_ms) "
+                                     "VALUES (?,?,?,?)", (d, 2000, 2100, self.k))
+                self.c.execute("INSERT INTO roots VALUES ('put',?,?,?)", (name, cur.lastrowid, self.k))
+                continue
             self.c.execute("INSERT INTO objects VALUES (?,?,?,?)", (d, 2000, 2100, self.k))
             if self.variant != "noroots":
                 self.c.execute("INSERT INTO roots VALUES ('put',?,?,?)", (name, d, self.k))
