@@ -244,8 +244,8 @@ fn collect_artifact(
             c.value(&v, 0);
         }
         media => {
-            // On two cores: batches of lines alternate between two
-            // collectors, whose findings join in line order.
+            // On two cores: batches of lines go to two collectors, whose
+            // findings join in line order.
             let jsonl = media == "application/x-ndjson";
             let mut br = BufReader::with_capacity(1 << 20, r);
             let (mut mine, mut theirs) = (c.fork(), c.fork());
@@ -369,8 +369,8 @@ fn rewrite_artifact(
             w.write_all(&out).map_err(werr)?;
         }
         "application/x-ndjson" => {
-            // On two cores: batches of records alternate between this
-            // scrubber and a fork, and are written in line order.
+            // On two cores: batches of records go to two forks of this
+            // scrubber and are written in line order.
             let mut br = BufReader::with_capacity(1 << 20, r);
             let (mut mine, mut theirs) = (s.fork(), s.fork());
             two_core_ordered(
@@ -380,8 +380,9 @@ fn rewrite_artifact(
                 &mut theirs,
                 |s, b| rewrite_batch(s, b, d, clean, skip),
                 |done| {
-                    let (out, counts) = done?;
+                    let (out, counts, removed) = done?;
                     c += counts;
+                    s.absorb_removed(removed);
                     w.write_all(&out).map_err(werr)
                 },
             )?
@@ -415,14 +416,14 @@ fn rewrite_artifact(
 /// A record pass 1 found clean is copied as it came, unless a collected
 /// literal or an unusual escape occurs in its bytes; one that needs only
 /// its per-record ids gets them in place; any other is parsed, rewritten
-/// and serialized.
+/// and serialized. Also hands over the fields it removed.
 fn rewrite_batch(
     s: &mut Scrubber<'_>,
     b: &Batch,
     d: &Descriptor,
     clean: &CleanLines,
     skip: &BTreeSet<u64>,
-) -> Result<(Vec<u8>, Counts)> {
+) -> Result<(Vec<u8>, Counts, BTreeMap<String, u64>)> {
     let mut out = Vec::with_capacity(b.byte_len() + b.byte_len() / 8);
     let mut c = Counts::default();
     for (i, content) in b.lines().enumerate() {
@@ -446,7 +447,7 @@ fn rewrite_batch(
         }
         out.push(b'\n');
     }
-    Ok((out, c))
+    Ok((out, c, s.take_removed_raw()))
 }
 
 /// Points the verifier result at the exported workspace and diagnostics.

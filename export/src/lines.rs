@@ -99,8 +99,9 @@ impl Batch {
     }
 }
 
-/// Reads `r` in [`Batch`]es and runs `step` on each, alternately on this
-/// thread (with `mine`) and on one worker (with `theirs`). Returns the
+/// Reads `r` in [`Batch`]es and runs `step` on each, on this thread (with
+/// `mine`) or on one worker (with `theirs`), whichever has time (see
+/// [`two_core_ordered`]). Returns the
 /// results in batch order, and how reading ended: a pass that joins the
 /// results in that order reports what a single pass in line order would.
 pub fn two_core<S: Send, T: Send>(
@@ -138,12 +139,22 @@ fn next_batch(r: &mut impl BufRead, max_line: usize, first: u64) -> io::Result<O
     Ok((!batch.is_empty()).then_some(batch))
 }
 
+/// Most results [`two_core_ordered`] holds back while an earlier batch is
+/// still being stepped on the worker; with the batch in the worker, the
+/// one queued for it and those in the result channel, at most about ten
+/// batches and their results are in memory at once.
+const MAX_WAITING: usize = 3;
+
 /// Like [`two_core`], but each result goes to `sink` in batch order as
-/// soon as it is ready, so a pass that writes its output holds at most
-/// two batches and their results: this thread reads two batches, hands
-/// the second to the worker, runs the first, then sinks both. Returns
-/// `Err` with the first error `sink` gave (nothing after it is sunk), or
-/// how reading ended.
+/// soon as every earlier one has, so a pass that writes its output holds a
+/// few batches and their results, never the file. This thread reads every
+/// batch (and sinks every result); it hands a batch to the worker whenever
+/// the worker's queue has room and steps it itself otherwise, so the work
+/// splits by what each thread has time for: when reading and sinking are
+/// costly (decompressing, hashing, writing), the worker steps more
+/// batches. Which thread steps a batch must not change its result.
+/// Returns `Err` with the first error `sink` gave (nothing after it is
+/// sunk), or how reading ended (every batch read before an error is sunk).
 pub fn two_core_ordered<S: Send, T: Send, E>(
     r: &mut impl BufRead,
     max_line: usize,
@@ -152,43 +163,91 @@ pub fn two_core_ordered<S: Send, T: Send, E>(
     step: impl Fn(&mut S, &Batch) -> T + Sync,
     mut sink: impl FnMut(T) -> Result<(), E>,
 ) -> Result<io::Result<()>, E> {
+    use std::sync::mpsc::{sync_channel, TrySendError};
+    const WORKER_GONE: &str = "a pass worker does not panic";
     std::thread::scope(|sc| {
-        let (to_worker, inbox) = std::sync::mpsc::sync_channel::<Batch>(1);
-        let (to_main, results) = std::sync::mpsc::sync_channel::<T>(1);
+        let (to_worker, inbox) = sync_channel::<(u64, Batch)>(1);
+        let (to_main, results) = sync_channel::<(u64, T)>(2);
         let step = &step;
         sc.spawn(move || {
-            for b in inbox {
-                if to_main.send(step(theirs, &b)).is_err() {
+            for (seq, b) in inbox {
+                if to_main.send((seq, step(theirs, &b))).is_err() {
                     break;
                 }
             }
         });
-        let mut n = 0u64;
-        let mut next = |n: &mut u64| {
-            let b = next_batch(r, max_line, *n)?;
-            *n += b.as_ref().map_or(0, |b| b.ends.len() as u64);
-            Ok::<_, io::Error>(b)
+        let mut order = Reorder::default();
+        let mut lines = 0u64;
+        let ended = loop {
+            // Everything waiting is behind a batch the worker holds.
+            while order.waiting.len() >= MAX_WAITING {
+                let (seq, t) = results.recv().expect(WORKER_GONE);
+                order.sink_from(seq, t, &mut sink)?;
+            }
+            let b = match next_batch(r, max_line, lines) {
+                Ok(Some(b)) => b,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            };
+            lines += b.ends.len() as u64;
+            let seq = order.read;
+            order.read += 1;
+            match to_worker.try_send((seq, b)) {
+                Ok(()) => {}
+                Err(TrySendError::Full((seq, b))) => {
+                    let t = step(mine, &b);
+                    order.sink_from(seq, t, &mut sink)?;
+                }
+                Err(TrySendError::Disconnected(_)) => panic!("{WORKER_GONE}"),
+            }
+            while let Ok((seq, t)) = results.try_recv() {
+                order.sink_from(seq, t, &mut sink)?;
+            }
         };
-        loop {
-            let a = match next(&mut n) {
-                Ok(Some(a)) => a,
-                Ok(None) => return Ok(Ok(())),
-                Err(e) => return Ok(Err(e)),
-            };
-            let (sent, end) = match next(&mut n) {
-                Ok(Some(b)) => (to_worker.send(b).is_ok(), None),
-                Ok(None) => (false, Some(Ok(()))),
-                Err(e) => (false, Some(Err(e))),
-            };
-            sink(step(mine, &a))?;
-            if sent {
-                sink(results.recv().expect("a pass worker does not panic"))?;
-            }
-            if let Some(end) = end {
-                return Ok(end);
-            }
+        drop(to_worker);
+        while order.sunk < order.read {
+            let (seq, t) = results.recv().expect(WORKER_GONE);
+            order.sink_from(seq, t, &mut sink)?;
         }
+        Ok(ended)
     })
+}
+
+/// Results of a two-core pass put back in batch order.
+struct Reorder<T> {
+    /// Batches read so far (the next batch's number).
+    read: u64,
+    /// Batches sunk so far (the number of the next one to sink).
+    sunk: u64,
+    /// Results that arrived before an earlier batch's.
+    waiting: std::collections::BTreeMap<u64, T>,
+}
+
+impl<T> Default for Reorder<T> {
+    fn default() -> Self {
+        Reorder {
+            read: 0,
+            sunk: 0,
+            waiting: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
+impl<T> Reorder<T> {
+    /// Takes batch `seq`'s result and sinks every result now in order.
+    fn sink_from<E>(
+        &mut self,
+        seq: u64,
+        t: T,
+        sink: &mut impl FnMut(T) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.waiting.insert(seq, t);
+        while let Some(t) = self.waiting.remove(&self.sunk) {
+            sink(t)?;
+            self.sunk += 1;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -226,7 +285,8 @@ mod tests {
             },
         );
         assert!(matches!(read, Ok(Ok(()))));
-        assert_eq!((a, b), (4, 4), "eight batches, alternating");
+        assert_eq!(a + b, 8, "eight batches, each stepped once");
+        assert!(b >= 1, "the first batch always goes to the idle worker");
         let firsts: Vec<u64> = sunk.iter().map(|(f, _)| *f).collect();
         assert_eq!(firsts, (0..8).map(|k| k * 4096).collect::<Vec<u64>>());
         let lines: Vec<Vec<u8>> = sunk.into_iter().flat_map(|(_, l)| l).collect();
@@ -234,6 +294,45 @@ mod tests {
             .map(|i| i.to_string().into_bytes())
             .collect();
         assert_eq!(lines, want);
+    }
+
+    /// The worker's first step waits until this thread has stepped two
+    /// batches itself: a pass that alternated strictly (or waited for the
+    /// worker before stepping again) would never get there.
+    #[test]
+    fn this_thread_steps_batches_itself_while_the_worker_is_busy() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let input = numbered(4096 * 9);
+        let stepped_here = AtomicUsize::new(0);
+        let mut sunk = Vec::new();
+        let read = two_core_ordered(
+            &mut io::BufReader::new(&input[..]),
+            64,
+            &mut (false, false),
+            &mut (true, false),
+            |(worker, started), batch| {
+                if !*worker {
+                    stepped_here.fetch_add(1, Ordering::SeqCst);
+                } else if !std::mem::replace(started, true) {
+                    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                    while stepped_here.load(Ordering::SeqCst) < 2 {
+                        assert!(
+                            std::time::Instant::now() < deadline,
+                            "this thread stepped nothing while the worker was busy"
+                        );
+                        std::thread::yield_now();
+                    }
+                }
+                batch.first
+            },
+            |first| {
+                sunk.push(first);
+                Ok::<_, ()>(())
+            },
+        );
+        assert!(matches!(read, Ok(Ok(()))));
+        assert_eq!(sunk, (0..9).map(|k| k * 4096).collect::<Vec<u64>>());
+        assert!(stepped_here.load(Ordering::SeqCst) >= 2);
     }
 
     #[test]

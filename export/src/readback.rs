@@ -483,8 +483,8 @@ impl FinalScan {
     }
 
     /// Scans a line-based artifact on two cores: this thread reads (and so
-    /// hashes) batches of lines and scans every other one; a worker with
-    /// its own copy of the scan takes the rest. Results join in line order,
+    /// hashes) batches of lines and scans those a worker with its own copy
+    /// of the scan has no time for. Results join in line order,
     /// so findings, counts and the first error are those a single pass
     /// would give. Memory stays at a few batches.
     fn lines(&mut self, r: &mut impl Read, rel: &str, jsonl: bool) -> Result<(), Issue> {

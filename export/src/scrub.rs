@@ -249,7 +249,20 @@ impl<'a> Scrubber<'a> {
     /// Takes in what a fork issued and removed.
     pub fn absorb(&mut self, fork: Scrubber<'a>) {
         self.issued.extend(fork.issued);
-        for (name, n) in fork.removed {
+        self.absorb_removed(fork.removed);
+    }
+
+    /// The fields a fork removed since the last call, unscrubbed: a
+    /// two-core pass hands them over batch by batch, so the report's cap
+    /// on distinct names applies in line order whichever thread stepped a
+    /// batch.
+    pub fn take_removed_raw(&mut self) -> BTreeMap<String, u64> {
+        std::mem::take(&mut self.removed)
+    }
+
+    /// Takes in what [`Scrubber::take_removed_raw`] handed over.
+    pub fn absorb_removed(&mut self, removed: BTreeMap<String, u64>) {
+        for (name, n) in removed {
             self.note_removed(&name, n);
         }
     }
