@@ -153,6 +153,41 @@ fn put_with_a_wrong_expected_digest_stores_nothing() {
     assert_eq!(code, 0);
 }
 
+/// A large input whose expected digest names a stored object is hashed,
+/// not encoded: with staging armed to crash, the re-put still succeeds;
+/// bytes that differ (same size) are still refused.
+#[test]
+fn a_known_large_object_put_again_with_its_digest_is_only_hashed() {
+    let env = Env::new();
+    let big = noise(3 << 20, 7);
+    env.write("big", &big);
+    let d = env.put("big");
+    let out = env
+        .command(&["--json", "put", "big", "--expect", &d])
+        .env("COFFER_CRASH_AT", "temp_written")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the re-put staged a temp: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"]["files"][0]["digest"], d);
+    assert!(env.entries("tmp").is_empty());
+    let mut changed = big.clone();
+    changed[1 << 20] ^= 1;
+    env.write("changed", &changed);
+    let (code, v) = env.json(&["put", "changed", "--expect", &d]);
+    assert_eq!(
+        (code, codes(&v)),
+        (1, vec!["integrity.digest_mismatch".to_string()])
+    );
+    let (code, v) = env.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+}
+
 #[test]
 fn has_reports_presence_and_fails_when_anything_is_missing() {
     let env = Env::new();
