@@ -51,7 +51,7 @@ fn print_collected(
     let detectors = coffer_export::passes::Detectors::for_policy(policy)?;
     let mut col = detectors.collector(policy);
     for r in records {
-        col.value(r, 0);
+        col.value(&coffer_store::json::Node::from(r), 0);
     }
     for (value, rule) in &col.found.secrets {
         println!("secret\t{rule}\t{value:?}");

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use coffer_store::json::Node;
 use serde_json::Value;
 
 use crate::detect::{CleanCache, Detector, Finding};
@@ -180,28 +181,28 @@ impl<'a> Collector<'a> {
             && (t.starts_with('{') || t.starts_with('['))
         {
             if let Ok(v) = serde_json::from_str::<Value>(t.trim_end()) {
-                self.value(&v, depth + 1);
+                self.value(&Node::from(&v), depth + 1);
             }
         }
     }
 
     /// Every string below a secret-named field is a secret.
-    fn secret_value(&mut self, v: &Value) {
+    fn secret_value(&mut self, v: &Node<'_>) {
         match v {
-            Value::String(s) if !is_placeholder(s.as_bytes()) && s.len() >= 4 => {
+            Node::String(s) if !is_placeholder(s.as_bytes()) && s.len() >= 4 => {
                 self.secret(s, FIELD_RULE)
             }
-            Value::Array(a) => a.iter().for_each(|x| self.secret_value(x)),
-            Value::Object(m) => m.values().for_each(|x| self.secret_value(x)),
+            Node::Array(a) => a.iter().for_each(|x| self.secret_value(x)),
+            Node::Object(m) => m.iter().for_each(|(_, x)| self.secret_value(x)),
             _ => {}
         }
     }
 
     /// One JSON value (a record, a document, or JSON nested in a string).
-    pub fn value(&mut self, v: &Value, depth: usize) {
+    pub fn value(&mut self, v: &Node<'_>, depth: usize) {
         match v {
-            Value::String(s) => self.string(s, depth),
-            Value::Array(a) => {
+            Node::String(s) => self.string(s, depth),
+            Node::Array(a) => {
                 // ["OPENAI_API_KEY", "<value>"] pairs (env lists, argv).
                 if let Some(val) = crate::names::secret_pair(a, self.allow) {
                     self.dirty = true;
@@ -209,24 +210,25 @@ impl<'a> Collector<'a> {
                 }
                 a.iter().for_each(|x| self.value(x, depth))
             }
-            Value::Object(m) => {
-                let thinking = m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD);
+            Node::Object(m) => {
+                let thinking = v.get("type").and_then(Node::as_str) == Some(THINKING_RECORD);
                 self.dirty |=
-                    thinking || m.get("schema").and_then(Value::as_str) == Some("oneshot-v1");
+                    thinking || v.get("schema").and_then(Node::as_str) == Some("oneshot-v1");
                 // {"name": "GITHUB_TOKEN", "value": "..."} pairs.
-                let pair_name = m
+                let pair_name = v
                     .get("name")
-                    .or_else(|| m.get("key"))
-                    .and_then(Value::as_str)
+                    .or_else(|| v.get("key"))
+                    .and_then(Node::as_str)
                     .map(normalize);
-                if let (Some(n), Some(val)) = (pair_name, m.get("value")) {
+                if let (Some(n), Some(val)) = (pair_name, v.get("value")) {
                     if crate::names::is_secret_name(&n, self.allow) {
                         self.dirty = true;
                         self.secret_value(val);
                     }
                 }
                 for (k, val) in m {
-                    if thinking && !crate::names::THINKING_KEEP.contains(&k.as_str()) {
+                    let k: &str = k;
+                    if thinking && !crate::names::THINKING_KEEP.contains(&k) {
                         continue;
                     }
                     self.string(k, depth);

@@ -18,7 +18,7 @@ pub use crate::manifest::{Excluded, ExcludedRecord};
 use coffer_store::catalog::Root;
 use coffer_store::digest::Digest;
 use coffer_store::issue::Issue;
-use coffer_store::json::{self, JsonlLimits, Limits};
+use coffer_store::json::{self, JsonlLimits, Limits, Node};
 use coffer_store::publish::NewTree;
 use coffer_store::{PutOptions, Store};
 use serde_json::{json, Value};
@@ -134,14 +134,21 @@ fn utf8<'b>(bytes: &'b [u8], d: &Descriptor, line: u64) -> Result<&'b str> {
 }
 
 fn parse_line(bytes: &[u8], d: &Descriptor, line: u64) -> Result<Value> {
-    json::parse(bytes, &line_limits()).map_err(|e| {
-        ExportError::Blocked(vec![Issue::at(
-            e.code,
-            &d.relative_path,
-            format!("/{line}{}", e.pointer),
-            format!("line {}: {}", line + 1, e.message),
-        )])
-    })
+    json::parse(bytes, &line_limits()).map_err(|e| line_error(e, d, line))
+}
+
+/// [`parse_line`] into a borrowed tree, for pass 1 (which only looks).
+fn parse_line_node<'b>(bytes: &'b [u8], d: &Descriptor, line: u64) -> Result<Node<'b>> {
+    json::parse_node(bytes, &line_limits()).map_err(|e| line_error(e, d, line))
+}
+
+fn line_error(e: json::JsonError, d: &Descriptor, line: u64) -> ExportError {
+    ExportError::Blocked(vec![Issue::at(
+        e.code,
+        &d.relative_path,
+        format!("/{line}{}", e.pointer),
+        format!("line {}: {}", line + 1, e.message),
+    )])
 }
 
 fn read_doc(r: &mut dyn Read, d: &Descriptor) -> Result<Value> {
@@ -241,7 +248,7 @@ fn collect_artifact(
     match d.media_type.as_str() {
         "application/json" => {
             let v = read_doc(&mut r, d)?;
-            c.value(&v, 0);
+            c.value(&Node::from(&v), 0);
         }
         media => {
             // On two cores: batches of lines go to two collectors, whose
@@ -288,7 +295,7 @@ fn collect_batch(
         c.dirty = false;
         c.record_ids = false;
         if jsonl {
-            let v = parse_line(content, d, n)?;
+            let v = parse_line_node(content, d, n)?;
             c.value(&v, 0);
         } else {
             c.string(utf8(content, d, n)?, 0);

@@ -43,7 +43,7 @@ pub fn sanitize(
     let detectors = Detectors::for_policy(policy)?;
     let mut col = detectors.collector(policy);
     for r in records {
-        col.value(r, 0);
+        col.value(&coffer_store::json::Node::from(r), 0);
     }
     for l in lines {
         col.string(l, 0);

@@ -4,6 +4,8 @@
 //! Names are compared in EBO's normalized form (lowercase, only `[a-z0-9]`),
 //! so `api_key`, `apiKey` and `API-KEY` are one name.
 
+use coffer_store::json::Node;
+
 /// EBO's normalization: lowercase ASCII letters and digits, nothing else.
 pub fn normalize(name: &str) -> String {
     name.chars()
@@ -169,17 +171,35 @@ fn classify_normalized(n: &str, allow: &[String]) -> FieldClass {
 
 /// In a two-element array `[name, value]` of strings whose name is
 /// secret-named (`["OPENAI_API_KEY", "sk-..."]`), the value.
-pub fn secret_pair<'v>(
-    a: &'v [serde_json::Value],
-    allow: &[String],
-) -> Option<&'v serde_json::Value> {
+pub fn secret_pair<'v, V: StrLeaf>(a: &'v [V], allow: &[String]) -> Option<&'v V> {
     match a {
-        [serde_json::Value::String(n), v @ serde_json::Value::String(_)]
-            if is_secret_name(&normalize(n), allow) =>
+        [n, v]
+            if v.leaf_str().is_some()
+                && n.leaf_str()
+                    .is_some_and(|n| is_secret_name(&normalize(n), allow)) =>
         {
             Some(v)
         }
         _ => None,
+    }
+}
+
+/// A JSON value's string, for rules that read either tree the passes
+/// build (pass 1 looks at borrowed [`Node`]s, pass 2 rewrites `Value`s).
+pub trait StrLeaf {
+    /// The string, when the value is one.
+    fn leaf_str(&self) -> Option<&str>;
+}
+
+impl StrLeaf for serde_json::Value {
+    fn leaf_str(&self) -> Option<&str> {
+        self.as_str()
+    }
+}
+
+impl StrLeaf for Node<'_> {
+    fn leaf_str(&self) -> Option<&str> {
+        self.as_str()
     }
 }
 

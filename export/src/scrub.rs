@@ -584,7 +584,7 @@ mod tests {
         let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreForgeries);
         let mut col = Collector::new(&det, &[], &[], max_string);
         for r in records {
-            col.value(r, 0);
+            col.value(&coffer_store::json::Node::from(r), 0);
         }
         let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreExpected);
         let keys = ExportKey::from_bytes([3; 32]).for_policy(&coffer_store::Digest::of(b"p"));
