@@ -140,10 +140,10 @@ fn next_batch(r: &mut impl BufRead, max_line: usize, first: u64) -> io::Result<O
 }
 
 /// Most results [`two_core_ordered`] holds back while an earlier batch is
-/// still being stepped on the worker; with the batch in the worker, the
-/// one queued for it and those in the result channel, at most about ten
-/// batches and their results are in memory at once.
-const MAX_WAITING: usize = 3;
+/// still being stepped on the worker. With the batch being read, the one
+/// in the worker, the one queued for it and the result in the channel, at
+/// most three batches and four results are in memory at once.
+const MAX_WAITING: usize = 2;
 
 /// Like [`two_core`], but each result goes to `sink` in batch order as
 /// soon as every earlier one has, so a pass that writes its output holds a
@@ -167,7 +167,7 @@ pub fn two_core_ordered<S: Send, T: Send, E>(
     const WORKER_GONE: &str = "a pass worker does not panic";
     std::thread::scope(|sc| {
         let (to_worker, inbox) = sync_channel::<(u64, Batch)>(1);
-        let (to_main, results) = sync_channel::<(u64, T)>(2);
+        let (to_main, results) = sync_channel::<(u64, T)>(1);
         let step = &step;
         sc.spawn(move || {
             for (seq, b) in inbox {
