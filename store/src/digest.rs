@@ -163,6 +163,34 @@ impl Hasher {
     }
 }
 
+/// Hashes exactly `size` bytes of `input` (reading past `size` by at most
+/// one buffer): `Ok(None)` when it holds another count. For inputs that
+/// are checked, not stored (`bundle validate`), or that name an object the
+/// store already holds.
+pub fn hash_exact(
+    input: &mut dyn Read,
+    size: u64,
+    progress: &dyn Fn(u64),
+) -> io::Result<Option<Digest>> {
+    let mut h = Hasher::new();
+    let mut buf = vec![0u8; 256 << 10];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        h.update(&buf[..n]);
+        progress(n as u64);
+        if h.len() > size {
+            return Ok(None);
+        }
+    }
+    let (digest, len) = h.finish();
+    Ok((len == size).then_some(digest))
+}
+
 /// A reader that hashes and counts every byte read through it.
 pub struct HashingReader<R> {
     inner: R,
@@ -234,6 +262,20 @@ impl<W: Write> Write for HashingWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hash_exact_takes_exactly_the_announced_count() {
+        let data = vec![7u8; (256 << 10) + 3];
+        let n = data.len() as u64;
+        let got = hash_exact(&mut &data[..], n, &|_| {}).unwrap();
+        assert_eq!(got, Some(Digest::of(&data)));
+        assert_eq!(hash_exact(&mut &data[..], n + 1, &|_| {}).unwrap(), None);
+        assert_eq!(hash_exact(&mut &data[..], n - 1, &|_| {}).unwrap(), None);
+        assert_eq!(
+            hash_exact(&mut &b""[..], 0, &|_| {}).unwrap(),
+            Some(Digest::of(b""))
+        );
+    }
 
     const EMPTY: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 

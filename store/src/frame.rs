@@ -218,35 +218,6 @@ pub fn encode_stream<W: Write>(
     })
 }
 
-/// Hashes exactly `size` bytes of `input` without encoding them: for an
-/// object the store already holds, this proves the input is those bytes.
-/// Any other count is [`EncodeError::SizeChanged`].
-pub fn hash_stream(
-    input: &mut dyn Read,
-    size: u64,
-    progress: &dyn Fn(u64),
-) -> Result<Digest, EncodeError> {
-    let mut h = Hasher::new();
-    let mut buf = vec![0u8; CHUNK];
-    let mut total = 0u64;
-    loop {
-        let n = read_full(input, &mut buf).map_err(EncodeError::Read)?;
-        if n == 0 {
-            break;
-        }
-        total += n as u64;
-        if total > size {
-            return Err(EncodeError::SizeChanged);
-        }
-        h.update(&buf[..n]);
-        progress(n as u64);
-    }
-    if total != size {
-        return Err(EncodeError::SizeChanged);
-    }
-    Ok(h.finish().0)
-}
-
 struct CountingWriter<W: Write> {
     inner: BufWriter<W>,
     count: u64,

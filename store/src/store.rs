@@ -696,12 +696,9 @@ impl<'s> Batch<'s> {
             // the input proves it is those bytes, and nothing is encoded
             // or staged (as for a small object found stored).
             let tick = |n| self.tick(n);
-            let digest = frame::hash_stream(input, size, &tick).map_err(|e| match e {
-                frame::EncodeError::SizeChanged => changed(),
-                frame::EncodeError::Read(e) | frame::EncodeError::Write(e) => {
-                    StoreError::io(subject, "read", e)
-                }
-            })?;
+            let digest = crate::digest::hash_exact(input, size, &tick)
+                .map_err(|e| StoreError::io(subject, "read", e))?
+                .ok_or_else(changed)?;
             check_expected(&opts, subject, digest)?;
             (digest, None)
         } else {

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::Path;
 
 use coffer_store::catalog::Root;
-use coffer_store::digest::{Digest, Hasher};
+use coffer_store::digest::Digest;
 use coffer_store::error::{Result, StoreError};
 use coffer_store::store::{Batch, PutOptions};
 
@@ -38,26 +38,11 @@ impl Sink for HashOnly {
         expected: Option<Digest>,
         _root: Option<Root>,
     ) -> Result<Digest> {
-        let mut h = Hasher::new();
-        let mut buf = vec![0u8; 256 << 10];
-        loop {
-            let n = match input.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(StoreError::io(subject, "read", e)),
-            };
-            h.update(&buf[..n]);
-            if h.len() > size {
-                break;
-            }
-        }
-        let (actual, len) = h.finish();
-        if len != size {
-            return Err(StoreError::SourceChanged {
+        let actual = coffer_store::digest::hash_exact(input, size, &|_| {})
+            .map_err(|e| StoreError::io(subject, "read", e))?
+            .ok_or_else(|| StoreError::SourceChanged {
                 path: subject.to_path_buf(),
-            });
-        }
+            })?;
         match expected {
             Some(e) if e != actual => Err(StoreError::DigestMismatch {
                 subject: subject.display().to_string(),
