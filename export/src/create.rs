@@ -825,8 +825,8 @@ fn build_tree(
     {
         let mut f = tree.create_file("manifest.json", 0o755, 0o644)?;
         f.write_all(&bytes)
-            .and_then(|()| f.sync_all())
             .map_err(|e| ExportError::io(tree.dest().join("manifest.json"), "write", e))?;
+        tree.sync_later(f, "manifest.json")?;
     }
     coffer_store::crash::point("export_tree_built");
     Ok(Built {
@@ -840,7 +840,8 @@ fn build_tree(
 }
 
 /// Rewrites every exported artifact into `tree`, contract documents last
-/// so they can point at derivatives; each file is synced.
+/// so they can point at derivatives; each file is synced before the tree
+/// is published.
 fn write_artifacts(
     p: &Pass2<'_, '_>,
     scrubber: &mut Scrubber<'_>,
@@ -877,8 +878,9 @@ fn write_artifacts(
         let f = bw
             .into_inner()
             .map_err(|e| ExportError::io(tree.dest().join(&rel), "write", e.into_error()))?;
-        f.sync_all()
-            .map_err(|e| ExportError::io(tree.dest().join(&rel), "fsync", e))?;
+        // Synced while the next artifact is written and the tree is read
+        // back; publication waits for it.
+        tree.sync_later(f, &rel)?;
         coffer_store::crash::point("export_artifact_written");
         removed.insert(d.id.clone(), scrubber.take_removed());
         written.insert(

@@ -13,6 +13,8 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
 
 use crate::dir::{Dir, EntryKind, Renamed};
 use crate::error::{Result, StoreError};
@@ -114,7 +116,65 @@ pub struct NewTree {
     dest: PathBuf,
     /// Directories made below the root (relative paths), to fsync.
     made: Vec<String>,
+    /// Files still being synced (see [`NewTree::sync_later`]).
+    syncer: Option<Syncer>,
     published: bool,
+}
+
+/// Files made durable on a thread of their own. The queue is bounded:
+/// each waiting file holds a descriptor.
+struct Syncer {
+    tx: Option<mpsc::SyncSender<(fs::File, PathBuf)>>,
+    thread: Option<thread::JoinHandle<Result<()>>>,
+}
+
+impl Syncer {
+    /// Files that may wait for the sync thread.
+    const QUEUE: usize = 64;
+
+    fn spawn() -> std::io::Result<Syncer> {
+        let (tx, rx) = mpsc::sync_channel::<(fs::File, PathBuf)>(Self::QUEUE);
+        let thread = thread::Builder::new()
+            .name("coffer-sync".into())
+            .spawn(move || {
+                let mut first = Ok(());
+                // After a failure the rest are only drained: the tree will
+                // not be published.
+                for (f, path) in rx {
+                    if first.is_ok() {
+                        first = f.sync_all().map_err(|e| StoreError::io(path, "fsync", e));
+                        crate::crash::point("tree_file_synced");
+                    }
+                }
+                first
+            })?;
+        Ok(Syncer {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues `f`; gives it back if the thread is gone.
+    fn send(&self, f: fs::File, path: PathBuf) -> std::result::Result<(), (fs::File, PathBuf)> {
+        match &self.tx {
+            Some(tx) => tx.send((f, path)).map_err(|mpsc::SendError(x)| x),
+            None => Err((f, path)),
+        }
+    }
+
+    /// Waits until every queued file is synced; the first failure.
+    fn finish(&mut self, dest: &Path) -> Result<()> {
+        self.tx = None;
+        match self.thread.take().map(thread::JoinHandle::join) {
+            None => Ok(()),
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(StoreError::io(
+                dest,
+                "fsync",
+                std::io::Error::other("the sync thread panicked"),
+            )),
+        }
+    }
 }
 
 impl NewTree {
@@ -140,6 +200,7 @@ impl NewTree {
             name,
             dest: dest.to_path_buf(),
             made: Vec::new(),
+            syncer: None,
             published: false,
         })
     }
@@ -223,8 +284,39 @@ impl NewTree {
         Ok(cur)
     }
 
-    /// Syncs every directory made and renames the tree into place.
+    /// Makes `f`, a complete file created in this tree at `rel`, durable
+    /// before the tree is published, on a thread of its own: the caller
+    /// goes on writing the next file, or reading the tree back, while the
+    /// disk catches up. [`NewTree::publish`] waits for every such sync.
+    pub fn sync_later(&mut self, f: fs::File, rel: &str) -> Result<()> {
+        let path = self.dest.join(rel);
+        if self.syncer.is_none() {
+            // Without a thread, the file is synced here and now.
+            self.syncer = Syncer::spawn().ok();
+        }
+        let back = match &self.syncer {
+            Some(s) => s.send(f, path),
+            None => Err((f, path)),
+        };
+        match back {
+            Ok(()) => Ok(()),
+            Err((f, path)) => f.sync_all().map_err(|e| StoreError::io(path, "fsync", e)),
+        }
+    }
+
+    /// Waits for every file handed to [`NewTree::sync_later`]; the first
+    /// that could not be synced.
+    pub fn wait_synced(&mut self) -> Result<()> {
+        match self.syncer.take() {
+            Some(mut s) => s.finish(&self.dest),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for the files' syncs, syncs every directory made and renames
+    /// the tree into place.
     pub fn publish(mut self) -> Result<()> {
+        self.wait_synced()?;
         for rel in self.made.iter().rev() {
             let mut d = self
                 .root
@@ -249,6 +341,8 @@ impl NewTree {
 
 impl Drop for NewTree {
     fn drop(&mut self) {
+        // No sync thread outlives its tree.
+        let _ = self.wait_synced();
         if !self.published {
             let _ = self.parent.remove_tree(&self.tmp_name);
         }
@@ -387,6 +481,40 @@ mod tests {
             1,
             "no temp left behind"
         );
+    }
+
+    #[test]
+    fn a_tree_waits_for_its_files_syncs_and_is_not_published_if_one_fails() {
+        let t = tempfile::tempdir().unwrap();
+        let dest = t.path().join("out");
+        let mut tree = NewTree::begin(&dest, 0o755).unwrap();
+        let mut f = tree.create_file("a", 0o755, 0o644).unwrap();
+        std::io::Write::write_all(&mut f, b"x").unwrap();
+        tree.sync_later(f, "a").unwrap();
+        // A pipe cannot be synced (EINVAL): the failure surfaces at
+        // publication, which must not happen.
+        let (r, _w) = std::io::pipe().unwrap();
+        let pipe = fs::File::from(std::os::fd::OwnedFd::from(r));
+        tree.sync_later(pipe, "b").unwrap();
+        let e = tree.publish().unwrap_err();
+        assert!(
+            matches!(&e, StoreError::Io { op: "fsync", path, .. } if path.ends_with("out/b")),
+            "{e}"
+        );
+        assert!(!dest.exists());
+        assert_eq!(fs::read_dir(t.path()).unwrap().count(), 0, "no temp left");
+
+        // Many files (more than the queue holds) all synced, then published.
+        let mut tree = NewTree::begin(&dest, 0o755).unwrap();
+        for i in 0..(Syncer::QUEUE * 3) {
+            let rel = format!("d/{i}");
+            let mut f = tree.create_file(&rel, 0o755, 0o644).unwrap();
+            std::io::Write::write_all(&mut f, rel.as_bytes()).unwrap();
+            tree.sync_later(f, &rel).unwrap();
+        }
+        tree.wait_synced().unwrap();
+        tree.publish().unwrap();
+        assert_eq!(fs::read(dest.join("d/7")).unwrap(), b"d/7");
     }
 
     #[test]

@@ -187,6 +187,8 @@ fn export_recovers_from_a_crash_at_every_step() {
     // complete DEST is always in the catalog.
     let points: Vec<&str> = [
         "export_artifact_written",
+        // A file's sync, on the tree's sync thread, runs beside the rest.
+        "tree_file_synced",
         "export_tree_built",
         "export_verified",
     ]
@@ -234,5 +236,34 @@ fn export_recovers_from_a_crash_at_every_step() {
         );
         let (code, v) = env.json(&["fsck", "--read-data"]);
         assert_eq!(code, 0, "{point}: {v}");
+    }
+}
+
+#[test]
+fn a_checkout_cut_off_while_its_files_sync_leaves_nothing_at_its_destination() {
+    // The files of a checkout are synced on a thread of their own while
+    // the next are written; publication waits for every one of them.
+    for point in ["tree_file_synced", "tree_file_synced@3"] {
+        let env = Env::new();
+        let src = fixture("run-bundles/complete");
+        let (code, v) = env.json(&["bundle", "ingest", src.to_str().unwrap()]);
+        assert_eq!(code, 0, "{v}");
+        let dest = env.path("dest");
+        let args = [
+            "bundle",
+            "checkout",
+            "coffer-complete",
+            dest.to_str().unwrap(),
+        ];
+        crash(&env, point, &args);
+        assert!(!dest.exists(), "{point}: a partial checkout is visible");
+        assert_eq!(env.leftover_temps(), 1, "{point}");
+        let (code, v) = env.json(&args);
+        assert_eq!(code, 0, "{point}: {v}");
+        assert_eq!(
+            crate::exports::tree(&dest),
+            crate::exports::tree(&src),
+            "{point}"
+        );
     }
 }

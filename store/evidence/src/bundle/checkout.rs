@@ -67,8 +67,8 @@ pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize>
         let mut f = tree.create_file(rel, 0o755, 0o644)?;
         store.copy_object(digest, &mut f)?;
         f.flush()
-            .and_then(|()| f.sync_all())
-            .map_err(|e| StoreError::io(dest.join(rel), "fsync", e))?;
+            .map_err(|e| StoreError::io(dest.join(rel), "write", e))?;
+        tree.sync_later(f, rel)?;
     }
     tree.publish()?;
     Ok(files.len())

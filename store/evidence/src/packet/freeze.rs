@@ -486,8 +486,8 @@ pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Re
             });
         }
         f.flush()
-            .and_then(|()| f.sync_all())
-            .map_err(|e| StoreError::io(dest.join(path), "fsync", e))?;
+            .map_err(|e| StoreError::io(dest.join(path), "write", e))?;
+        out.sync_later(f, path)?;
         written += 1;
     }
     out.publish()?;
