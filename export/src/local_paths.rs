@@ -112,8 +112,14 @@ fn unc_paths(s: &str) -> Vec<(usize, usize)> {
     let host_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_');
     let share_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_' | b'$');
     let mut from = 0;
-    while let Some(off) = memchr::memmem::find(&b[from..], b"\\\\") {
+    // A backslash, then another (a memmem searcher would be built per
+    // string: most strings have no backslash at all).
+    while let Some(off) = memchr::memchr(b'\\', &b[from..]) {
         let start = from + off;
+        from = start + 1;
+        if b.get(start + 1) != Some(&b'\\') {
+            continue;
+        }
         from = start + 2;
         if start > 0 && (word_char(b[start - 1]) || b[start - 1] == b'\\') {
             continue;
