@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::detect::{CleanCache, Detector, Finding};
 use crate::identity::{Identities, Scope};
 use crate::local_paths::LocalNames;
+use crate::memo::ShortMemo;
 use crate::names::{classify, normalize, FieldClass, THINKING_RECORD};
 use crate::rules::is_placeholder;
 
@@ -83,6 +84,8 @@ pub struct Collector<'a> {
     pub record_ids: bool,
     scratch: Vec<Finding>,
     clean: CleanCache,
+    /// Each key's [`classify`], remembered.
+    classes: ShortMemo<FieldClass>,
 }
 
 impl<'a> Collector<'a> {
@@ -104,6 +107,7 @@ impl<'a> Collector<'a> {
             record_ids: false,
             scratch: Vec::new(),
             clean: CleanCache::default(),
+            classes: ShortMemo::default(),
         }
     }
 
@@ -156,7 +160,7 @@ impl<'a> Collector<'a> {
         self.dirty = false;
         self.scan(s, depth);
         if !self.dirty && self.found.secrets.len() == secrets {
-            self.clean.insert(s);
+            self.clean.insert(s, ());
         }
         self.dirty |= dirty;
     }
@@ -232,7 +236,8 @@ impl<'a> Collector<'a> {
                         continue;
                     }
                     self.string(k, depth);
-                    let class = classify(k, self.allow);
+                    let allow = self.allow;
+                    let class = self.classes.get_or(k, |k| classify(k, allow));
                     self.dirty |= class != FieldClass::Plain;
                     match class {
                         FieldClass::Hidden | FieldClass::RawBody => {}

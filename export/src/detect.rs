@@ -5,6 +5,7 @@
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::bytes::Regex;
 
+use crate::memo::ShortMemo;
 use crate::rules::{Hit, RuleSet};
 use crate::views;
 
@@ -156,86 +157,13 @@ impl Detector {
 
 /// Short strings already scanned and found clean (keys, enum-like values
 /// that repeat in every record). Scanning is a pure function of the
-/// string, so a clean string stays clean.
-///
-/// A direct-mapped table with each string stored in its slot: a lookup
-/// touches one slot, where a hash set of boxed strings took a probe and a
-/// second cache miss to compare. A string that lands on a taken slot
-/// replaces its occupant, so strings seen once (timestamps) only ever
-/// cost the repeated ones a rescan now and then; memory is fixed.
-#[derive(Debug, Clone)]
-pub struct CleanCache(Box<[Slot]>);
-
-/// One cached string; `len` [`Slot::EMPTY`] marks a free slot.
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    len: u8,
-    bytes: [u8; CleanCache::MAX_LEN],
-}
-
-impl Slot {
-    const EMPTY: u8 = u8::MAX;
-}
-
-/// The Fx hash (rustc's): a multiply-rotate per word. The cache holds
-/// strings from the input, but a collision only costs a comparison (or a
-/// rescan), so a fast non-keyed hash is enough here.
-fn fx(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut h = bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-    }
-    h
-}
-
-impl Default for CleanCache {
-    fn default() -> Self {
-        let free = Slot {
-            len: Slot::EMPTY,
-            bytes: [0; CleanCache::MAX_LEN],
-        };
-        CleanCache(vec![free; 1 << CleanCache::SLOT_BITS].into_boxed_slice())
-    }
-}
+/// string, so a clean string stays clean; see [`ShortMemo`] for the table.
+pub type CleanCache = ShortMemo<()>;
 
 impl CleanCache {
-    /// Longest string cached: keys and enum-like values repeat in every
-    /// record; longer strings (timestamps, ids, prose) rarely do, and
-    /// caching them only costs a hash and a probe each.
-    pub const MAX_LEN: usize = 32;
-    /// log2 of the number of slots (4,096 slots, 132 KiB: stays in L2).
-    const SLOT_BITS: u32 = 12;
-
-    fn slot(&self, s: &str) -> usize {
-        (fx(s.as_bytes()) >> (64 - Self::SLOT_BITS)) as usize
-    }
-
     /// Whether `s` is known clean.
     pub fn contains(&self, s: &str) -> bool {
-        if s.len() > Self::MAX_LEN {
-            return false;
-        }
-        let slot = &self.0[self.slot(s)];
-        usize::from(slot.len) == s.len() && &slot.bytes[..s.len()] == s.as_bytes()
-    }
-
-    /// Remembers that `s` is clean (in place of whatever its slot held).
-    pub fn insert(&mut self, s: &str) {
-        if s.len() <= Self::MAX_LEN {
-            let i = self.slot(s);
-            let slot = &mut self.0[i];
-            slot.len = s.len() as u8;
-            slot.bytes[..s.len()].copy_from_slice(s.as_bytes());
-        }
+        self.get(s).is_some()
     }
 }
 
@@ -248,24 +176,24 @@ mod tests {
         let mut c = CleanCache::default();
         assert!(!c.contains(""), "an empty slot holds nothing");
         for s in ["", "type", "observation.message", "x".repeat(32).as_str()] {
-            c.insert(s);
+            c.insert(s, ());
             assert!(c.contains(s), "{s:?}");
         }
         for s in ["typ", "types", "Type", "observation.messagE"] {
             assert!(!c.contains(s), "{s:?}");
         }
-        let long = "y".repeat(CleanCache::MAX_LEN + 1);
-        c.insert(&long);
+        let long = "y".repeat(ShortMemo::<()>::MAX_LEN + 1);
+        c.insert(&long, ());
         assert!(!c.contains(&long), "longer strings are never cached");
         // A flood of distinct strings takes no more room, and each is
         // found right after it went in; what it pushed out is only
         // forgotten, never confused with its successor.
         for i in 0..100_000 {
             let s = format!("2026-11-01T00:00:{i:06}Z");
-            c.insert(&s);
+            c.insert(&s, ());
             assert!(c.contains(&s));
             assert!(!c.contains(&format!("2026-11-01T00:00:{:06}Z", i + 1)));
         }
-        assert_eq!(c.0.len(), 1 << CleanCache::SLOT_BITS);
+        assert_eq!(c.slots(), 4096);
     }
 }

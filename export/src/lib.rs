@@ -21,6 +21,7 @@ pub mod lines;
 pub mod literals;
 pub mod local_paths;
 pub mod manifest;
+pub mod memo;
 pub mod names;
 pub mod pack;
 pub mod passes;

@@ -27,6 +27,7 @@ use serde_json::Value;
 use crate::detect::{CleanCache, Detector, Finding, Placeholders, FORGERY_RULE, SENSITIVE_RULE};
 use crate::error::{ExportError, Result};
 use crate::lines::{two_core, Batch};
+use crate::memo::ShortMemo;
 use crate::names::{classify, FieldClass, THINKING_KEEP, THINKING_RECORD};
 use crate::plan::allowed;
 use crate::policy::Policy;
@@ -86,6 +87,8 @@ pub struct FinalScan {
     pub report: ReadbackReport,
     scratch: Vec<Finding>,
     clean: CleanCache,
+    /// Each key's [`classify`], remembered.
+    classes: ShortMemo<FieldClass>,
     /// `coffer scan` asks where each finding is; the gate does not.
     locate: Option<Raw>,
 }
@@ -217,6 +220,7 @@ impl FinalScan {
             report,
             scratch: Vec::new(),
             clean: CleanCache::default(),
+            classes: ShortMemo::default(),
             locate: None,
         })
     }
@@ -290,7 +294,7 @@ impl FinalScan {
         let (before, seen) = (self.findings.len(), self.report.placeholders);
         self.scan(s, file, pointer);
         if self.findings.len() == before && self.report.placeholders == seen {
-            self.clean.insert(s);
+            self.clean.insert(s, ());
         }
     }
 
@@ -422,7 +426,8 @@ impl FinalScan {
                         pointer.push_str(k);
                     }
                     self.string(k, file, pointer);
-                    match classify(k, &self.allow) {
+                    let allow = &self.allow;
+                    match self.classes.get_or(k, |k| classify(k, allow)) {
                         FieldClass::Hidden | FieldClass::RawBody => self.finding(
                             "validation.forbidden_field",
                             file,
@@ -569,6 +574,7 @@ impl FinalScan {
             locate: self.locate.as_ref().map(|_| Raw::default()),
             scratch: Vec::new(),
             clean: CleanCache::default(),
+            classes: ShortMemo::default(),
         }
     }
 }
