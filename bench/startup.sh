@@ -5,12 +5,15 @@
 #
 #   bench/startup.sh                 # the default release build
 #   STATIC=1 bench/startup.sh        # also a static-pie build (glibc)
+#   NOPIE=1 bench/startup.sh         # also a non-PIE build
 #   COFFER=path/to/coffer bench/startup.sh
 #
 # STATIC=1 builds with `-C target-feature=+crt-static` for the host target
-# into target/static (an explicit --target is needed: proc-macros cannot be
-# built with crt-static). Prints the median wall time of RUNS runs per
-# command per round, then the medians over ROUNDS rounds and the ratios.
+# into target/static; NOPIE=1 with `-C relocation-model=static` (a fixed
+# load address: no relocations at startup, and no ASLR for the binary)
+# into target/nopie. Both need an explicit --target: proc-macros cannot
+# be built that way. Prints the median wall time of RUNS runs per command
+# per round, then the medians over ROUNDS rounds and the ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v git >/dev/null && command -v python3 >/dev/null || { echo "needs git and python3"; exit 1; }
@@ -21,12 +24,18 @@ if [ -z "${COFFER:-}" ]; then
   cargo build --release -q -p coffer-cli
   COFFER=$PWD/target/release/coffer
 fi
-STATIC_BIN=
-if [ "${STATIC:-0}" = 1 ]; then
-  host=$(rustc -vV | sed -n 's/^host: //p')
-  RUSTFLAGS="-C target-feature=+crt-static" CARGO_TARGET_DIR=$PWD/target/static \
+host=$(rustc -vV | sed -n 's/^host: //p')
+variant() { # name rustflags -> path of the built binary
+  RUSTFLAGS="$2" CARGO_TARGET_DIR=$PWD/target/$1 \
     cargo build --release -q -p coffer-cli --target "$host"
-  STATIC_BIN=$PWD/target/static/$host/release/coffer
+  echo "$PWD/target/$1/$host/release/coffer"
+}
+VARIANTS=()
+if [ "${STATIC:-0}" = 1 ]; then
+  VARIANTS+=("static=$(variant static "-C target-feature=+crt-static")")
+fi
+if [ "${NOPIE:-0}" = 1 ]; then
+  VARIANTS+=("non-PIE=$(variant nopie "-C relocation-model=static")")
 fi
 rm -rf "$B"; mkdir -p "$B"
 "$COFFER" --store "$B/store" init -q
@@ -36,9 +45,10 @@ digest=$("$COFFER" --store "$B/store" --json put "$B/one" |
 git init -q "$B/git"; echo one > "$B/git/f"; git -C "$B/git" add f
 blob=$(git -C "$B/git" hash-object f)
 
-python3 - "$RUNS" "$ROUNDS" "$COFFER" "$B/store" "$digest" "$B/git" "$blob" "$STATIC_BIN" <<'PY'
+python3 - "$RUNS" "$ROUNDS" "$COFFER" "$B/store" "$digest" "$B/git" "$blob" "${VARIANTS[@]}" <<'PY'
 import statistics, subprocess, sys, time
-runs, rounds, coffer, store, digest, repo, blob, static = sys.argv[1:9]
+runs, rounds, coffer, store, digest, repo, blob = sys.argv[1:8]
+variants = [v.split("=", 1) for v in sys.argv[8:]]
 runs, rounds = int(runs), int(rounds)
 cmds = {
     "git cat-file -e": ["git", "-C", repo, "cat-file", "-e", blob],
@@ -46,9 +56,9 @@ cmds = {
     "git --version": ["git", "--version"],
     "coffer --version": [coffer, "--version"],
 }
-if static:
-    cmds["static coffer has"] = [static, "--store", store, "has", digest]
-    cmds["static coffer --version"] = [static, "--version"]
+for label, binary in variants:
+    cmds[f"{label} coffer has"] = [binary, "--store", store, "has", digest]
+    cmds[f"{label} coffer --version"] = [binary, "--version"]
 for cmd in cmds.values():  # warm the page cache, and fail early
     subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
 medians = {name: [] for name in cmds}
@@ -66,6 +76,6 @@ for n, m in mid.items():
     print(f"{n:26} {m:.2f} ms")
 print(f"coffer has / git cat-file -e: {mid['coffer has'] / mid['git cat-file -e']:.2f}x")
 print(f"coffer --version / git --version: {mid['coffer --version'] / mid['git --version']:.2f}x")
-if static:
-    print(f"static coffer has / git cat-file -e: {mid['static coffer has'] / mid['git cat-file -e']:.2f}x")
+for label, _ in variants:
+    print(f"{label} coffer has / git cat-file -e: {mid[label + ' coffer has'] / mid['git cat-file -e']:.2f}x")
 PY
