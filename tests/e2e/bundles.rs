@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{codes, Env};
+use crate::support::{codes, tree, Env};
 
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -29,27 +29,6 @@ pub fn copy_tree(src: &Path, dst: &Path) {
             std::fs::copy(e.path(), &to).unwrap();
         }
     }
-}
-
-/// Every file below `dir`, relative, with its bytes, sorted.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    fn walk(base: &Path, d: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(base, &p, out);
-            } else {
-                out.push((
-                    p.strip_prefix(base).unwrap().display().to_string(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
 }
 
 fn valid_fixtures() -> Vec<PathBuf> {

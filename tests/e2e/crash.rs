@@ -261,8 +261,8 @@ fn a_checkout_cut_off_while_its_files_sync_leaves_nothing_at_its_destination() {
         let (code, v) = env.json(&args);
         assert_eq!(code, 0, "{point}: {v}");
         assert_eq!(
-            crate::exports::tree(&dest),
-            crate::exports::tree(&src),
+            crate::support::tree(&dest),
+            crate::support::tree(&src),
             "{point}"
         );
     }

@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use crate::bundles::fixture;
-use crate::exports::{tree, write_policy};
-use crate::support::{codes, sha256, Env};
+use crate::exports::write_policy;
+use crate::support::{codes, sha256, tree, Env};
 
 /// An archive member: name, type, bytes.
 type Member = (String, tar::EntryType, Vec<u8>);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::bundles::{copy_tree, fixture};
-use crate::support::{codes, sha256, Env};
+use crate::support::{codes, sha256, tree, Env};
 
 /// Deterministic credential-shaped strings.
 pub struct Gen(u64);
@@ -197,24 +197,6 @@ pub fn write_policy(env: &Env, name: &str, class: &str, sensitive: &[&str]) -> P
         .unwrap()
         .as_bytes(),
     )
-}
-
-/// Every file of a tree, sorted, with its bytes.
-pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let e = e.unwrap();
-        if e.file_type().is_file() {
-            let rel = e
-                .path()
-                .strip_prefix(dir)
-                .unwrap()
-                .to_string_lossy()
-                .to_string();
-            out.push((rel, std::fs::read(e.path()).unwrap()));
-        }
-    }
-    out
 }
 
 pub fn all_bytes(dir: &Path) -> Vec<u8> {

@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 
 use crate::bundles::{copy_tree, fixture};
 use crate::exports::{
-    all_bytes, b64, contains, pct, planted_bundle, refresh, tree, write_policy, Gen, SENSITIVE,
+    all_bytes, b64, contains, pct, planted_bundle, refresh, write_policy, Gen, SENSITIVE,
 };
-use crate::support::{codes, Env};
+use crate::support::{codes, tree, Env};
 
 /// Every placeholder in the exported files (what the report must list).
 fn placeholders_in(dir: &Path) -> Vec<(String, String)> {

@@ -223,3 +223,23 @@ pub fn sha256(bytes: &[u8]) -> String {
 pub fn decode_object_file(path: &Path) -> Vec<u8> {
     zstd::stream::decode_all(std::fs::File::open(path).unwrap()).unwrap()
 }
+
+/// Every file below `dir`: its path relative to `dir` and its bytes,
+/// sorted by path.
+pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir) {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            out.push((rel, std::fs::read(e.path()).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
