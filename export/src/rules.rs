@@ -8,8 +8,9 @@
 //! span that is the credential (`s` group, else the whole match): the value,
 //! never its label, and never less than the whole value.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::bytes::Regex;
+
+use keywords::Keywords;
 
 /// Extra checks a candidate match must pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -341,7 +342,7 @@ const CATALOG: &[Spec] = &[
 #[derive(Debug, Clone)]
 pub struct RuleSet {
     rules: Vec<Rule>,
-    prefilter: AhoCorasick,
+    prefilter: Keywords,
     /// Keyword index → rule index.
     keyword_rule: Vec<usize>,
     /// Rules without keywords (always run).
@@ -437,12 +438,7 @@ impl RuleSet {
                 keyword_rule.push(i);
             }
         }
-        let prefilter = AhoCorasickBuilder::new()
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .build(&keywords)
-            .expect("keyword automaton builds");
+        let prefilter = Keywords::new(&keywords);
         Ok(RuleSet {
             rules,
             prefilter,
@@ -475,11 +471,11 @@ impl RuleSet {
                 any = true;
             }
         }
-        for m in self.prefilter.find_overlapping_iter(hay) {
-            let i = self.keyword_rule[m.pattern().as_usize()];
+        self.prefilter.each(hay, |k| {
+            let i = self.keyword_rule[k];
             wanted[i / 64] |= 1 << (i % 64);
             any = true;
-        }
+        });
         if !any {
             return;
         }
@@ -1182,6 +1178,7 @@ fn decodes_to_user_password(v: &[u8]) -> bool {
         .is_some_and(|s| s.contains(':') && s.chars().all(|c| !c.is_control()) && s.len() >= 3)
 }
 
+mod keywords;
 pub mod prefixed;
 
 #[cfg(test)]
