@@ -34,3 +34,4 @@ pub mod scan;
 pub mod scrub;
 pub mod source;
 pub mod views;
+pub mod walker;

@@ -8,6 +8,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::walker::Walker;
+
 /// Placeholder for an absolute local path.
 pub const LOCAL_PATH: &str = "[LOCAL_PATH]";
 /// Placeholder for a declared local root.
@@ -357,13 +359,11 @@ const MARKERS: &[(&str, Marker)] = &[
     ("HOSTNAME=", Marker::Host),
 ];
 
-fn markers() -> &'static aho_corasick::AhoCorasick {
-    static AC: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+fn markers() -> &'static Walker {
+    static AC: std::sync::OnceLock<Walker> = std::sync::OnceLock::new();
     AC.get_or_init(|| {
-        aho_corasick::AhoCorasick::builder()
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(MARKERS.iter().map(|(m, _)| m))
-            .expect("markers build")
+        let patterns: Vec<&str> = MARKERS.iter().map(|(m, _)| *m).collect();
+        Walker::new(&patterns, false)
     })
 }
 
@@ -503,10 +503,10 @@ impl LocalNames {
     fn collect_inner(&mut self, s: &str) -> bool {
         let mut marked = false;
         // One pass over the string finds every marker; most strings have none.
-        for m in markers().find_overlapping_iter(s) {
+        markers().each(s.as_bytes(), |i, end| {
             marked = true;
-            let (_, kind) = MARKERS[m.pattern().as_usize()];
-            let mut at = m.end();
+            let (_, kind) = MARKERS[i];
+            let mut at = end;
             if kind != Marker::Home && s[at..].starts_with(['"', '\'']) {
                 at += 1;
             }
@@ -517,7 +517,7 @@ impl LocalNames {
                     self.users.insert(n.to_string());
                 }
             }
-        }
+        });
         if !s.contains('@') {
             return marked;
         }

@@ -10,7 +10,7 @@
 
 use regex::bytes::Regex;
 
-use keywords::Keywords;
+use crate::walker::Walker;
 
 /// Extra checks a candidate match must pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,7 +342,7 @@ const CATALOG: &[Spec] = &[
 #[derive(Debug, Clone)]
 pub struct RuleSet {
     rules: Vec<Rule>,
-    prefilter: Keywords,
+    prefilter: Walker,
     /// Keyword index → rule index.
     keyword_rule: Vec<usize>,
     /// Rules without keywords (always run).
@@ -438,7 +438,7 @@ impl RuleSet {
                 keyword_rule.push(i);
             }
         }
-        let prefilter = Keywords::new(&keywords);
+        let prefilter = Walker::new(&keywords, true);
         Ok(RuleSet {
             rules,
             prefilter,
@@ -471,7 +471,7 @@ impl RuleSet {
                 any = true;
             }
         }
-        self.prefilter.each(hay, |k| {
+        self.prefilter.each(hay, |k, _| {
             let i = self.keyword_rule[k];
             wanted[i / 64] |= 1 << (i % 64);
             any = true;
@@ -1178,7 +1178,6 @@ fn decodes_to_user_password(v: &[u8]) -> bool {
         .is_some_and(|s| s.contains(':') && s.chars().all(|c| !c.is_control()) && s.len() >= 3)
 }
 
-mod keywords;
 pub mod prefixed;
 
 #[cfg(test)]
