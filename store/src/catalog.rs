@@ -514,13 +514,18 @@ impl Catalog {
             .optional()?)
     }
 
-    /// Every cataloged object, in digest order.
-    pub fn objects(&self) -> Result<Vec<ObjectRow>> {
+    /// Hands `f` a cursor over every object row, in digest order: each
+    /// call of `next` yields the next row (`None` after the last), one
+    /// row at a time, so memory stays flat however many there are.
+    pub fn with_object_rows(
+        &self,
+        f: impl FnOnce(&mut dyn FnMut() -> Result<Option<ObjectRow>>) -> Result<()>,
+    ) -> Result<()> {
         let mut st = self.conn.prepare(
             "SELECT digest, size, stored_size, first_seen_ms FROM objects ORDER BY digest",
         )?;
-        let rows = st.query_map([], row_to_object)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let mut rows = st.query([])?;
+        f(&mut || Ok(rows.next()?.map(row_to_object).transpose()?))
     }
 
     /// Calls `f` with every stored object (catalog records aside), in

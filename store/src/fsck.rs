@@ -13,6 +13,7 @@ use crate::error::{Result, StoreError};
 use crate::layout::LockMode;
 use crate::names::{CATALOG_FILE, TMP_DIR};
 use crate::objects::ObjectDirs;
+use crate::reverify::Listed;
 use crate::store::Store;
 
 /// One problem fsck found.
@@ -82,79 +83,96 @@ fn catalog_findings(catalog: &Catalog, find: &mut Find<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The row of `d` in `rows`, which are sorted by digest.
-fn row_of<'r>(rows: &'r [ObjectRow], d: &Digest) -> Option<&'r ObjectRow> {
-    rows.binary_search_by(|r| r.digest.cmp(d))
-        .ok()
-        .map(|i| &rows[i])
-}
-
 /// Objects on disk against the catalog: orphans, strays, missing files,
-/// size mismatches. `rows` are sorted by digest; lookups are binary
-/// searches in them and in the listing, not hash tables beside them (at a
-/// million objects those tables were half of fsck's memory). Returns the
-/// objects on disk with their stored sizes, sorted by digest.
+/// size mismatches. Both sides come in digest order (the catalog's
+/// primary key, and the backend's listing, sorted by key, in which object
+/// keys sort as their digests do), so one merge of the two streams finds
+/// everything and holds neither: memory stays flat however many objects
+/// there are. Hands every object on disk, with its stored size and its
+/// cataloged size, to `each`, in digest order. Returns how many objects
+/// the catalog and the backend hold.
 fn object_findings(
     dirs: &ObjectDirs,
-    rows: &[ObjectRow],
+    catalog: &Catalog,
     find: &mut Find<'_>,
-) -> Result<Vec<(Digest, u64)>> {
-    let mut on_disk: Vec<(Digest, u64)> = Vec::new();
-    dirs.backend.list_each(OBJECTS_PREFIX, &mut |entry| {
-        match object_of_key(&entry.key).filter(|_| entry.regular) {
-            Some(d) => {
-                if row_of(rows, &d).is_none() {
-                    find("integrity.orphan_object", entry.key, format!("{d} is stored but not cataloged (a put was interrupted, or another store wrote it: gc reclaims it, catalog rebuild adopts it if a ref names it)"));
-                }
-                on_disk.push((d, entry.meta.size));
+    each: &mut dyn FnMut(Listed) -> Result<()>,
+) -> Result<(u64, u64)> {
+    let (mut cataloged, mut on_disk) = (0u64, 0u64);
+    let missing = |find: &mut Find<'_>, row: &ObjectRow| {
+        find(
+            "integrity.missing_object",
+            row.digest.to_string(),
+            format!("{} is cataloged but its file is missing", row.digest),
+        )
+    };
+    catalog.with_object_rows(|next| {
+        let mut row = next()?;
+        let mut last: Option<Digest> = None;
+        dirs.backend.list_each(OBJECTS_PREFIX, &mut |entry| {
+            let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
+                find(
+                    "integrity.unexpected_entry",
+                    entry.key,
+                    format!(
+                        "unexpected {} among objects",
+                        if entry.regular {
+                            "name"
+                        } else {
+                            "non-regular entry"
+                        }
+                    ),
+                );
+                return Ok(());
+            };
+            // The merge is only as right as the listing's order, which
+            // every backend promises; a listing out of order is refused
+            // rather than turned into false findings.
+            if last.is_some_and(|l| l >= d) {
+                return Err(StoreError::io(
+                    dirs.backend.location(),
+                    "list objects",
+                    std::io::Error::other(format!("the listing is out of order at {}", entry.key)),
+                ));
             }
-            None => find(
-                "integrity.unexpected_entry",
-                entry.key,
-                format!(
-                    "unexpected {} among objects",
-                    if entry.regular {
-                        "name"
-                    } else {
-                        "non-regular entry"
+            last = Some(d);
+            on_disk += 1;
+            while let Some(r) = row.as_ref().filter(|r| r.digest < d) {
+                missing(find, r);
+                cataloged += 1;
+                row = next()?;
+            }
+            let size = match row.as_ref().filter(|r| r.digest == d) {
+                Some(r) => {
+                    if r.stored_size != entry.meta.size {
+                        find(
+                            "integrity.size_mismatch",
+                            d.to_string(),
+                            format!(
+                                "stored frame is {} bytes, catalog says {}",
+                                entry.meta.size, r.stored_size
+                            ),
+                        );
                     }
-                ),
-            ),
+                    let size = r.size;
+                    cataloged += 1;
+                    row = next()?;
+                    Some(size)
+                }
+                None => {
+                    find("integrity.orphan_object", entry.key, format!("{d} is stored but not cataloged (a put was interrupted, or another store wrote it: gc reclaims it, catalog rebuild adopts it if a ref names it)"));
+                    None
+                }
+            };
+            each((d, entry.meta.size, size))
+        })?;
+        while let Some(r) = row.as_ref() {
+            missing(find, r);
+            cataloged += 1;
+            row = next()?;
         }
         Ok(())
     })?;
-    // Keys sort as their digests do, so this is a check more than a sort.
-    on_disk.sort_unstable_by_key(|(d, _)| *d);
-    let stored_of = |d: &Digest| {
-        on_disk
-            .binary_search_by(|(o, _)| o.cmp(d))
-            .ok()
-            .map(|i| on_disk[i].1)
-    };
-    for row in rows {
-        if stored_of(&row.digest).is_none() {
-            find(
-                "integrity.missing_object",
-                row.digest.to_string(),
-                format!("{} is cataloged but its file is missing", row.digest),
-            );
-        }
-    }
-    for row in rows {
-        if let Some(s) = stored_of(&row.digest) {
-            if s != row.stored_size {
-                find(
-                    "integrity.size_mismatch",
-                    row.digest.to_string(),
-                    format!(
-                        "stored frame is {s} bytes, catalog says {}",
-                        row.stored_size
-                    ),
-                );
-            }
-        }
-    }
-    Ok(on_disk)
+    Ok((cataloged, on_disk))
 }
 
 /// What interrupted or failed work left: temps, unapplied refs,
@@ -199,70 +217,194 @@ fn leftover_findings(dirs: &ObjectDirs, catalog: &Catalog, find: &mut Find<'_>) 
     Ok(())
 }
 
+/// Objects re-hashed together by `fsck --read-data`: enough for the two
+/// cores to share, few enough that what fsck holds stays small.
+const VERIFY_BATCH: usize = 16 * 1024;
+
 impl Store {
     /// Checks the store; with `read_data`, re-hashes every object.
     /// `progress` receives raw bytes verified.
     pub fn fsck(&mut self, read_data: bool, progress: &dyn Fn(u64)) -> Result<FsckReport> {
         let catalog_path = self.path().join(CATALOG_FILE);
-        let (dirs, catalog, lock) = self.parts();
-        lock.acquire(LockMode::Exclusive)?;
+        self.parts().2.acquire(LockMode::Exclusive)?;
+        let store: &Store = self;
+        let (dirs, catalog) = (store.objects_dirs(), store.catalog());
+        let mut report = FsckReport::default();
+        // Taken first: `--read-data` quarantines while the listing runs,
+        // and an object it moves is reported once, as what it failed.
+        let mut leftovers = Vec::new();
+        leftover_findings(dirs, catalog, &mut collect(&mut leftovers))?;
+        // Objects that fail re-hashing, reported last.
+        let mut unreadable = Vec::new();
         // SQLite's own checks (a quarter of fsck on a large store) run on
         // a second connection beside the listing of the objects; under
         // the exclusive lock nothing changes between the two. A catalog
         // that cannot be opened twice is checked here, after.
         let schema = catalog.schema();
-        let (mut findings, rows, on_disk) = std::thread::scope(|sc| {
+        let mut findings = std::thread::scope(|sc| {
             let beside = sc.spawn(|| {
                 let second = Catalog::open_for_reading(&catalog_path, schema).ok()?;
                 Some(catalog_check(&second))
             });
             let mut found = Vec::new();
-            let listed = catalog.objects().and_then(|mut rows| {
-                rows.sort_unstable_by_key(|r| r.digest);
-                object_findings(dirs, &rows, &mut collect(&mut found)).map(|d| (rows, d))
+            let mut batch: Vec<Listed> = Vec::new();
+            let mut verify = |batch: &mut Vec<Listed>| {
+                store.verify_batch(batch, &mut report, &mut unreadable, progress);
+                batch.clear();
+            };
+            // Read-data verifies the objects listed so far, a batch at a
+            // time, while the listing goes on.
+            let listed = object_findings(dirs, catalog, &mut collect(&mut found), &mut |object| {
+                if read_data {
+                    batch.push(object);
+                    if batch.len() == VERIFY_BATCH {
+                        verify(&mut batch);
+                    }
+                }
+                Ok(())
             });
+            if listed.is_ok() && !batch.is_empty() {
+                verify(&mut batch);
+            }
             let checked = match beside.join().expect("the catalog check does not panic") {
                 Some(checked) => checked,
                 None => catalog_check(catalog),
             };
             let mut findings = checked?;
             findings.append(&mut found);
-            let (rows, on_disk) = listed?;
-            Ok::<_, StoreError>((findings, rows, on_disk))
+            (report.cataloged, report.on_disk) = listed?;
+            Ok::<_, StoreError>(findings)
         })?;
-        leftover_findings(dirs, catalog, &mut collect(&mut findings))?;
-        let mut report = FsckReport {
-            cataloged: rows.len() as u64,
-            on_disk: on_disk.len() as u64,
-            findings,
-            ..FsckReport::default()
-        };
-        if read_data {
-            let listed: Vec<crate::reverify::Listed> = on_disk
-                .iter()
-                .map(|(d, stored)| (*d, *stored, row_of(&rows, d).map(|r| r.size)))
-                .collect();
-            // The good case on the fast path, on two cores; anything else
-            // streams, in order, which names the fault and quarantines.
-            let quick = crate::reverify::verify_all(self.objects_dirs(), &listed, progress);
-            for ((d, _, size), fast) in listed.iter().zip(quick) {
-                let checked = match (fast, size) {
-                    (true, Some(n)) => Ok(*n),
-                    _ => self.verify_object(d).inspect(|n| progress(*n)),
-                };
-                match checked {
-                    Ok(n) => {
-                        report.verified += 1;
-                        report.verified_bytes += n;
-                    }
-                    Err(e) => report.findings.push(Finding {
-                        code: e.code(),
-                        path: d.to_string(),
-                        message: format!("{e}; moved to {QUARANTINE_PREFIX}"),
-                    }),
+        findings.append(&mut leftovers);
+        findings.append(&mut unreadable);
+        report.findings = findings;
+        Ok(report)
+    }
+
+    /// Re-hashes `batch`: the good case on the fast path, on two cores;
+    /// anything else streams, in order, which names the fault and
+    /// quarantines.
+    fn verify_batch(
+        &self,
+        batch: &[Listed],
+        report: &mut FsckReport,
+        unreadable: &mut Vec<Finding>,
+        progress: &dyn Fn(u64),
+    ) {
+        let quick = crate::reverify::verify_all(self.objects_dirs(), batch, progress);
+        for ((d, _, size), fast) in batch.iter().zip(quick) {
+            let checked = match (fast, size) {
+                (true, Some(n)) => Ok(*n),
+                _ => self.verify_object(d).inspect(|n| progress(*n)),
+            };
+            match checked {
+                Ok(n) => {
+                    report.verified += 1;
+                    report.verified_bytes += n;
                 }
+                Err(e) => unreadable.push(Finding {
+                    code: e.code(),
+                    path: d.to_string(),
+                    message: format!("{e}; moved to {QUARANTINE_PREFIX}"),
+                }),
             }
         }
-        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::backend::object_key;
+    use crate::catalog::Schema;
+    use crate::PutOptions;
+
+    /// A store holding `n` small objects, and their digests in order.
+    fn filled(root: &Path, n: usize) -> (Store, Vec<Digest>) {
+        let (mut s, _) = Store::init(root, &Schema::CAS).unwrap();
+        let mut b = s.batch().unwrap();
+        for i in 0..n {
+            let data = format!("object {i} of {n}");
+            b.add_stream(
+                &mut data.as_bytes(),
+                data.len() as u64,
+                Path::new("x"),
+                PutOptions::default(),
+            )
+            .unwrap();
+        }
+        let mut digests: Vec<Digest> = b.commit().unwrap().iter().map(|o| o.digest).collect();
+        digests.sort();
+        (s, digests)
+    }
+
+    fn about(r: &FsckReport, code: &str) -> Vec<String> {
+        let mut v: Vec<String> = r
+            .findings
+            .iter()
+            .filter(|f| f.code == code)
+            .map(|f| f.path.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn one_merge_finds_missing_stray_and_resized_objects_at_the_head_middle_and_tail() {
+        let t = tempfile::tempdir().unwrap();
+        let (mut s, d) = filled(&t.path().join("s"), 40);
+        // The batch's record is an object too.
+        let clean = s.fsck(false, &|_| {}).unwrap();
+        assert!(clean.findings.is_empty(), "{:?}", clean.findings);
+        let (rows, files) = (clean.cataloged, clean.on_disk);
+        let file = |root: &str, x: &Digest| t.path().join(root).join(object_key(x));
+        // Missing before the first object listed, in the middle, and
+        // after the last: the merge's head, body and tail.
+        for x in [d[0], d[20], d[38], d[39]] {
+            std::fs::remove_file(file("s", &x)).unwrap();
+        }
+        // A frame of another size under a cataloged name.
+        std::fs::remove_file(file("s", &d[10])).unwrap();
+        std::fs::write(file("s", &d[10]), b"not the frame").unwrap();
+        // An object another store wrote: on disk, not cataloged.
+        let (_, other) = filled(&t.path().join("other"), 1);
+        let orphan = file("s", &other[0]);
+        std::fs::create_dir_all(orphan.parent().unwrap()).unwrap();
+        std::fs::copy(file("other", &other[0]), &orphan).unwrap();
+
+        let r = s.fsck(false, &|_| {}).unwrap();
+        assert_eq!((r.cataloged, r.on_disk), (rows, files - 4 + 1));
+        let mut missing: Vec<String> = [d[0], d[20], d[38], d[39]]
+            .iter()
+            .map(Digest::to_string)
+            .collect();
+        missing.sort();
+        assert_eq!(about(&r, "integrity.missing_object"), missing);
+        assert_eq!(
+            about(&r, "integrity.size_mismatch"),
+            vec![d[10].to_string()]
+        );
+        assert_eq!(
+            about(&r, "integrity.orphan_object"),
+            vec![object_key(&other[0])]
+        );
+        assert_eq!(r.findings.len(), 6, "{:?}", r.findings);
+
+        // Re-hashing finds the resized frame, quarantines it, and reports
+        // it once, as what it failed.
+        let r = s.fsck(true, &|_| {}).unwrap();
+        assert_eq!(r.verified, files - 4, "{:?}", r.findings);
+        let bad: Vec<&Finding> = r
+            .findings
+            .iter()
+            .filter(|f| f.path == d[10].to_string())
+            .collect();
+        assert_eq!(bad.len(), 2, "{bad:?}");
+        assert_eq!(bad[0].code, "integrity.size_mismatch");
+        assert!(bad[1].message.contains("moved to"), "{bad:?}");
+        assert!(about(&r, "integrity.quarantined_object").is_empty());
+        assert_eq!(s.fsck(false, &|_| {}).unwrap().on_disk, files - 4);
     }
 }
