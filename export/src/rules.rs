@@ -582,8 +582,8 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 let value = &hay[start..end];
                 // Below two bits a byte a long value is mostly one
                 // character (`glc_1111…`); a random one is near four.
-                // (Shapes keep such runs: `AGE-SECRET-KEY-1QQQQ…` is how
-                // test suites write a real key.)
+                // (Shape rules skip this test; `looks_fake` alone judges
+                // their runs.)
                 if is_placeholder(value)
                     || looks_fake(value)
                     || (value.len() >= 16 && entropy(value) < 2.0)
