@@ -11,7 +11,9 @@
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
 
-use crate::backend::{object_key, object_of_key, read_small, Put, OBJECTS_PREFIX, REFS_PREFIX};
+use crate::backend::{
+    object_key, object_of_key, read_small, Backend, Put, OBJECTS_PREFIX, REFS_PREFIX,
+};
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::frame::{Verdict, VerifyingDecoder};
@@ -77,70 +79,70 @@ impl Store {
             to: dst.location(),
             ..MirrorReport::default()
         };
-        let present: HashSet<String> = dst
-            .list(OBJECTS_PREFIX)?
-            .into_iter()
-            // A symlink or special file under an object's name is not the
-            // object: it goes to the copy, which reports it.
-            .filter(|l| l.regular)
-            .map(|l| l.key)
-            .collect();
-        let mut todo = Vec::new();
-        for entry in src.list(OBJECTS_PREFIX)? {
-            let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
-                continue; // fsck reports foreign entries; they are not objects
-            };
-            if present.contains(&entry.key) {
-                report.objects_present += 1;
-            } else {
-                todo.push((d, entry.meta.size));
-            }
-        }
-        // Progress counts stored frame bytes, the bytes that move.
+        // Shard by shard: each listing is one directory of the layout, so
+        // what the mirror holds at once is one shard's keys, never the
+        // store's.
+        let shards = || (0..=u8::MAX).map(|s| format!("{OBJECTS_PREFIX}{s:02x}/"));
+        // Progress counts stored frame bytes, the bytes that move; a bar
+        // needs their total first, which takes a listing of its own.
         let progress = self.progress();
         if let Some(p) = progress {
-            p.total(todo.iter().map(|(_, size)| size).sum());
+            let mut total = 0;
+            for prefix in shards() {
+                let (todo, _) = missing_from(&*src, &*dst, &prefix)?;
+                total += todo.iter().map(|(_, size)| size).sum::<u64>();
+            }
+            p.total(total);
         }
         let threads = if src.shared() || dst.shared() {
             REMOTE_COPY_THREADS
         } else {
             1
         };
-        let per = todo.len().div_ceil(threads).max(1);
         let (from, to) = (self.objects_dirs(), dest.objects_dirs());
-        let results: Vec<Result<(u64, bool)>> = std::thread::scope(|sc| {
-            let handles: Vec<_> = todo
-                .chunks(per)
-                .map(|part| {
-                    sc.spawn(|| {
-                        part.iter()
-                            .map(|(d, size)| {
-                                let copied = copy_object(from, to, d);
-                                if let Some(p) = progress {
-                                    p.advance(*size);
-                                }
-                                copied
-                            })
-                            .collect::<Vec<_>>()
+        // One published key per shard that received a copy: what makes
+        // every copy durable (one directory's fsync, or one syncfs).
+        let mut published = Vec::new();
+        for prefix in shards() {
+            let (todo, present) = missing_from(&*src, &*dst, &prefix)?;
+            report.objects_present += present;
+            let per = todo.len().div_ceil(threads).max(1);
+            let results: Vec<Result<(u64, bool)>> = std::thread::scope(|sc| {
+                let handles: Vec<_> = todo
+                    .chunks(per)
+                    .map(|part| {
+                        sc.spawn(|| {
+                            part.iter()
+                                .map(|(d, size)| {
+                                    let copied = copy_object(from, to, d);
+                                    if let Some(p) = progress {
+                                        p.advance(*size);
+                                    }
+                                    copied
+                                })
+                                .collect::<Vec<_>>()
+                        })
                     })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("mirror thread panicked"))
-                .collect()
-        });
-        for r in results {
-            let (bytes, created) = r?;
-            report.bytes_copied += bytes;
-            if created {
-                report.objects_copied += 1;
-            } else {
-                report.objects_present += 1;
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("mirror thread panicked"))
+                    .collect()
+            });
+            for r in results {
+                let (bytes, created) = r?;
+                report.bytes_copied += bytes;
+                if created {
+                    report.objects_copied += 1;
+                } else {
+                    report.objects_present += 1;
+                }
+            }
+            if let Some((d, _)) = todo.first() {
+                published.push(object_key(d));
             }
         }
-        let keys: Vec<String> = todo.iter().map(|(d, _)| object_key(d)).collect();
-        dst.sync_published(&keys)?;
+        dst.sync_published(&published)?;
         crate::crash::point("mirror_objects_synced");
 
         for entry in src.list(REFS_PREFIX)? {
@@ -165,6 +167,36 @@ impl Store {
         report.catalog = dest.rebuild_catalog()?;
         Ok(report)
     }
+}
+
+/// The objects under `prefix` (one shard) that `src` holds and `dst`
+/// lacks, with their stored sizes, and how many `dst` has already.
+fn missing_from(
+    src: &dyn Backend,
+    dst: &dyn Backend,
+    prefix: &str,
+) -> Result<(Vec<(Digest, u64)>, u64)> {
+    let present: HashSet<String> = dst
+        .list(prefix)?
+        .into_iter()
+        // A symlink or special file under an object's name is not the
+        // object: it goes to the copy, which reports it.
+        .filter(|l| l.regular)
+        .map(|l| l.key)
+        .collect();
+    let mut todo = Vec::new();
+    let mut already = 0;
+    for entry in src.list(prefix)? {
+        let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
+            continue; // fsck reports foreign entries; they are not objects
+        };
+        if present.contains(&entry.key) {
+            already += 1;
+        } else {
+            todo.push((d, entry.meta.size));
+        }
+    }
+    Ok((todo, already))
 }
 
 /// Streams one frame into `dest`, re-hashing it on the way; publishes it
