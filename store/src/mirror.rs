@@ -103,6 +103,9 @@ impl Store {
         // One published key per shard that received a copy: what makes
         // every copy durable (one directory's fsync, or one syncfs).
         let mut published = Vec::new();
+        // Every object is tried; the first failure is returned once all
+        // were (what verified is in place for the next mirror).
+        let mut failed = None;
         for prefix in shards() {
             let (todo, present) = missing_from(&*src, &*dst, &prefix)?;
             report.objects_present += present;
@@ -130,17 +133,26 @@ impl Store {
                     .collect()
             });
             for r in results {
-                let (bytes, created) = r?;
-                report.bytes_copied += bytes;
-                if created {
-                    report.objects_copied += 1;
-                } else {
-                    report.objects_present += 1;
+                match r {
+                    Ok((bytes, created)) => {
+                        report.bytes_copied += bytes;
+                        if created {
+                            report.objects_copied += 1;
+                        } else {
+                            report.objects_present += 1;
+                        }
+                    }
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                    }
                 }
             }
             if let Some((d, _)) = todo.first() {
                 published.push(object_key(d));
             }
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         dst.sync_published(&published)?;
         crate::crash::point("mirror_objects_synced");
