@@ -42,6 +42,12 @@ pub const REF_ROOT: &str = "ref";
 const REF_MAX_BYTES: u64 = 4 << 10;
 /// Largest record object read (a bundle with many thousands of artifacts).
 const RECORD_MAX_BYTES: u64 = 64 << 20;
+/// Records of more rows than this are applied in a transaction of their
+/// own, not in a savepoint: inside a savepoint each statement costs SQLite
+/// more the more the savepoint has journaled, so a put batch's record
+/// (8,192 objects and their roots) took minutes in one and seconds alone.
+/// Small records (an ingest's few dozen rows) share one transaction.
+const OWN_TRANSACTION_ROWS: usize = 1024;
 
 pub use crate::capture::Row;
 
@@ -480,22 +486,48 @@ pub(crate) fn rebuild(dirs: &ObjectDirs, catalog: &mut Catalog) -> Result<Rebuil
         ..RebuildReport::default()
     };
     let recorded = catalog.schema().recorded;
-    let tx = catalog.transaction()?;
+    let mut tx = catalog.transaction()?;
     for p in &found.pending {
-        // Each ref in a savepoint: a record that fails halfway through
-        // leaves none of its rows, and the others still apply.
-        tx.execute_batch("SAVEPOINT apply_ref")?;
-        let applied = load_record(dirs, recorded, &p.key, &p.doc)
-            .and_then(|loaded| apply_loaded(&tx, &p.key, &p.doc, &loaded));
-        match applied {
+        // A record that cannot be read or parsed writes nothing.
+        let loaded = match load_record(dirs, recorded, &p.key, &p.doc) {
+            Ok(loaded) => loaded,
+            Err(e) if matches!(e, StoreError::Catalog(_)) => return Err(e),
+            Err(e) => {
+                report.broken.push(BrokenRef::new(&p.key, &e));
+                continue;
+            }
+        };
+        // Each ref applies whole or not at all, and the others still
+        // apply: a small record in a savepoint of the shared transaction,
+        // a large one in a transaction of its own.
+        let alone = loaded.rows.len() > OWN_TRANSACTION_ROWS;
+        if alone {
+            clear_capture(&tx)?;
+            tx.commit()?;
+            tx = catalog.transaction()?;
+        } else {
+            tx.execute_batch("SAVEPOINT apply_ref")?;
+        }
+        match apply_loaded(&tx, &p.key, &p.doc, &loaded) {
             Ok(rows) => {
-                tx.execute_batch("RELEASE apply_ref")?;
+                if alone {
+                    clear_capture(&tx)?;
+                    tx.commit()?;
+                    tx = catalog.transaction()?;
+                } else {
+                    tx.execute_batch("RELEASE apply_ref")?;
+                }
                 report.rows += rows;
                 report.applied += 1;
             }
             Err(e) if matches!(e, StoreError::Catalog(_)) => return Err(e),
             Err(e) => {
-                tx.execute_batch("ROLLBACK TO apply_ref; RELEASE apply_ref")?;
+                if alone {
+                    tx.rollback()?;
+                    tx = catalog.transaction()?;
+                } else {
+                    tx.execute_batch("ROLLBACK TO apply_ref; RELEASE apply_ref")?;
+                }
                 report.broken.push(BrokenRef::new(&p.key, &e));
             }
         }

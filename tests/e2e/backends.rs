@@ -559,6 +559,62 @@ fn a_forged_ref_or_record_is_reported_and_writes_nothing() {
     assert_ne!(before, after_put);
 }
 
+#[test]
+fn a_large_record_that_fails_halfway_writes_nothing_and_the_others_apply() {
+    // A record of more rows than share a savepoint is applied in a
+    // transaction of its own; one that fails after 1,100 good rows must
+    // leave none of them, and every other ref still applies.
+    let a = Backing::Local.store();
+    fill(&a);
+    let mut rows: Vec<String> = (0..1100)
+        .map(|i| {
+            format!(
+                r#"["objects",{{"digest":"sha256:{i:064x}","first_seen_ms":1,"size":1,"stored_size":1}}]"#
+            )
+        })
+        .collect();
+    rows.push(r#"["objects",{"bogus":1}]"#.to_string());
+    a.write(
+        "record.json",
+        format!(
+            r#"{{"createdMs":1,"rows":[{}],"schema":"coffer.catalog-record/v1"}}"#,
+            rows.join(",")
+        )
+        .as_bytes(),
+    );
+    let rec = a.put("record.json");
+    std::fs::write(
+        a.store.join("refs/records/large"),
+        format!(r#"{{"createdMs":1,"record":"{rec}","schema":"coffer.ref/v1","target":"{rec}"}}"#),
+    )
+    .unwrap();
+    let original = dump_catalog(&a);
+
+    // The same objects and refs on a store whose catalog is lost.
+    let m = Backing::Local.store();
+    for f in ["catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm"] {
+        let _ = std::fs::remove_file(m.store.join(f));
+    }
+    let _ = std::fs::remove_dir_all(m.store.join("objects"));
+    copy_tree(&a.store.join("objects"), &m.store.join("objects"));
+    copy_tree(&a.store.join("refs"), &m.store.join("refs"));
+    let (code, v) = m.json(&["catalog", "rebuild"]);
+    assert_eq!(code, 4, "{v}");
+    assert_eq!(codes(&v), vec!["integrity.catalog"], "{v}");
+    assert!(
+        v["issues"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bad column"),
+        "{v}"
+    );
+    assert_eq!(
+        dump_catalog(&m),
+        original,
+        "only the large record is missing"
+    );
+}
+
 fn fill_small(env: &Env) {
     env.write("notes.txt", b"lab notes\n");
     ok(env, &["put", "notes.txt"]);
