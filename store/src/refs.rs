@@ -502,8 +502,7 @@ pub(crate) fn rebuild(dirs: &ObjectDirs, catalog: &mut Catalog) -> Result<Rebuil
         // a large one in a transaction of its own.
         let alone = loaded.rows.len() > OWN_TRANSACTION_ROWS;
         if alone {
-            clear_capture(&tx)?;
-            tx.commit()?;
+            commit(tx)?;
             tx = catalog.transaction()?;
         } else {
             tx.execute_batch("SAVEPOINT apply_ref")?;
@@ -511,8 +510,7 @@ pub(crate) fn rebuild(dirs: &ObjectDirs, catalog: &mut Catalog) -> Result<Rebuil
         match apply_loaded(&tx, &p.key, &p.doc, &loaded) {
             Ok(rows) => {
                 if alone {
-                    clear_capture(&tx)?;
-                    tx.commit()?;
+                    commit(tx)?;
                     tx = catalog.transaction()?;
                 } else {
                     tx.execute_batch("RELEASE apply_ref")?;
@@ -532,9 +530,16 @@ pub(crate) fn rebuild(dirs: &ObjectDirs, catalog: &mut Catalog) -> Result<Rebuil
             }
         }
     }
+    commit(tx)?;
+    Ok(report)
+}
+
+/// Commits a rebuild's transaction, dropping the rows its inserts
+/// captured (replayed rows are not sealed again).
+fn commit(tx: Transaction<'_>) -> Result<()> {
     clear_capture(&tx)?;
     tx.commit()?;
-    Ok(report)
+    Ok(())
 }
 
 /// What the backend's ref `spec.key` names, applying it to the catalog if

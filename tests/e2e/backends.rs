@@ -418,18 +418,9 @@ fn rebuild_equals_the_original(b: &Backing) {
     assert!(!original["refs"].is_empty() && !original["exports"].is_empty());
     let rebuilt_on = match b.second_machine() {
         Some(m) => m,
-        None => {
-            // A store holding only the objects and refs (its catalog lost)
-            // rebuilds the catalog from them.
-            let m = b.store();
-            for f in ["catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm"] {
-                let _ = std::fs::remove_file(m.store.join(f));
-            }
-            let _ = std::fs::remove_dir_all(m.store.join("objects"));
-            copy_tree(&a.store.join("objects"), &m.store.join("objects"));
-            copy_tree(&a.store.join("refs"), &m.store.join("refs"));
-            m
-        }
+        // A store holding only the objects and refs (its catalog lost)
+        // rebuilds the catalog from them.
+        None => catalog_lost(b, &a),
     };
     let v = ok(&rebuilt_on, &["catalog", "rebuild"]);
     assert!(v["result"]["applied"].as_u64().unwrap() >= 4, "{v}");
@@ -439,6 +430,18 @@ fn rebuild_equals_the_original(b: &Backing) {
     // A second rebuild has nothing left to apply.
     let v = ok(&rebuilt_on, &["catalog", "rebuild"]);
     assert_eq!(v["result"]["applied"], 0, "{v}");
+}
+
+/// A new local store holding `a`'s objects and refs and no catalog.
+fn catalog_lost(b: &Backing, a: &Env) -> Env {
+    let m = b.store();
+    for f in ["catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm"] {
+        let _ = std::fs::remove_file(m.store.join(f));
+    }
+    let _ = std::fs::remove_dir_all(m.store.join("objects"));
+    copy_tree(&a.store.join("objects"), &m.store.join("objects"));
+    copy_tree(&a.store.join("refs"), &m.store.join("refs"));
+    m
 }
 
 fn mirror_round_trip(b: &Backing) {
@@ -590,14 +593,7 @@ fn a_large_record_that_fails_halfway_writes_nothing_and_the_others_apply() {
     .unwrap();
     let original = dump_catalog(&a);
 
-    // The same objects and refs on a store whose catalog is lost.
-    let m = Backing::Local.store();
-    for f in ["catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm"] {
-        let _ = std::fs::remove_file(m.store.join(f));
-    }
-    let _ = std::fs::remove_dir_all(m.store.join("objects"));
-    copy_tree(&a.store.join("objects"), &m.store.join("objects"));
-    copy_tree(&a.store.join("refs"), &m.store.join("refs"));
+    let m = catalog_lost(&Backing::Local, &a);
     let (code, v) = m.json(&["catalog", "rebuild"]);
     assert_eq!(code, 4, "{v}");
     assert_eq!(codes(&v), vec!["integrity.catalog"], "{v}");
