@@ -23,6 +23,10 @@ use crate::names::{temp_name, TMP_DIR};
 
 /// Mode of staged (and so of published) object files: nobody writes an object after publication.
 const OBJECT_MODE: u32 = 0o444;
+/// Batches with at least this many new objects publish on two threads.
+pub(crate) const PARALLEL_PUBLISH_MIN: usize = 512;
+/// Uploads in flight at once when publishing a batch to a bucket.
+const REMOTE_PUBLISH_THREADS: usize = 8;
 
 /// The store's local staging directory plus the backend objects are
 /// published to (the root's own directories, or a bucket).
@@ -198,6 +202,74 @@ impl ObjectDirs {
     pub fn publish(&self, staged: &Staged) -> Result<bool> {
         let key = object_key(&staged.encoded.digest);
         Ok(self.backend.publish(&key, &self.tmp, &staged.tmp_name)? == Put::Created)
+    }
+
+    /// Makes staged temps durable before any is published: one fsync for a
+    /// single temp, one `syncfs` for several.
+    pub fn sync_staged(&self, unsynced: &[&Staged]) -> Result<()> {
+        if self.backend.shared() {
+            // A bucket's temps are uploaded, never renamed into place: the
+            // upload's reply, not the temp, makes an object durable.
+            return Ok(());
+        }
+        match unsynced {
+            [] => {}
+            [one] => {
+                let path = || self.tmp.join(&one.tmp_name);
+                let f = self
+                    .tmp
+                    .open_file(&one.tmp_name)
+                    .map_err(|e| StoreError::io(path(), "open temp", e))?;
+                f.sync_all()
+                    .map_err(|e| StoreError::io(path(), "fsync", e))?;
+            }
+            _ => self
+                .tmp
+                .sync_filesystem()
+                .map_err(|e| StoreError::io(self.tmp.path(), "syncfs", e))?,
+        }
+        crate::crash::point("temps_synced");
+        Ok(())
+    }
+
+    /// Publishes every staged temp (no-replace renames, or uploads), on two
+    /// threads for a large local batch and several for a bucket; returns
+    /// each entry's result (created or found) with its index, in order.
+    /// The temps must be durable already ([`ObjectDirs::sync_staged`]).
+    pub fn publish_each(&self, staged: &[(usize, Staged)]) -> Vec<(usize, Result<bool>)> {
+        let publish_all = |part: &[(usize, Staged)]| -> Vec<(usize, Result<bool>)> {
+            part.iter()
+                .map(|(i, s)| {
+                    let r = self.publish(s);
+                    crate::crash::point("published");
+                    (*i, r)
+                })
+                .collect()
+        };
+        // Publications are independent: renames on two threads halve a
+        // large local batch's wait; a bucket keeps several uploads in flight.
+        let threads = if self.backend.shared() {
+            REMOTE_PUBLISH_THREADS
+        } else if staged.len() >= PARALLEL_PUBLISH_MIN {
+            2
+        } else {
+            1
+        };
+        if threads > 1 && staged.len() > 1 {
+            let per = staged.len().div_ceil(threads);
+            std::thread::scope(|sc| {
+                let handles: Vec<_> = staged
+                    .chunks(per)
+                    .map(|part| sc.spawn(|| publish_all(part)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("publishing thread panicked"))
+                    .collect()
+            })
+        } else {
+            publish_all(staged)
+        }
     }
 
     /// Makes the published names of `digests` durable.

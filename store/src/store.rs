@@ -24,11 +24,6 @@ use crate::objects::{now_ms, ObjectDirs, Staged};
 use crate::refs::{self, RebuildReport, RefSpec};
 use crate::stager::{Done, Stager};
 
-/// Batches with at least this many new objects publish on two threads.
-const PARALLEL_PUBLISH_MIN: usize = 512;
-/// Uploads in flight at once when publishing a batch to a bucket.
-const REMOTE_PUBLISH_THREADS: usize = 8;
-
 /// An open store.
 pub struct Store {
     path: PathBuf,
@@ -82,72 +77,6 @@ pub struct PutOutcome {
     pub stored_size: u64,
     /// True when this put created the object file; false on a dedup hit.
     pub created: bool,
-}
-
-/// Makes the batch's temps durable before any is published: one fsync for
-/// a single temp, one `syncfs` for several.
-fn sync_temps(dirs: &ObjectDirs, unsynced: &[&Staged]) -> Result<()> {
-    if dirs.backend.shared() {
-        // A bucket's temps are uploaded, never renamed into place: the
-        // upload's reply, not the temp, makes an object durable.
-        return Ok(());
-    }
-    match unsynced {
-        [] => {}
-        [one] => {
-            let f = dirs
-                .tmp
-                .open_file(&one.tmp_name)
-                .map_err(|e| StoreError::io(dirs.tmp.join(&one.tmp_name), "open temp", e))?;
-            f.sync_all()
-                .map_err(|e| StoreError::io(dirs.tmp.join(&one.tmp_name), "fsync", e))?;
-        }
-        _ => dirs
-            .tmp
-            .sync_filesystem()
-            .map_err(|e| StoreError::io(dirs.tmp.path(), "syncfs", e))?,
-    }
-    Ok(())
-}
-
-/// Publishes every staged temp (no-replace renames, or uploads), on two
-/// threads for a large local batch and several for a bucket; returns each
-/// entry's result (created or found) in order.
-fn publish_staged(dirs: &ObjectDirs, staged: &[(usize, Staged)]) -> Vec<(usize, Result<bool>)> {
-    let publish_all = |part: &[(usize, Staged)]| -> Vec<(usize, Result<bool>)> {
-        part.iter()
-            .map(|(i, s)| {
-                let r = dirs.publish(s);
-                crate::crash::point("published");
-                (*i, r)
-            })
-            .collect()
-    };
-    // Publications are independent: renames on two threads halve a
-    // large local batch's wait; a bucket keeps several uploads in flight.
-    let threads = if dirs.backend.shared() {
-        REMOTE_PUBLISH_THREADS
-    } else if staged.len() >= PARALLEL_PUBLISH_MIN {
-        2
-    } else {
-        1
-    };
-    let results = if threads > 1 && staged.len() > 1 {
-        let per = staged.len().div_ceil(threads);
-        std::thread::scope(|sc| {
-            let handles: Vec<_> = staged
-                .chunks(per)
-                .map(|part| sc.spawn(|| publish_all(part)))
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("publishing thread panicked"))
-                .collect::<Vec<_>>()
-        })
-    } else {
-        publish_all(staged)
-    };
-    results
 }
 
 impl Store {
@@ -791,8 +720,7 @@ impl<'s> Batch<'s> {
             .filter_map(|e| e.staged.as_ref())
             .filter(|s| !s.synced)
             .collect();
-        sync_temps(dirs, &unsynced)?;
-        crate::crash::point("temps_synced");
+        dirs.sync_staged(&unsynced)?;
         let mut created = vec![false; self.entries.len()];
         let mut stored = vec![0u64; self.entries.len()];
         for (i, e) in self.entries.iter().enumerate() {
@@ -806,7 +734,7 @@ impl<'s> Batch<'s> {
             .enumerate()
             .filter_map(|(i, e)| e.staged.take().map(|s| (i, s)))
             .collect();
-        let results = publish_staged(dirs, &staged);
+        let results = dirs.publish_each(&staged);
         let mut first_err = None;
         for ((i, r), (_, s)) in results.into_iter().zip(staged.iter()) {
             stored[i] = s.encoded.stored_size;
@@ -950,6 +878,7 @@ fn check_expected(opts: &PutOptions, subject: &Path, actual: Digest) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::objects::PARALLEL_PUBLISH_MIN;
 
     fn store() -> (tempfile::TempDir, Store) {
         let t = tempfile::tempdir().unwrap();
