@@ -3,12 +3,13 @@
 //!
 //! Order keeps the destination consistent at every moment: objects first
 //! (each frame streamed into the destination's staging directory while it
-//! is decoded and re-hashed, published only if it verifies), then a
-//! durability pass, then refs (so a ref never names a missing record), and
+//! is decoded and re-hashed, kept only if it verifies; a put batch's worth
+//! of such temps made durable by one sync, then published), then a
+//! durability pass for the new names, then refs (so a ref never names a missing record), and
 //! last the destination's catalog applies the new refs. Frames are copied
 //! as stored, so both stores hold byte-identical keys.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::io::{self, Read, Write};
 
 use crate::backend::{
@@ -16,11 +17,12 @@ use crate::backend::{
 };
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
-use crate::frame::{Verdict, VerifyingDecoder};
+use crate::frame::{Encoded, Verdict, VerifyingDecoder};
 use crate::names::temp_name;
-use crate::objects::ObjectDirs;
+use crate::objects::{ObjectDirs, Staged};
 use crate::refs::RebuildReport;
-use crate::store::Store;
+use crate::store::{Progress, Store};
+use crate::tree::{BATCH_BYTES, BATCH_FILES};
 
 /// Objects copied by each thread at once when either side is a bucket.
 const REMOTE_COPY_THREADS: usize = 8;
@@ -100,60 +102,41 @@ impl Store {
             1
         };
         let (from, to) = (self.objects_dirs(), dest.objects_dirs());
-        // One published key per shard that received a copy: what makes
-        // every copy durable (one directory's fsync, or one syncfs).
-        let mut published = Vec::new();
+        let mut pending = Pending::new(to);
         // Every object is tried; the first failure is returned once all
         // were (what verified is in place for the next mirror).
         let mut failed = None;
         for prefix in shards() {
             let (todo, present) = missing_from(&*src, &*dst, &prefix)?;
             report.objects_present += present;
-            let per = todo.len().div_ceil(threads).max(1);
-            let results: Vec<Result<(u64, bool)>> = std::thread::scope(|sc| {
-                let handles: Vec<_> = todo
-                    .chunks(per)
-                    .map(|part| {
-                        sc.spawn(|| {
-                            part.iter()
-                                .map(|(d, size)| {
-                                    let copied = copy_object(from, to, d);
-                                    if let Some(p) = progress {
-                                        p.advance(*size);
-                                    }
-                                    copied
-                                })
-                                .collect::<Vec<_>>()
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("mirror thread panicked"))
-                    .collect()
-            });
-            for r in results {
-                match r {
-                    Ok((bytes, created)) => {
-                        report.bytes_copied += bytes;
-                        if created {
-                            report.objects_copied += 1;
-                        } else {
+            let mut rest = &todo[..];
+            while !rest.is_empty() {
+                let n = pending.room_for(rest);
+                if n == 0 {
+                    pending.flush(&mut report, &mut failed)?;
+                    continue;
+                }
+                let (part, later) = rest.split_at(n);
+                for r in copy_each(from, to, part, threads, progress) {
+                    match r {
+                        Ok(Copied::Present(bytes)) => {
+                            report.bytes_copied += bytes;
                             report.objects_present += 1;
                         }
-                    }
-                    Err(e) => {
-                        failed.get_or_insert(e);
+                        Ok(Copied::Staged(s)) => pending.add(s),
+                        Err(e) => {
+                            failed.get_or_insert(e);
+                        }
                     }
                 }
-            }
-            if let Some((d, _)) = todo.first() {
-                published.push(object_key(d));
+                rest = later;
             }
         }
+        pending.flush(&mut report, &mut failed)?;
         if let Some(e) = failed {
             return Err(e);
         }
+        let published = pending.into_shard_keys();
         dst.sync_published(&published)?;
         crate::crash::point("mirror_objects_synced");
 
@@ -165,7 +148,10 @@ impl Store {
                 StoreError::CatalogData(format!("{} vanished during the mirror", entry.key))
             })?;
             match dst.put_bytes(&entry.key, &bytes)? {
-                Put::Created => report.refs_copied += 1,
+                Put::Created => {
+                    report.refs_copied += 1;
+                    crate::crash::point("mirror_ref_copied");
+                }
                 Put::Existed => {
                     let theirs = read_small(&*dst, &entry.key, REF_MAX_BYTES)?.unwrap_or_default();
                     if theirs == bytes {
@@ -211,9 +197,150 @@ fn missing_from(
     Ok((todo, already))
 }
 
-/// Streams one frame into `dest`, re-hashing it on the way; publishes it
-/// only if it verifies. Returns stored bytes and whether it was new.
-fn copy_object(src: &ObjectDirs, dest: &ObjectDirs, d: &Digest) -> Result<(u64, bool)> {
+/// Verified copies waiting in the destination's `tmp/`: made durable by
+/// one sync and published together, as a put's batch is.
+struct Pending<'a> {
+    to: &'a ObjectDirs,
+    staged: Vec<Staged>,
+    bytes: u64,
+    /// One published key per shard that received a copy: what makes every
+    /// name durable at the end (one directory's fsync, or one syncfs).
+    shards: BTreeMap<String, String>,
+}
+
+impl<'a> Pending<'a> {
+    fn new(to: &'a ObjectDirs) -> Self {
+        Pending {
+            to,
+            staged: Vec::new(),
+            bytes: 0,
+            shards: BTreeMap::new(),
+        }
+    }
+
+    /// How many of `todo`'s next objects fit in this batch.
+    fn room_for(&self, todo: &[(Digest, u64)]) -> usize {
+        batch_room(self.staged.len(), self.bytes, todo)
+    }
+
+    /// One published key per shard that received a copy.
+    fn into_shard_keys(mut self) -> Vec<String> {
+        std::mem::take(&mut self.shards).into_values().collect()
+    }
+
+    fn add(&mut self, s: Staged) {
+        self.bytes += s.encoded.stored_size;
+        self.staged.push(s);
+    }
+
+    /// Syncs the batch's temps, then publishes each. A failed sync removes
+    /// every temp of the batch and ends the mirror; a failed publication
+    /// is recorded in `failed` and the others go on.
+    fn flush(&mut self, report: &mut MirrorReport, failed: &mut Option<StoreError>) -> Result<()> {
+        let batch: Vec<(usize, Staged)> = self.staged.drain(..).enumerate().collect();
+        self.bytes = 0;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let to = self.to;
+        let temps: Vec<&Staged> = batch.iter().map(|(_, s)| s).collect();
+        if let Err(e) = to.sync_staged(&temps) {
+            temps.iter().for_each(|s| to.discard(s));
+            return Err(e);
+        }
+        for ((_, r), (_, s)) in to.publish_each(&batch).into_iter().zip(&batch) {
+            match r {
+                Ok(created) => {
+                    report.bytes_copied += s.encoded.stored_size;
+                    if created {
+                        report.objects_copied += 1;
+                    } else {
+                        report.objects_present += 1;
+                    }
+                    let d = &s.encoded.digest;
+                    self.shards
+                        .entry(d.shard())
+                        .or_insert_with(|| object_key(d));
+                }
+                Err(e) => {
+                    to.discard(s);
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Pending<'_> {
+    /// A mirror that stops early leaves no temp of its own behind.
+    fn drop(&mut self) {
+        self.staged.iter().for_each(|s| self.to.discard(s));
+    }
+}
+
+/// How many of `todo`'s next objects (with stored sizes) fit in a batch
+/// holding `files` temps of `bytes`: within [`BATCH_FILES`] and
+/// [`BATCH_BYTES`], and at least one when the batch is empty (an object
+/// larger than the byte bound goes alone); none means flush first.
+fn batch_room(mut files: usize, mut bytes: u64, todo: &[(Digest, u64)]) -> usize {
+    let mut n = 0;
+    for (_, size) in todo {
+        if files + 1 > BATCH_FILES || (files > 0 && bytes + size > BATCH_BYTES) {
+            break;
+        }
+        files += 1;
+        bytes += size;
+        n += 1;
+    }
+    n
+}
+
+/// What copying one object left.
+enum Copied {
+    /// The destination already holds it intact (its stored bytes).
+    Present(u64),
+    /// Verified into a temp of the destination; not synced or published.
+    Staged(Staged),
+}
+
+/// Copies `part` on `threads` threads; one result per object, in order.
+fn copy_each(
+    from: &ObjectDirs,
+    to: &ObjectDirs,
+    part: &[(Digest, u64)],
+    threads: usize,
+    progress: Option<&dyn Progress>,
+) -> Vec<Result<Copied>> {
+    let per = part.len().div_ceil(threads).max(1);
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = part
+            .chunks(per)
+            .map(|chunk| {
+                sc.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(d, size)| {
+                            let copied = copy_object(from, to, d);
+                            if let Some(p) = progress {
+                                p.advance(*size);
+                            }
+                            copied
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("mirror thread panicked"))
+            .collect()
+    })
+}
+
+/// Streams one frame into a temp of `dest`, re-hashing it on the way; keeps
+/// the temp only if it verifies and `dest` lacks an intact copy.
+fn copy_object(src: &ObjectDirs, dest: &ObjectDirs, d: &Digest) -> Result<Copied> {
     let (body, _) = src.open_frame(d)?;
     let tmp = &dest.tmp;
     let name = temp_name("mirror");
@@ -267,26 +394,58 @@ fn copy_object(src: &ObjectDirs, dest: &ObjectDirs, d: &Digest) -> Result<(u64, 
                 detail: "bytes after the end of the frame".into(),
             });
         }
-        let written = tee.written;
-        file.sync_all()
-            .map_err(|e| StoreError::io(tmp.join(&name), "fsync", e))?;
-        Ok((written, raw))
+        Ok((tee.written, raw))
     })();
     drop(file);
+    crate::crash::point("temp_written");
     // What the destination already holds under this name must be the
     // object: a damaged frame is quarantined and replaced by the verified
     // copy, a symlink is reported, never counted as present.
-    let written = match verified.and_then(|(n, raw)| Ok((n, dest.present_intact(d, raw)?))) {
-        Ok((n, false)) => n,
-        Ok((n, true)) => {
+    match verified.and_then(|(n, raw)| Ok((n, raw, dest.present_intact(d, raw)?))) {
+        Ok((stored_size, size, false)) => Ok(Copied::Staged(Staged {
+            tmp_name: name,
+            encoded: Encoded {
+                digest: *d,
+                size,
+                stored_size,
+            },
+            synced: false,
+        })),
+        Ok((n, _, true)) => {
             let _ = tmp.remove_file(&name);
-            return Ok((n, false));
+            Ok(Copied::Present(n))
         }
         Err(e) => {
             let _ = tmp.remove_file(&name);
-            return Err(e);
+            Err(e)
         }
-    };
-    let put = dest.backend.publish(&object_key(d), tmp, &name)?;
-    Ok((written, put == Put::Created))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn todo(sizes: &[u64]) -> Vec<(Digest, u64)> {
+        sizes
+            .iter()
+            .map(|&s| (Digest::of(&s.to_le_bytes()), s))
+            .collect()
+    }
+
+    #[test]
+    fn a_batch_stops_at_its_file_and_byte_bounds() {
+        let small = todo(&[10; 5]);
+        assert_eq!(batch_room(0, 0, &small), 5);
+        assert_eq!(batch_room(BATCH_FILES - 2, 0, &small), 2);
+        assert_eq!(batch_room(BATCH_FILES, 0, &small), 0);
+        // Bytes: exactly at the bound fits, one byte over does not.
+        assert_eq!(batch_room(1, BATCH_BYTES - 20, &small), 2);
+        assert_eq!(batch_room(1, BATCH_BYTES - 19, &small), 1);
+        assert_eq!(batch_room(1, BATCH_BYTES - 9, &small), 0);
+        // An object larger than the bound goes alone, into an empty batch.
+        let big = todo(&[BATCH_BYTES + 1, 10]);
+        assert_eq!(batch_room(0, 0, &big), 1);
+        assert_eq!(batch_room(1, 10, &big), 0);
+    }
 }

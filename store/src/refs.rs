@@ -539,6 +539,7 @@ pub(crate) fn rebuild(dirs: &ObjectDirs, catalog: &mut Catalog) -> Result<Rebuil
 fn commit(tx: Transaction<'_>) -> Result<()> {
     clear_capture(&tx)?;
     tx.commit()?;
+    crate::crash::point("rebuild_committed");
     Ok(())
 }
 

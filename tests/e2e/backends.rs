@@ -133,7 +133,7 @@ fn s3_overwrite(endpoint: &str, bucket: &str, key: &str, bytes: &[u8]) {
 }
 
 /// Every catalog table as sorted text rows, for equality checks.
-fn dump_catalog(env: &Env) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn dump_catalog(env: &Env) -> BTreeMap<String, Vec<String>> {
     let conn = rusqlite::Connection::open_with_flags(
         env.store.join("catalog.sqlite"),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,

@@ -267,3 +267,66 @@ fn a_checkout_cut_off_while_its_files_sync_leaves_nothing_at_its_destination() {
         );
     }
 }
+
+#[test]
+fn mirror_recovers_from_a_crash_at_every_step() {
+    // Copies are verified into temps, made durable by one sync, then
+    // published; then the names are synced, refs copied and the catalog
+    // rebuilt. A crash anywhere leaves the destination with only complete,
+    // verified objects (orphans until their refs apply), and mirroring
+    // again over what was left completes it.
+    let src = Env::new();
+    let bundle = fixture("run-bundles/complete");
+    let (code, v) = src.json(&["bundle", "ingest", bundle.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    let objects = |env: &Env| {
+        walkdir::WalkDir::new(env.store.join("objects"))
+            .into_iter()
+            .filter(|e| e.as_ref().unwrap().file_type().is_file())
+            .count()
+    };
+    let total = objects(&src);
+    assert!(total > 3, "{total}");
+    for point in [
+        "temp_written",
+        "temp_written@3",
+        "temps_synced",
+        "published",
+        "published@3",
+        "mirror_objects_synced",
+        "mirror_ref_copied",
+        "rebuild_committed",
+    ] {
+        let dst = Env::new();
+        let args = ["mirror", dst.store.to_str().unwrap()];
+        crash(&src, point, &args);
+        // Nothing is published before every copy of its batch is durable.
+        let published = match point {
+            "temp_written" | "temp_written@3" | "temps_synced" => 0,
+            "published" => 1,
+            "published@3" => 3,
+            _ => total,
+        };
+        assert_eq!(objects(&dst), published, "{point}");
+        let (_, v) = dst.json(&["fsck", "--read-data"]);
+        for c in codes(&v) {
+            assert!(
+                c == "integrity.orphan_object"
+                    || c == "integrity.stale_temp"
+                    || c == "integrity.unapplied_ref",
+                "{point}: {c}: {v}"
+            );
+        }
+        let (code, v) = src.json(&args);
+        assert_eq!(code, 0, "{point}: {v}");
+        assert_eq!(
+            crate::backends::dump_catalog(&dst),
+            crate::backends::dump_catalog(&src),
+            "{point}"
+        );
+        assert_eq!(dst.json(&["gc", "--grace", "0s"]).0, 0, "{point}");
+        let (code, v) = dst.json(&["fsck", "--read-data"]);
+        assert_eq!(code, 0, "{point}: {v}");
+        assert_eq!(objects(&dst), total, "{point}");
+    }
+}
