@@ -17,7 +17,8 @@
 //! crash in between leaves a ref the local catalog lacks, which rebuild
 //! (or ingesting the same bundle again) applies.
 
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 
 use rusqlite::{params, types::Value as SqlValue, Transaction};
@@ -320,8 +321,14 @@ fn sql_value(v: &Value) -> Option<SqlValue> {
 
 fn replay(tx: &Transaction<'_>, key: &str, loaded: &Loaded) -> Result<u64> {
     let mut inserted = 0;
+    // A record holds thousands of rows of a few tables: each table's
+    // columns are read once, and each INSERT shape is prepared once.
+    let mut tables: HashMap<&str, Vec<String>> = HashMap::new();
     for (table, m) in &loaded.rows {
-        let known = columns(tx, table)?;
+        let known = match tables.entry(table.as_str()) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(columns(tx, table)?),
+        };
         let mut cols = Vec::new();
         let mut vals = Vec::new();
         for (c, v) in m {
@@ -339,7 +346,9 @@ fn replay(tx: &Transaction<'_>, key: &str, loaded: &Loaded) -> Result<u64> {
             cols.join(", "),
             marks.join(", ")
         );
-        inserted += tx.execute(&sql, rusqlite::params_from_iter(vals))? as u64;
+        inserted += tx
+            .prepare_cached(&sql)?
+            .execute(rusqlite::params_from_iter(vals))? as u64;
     }
     Ok(inserted)
 }
