@@ -90,15 +90,29 @@ impl Backing {
 
     /// Replaces an object's stored bytes behind coffer's back.
     fn corrupt(&self, env: &Env, digest: &str, bytes: &[u8]) {
+        self.overwrite(env, digest, Some(bytes));
+    }
+
+    /// Removes the stored frame of `digest` behind the store's back.
+    fn delete(&self, env: &Env, digest: &str) {
+        self.overwrite(env, digest, None);
+    }
+
+    fn overwrite(&self, env: &Env, digest: &str, bytes: Option<&[u8]>) {
         let hex = digest.strip_prefix("sha256:").unwrap();
         let key = format!("objects/sha256/{}/{hex}", &hex[..2]);
         match self {
             Backing::Local => {
                 let p = env.store.join(&key);
-                let mut perm = std::fs::metadata(&p).unwrap().permissions();
-                std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o644);
-                std::fs::set_permissions(&p, perm).unwrap();
-                std::fs::write(&p, bytes).unwrap();
+                match bytes {
+                    Some(b) => {
+                        let mut perm = std::fs::metadata(&p).unwrap().permissions();
+                        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o644);
+                        std::fs::set_permissions(&p, perm).unwrap();
+                        std::fs::write(&p, b).unwrap();
+                    }
+                    None => std::fs::remove_file(&p).unwrap(),
+                }
             }
             #[cfg(feature = "aws")]
             Backing::S3 {
@@ -112,10 +126,10 @@ impl Backing {
     }
 }
 
-/// An unconditional PUT through the S3 API, as a careless or hostile
-/// client would do it.
+/// An unconditional PUT (`Some(bytes)`) or a DELETE (`None`) through the
+/// S3 API, as a careless or hostile client would send it.
 #[cfg(feature = "aws")]
-fn s3_overwrite(endpoint: &str, bucket: &str, key: &str, bytes: &[u8]) {
+fn s3_overwrite(endpoint: &str, bucket: &str, key: &str, bytes: Option<&[u8]>) {
     use object_store::{aws::AmazonS3Builder, path::Path, ObjectStoreExt};
     let store = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
@@ -128,8 +142,11 @@ fn s3_overwrite(endpoint: &str, bucket: &str, key: &str, bytes: &[u8]) {
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(store.put(&Path::from(key), bytes.to_vec().into()))
-        .unwrap();
+    let key = Path::from(key);
+    match bytes {
+        Some(b) => drop(rt.block_on(store.put(&key, b.to_vec().into())).unwrap()),
+        None => rt.block_on(store.delete(&key)).unwrap(),
+    }
 }
 
 /// Every catalog table as sorted text rows, for equality checks.
@@ -295,6 +312,31 @@ fn corruption_is_detected_on_read(b: &Backing) {
         env.run(&["get", &d]).stdout,
         b"the evidence as it was written\n"
     );
+}
+
+fn listings_span_many_pages(b: &Backing) {
+    // A bucket lists 1,000 keys per page; fsck walks the listing as a
+    // stream in key order, merged with the catalog's rows, and gc walks it
+    // for orphans. More objects than a page, then one removed behind the
+    // catalog's back, must all be seen.
+    let env = b.store();
+    for i in 0..1100 {
+        env.write(
+            &format!("many/{:02}/{i}", i % 10),
+            format!("object {i}\n").as_bytes(),
+        );
+    }
+    ok(&env, &["put", "many"]);
+    let v = ok(&env, &["fsck", "--read-data"]);
+    let all = v["result"]["cataloged"].as_u64().unwrap();
+    assert!(all > 1100, "the files and the put's own objects: {v}");
+    assert_eq!(v["result"]["onDisk"], all, "{v}");
+    assert_eq!(v["result"]["verified"], all, "{v}");
+    b.delete(&env, &env.put("many/05/555"));
+    let (code, v) = env.json(&["fsck"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), vec!["integrity.missing_object"], "{v}");
+    assert_eq!(v["result"]["onDisk"], all - 1, "{v}");
 }
 
 fn sixteen_writers_of_one_object(b: &Backing) {
@@ -508,6 +550,7 @@ contract!(
     large_objects_round_trip,
     corruption_is_detected_on_read,
     sixteen_writers_of_one_object,
+    listings_span_many_pages,
     two_machines_one_bundle_id,
     a_recorded_bundle_id_is_settled_before_any_upload,
     rebuild_equals_the_original,

@@ -144,6 +144,28 @@ impl S3Backend {
         }
     }
 
+    /// The bucket path a listing of `prefix` starts at.
+    fn list_base(&self, prefix: &str) -> KeyPath {
+        self.path(prefix.trim_end_matches('/'))
+    }
+
+    /// A listed object as a store key (the bucket prefix stripped).
+    fn listed(&self, m: &object_store::ObjectMeta) -> Option<Listed> {
+        let location = m.location.as_ref();
+        let key = if self.prefix.is_empty() {
+            location
+        } else {
+            location
+                .strip_prefix(self.prefix.as_str())?
+                .strip_prefix('/')?
+        };
+        Some(Listed {
+            key: key.to_string(),
+            meta: meta_of(m),
+            regular: true,
+        })
+    }
+
     fn err(&self, key: &str, op: &'static str, e: impl std::fmt::Display) -> StoreError {
         remote_error(&self.location, key, op, e)
     }
@@ -285,29 +307,29 @@ impl Backend for S3Backend {
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<Listed>> {
-        let base = self.path(prefix.trim_end_matches('/'));
-        let strip = if self.prefix.is_empty() {
-            String::new()
-        } else {
-            format!("{}/", self.prefix)
-        };
         let metas: Vec<object_store::ObjectMeta> = self
             .rt
-            .block_on(self.store.list(Some(&base)).try_collect())
+            .block_on(self.store.list(Some(&self.list_base(prefix))).try_collect())
             .map_err(|e| self.err(prefix, "list", e))?;
-        let mut out: Vec<Listed> = metas
-            .iter()
-            .filter_map(|m| {
-                let key = m.location.as_ref().strip_prefix(&strip)?.to_string();
-                Some(Listed {
-                    key,
-                    meta: meta_of(m),
-                    regular: true,
-                })
-            })
-            .collect();
+        let mut out: Vec<Listed> = metas.iter().filter_map(|m| self.listed(m)).collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
+    }
+
+    /// Streams the listing a page at a time: a bucket lists keys in
+    /// ascending byte order, the order [`Backend::list`] sorts to (and a
+    /// caller that depends on it, as fsck's merge does, checks it). Each
+    /// entry is handed to `f` outside the runtime, so `f` may call the
+    /// backend again.
+    fn list_each(&self, prefix: &str, f: &mut dyn FnMut(Listed) -> Result<()>) -> Result<()> {
+        let mut pages = self.store.list(Some(&self.list_base(prefix)));
+        while let Some(m) = self.rt.block_on(pages.next()) {
+            let m = m.map_err(|e| self.err(prefix, "list", e))?;
+            if let Some(l) = self.listed(&m) {
+                f(l)?;
+            }
+        }
+        Ok(())
     }
 
     fn delete(&self, key: &str) -> Result<()> {
