@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Deterministic benchmark inputs for bench/put.sh.
+"""Deterministic benchmark inputs for the bench/ scripts.
 
   gen.py jsonl PATH MIB      text-like JSONL session log of MIB MiB
   gen.py tree DIR FILES      FILES small files of 1-64 KiB, 30% duplicate contents
+  gen.py small DIR SEED      10,000 unique files of 0.5-4 KiB (seeded by SEED)
 """
 import json
 import os
@@ -74,10 +75,22 @@ def tree(root, files):
             f.write(data)
 
 
+def small(root, seed):
+    rng = random.Random(seed)
+    for i in range(10000):
+        d = os.path.join(root, f"{i % 100:02d}")
+        os.makedirs(d, exist_ok=True)
+        size = rng.randint(512, 4096)
+        with open(os.path.join(d, f"{i}"), "wb") as f:
+            f.write(f"batch {seed} file {i}\n".encode() + rng.randbytes(size))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "jsonl":
         jsonl(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "tree":
         tree(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "small":
+        small(sys.argv[2], int(sys.argv[3]))
     else:
         sys.exit(__doc__)

@@ -28,17 +28,7 @@ rm -rf "$B"; mkdir -p "$B"
 S="$B/src"
 "$COFFER" --store "$S" init -q
 for n in $(seq 1 $(( (OBJECTS + 9999) / 10000 ))); do
-  python3 - "$n" "$B/in" <<'PY'
-import os, random, sys
-n, root = int(sys.argv[1]), sys.argv[2]
-rng = random.Random(n)
-for i in range(10000):
-    d = os.path.join(root, f"{i % 100:02d}")
-    os.makedirs(d, exist_ok=True)
-    size = rng.randint(512, 4096)
-    with open(os.path.join(d, f"{i}"), "wb") as f:
-        f.write(f"batch {n} file {i}\n".encode() + rng.randbytes(size))
-PY
+  python3 bench/gen.py small "$B/in" "$n"
   "$COFFER" --store "$S" put -q "$B/in" >/dev/null
   rm -rf "$B/in"
 done

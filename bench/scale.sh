@@ -31,17 +31,7 @@ S="$B/store"
 
 # batch N DIR: 10,000 unique files of 0.5-4 KiB under DIR (seeded by N).
 batch() {
-  python3 - "$1" "$2" <<'PY'
-import os, random, sys
-n, root = int(sys.argv[1]), sys.argv[2]
-rng = random.Random(n)
-for i in range(10000):
-    d = os.path.join(root, f"{i % 100:02d}")
-    os.makedirs(d, exist_ok=True)
-    size = rng.randint(512, 4096)
-    with open(os.path.join(d, f"{i}"), "wb") as f:
-        f.write(f"batch {n} file {i}\n".encode() + rng.randbytes(size))
-PY
+  python3 bench/gen.py small "$2" "$1"
 }
 count() { "$COFFER" --store "$S" --json stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["objects"])'; }
 seconds() { /usr/bin/time -f "%e %M" -o "$B/time" "$@" >/dev/null 2>"$B/err" || { cat "$B/err" >&2; return 1; }; cat "$B/time"; }
