@@ -282,32 +282,52 @@ struct Loaded {
 
 fn load_record(dirs: &ObjectDirs, recorded: &[&str], key: &str, doc: &RefDoc) -> Result<Loaded> {
     let (bytes, stored_size) = read_verified(dirs, &doc.record, RECORD_MAX_BYTES)?;
-    let bad = |why: &str| StoreError::CatalogData(format!("{key}: record {}: {why}", doc.record));
-    let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad("not JSON"))?;
-    if v.get("schema").and_then(Value::as_str) != Some(RECORD_SCHEMA) {
-        return Err(bad("unknown schema"));
-    }
-    if v.get("createdMs").and_then(Value::as_i64) != Some(doc.created_ms) {
-        return Err(bad("createdMs differs from its ref's"));
-    }
-    let mut rows = Vec::new();
-    for r in v
-        .get("rows")
-        .and_then(Value::as_array)
-        .ok_or_else(|| bad("rows"))?
-    {
-        match r.as_array().map(Vec::as_slice) {
-            Some([Value::String(t), Value::Object(m)]) if recorded.contains(&t.as_str()) => {
-                rows.push((t.clone(), m.clone()))
-            }
-            _ => return Err(bad("a row is not [captured table, object]")),
-        }
-    }
+    let rows = parse_record(&bytes, recorded, doc.created_ms)
+        .map_err(|why| StoreError::CatalogData(format!("{key}: record {}: {why}", doc.record)))?;
     Ok(Loaded {
         rows,
         size: bytes.len() as u64,
         stored_size,
     })
+}
+
+/// The rows of a record document, checked: its schema, the `createdMs` of
+/// the ref naming it, and each row a `[table, object]` pair whose table is
+/// one of `recorded`. The error says what is wrong.
+fn parse_record(
+    bytes: &[u8],
+    recorded: &[&str],
+    created_ms: i64,
+) -> std::result::Result<Vec<Row>, &'static str> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|_| "not JSON")?;
+    // The rows are moved out of the parsed document, not copied: a large
+    // record is held once, not twice.
+    let Value::Object(mut top) = v else {
+        return Err("unknown schema");
+    };
+    if top.get("schema").and_then(Value::as_str) != Some(RECORD_SCHEMA) {
+        return Err("unknown schema");
+    }
+    if top.get("createdMs").and_then(Value::as_i64) != Some(created_ms) {
+        return Err("createdMs differs from its ref's");
+    }
+    let Some(Value::Array(list)) = top.remove("rows") else {
+        return Err("rows");
+    };
+    let mut rows = Vec::with_capacity(list.len());
+    for r in list {
+        let pair = match r {
+            Value::Array(pair) => <[Value; 2]>::try_from(pair).ok(),
+            _ => None,
+        };
+        match pair {
+            Some([Value::String(t), Value::Object(m)]) if recorded.contains(&t.as_str()) => {
+                rows.push((t, m))
+            }
+            _ => return Err("a row is not [captured table, object]"),
+        }
+    }
+    Ok(rows)
 }
 
 fn sql_value(v: &Value) -> Option<SqlValue> {
@@ -579,6 +599,47 @@ pub(crate) fn adopt(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_is_parsed_into_its_rows_or_refused_with_the_reason() {
+        let recorded = ["objects", "roots"];
+        let doc = |rows: &str| {
+            format!(r#"{{"createdMs":7,"rows":{rows},"schema":"{RECORD_SCHEMA}"}}"#).into_bytes()
+        };
+        let rows = parse_record(
+            &doc(r#"[["objects",{"digest":"d","size":1}],["roots",{"kind":"put"}]]"#),
+            &recorded,
+            7,
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].0, "objects");
+        assert_eq!(rows[0].1["size"], 1);
+        assert_eq!(rows[1].0, "roots");
+        assert_eq!(parse_record(&doc("[]"), &recorded, 7).unwrap().len(), 0);
+
+        let refused =
+            |bytes: &[u8], created: i64| parse_record(bytes, &recorded, created).unwrap_err();
+        assert_eq!(refused(b"{", 7), "not JSON");
+        assert_eq!(refused(b"[]", 7), "unknown schema");
+        assert_eq!(
+            refused(br#"{"createdMs":7,"rows":[],"schema":"x"}"#, 7),
+            "unknown schema"
+        );
+        assert_eq!(refused(&doc("[]"), 8), "createdMs differs from its ref's");
+        assert_eq!(refused(&doc(r#"{"a":1}"#), 7), "rows");
+        let bad_row = "a row is not [captured table, object]";
+        for row in [
+            r#""objects""#,
+            r#"["objects"]"#,
+            r#"["objects",{},{}]"#,
+            r#"["objects",[]]"#,
+            r#"[1,{}]"#,
+            r#"["sqlite_master",{"name":"x"}]"#,
+        ] {
+            assert_eq!(refused(&doc(&format!("[{row}]")), 7), bad_row, "{row}");
+        }
+    }
 
     #[test]
     fn key_segments_are_plain_or_hex() {
