@@ -5,9 +5,10 @@
 //! (each frame streamed into the destination's staging directory while it
 //! is decoded and re-hashed, kept only if it verifies; a put batch's worth
 //! of such temps made durable by one sync, then published), then a
-//! durability pass for the new names, then refs (so a ref never names a missing record), and
-//! last the destination's catalog applies the new refs. Frames are copied
-//! as stored, so both stores hold byte-identical keys.
+//! durability pass for the new names, then refs (so a ref never names a
+//! missing record), and last the destination's catalog applies the new
+//! refs. Frames are copied as stored, so both stores hold byte-identical
+//! keys.
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{self, Read, Write};
@@ -102,7 +103,7 @@ impl Store {
             1
         };
         let (from, to) = (self.objects_dirs(), dest.objects_dirs());
-        let mut pending = Pending::new(to);
+        let mut copies = Copies::new(to);
         // Every object is tried; the first failure is returned once all
         // were (what verified is in place for the next mirror).
         let mut failed = None;
@@ -111,9 +112,9 @@ impl Store {
             report.objects_present += present;
             let mut rest = &todo[..];
             while !rest.is_empty() {
-                let n = pending.room_for(rest);
+                let n = copies.room_for(rest);
                 if n == 0 {
-                    pending.flush(&mut report, &mut failed)?;
+                    copies.flush(&mut report, &mut failed)?;
                     continue;
                 }
                 let (part, later) = rest.split_at(n);
@@ -123,7 +124,7 @@ impl Store {
                             report.bytes_copied += bytes;
                             report.objects_present += 1;
                         }
-                        Ok(Copied::Staged(s)) => pending.add(s),
+                        Ok(Copied::Staged(s)) => copies.add(s),
                         Err(e) => {
                             failed.get_or_insert(e);
                         }
@@ -132,11 +133,11 @@ impl Store {
                 rest = later;
             }
         }
-        pending.flush(&mut report, &mut failed)?;
+        copies.flush(&mut report, &mut failed)?;
         if let Some(e) = failed {
             return Err(e);
         }
-        let published = pending.into_shard_keys();
+        let published = copies.into_shard_keys();
         dst.sync_published(&published)?;
         crate::crash::point("mirror_objects_synced");
 
@@ -199,7 +200,7 @@ fn missing_from(
 
 /// Verified copies waiting in the destination's `tmp/`: made durable by
 /// one sync and published together, as a put's batch is.
-struct Pending<'a> {
+struct Copies<'a> {
     to: &'a ObjectDirs,
     staged: Vec<Staged>,
     bytes: u64,
@@ -208,9 +209,9 @@ struct Pending<'a> {
     shards: BTreeMap<String, String>,
 }
 
-impl<'a> Pending<'a> {
+impl<'a> Copies<'a> {
     fn new(to: &'a ObjectDirs) -> Self {
-        Pending {
+        Copies {
             to,
             staged: Vec::new(),
             bytes: 0,
@@ -272,7 +273,7 @@ impl<'a> Pending<'a> {
     }
 }
 
-impl Drop for Pending<'_> {
+impl Drop for Copies<'_> {
     /// A mirror that stops early leaves no temp of its own behind.
     fn drop(&mut self) {
         self.staged.iter().for_each(|s| self.to.discard(s));
