@@ -208,8 +208,9 @@ pub(super) struct Scratch {
 /// The two passes over a document.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pass {
-    /// Decides: no location tracked, UTF-8 checked inside strings only;
-    /// its errors are not for reporting.
+    /// Decides: no location tracked, UTF-8 checked inside strings only
+    /// (or up front, when it builds a tree); its errors are not for
+    /// reporting.
     Quick,
     /// Reports: UTF-8 checked up front, errors with their location.
     Exact,
@@ -266,6 +267,10 @@ struct Parser<'a, T> {
     limits: Limits,
     /// Locations are tracked and UTF-8 was checked up front (not quick).
     exact: bool,
+    /// The whole input as text, once it has been checked to be UTF-8 up
+    /// front (the exact pass, and a quick pass that builds strings), so
+    /// that strings are sliced from it instead of checked one by one.
+    text: Option<&'a str>,
     depth: usize,
     nodes: usize,
     scratch: Scratch,
@@ -279,6 +284,7 @@ impl<'a, T: Tree<'a>> Parser<'a, T> {
             pos: 0,
             limits: *limits,
             exact: pass == Pass::Exact,
+            text: None,
             depth: 0,
             nodes: 0,
             scratch,
@@ -286,8 +292,8 @@ impl<'a, T: Tree<'a>> Parser<'a, T> {
         }
     }
 
-    /// Checks that come before the grammar: size, and (exact passes) UTF-8
-    /// and a byte order mark.
+    /// Checks that come before the grammar: size, UTF-8 (exact passes, and
+    /// quick passes that build a tree) and (exact passes) a byte order mark.
     fn precheck(&mut self) -> Result<(), Fail> {
         if self.s.len() > self.limits.max_bytes {
             return Err(self.err(
@@ -299,12 +305,21 @@ impl<'a, T: Tree<'a>> Parser<'a, T> {
                 ),
             ));
         }
-        if !self.exact {
+        if !self.exact && !T::BUILDS {
             return Ok(());
         }
-        if let Err(e) = std::str::from_utf8(self.s) {
-            self.pos = e.valid_up_to();
-            return Err(self.err("validation.invalid_utf8", "input is not valid UTF-8".into()));
+        // A valid document is UTF-8 throughout (outside strings the grammar
+        // admits ASCII alone), so one check of the whole input, fast on
+        // ASCII, replaces a check of every string a tree borrows.
+        match std::str::from_utf8(self.s) {
+            Ok(text) => self.text = Some(text),
+            Err(e) => {
+                self.pos = e.valid_up_to();
+                return Err(self.err("validation.invalid_utf8", "input is not valid UTF-8".into()));
+            }
+        }
+        if !self.exact {
+            return Ok(());
         }
         if self.s.starts_with("\u{feff}".as_bytes()) {
             return Err(self.err(
@@ -328,12 +343,10 @@ impl<'a, T: Tree<'a>> Parser<'a, T> {
 
     /// A key's text: borrowed from the input unless it holds escapes.
     fn key_text(&self, k: RawKey) -> Cow<'a, str> {
-        let input: &'a [u8] = self.s;
-        let raw = &input[k.start..k.end];
         if !k.escaped {
-            return Cow::Borrowed(std::str::from_utf8(raw).expect("a string already read"));
+            return Cow::Borrowed(self.text_at(k.start, k.end));
         }
-        let mut p = Parser::<()>::new(input, &self.limits, Pass::Quick, Scratch::default());
+        let mut p = Parser::<()>::new(self.s, &self.limits, Pass::Quick, Scratch::default());
         p.pos = k.start - 1;
         Cow::Owned(p.string_always().expect("a string already read"))
     }
@@ -558,14 +571,22 @@ impl<'a, T: Tree<'a>> Parser<'a, T> {
             return Ok(T::string(Cow::Borrowed("")));
         }
         if !escaped {
-            let input: &'a [u8] = self.s;
-            let raw = &input[start + 1..self.pos - 1];
             return Ok(T::string(Cow::Borrowed(
-                std::str::from_utf8(raw).expect("a string already read"),
+                self.text_at(start + 1, self.pos - 1),
             )));
         }
         self.pos = start;
         Ok(T::string(Cow::Owned(self.string_always()?)))
+    }
+
+    /// The input from `start` to `end`, which a scan has checked to be
+    /// UTF-8 and to start and end on character boundaries: sliced from the
+    /// text checked up front when there is one, else checked again.
+    fn text_at(&self, start: usize, end: usize) -> &'a str {
+        match self.text {
+            Some(text) => &text[start..end],
+            None => std::str::from_utf8(&self.s[start..end]).expect("a string already read"),
+        }
     }
 
     fn string_always(&mut self) -> Result<String, Fail> {
@@ -583,15 +604,16 @@ impl<'a, T: Tree<'a>> Parser<'a, T> {
             let start = self.pos;
             let (len, high) = plain_run(&self.s[self.pos..]);
             self.pos += len;
-            if high && !self.exact && std::str::from_utf8(&self.s[start..self.pos]).is_err() {
+            if high && self.text.is_none() && std::str::from_utf8(&self.s[start..self.pos]).is_err()
+            {
                 return Err(self.err(
                     "validation.invalid_utf8",
                     "string is not valid UTF-8".into(),
                 ));
             }
             if let Some(o) = out.as_deref_mut() {
-                // Input was checked to be UTF-8 and we stopped on ASCII bytes.
-                o.push_str(std::str::from_utf8(&self.s[start..self.pos]).expect("checked UTF-8"));
+                // The run was checked to be UTF-8 and stopped on an ASCII byte.
+                o.push_str(self.text_at(start, self.pos));
             }
             match self.s.get(self.pos) {
                 Some(b'"') => {
@@ -1006,6 +1028,11 @@ mod tests {
         ] {
             assert!(!quick_ok(bad, &Limits::DOCUMENT), "{bad:?}");
             assert!(exact(bad, &Limits::DOCUMENT).is_err(), "{bad:?}");
+            // A quick pass that builds checks UTF-8 up front, not per string.
+            let built =
+                Parser::<Node>::new(bad, &Limits::DOCUMENT, Pass::Quick, Scratch::default())
+                    .document();
+            assert!(built.is_err(), "{bad:?}");
         }
         for good in [
             &b"{\"abcdefgh\":1,\"abcdefgi\":2,\"ab\":3,\"ac\":4}"[..],
