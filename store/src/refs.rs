@@ -17,7 +17,6 @@
 //! crash in between leaves a ref the local catalog lacks, which rebuild
 //! (or ingesting the same bundle again) applies.
 
-use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 
@@ -43,12 +42,14 @@ pub const REF_ROOT: &str = "ref";
 const REF_MAX_BYTES: u64 = 4 << 10;
 /// Largest record object read (a bundle with many thousands of artifacts).
 const RECORD_MAX_BYTES: u64 = 64 << 20;
-/// Records of more rows than this are applied in a transaction of their
-/// own, not in a savepoint: inside a savepoint each statement costs SQLite
-/// more the more the savepoint has journaled, so a put batch's record
-/// (8,192 objects and their roots) took minutes in one and seconds alone.
-/// Small records (an ingest's few dozen rows) share one transaction.
-const OWN_TRANSACTION_ROWS: usize = 1024;
+/// Records larger than this are applied in a transaction of their own,
+/// not in a savepoint: inside a savepoint each statement costs SQLite more
+/// the more the savepoint has journaled, so a put batch's record (8,192
+/// objects and their roots) took minutes in one and seconds alone. Small
+/// records (an ingest's few dozen rows) share one transaction. The size is
+/// the record's bytes, known before its rows are parsed: about 1,000 rows
+/// of a put (a row of `objects` or `roots` takes 130-250 bytes).
+const OWN_TRANSACTION_BYTES: usize = 192 << 10;
 
 pub use crate::capture::Row;
 
@@ -273,61 +274,207 @@ fn read_ref(dirs: &ObjectDirs, key: &str) -> Result<RefDoc> {
     parse_ref(key, &bytes)
 }
 
-/// A record read back and checked, ready to apply.
+/// A record object read back and verified; its rows are parsed only as
+/// they are applied (see [`each_row`]).
 struct Loaded {
-    rows: Vec<Row>,
-    size: u64,
+    bytes: Vec<u8>,
     stored_size: u64,
 }
 
-fn load_record(dirs: &ObjectDirs, recorded: &[&str], key: &str, doc: &RefDoc) -> Result<Loaded> {
+fn load_record(dirs: &ObjectDirs, doc: &RefDoc) -> Result<Loaded> {
     let (bytes, stored_size) = read_verified(dirs, &doc.record, RECORD_MAX_BYTES)?;
-    let rows = parse_record(&bytes, recorded, doc.created_ms)
-        .map_err(|why| StoreError::CatalogData(format!("{key}: record {}: {why}", doc.record)))?;
-    Ok(Loaded {
-        rows,
-        size: bytes.len() as u64,
-        stored_size,
-    })
+    Ok(Loaded { bytes, stored_size })
 }
 
-/// The rows of a record document, checked: its schema, the `createdMs` of
-/// the ref naming it, and each row a `[table, object]` pair whose table is
-/// one of `recorded`. The error says what is wrong.
-fn parse_record(
+impl Loaded {
+    /// Hands the record's rows to `f` one at a time (see [`each_row`]);
+    /// errors name the ref and the record.
+    fn each_row(
+        &self,
+        recorded: &[&str],
+        key: &str,
+        doc: &RefDoc,
+        f: &mut dyn FnMut(Row) -> Result<()>,
+    ) -> Result<()> {
+        each_row(&self.bytes, recorded, doc.created_ms, f).map_err(|stop| match stop {
+            Stop::Malformed(why) => {
+                StoreError::CatalogData(format!("{key}: record {}: {why}", doc.record))
+            }
+            Stop::Failed(e) => e,
+        })
+    }
+}
+
+/// Why a walk over a record's rows stopped early.
+#[derive(Debug)]
+enum Stop {
+    /// The document is not a record for this catalog and ref: what is wrong.
+    Malformed(&'static str),
+    /// What was done with a row failed.
+    Failed(StoreError),
+}
+
+/// Hands the rows of a record document to `f`, one at a time and in order,
+/// after checking the document's schema and that its `createdMs` is the
+/// ref's; each row must be a `[table, object]` pair whose table is one of
+/// `recorded`.
+///
+/// Rows are parsed as the walk reaches them, so memory holds the record's
+/// bytes and one row, never every row as values (a 64 MiB record parsed
+/// whole took ten times that). The header is checked in a first pass that
+/// skips the rows, so `f` sees no row of a document it must refuse; a row
+/// found malformed stops the walk after `f` has seen the rows before it,
+/// which is why callers apply rows inside a transaction they roll back.
+fn each_row(
     bytes: &[u8],
     recorded: &[&str],
     created_ms: i64,
-) -> std::result::Result<Vec<Row>, &'static str> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|_| "not JSON")?;
-    // The rows are moved out of the parsed document, not copied: a large
-    // record is held once, not twice.
-    let Value::Object(mut top) = v else {
-        return Err("unknown schema");
-    };
-    if top.get("schema").and_then(Value::as_str) != Some(RECORD_SCHEMA) {
-        return Err("unknown schema");
+    f: &mut dyn FnMut(Row) -> Result<()>,
+) -> std::result::Result<(), Stop> {
+    let mut head = Walk::new(recorded, None);
+    head.run(bytes)?;
+    if head.schema.as_ref().and_then(Value::as_str) != Some(RECORD_SCHEMA) {
+        return Err(Stop::Malformed("unknown schema"));
     }
-    if top.get("createdMs").and_then(Value::as_i64) != Some(created_ms) {
-        return Err("createdMs differs from its ref's");
+    if head.created_ms != Some(created_ms) {
+        return Err(Stop::Malformed("createdMs differs from its ref's"));
     }
-    let Some(Value::Array(list)) = top.remove("rows") else {
-        return Err("rows");
-    };
-    let mut rows = Vec::with_capacity(list.len());
-    for r in list {
-        let pair = match r {
-            Value::Array(pair) => <[Value; 2]>::try_from(pair).ok(),
-            _ => None,
-        };
-        match pair {
-            Some([Value::String(t), Value::Object(m)]) if recorded.contains(&t.as_str()) => {
-                rows.push((t, m))
-            }
-            _ => return Err("a row is not [captured table, object]"),
+    if !head.rows {
+        return Err(Stop::Malformed("rows"));
+    }
+    Walk::new(recorded, Some(f)).run(bytes)
+}
+
+/// One serde pass over a record document: the top-level members, and the
+/// rows either skipped (`apply` is `None`) or parsed one by one.
+struct Walk<'w> {
+    recorded: &'w [&'w str],
+    apply: Option<&'w mut dyn FnMut(Row) -> Result<()>>,
+    schema: Option<Value>,
+    created_ms: Option<i64>,
+    rows: bool,
+    /// What a data error from serde means (a syntax error is "not JSON").
+    why: &'static str,
+    failed: Option<StoreError>,
+}
+
+impl<'w> Walk<'w> {
+    fn new(recorded: &'w [&'w str], apply: Option<&'w mut dyn FnMut(Row) -> Result<()>>) -> Self {
+        Walk {
+            recorded,
+            apply,
+            schema: None,
+            created_ms: None,
+            rows: false,
+            why: "unknown schema",
+            failed: None,
         }
     }
-    Ok(rows)
+
+    fn run(&mut self, bytes: &[u8]) -> std::result::Result<(), Stop> {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let walked =
+            serde::de::DeserializeSeed::deserialize(&mut *self, &mut de).and_then(|()| de.end());
+        match (self.failed.take(), walked) {
+            (Some(e), _) => Err(Stop::Failed(e)),
+            (None, Ok(())) => Ok(()),
+            (None, Err(e)) if e.is_data() => Err(Stop::Malformed(self.why)),
+            (None, Err(_)) => Err(Stop::Malformed("not JSON")),
+        }
+    }
+
+    /// A row as the record holds it, checked and moved out of its value.
+    fn row(&self, v: Value) -> Option<Row> {
+        let Value::Array(pair) = v else { return None };
+        match <[Value; 2]>::try_from(pair).ok()? {
+            [Value::String(t), Value::Object(m)] if self.recorded.contains(&t.as_str()) => {
+                Some((t, m))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for &mut Walk<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut Walk<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a record document")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error;
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                self.why = "duplicate member";
+                return Err(A::Error::custom("duplicate member"));
+            }
+            match key.as_str() {
+                "schema" => self.schema = Some(map.next_value()?),
+                "createdMs" => self.created_ms = map.next_value::<Value>()?.as_i64(),
+                "rows" => {
+                    self.why = "rows";
+                    map.next_value_seed(Rows(&mut *self))?;
+                    self.rows = true;
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `rows` member of a [`Walk`].
+struct Rows<'a, 'w>(&'a mut Walk<'w>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Rows<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Rows<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of rows")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error;
+        let walk = self.0;
+        if walk.apply.is_none() {
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            return Ok(());
+        }
+        while let Some(v) = seq.next_element::<Value>()? {
+            let Some(row) = walk.row(v) else {
+                walk.why = "a row is not [captured table, object]";
+                return Err(A::Error::custom(walk.why));
+            };
+            let apply = walk.apply.as_mut().expect("checked above");
+            if let Err(e) = apply(row) {
+                walk.failed = Some(e);
+                return Err(A::Error::custom("stopped"));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn sql_value(v: &Value) -> Option<SqlValue> {
@@ -339,19 +486,26 @@ fn sql_value(v: &Value) -> Option<SqlValue> {
     }
 }
 
-fn replay(tx: &Transaction<'_>, key: &str, loaded: &Loaded) -> Result<u64> {
+fn replay(
+    tx: &Transaction<'_>,
+    recorded: &[&str],
+    key: &str,
+    doc: &RefDoc,
+    loaded: &Loaded,
+) -> Result<u64> {
     let mut inserted = 0;
     // A record holds thousands of rows of a few tables: each table's
     // columns are read once, and each INSERT shape is prepared once.
-    let mut tables: HashMap<&str, Vec<String>> = HashMap::new();
-    for (table, m) in &loaded.rows {
-        let known = match tables.entry(table.as_str()) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(columns(tx, table)?),
-        };
+    let mut tables: HashMap<String, Vec<String>> = HashMap::new();
+    loaded.each_row(recorded, key, doc, &mut |(table, m)| {
+        if !tables.contains_key(&table) {
+            let cols = columns(tx, &table)?;
+            tables.insert(table.clone(), cols);
+        }
+        let known = &tables[&table];
         let mut cols = Vec::new();
         let mut vals = Vec::new();
-        for (c, v) in m {
+        for (c, v) in &m {
             let value = sql_value(v).filter(|_| known.contains(c)).ok_or_else(|| {
                 StoreError::CatalogData(format!(
                     "{key}: record row of {table} has a bad column {c:?}"
@@ -369,7 +523,8 @@ fn replay(tx: &Transaction<'_>, key: &str, loaded: &Loaded) -> Result<u64> {
         inserted += tx
             .prepare_cached(&sql)?
             .execute(rusqlite::params_from_iter(vals))? as u64;
-    }
+        Ok(())
+    })?;
     Ok(inserted)
 }
 
@@ -380,14 +535,20 @@ fn apply(
     key: &str,
     doc: &RefDoc,
 ) -> Result<()> {
-    let loaded = load_record(dirs, recorded, key, doc)?;
-    apply_loaded(tx, key, doc, &loaded)?;
+    let loaded = load_record(dirs, doc)?;
+    apply_loaded(tx, recorded, key, doc, &loaded)?;
     Ok(())
 }
 
-fn apply_loaded(tx: &Transaction<'_>, key: &str, doc: &RefDoc, loaded: &Loaded) -> Result<u64> {
-    let n = replay(tx, key, loaded)?;
-    insert_ref_rows(tx, key, doc, loaded.size, loaded.stored_size)?;
+fn apply_loaded(
+    tx: &Transaction<'_>,
+    recorded: &[&str],
+    key: &str,
+    doc: &RefDoc,
+    loaded: &Loaded,
+) -> Result<u64> {
+    let n = replay(tx, recorded, key, doc, loaded)?;
+    insert_ref_rows(tx, key, doc, loaded.bytes.len() as u64, loaded.stored_size)?;
     Ok(n)
 }
 
@@ -403,15 +564,18 @@ impl Pending {
     /// Every object the ref keeps alive: its record and the objects the
     /// record catalogs.
     pub fn objects(&self, dirs: &ObjectDirs, recorded: &[&str]) -> Result<Vec<Digest>> {
-        let loaded = load_record(dirs, recorded, &self.key, &self.doc)?;
+        let loaded = load_record(dirs, &self.doc)?;
         let mut out = vec![self.doc.record];
-        out.extend(
-            loaded
-                .rows
-                .iter()
-                .filter(|(t, _)| t == "objects")
-                .filter_map(|(_, m)| m.get("digest")?.as_str()?.parse::<Digest>().ok()),
-        );
+        loaded.each_row(recorded, &self.key, &self.doc, &mut |(t, m)| {
+            if t == "objects" {
+                out.extend(
+                    m.get("digest")
+                        .and_then(Value::as_str)
+                        .and_then(|d| d.parse::<Digest>().ok()),
+                );
+            }
+            Ok(())
+        })?;
         Ok(out)
     }
 }
@@ -517,8 +681,9 @@ pub(crate) fn rebuild(dirs: &ObjectDirs, catalog: &mut Catalog) -> Result<Rebuil
     let recorded = catalog.schema().recorded;
     let mut tx = catalog.transaction()?;
     for p in &found.pending {
-        // A record that cannot be read or parsed writes nothing.
-        let loaded = match load_record(dirs, recorded, &p.key, &p.doc) {
+        // A record that cannot be read writes nothing (one that cannot be
+        // parsed is rolled back below).
+        let loaded = match load_record(dirs, &p.doc) {
             Ok(loaded) => loaded,
             Err(e) if matches!(e, StoreError::Catalog(_)) => return Err(e),
             Err(e) => {
@@ -529,14 +694,14 @@ pub(crate) fn rebuild(dirs: &ObjectDirs, catalog: &mut Catalog) -> Result<Rebuil
         // Each ref applies whole or not at all, and the others still
         // apply: a small record in a savepoint of the shared transaction,
         // a large one in a transaction of its own.
-        let alone = loaded.rows.len() > OWN_TRANSACTION_ROWS;
+        let alone = loaded.bytes.len() > OWN_TRANSACTION_BYTES;
         if alone {
             commit(tx)?;
             tx = catalog.transaction()?;
         } else {
             tx.execute_batch("SAVEPOINT apply_ref")?;
         }
-        match apply_loaded(&tx, &p.key, &p.doc, &loaded) {
+        match apply_loaded(&tx, recorded, &p.key, &p.doc, &loaded) {
             Ok(rows) => {
                 if alone {
                     commit(tx)?;
@@ -587,9 +752,10 @@ pub(crate) fn adopt(
     let doc = parse_ref(&spec.key, &bytes)?;
     if doc.target == spec.target {
         before_apply()?;
-        let loaded = load_record(dirs, catalog.schema().recorded, &spec.key, &doc)?;
+        let loaded = load_record(dirs, &doc)?;
+        let recorded = catalog.schema().recorded;
         let tx = catalog.transaction()?;
-        apply_loaded(&tx, &spec.key, &doc, &loaded)?;
+        apply_loaded(&tx, recorded, &spec.key, &doc, &loaded)?;
         clear_capture(&tx)?;
         tx.commit()?;
     }
@@ -600,15 +766,28 @@ pub(crate) fn adopt(
 mod tests {
     use super::*;
 
+    /// The rows `each_row` hands over, or why it stopped.
+    fn walk(bytes: &[u8], created: i64) -> std::result::Result<Vec<Row>, &'static str> {
+        let mut rows = Vec::new();
+        each_row(bytes, &["objects", "roots"], created, &mut |r| {
+            rows.push(r);
+            Ok(())
+        })
+        .map_err(|stop| match stop {
+            Stop::Malformed(why) => why,
+            Stop::Failed(e) => panic!("{e}"),
+        })?;
+        Ok(rows)
+    }
+
+    fn record(rows: &str) -> Vec<u8> {
+        format!(r#"{{"createdMs":7,"rows":{rows},"schema":"{RECORD_SCHEMA}"}}"#).into_bytes()
+    }
+
     #[test]
-    fn a_record_is_parsed_into_its_rows_or_refused_with_the_reason() {
-        let recorded = ["objects", "roots"];
-        let doc = |rows: &str| {
-            format!(r#"{{"createdMs":7,"rows":{rows},"schema":"{RECORD_SCHEMA}"}}"#).into_bytes()
-        };
-        let rows = parse_record(
-            &doc(r#"[["objects",{"digest":"d","size":1}],["roots",{"kind":"put"}]]"#),
-            &recorded,
+    fn a_record_is_walked_row_by_row_or_refused_with_the_reason() {
+        let rows = walk(
+            &record(r#"[["objects",{"digest":"d","size":1}],["roots",{"kind":"put"}]]"#),
             7,
         )
         .unwrap();
@@ -616,18 +795,34 @@ mod tests {
         assert_eq!(rows[0].0, "objects");
         assert_eq!(rows[0].1["size"], 1);
         assert_eq!(rows[1].0, "roots");
-        assert_eq!(parse_record(&doc("[]"), &recorded, 7).unwrap().len(), 0);
+        assert_eq!(walk(&record("[]"), 7).unwrap().len(), 0);
+        // Members other than these are the ref's business, not the walk's.
+        let named = format!(
+            r#"{{"createdMs":7,"ref":"refs/bundles/b","rows":[],"schema":"{RECORD_SCHEMA}","target":"x"}}"#
+        );
+        assert_eq!(walk(named.as_bytes(), 7).unwrap().len(), 0);
 
-        let refused =
-            |bytes: &[u8], created: i64| parse_record(bytes, &recorded, created).unwrap_err();
+        let refused = |bytes: &[u8], created: i64| walk(bytes, created).unwrap_err();
         assert_eq!(refused(b"{", 7), "not JSON");
+        assert_eq!(refused(&record("[[\"objects\",{}]"), 7), "not JSON");
+        assert_eq!(
+            refused(&[record("[]"), b"x".to_vec()].concat(), 7),
+            "not JSON"
+        );
         assert_eq!(refused(b"[]", 7), "unknown schema");
         assert_eq!(
             refused(br#"{"createdMs":7,"rows":[],"schema":"x"}"#, 7),
             "unknown schema"
         );
-        assert_eq!(refused(&doc("[]"), 8), "createdMs differs from its ref's");
-        assert_eq!(refused(&doc(r#"{"a":1}"#), 7), "rows");
+        assert_eq!(
+            refused(&record("[]"), 8),
+            "createdMs differs from its ref's"
+        );
+        assert_eq!(refused(&record(r#"{"a":1}"#), 7), "rows");
+        let no_rows = format!(r#"{{"createdMs":7,"schema":"{RECORD_SCHEMA}"}}"#);
+        assert_eq!(refused(no_rows.as_bytes(), 7), "rows");
+        let twice = format!(r#"{{"createdMs":7,"rows":[],"rows":[],"schema":"{RECORD_SCHEMA}"}}"#);
+        assert_eq!(refused(twice.as_bytes(), 7), "duplicate member");
         let bad_row = "a row is not [captured table, object]";
         for row in [
             r#""objects""#,
@@ -637,8 +832,42 @@ mod tests {
             r#"[1,{}]"#,
             r#"["sqlite_master",{"name":"x"}]"#,
         ] {
-            assert_eq!(refused(&doc(&format!("[{row}]")), 7), bad_row, "{row}");
+            assert_eq!(refused(&record(&format!("[{row}]")), 7), bad_row, "{row}");
         }
+    }
+
+    #[test]
+    fn a_refused_header_hands_over_no_row_and_a_bad_row_stops_the_walk() {
+        // The header is checked before the first row, though canonical
+        // order puts "rows" before "schema".
+        let other = br#"{"createdMs":7,"rows":[["objects",{}]],"schema":"x"}"#;
+        let mut seen = 0;
+        let stop = each_row(other, &["objects"], 7, &mut |_| {
+            seen += 1;
+            Ok(())
+        });
+        assert!(matches!(stop, Err(Stop::Malformed("unknown schema"))));
+        assert_eq!(seen, 0);
+
+        // The rows before a malformed one were handed over (and are rolled
+        // back by the caller); none after it.
+        let bytes = record(r#"[["objects",{"n":1}],["objects",2],["objects",{"n":3}]]"#);
+        let mut seen = Vec::new();
+        let stop = each_row(&bytes, &["objects"], 7, &mut |(_, m)| {
+            seen.push(m["n"].clone());
+            Ok(())
+        });
+        assert!(matches!(stop, Err(Stop::Malformed(_))));
+        assert_eq!(seen, [1]);
+
+        // What `f` fails with is what the walk fails with, and it stops.
+        let mut calls = 0;
+        let stop = each_row(&bytes, &["objects"], 7, &mut |_| {
+            calls += 1;
+            Err(StoreError::CatalogData("full".into()))
+        });
+        assert!(matches!(stop, Err(Stop::Failed(StoreError::CatalogData(m))) if m == "full"));
+        assert_eq!(calls, 1);
     }
 
     #[test]

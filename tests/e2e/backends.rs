@@ -607,51 +607,55 @@ fn a_forged_ref_or_record_is_reported_and_writes_nothing() {
 
 #[test]
 fn a_large_record_that_fails_halfway_writes_nothing_and_the_others_apply() {
-    // A record of more rows than share a savepoint is applied in a
-    // transaction of its own; one that fails after 1,100 good rows must
-    // leave none of them, and every other ref still applies.
-    let a = Backing::Local.store();
-    fill(&a);
-    let mut rows: Vec<String> = (0..1100)
-        .map(|i| {
-            format!(
-                r#"["objects",{{"digest":"sha256:{i:064x}","first_seen_ms":1,"size":1,"stored_size":1}}]"#
-            )
-        })
-        .collect();
-    rows.push(r#"["objects",{"bogus":1}]"#.to_string());
-    a.write(
-        "record.json",
-        format!(
+    // A record larger than those that share a savepoint (192 KiB) is
+    // applied in a transaction of its own, its rows inserted as they are
+    // parsed; one that fails after 2,000 good rows, on a bad column or on a
+    // row that is not a row at all, must leave none of them, and every
+    // other ref still applies.
+    for (tail, says) in [
+        (r#"["objects",{"bogus":1}]"#, "bad column"),
+        (r#"["objects",2]"#, "a row is not [captured table, object]"),
+    ] {
+        let a = Backing::Local.store();
+        fill(&a);
+        let mut rows: Vec<String> = (0..2000)
+            .map(|i| {
+                format!(
+                    r#"["objects",{{"digest":"sha256:{i:064x}","first_seen_ms":1,"size":1,"stored_size":1}}]"#
+                )
+            })
+            .collect();
+        rows.push(tail.to_string());
+        let record = format!(
             r#"{{"createdMs":1,"rows":[{}],"schema":"coffer.catalog-record/v1"}}"#,
             rows.join(",")
+        );
+        assert!(record.len() > 192 << 10);
+        a.write("record.json", record.as_bytes());
+        let rec = a.put("record.json");
+        std::fs::write(
+            a.store.join("refs/records/large"),
+            format!(
+                r#"{{"createdMs":1,"record":"{rec}","schema":"coffer.ref/v1","target":"{rec}"}}"#
+            ),
         )
-        .as_bytes(),
-    );
-    let rec = a.put("record.json");
-    std::fs::write(
-        a.store.join("refs/records/large"),
-        format!(r#"{{"createdMs":1,"record":"{rec}","schema":"coffer.ref/v1","target":"{rec}"}}"#),
-    )
-    .unwrap();
-    let original = dump_catalog(&a);
+        .unwrap();
+        let original = dump_catalog(&a);
 
-    let m = catalog_lost(&Backing::Local, &a);
-    let (code, v) = m.json(&["catalog", "rebuild"]);
-    assert_eq!(code, 4, "{v}");
-    assert_eq!(codes(&v), vec!["integrity.catalog"], "{v}");
-    assert!(
-        v["issues"][0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("bad column"),
-        "{v}"
-    );
-    assert_eq!(
-        dump_catalog(&m),
-        original,
-        "only the large record is missing"
-    );
+        let m = catalog_lost(&Backing::Local, &a);
+        let (code, v) = m.json(&["catalog", "rebuild"]);
+        assert_eq!(code, 4, "{v}");
+        assert_eq!(codes(&v), vec!["integrity.catalog"], "{v}");
+        assert!(
+            v["issues"][0]["message"].as_str().unwrap().contains(says),
+            "{v}"
+        );
+        assert_eq!(
+            dump_catalog(&m),
+            original,
+            "only the large record is missing ({says})"
+        );
+    }
 }
 
 fn fill_small(env: &Env) {
