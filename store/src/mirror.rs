@@ -27,6 +27,13 @@ use crate::tree::{BATCH_BYTES, BATCH_FILES};
 
 /// Objects copied by each thread at once when either side is a bucket.
 const REMOTE_COPY_THREADS: usize = 8;
+/// A batch into a bucket: nothing to sync, so a batch only has to keep
+/// the upload workers busy; its temps wait in local `tmp/`, so it stays
+/// small (a local batch is bounded by [`BATCH_FILES`] and [`BATCH_BYTES`],
+/// to share one sync).
+const REMOTE_BATCH_FILES: usize = 64;
+/// See [`REMOTE_BATCH_FILES`].
+const REMOTE_BATCH_BYTES: u64 = 64 << 20;
 /// Largest ref document copied.
 const REF_MAX_BYTES: u64 = 4 << 10;
 
@@ -202,6 +209,8 @@ fn missing_from(
 /// one sync and published together, as a put's batch is.
 struct Copies<'a> {
     to: &'a ObjectDirs,
+    /// Most temps and stored bytes a batch holds.
+    bounds: (usize, u64),
     staged: Vec<Staged>,
     bytes: u64,
     /// One published key per shard that received a copy: what makes every
@@ -211,8 +220,14 @@ struct Copies<'a> {
 
 impl<'a> Copies<'a> {
     fn new(to: &'a ObjectDirs) -> Self {
+        let bounds = if to.backend.shared() {
+            (REMOTE_BATCH_FILES, REMOTE_BATCH_BYTES)
+        } else {
+            (BATCH_FILES, BATCH_BYTES)
+        };
         Copies {
             to,
+            bounds,
             staged: Vec::new(),
             bytes: 0,
             shards: BTreeMap::new(),
@@ -221,7 +236,7 @@ impl<'a> Copies<'a> {
 
     /// How many of `todo`'s next objects fit in this batch.
     fn room_for(&self, todo: &[(Digest, u64)]) -> usize {
-        batch_room(self.staged.len(), self.bytes, todo)
+        batch_room(self.staged.len(), self.bytes, todo, self.bounds)
     }
 
     /// One published key per shard that received a copy.
@@ -281,13 +296,18 @@ impl Drop for Copies<'_> {
 }
 
 /// How many of `todo`'s next objects (with stored sizes) fit in a batch
-/// holding `files` temps of `bytes`: within [`BATCH_FILES`] and
-/// [`BATCH_BYTES`], and at least one when the batch is empty (an object
-/// larger than the byte bound goes alone); none means flush first.
-fn batch_room(mut files: usize, mut bytes: u64, todo: &[(Digest, u64)]) -> usize {
+/// holding `files` temps of `bytes`: within `(max_files, max_bytes)`, and
+/// at least one when the batch is empty (an object larger than the byte
+/// bound goes alone); none means flush first.
+fn batch_room(
+    mut files: usize,
+    mut bytes: u64,
+    todo: &[(Digest, u64)],
+    (max_files, max_bytes): (usize, u64),
+) -> usize {
     let mut n = 0;
     for (_, size) in todo {
-        if files + 1 > BATCH_FILES || (files > 0 && bytes + size > BATCH_BYTES) {
+        if files + 1 > max_files || (files > 0 && bytes + size > max_bytes) {
             break;
         }
         files += 1;
@@ -436,17 +456,22 @@ mod tests {
 
     #[test]
     fn a_batch_stops_at_its_file_and_byte_bounds() {
-        let small = todo(&[10; 5]);
-        assert_eq!(batch_room(0, 0, &small), 5);
-        assert_eq!(batch_room(BATCH_FILES - 2, 0, &small), 2);
-        assert_eq!(batch_room(BATCH_FILES, 0, &small), 0);
-        // Bytes: exactly at the bound fits, one byte over does not.
-        assert_eq!(batch_room(1, BATCH_BYTES - 20, &small), 2);
-        assert_eq!(batch_room(1, BATCH_BYTES - 19, &small), 1);
-        assert_eq!(batch_room(1, BATCH_BYTES - 9, &small), 0);
-        // An object larger than the bound goes alone, into an empty batch.
-        let big = todo(&[BATCH_BYTES + 1, 10]);
-        assert_eq!(batch_room(0, 0, &big), 1);
-        assert_eq!(batch_room(1, 10, &big), 0);
+        for bounds @ (files, bytes) in [
+            (BATCH_FILES, BATCH_BYTES),
+            (REMOTE_BATCH_FILES, REMOTE_BATCH_BYTES),
+        ] {
+            let small = todo(&[10; 5]);
+            assert_eq!(batch_room(0, 0, &small, bounds), 5);
+            assert_eq!(batch_room(files - 2, 0, &small, bounds), 2);
+            assert_eq!(batch_room(files, 0, &small, bounds), 0);
+            // Bytes: exactly at the bound fits, one byte over does not.
+            assert_eq!(batch_room(1, bytes - 20, &small, bounds), 2);
+            assert_eq!(batch_room(1, bytes - 19, &small, bounds), 1);
+            assert_eq!(batch_room(1, bytes - 9, &small, bounds), 0);
+            // An object larger than the bound goes alone, into an empty batch.
+            let big = todo(&[bytes + 1, 10]);
+            assert_eq!(batch_room(0, 0, &big, bounds), 1);
+            assert_eq!(batch_room(1, 10, &big, bounds), 0);
+        }
     }
 }
