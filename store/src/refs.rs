@@ -374,7 +374,7 @@ impl<'w> Walk<'w> {
     fn run(&mut self, bytes: &[u8]) -> std::result::Result<(), Stop> {
         let mut de = serde_json::Deserializer::from_slice(bytes);
         let walked =
-            serde::de::DeserializeSeed::deserialize(&mut *self, &mut de).and_then(|()| de.end());
+            serde::Deserializer::deserialize_map(&mut de, &mut *self).and_then(|()| de.end());
         match (self.failed.take(), walked) {
             (Some(e), _) => Err(Stop::Failed(e)),
             (None, Ok(())) => Ok(()),
@@ -392,13 +392,6 @@ impl<'w> Walk<'w> {
             }
             _ => None,
         }
-    }
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for &mut Walk<'_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_map(self)
     }
 }
 
