@@ -80,6 +80,20 @@ pub struct Entry {
     pub modified_ms: i64,
 }
 
+/// What opening a regular file saw of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStat {
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its modification time, in milliseconds since the epoch.
+    pub modified_ms: i64,
+}
+
+/// A modification time in milliseconds since the epoch.
+fn epoch_ms(secs: i64, nsecs: i64) -> i64 {
+    secs * 1000 + nsecs / 1_000_000
+}
+
 /// Outcome of a no-replace rename.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Renamed {
@@ -184,6 +198,12 @@ impl Dir {
     /// Opens the regular file `name` for reading; a symlink or anything
     /// other than a regular file is refused.
     pub fn open_file(&self, name: &str) -> io::Result<File> {
+        Ok(self.open_file_stat(name)?.0)
+    }
+
+    /// [`Dir::open_file`], with the size and modification time the check
+    /// for a regular file already read (no second stat).
+    pub fn open_file_stat(&self, name: &str) -> io::Result<(File, FileStat)> {
         // cap-std cannot open with O_NONBLOCK (a FIFO must not hang the
         // open), so this is one O_NOFOLLOW openat on the handle.
         let fd = rustix::fs::openat(
@@ -196,7 +216,11 @@ impl Dir {
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
             return Err(Errno::INVAL.into());
         }
-        Ok(File::from(fd))
+        let stat = FileStat {
+            size: st.st_size as u64,
+            modified_ms: epoch_ms(st.st_mtime, st.st_mtime_nsec as i64),
+        };
+        Ok((File::from(fd), stat))
     }
 
     /// Creates `name`, which must not exist (`O_EXCL`), for writing, with
@@ -218,7 +242,7 @@ impl Dir {
                 kind: EntryKind::of(m.file_type()),
                 size: m.len(),
                 links: m.nlink(),
-                modified_ms: m.mtime() * 1000 + m.mtime_nsec() / 1_000_000,
+                modified_ms: epoch_ms(m.mtime(), m.mtime_nsec()),
             })),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),

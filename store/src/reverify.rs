@@ -42,16 +42,19 @@ impl Reverifier {
         if stored > MAX_STORED || size > MAX_RAW {
             return false;
         }
-        let Ok((body, _)) = dirs.open_frame(d) else {
+        // A file whose size is not the listed one is not "good"; objects
+        // are never written after publication, so the size the open saw
+        // is the file's, and exactly that many bytes are read (no read
+        // past the end to find it).
+        let Ok((mut body, on_disk)) = dirs.open_frame(d) else {
             return false;
         };
+        if on_disk != stored {
+            return false;
+        }
         self.frame.clear();
-        // One byte past the listed size: a file that grew is not "good".
-        if body
-            .take(stored + 1)
-            .read_to_end(&mut self.frame)
-            .map_or(true, |n| n as u64 != stored)
-        {
+        self.frame.resize(stored as usize, 0);
+        if body.read_exact(&mut self.frame).is_err() {
             return false;
         }
         self.raw.clear();

@@ -36,15 +36,6 @@ fn meta_of(e: &crate::dir::Entry) -> Meta {
     }
 }
 
-fn meta_of_file(f: &std::fs::File) -> io::Result<Meta> {
-    let m = f.metadata()?;
-    use std::os::unix::fs::MetadataExt;
-    Ok(Meta {
-        size: m.len(),
-        modified_ms: m.mtime() * 1000 + m.mtime_nsec() / 1_000_000,
-    })
-}
-
 /// A symlink or non-directory where a directory was expected.
 fn entry_error(path: std::path::PathBuf, e: io::Error, op: &'static str) -> StoreError {
     match e.raw_os_error() {
@@ -207,7 +198,7 @@ impl Backend for LocalBackend {
         let Some((dir, name)) = self.parent_of(key, Missing::Absent)? else {
             return Ok(None);
         };
-        let f = match dir.open_file(&name) {
+        let (f, st) = match dir.open_file_stat(&name) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
@@ -225,7 +216,10 @@ impl Backend for LocalBackend {
                 })
             }
         };
-        let meta = meta_of_file(&f).map_err(|e| StoreError::io(self.path_of(key), "stat", e))?;
+        let meta = Meta {
+            size: st.size,
+            modified_ms: st.modified_ms,
+        };
         Ok(Some((Box::new(f), meta)))
     }
 
