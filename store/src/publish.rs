@@ -118,8 +118,18 @@ pub struct NewTree {
     made: Vec<String>,
     /// Files still being synced (see [`NewTree::sync_later`]).
     syncer: Option<Syncer>,
+    /// Files handed to [`NewTree::sync_later`] so far.
+    handed: usize,
     published: bool,
 }
+
+/// Files of a tree synced one by one, each on the sync thread as soon as
+/// it is written. Past these, files are left to one `syncfs` before the
+/// tree is published: a checkout or a materialized fixture of thousands of
+/// files would otherwise wait for thousands of fsyncs. An export (a few
+/// files, one of them large) stays under the bound, so its large file's
+/// sync still runs beside its readback.
+const SYNCED_ONE_BY_ONE: usize = 64;
 
 /// Files made durable on a thread of their own. The queue is bounded:
 /// each waiting file holds a descriptor.
@@ -201,6 +211,7 @@ impl NewTree {
             dest: dest.to_path_buf(),
             made: Vec::new(),
             syncer: None,
+            handed: 0,
             published: false,
         })
     }
@@ -288,7 +299,13 @@ impl NewTree {
     /// before the tree is published, on a thread of its own: the caller
     /// goes on writing the next file, or reading the tree back, while the
     /// disk catches up. [`NewTree::publish`] waits for every such sync.
+    /// Past [`SYNCED_ONE_BY_ONE`] files, `f` is only closed, and
+    /// publication syncs the filesystem once instead.
     pub fn sync_later(&mut self, f: fs::File, rel: &str) -> Result<()> {
+        self.handed += 1;
+        if self.handed > SYNCED_ONE_BY_ONE {
+            return Ok(());
+        }
         let path = self.dest.join(rel);
         if self.syncer.is_none() {
             // Without a thread, the file is synced here and now.
@@ -313,10 +330,17 @@ impl NewTree {
         }
     }
 
-    /// Waits for the files' syncs, syncs every directory made and renames
-    /// the tree into place.
+    /// Waits for the files' syncs (and syncs the filesystem when more
+    /// files were handed over than are synced one by one), syncs every
+    /// directory made and renames the tree into place.
     pub fn publish(mut self) -> Result<()> {
         self.wait_synced()?;
+        if self.handed > SYNCED_ONE_BY_ONE {
+            self.root
+                .sync_filesystem()
+                .map_err(|e| StoreError::io(&self.dest, "syncfs", e))?;
+            crate::crash::point("tree_synced");
+        }
         for rel in self.made.iter().rev() {
             let mut d = self
                 .root

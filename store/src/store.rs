@@ -337,7 +337,15 @@ impl Store {
     /// copy must never be visible.
     pub fn copy_object(&self, d: &Digest, out: &mut dyn Write) -> Result<u64> {
         let mut r = self.open_object(d)?;
-        let mut buf = vec![0u8; 1 << 20];
+        // Sized to the object (the reader knows its size), up to 1 MiB: a
+        // small object must not pay for zeroing a 1 MiB buffer, which the
+        // allocator hands out from its heap, not as fresh pages, once one
+        // has been freed. One byte more than the object leaves room for
+        // the read that finds its end and verifies it.
+        let cap = r
+            .expected_size
+            .map_or(1 << 20, |n| n.saturating_add(1).min(1 << 20)) as usize;
+        let mut buf = vec![0u8; cap];
         let mut n = 0u64;
         loop {
             let k = r.read_checked(&mut buf)?;

@@ -276,6 +276,82 @@ fn a_checkout_cut_off_while_its_files_sync_leaves_nothing_at_its_destination() {
 }
 
 #[test]
+fn a_materialize_of_many_files_cut_off_before_its_sync_leaves_nothing() {
+    // The first 64 files of a tree are synced one by one as they are
+    // written; past them, the files wait for one syncfs before the tree is
+    // published. A crash at either leaves nothing at the destination, and
+    // materializing again gives every file.
+    let env = Env::new();
+    let root = crate::packets::packet_root(&env, "root");
+    let mut files: Vec<(String, Vec<u8>, u32)> = (0..100)
+        .map(|i| (format!("src/f{i:03}.txt"), noise(3000, i), 0o644))
+        .collect();
+    files.extend([
+        ("README.md".to_string(), b"r".to_vec(), 0o644),
+        ("package.json".to_string(), b"{}".to_vec(), 0o644),
+        ("scripts/t.sh".to_string(), b"t".to_vec(), 0o755),
+    ]);
+    std::fs::write(
+        root.join("fixtures/calc.tar.gz"),
+        crate::packets::targz(&files),
+    )
+    .unwrap();
+    crate::packets::rebind(&root, |_| {});
+    let r = root.to_str().unwrap();
+    let (code, v) = env.json(&["packet", "freeze", r, "packets/calc-add.json"]);
+    assert_eq!(code, 0, "{v}");
+    // No 65th file is synced on its own.
+    let ws = env.path("ws-all");
+    let out = env
+        .command(&[
+            "packet",
+            "materialize",
+            r,
+            "packets/calc-add.json",
+            ws.to_str().unwrap(),
+        ])
+        .env("COFFER_CRASH_AT", "tree_file_synced@65")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    for point in ["tree_file_synced@64", "tree_synced"] {
+        let ws = env.path(&format!("ws-{}", point.replace('@', "-")));
+        let args = [
+            "packet",
+            "materialize",
+            r,
+            "packets/calc-add.json",
+            ws.to_str().unwrap(),
+        ];
+        crash(&env, point, &args);
+        assert!(!ws.exists(), "{point}: a partial workspace is visible");
+        assert_eq!(env.leftover_temps(), 1, "{point}");
+        std::fs::remove_dir_all(
+            std::fs::read_dir(env.path("."))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| {
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with(".coffer-")
+                })
+                .unwrap(),
+        )
+        .unwrap();
+        let (code, v) = env.json(&args);
+        assert_eq!(code, 0, "{point}: {v}");
+        for (path, bytes, _) in &files {
+            assert_eq!(
+                &std::fs::read(ws.join(path)).unwrap(),
+                bytes,
+                "{point}: {path}"
+            );
+        }
+    }
+}
+
+#[test]
 fn mirror_recovers_from_a_crash_at_every_step() {
     // Copies are verified into temps, made durable by one sync, then
     // published; then the names are synced, refs copied and the catalog

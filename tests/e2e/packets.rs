@@ -25,7 +25,7 @@ fn write_json(p: &Path, v: &Value) {
 }
 
 /// A fresh copy of the sample packet root.
-fn packet_root(env: &Env, name: &str) -> PathBuf {
+pub(crate) fn packet_root(env: &Env, name: &str) -> PathBuf {
     let root = env.path(name);
     copy_tree(&fixture("task-packets"), &root);
     root
@@ -34,7 +34,7 @@ fn packet_root(env: &Env, name: &str) -> PathBuf {
 /// Re-derives the declared digests after an edit, the way a re-review would:
 /// every component digest from its file, then the review record's
 /// pre-admission binding, then the review record's own digest.
-fn rebind(root: &Path, edit: impl FnOnce(&mut Value)) {
+pub(crate) fn rebind(root: &Path, edit: impl FnOnce(&mut Value)) {
     let pp = root.join(PACKET);
     let mut p = read_json(&pp);
     edit(&mut p);
@@ -70,7 +70,7 @@ fn run(env: &Env, cmd: &str, root: &Path) -> (i32, Value) {
 }
 
 /// A .tar.gz holding `files` (path, bytes, mode), built with the tar crate.
-fn targz(files: &[(String, Vec<u8>, u32)]) -> Vec<u8> {
+pub(crate) fn targz(files: &[(String, Vec<u8>, u32)]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for (path, data, mode) in files {
         let mut h = tar::Header::new_gnu();
