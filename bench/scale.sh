@@ -5,6 +5,7 @@
 #   bench/scale.sh                    # 10k, 100k, 500k, 1M objects
 #   CHECKPOINTS="10000 100000" bench/scale.sh   # a quicker run
 #   COFFER=path/to/coffer bench/scale.sh        # another build (A/B)
+#   KEEP=1 bench/scale.sh             # keep the store for profiling
 #
 # The store is filled with unique small files (0.5-4 KiB) put 10,000 at a
 # time. At each checkpoint, measured in the same run:
@@ -77,4 +78,4 @@ for target in $CHECKPOINTS; do
   echo "ls peak RSS: ${ls_kb} KiB; --json ls: ${lsj_kb} KiB"
   echo "has startup: ${has_ms} ms | git cat-file -e: ${git_ms} ms | ratio $(python3 -c "print(f'{float(\"$has_ms\") / float(\"$git_ms\"):.2f}')")"
 done
-rm -rf "$B"
+if [ "${KEEP:-0}" = 1 ]; then echo "kept: $S"; else rm -rf "$B"; fi
