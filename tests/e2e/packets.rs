@@ -116,13 +116,7 @@ fn the_sample_packet_validates_freezes_once_and_materializes_privately() {
 
     // Materialize: only the include paths, private modes, exact bytes.
     let ws = env.path("ws");
-    let (code, v) = env.json(&[
-        "packet",
-        "materialize",
-        root.to_str().unwrap(),
-        PACKET,
-        ws.to_str().unwrap(),
-    ]);
+    let (code, v) = materialize(&env, &root, &ws);
     assert_eq!(code, 0, "{v}");
     use std::os::unix::fs::PermissionsExt;
     let mode = |p: &str| std::fs::metadata(ws.join(p)).unwrap().permissions().mode() & 0o777;
@@ -135,13 +129,7 @@ fn the_sample_packet_validates_freezes_once_and_materializes_privately() {
         std::fs::read(ws.join("src/calc.py")).unwrap(),
         b"def add(a, b):\n    return a - b\n"
     );
-    let (code, v) = env.json(&[
-        "packet",
-        "materialize",
-        root.to_str().unwrap(),
-        PACKET,
-        ws.to_str().unwrap(),
-    ]);
+    let (code, v) = materialize(&env, &root, &ws);
     assert_eq!(
         (code, codes(&v)),
         (3, vec!["conflict.destination_exists".to_string()])
@@ -241,15 +229,53 @@ fn status_names_each_changed_component_and_freeze_refuses_the_change() {
         let (code, v) = run(&env, "freeze", &r);
         assert_eq!(code, 3, "{component}: {v}");
         assert_eq!(codes(&v), vec!["conflict.packet_changed"]);
+        // Nor is a changed packet materialized from the old freeze.
+        let ws = env.path(&format!("ws-{component}"));
+        let (code, v) = materialize(&env, &r, &ws);
+        assert_eq!(
+            (code, codes(&v)),
+            (3, vec!["conflict.packet_not_frozen".to_string()]),
+            "{component}: {v}"
+        );
+        assert!(!ws.exists(), "{component}");
     }
-    // A component edited without re-review is invalid, not changed.
-    let r = env.path("root-tampered");
-    copy_tree(&root, &r);
-    std::fs::write(r.join("restricted/verifier.json"), b"{}").unwrap();
-    let (code, v) = run(&env, "status", &r);
-    assert_eq!(code, 1);
-    assert_eq!(v["result"]["state"], "invalid");
-    assert_eq!(codes(&v), vec!["integrity.digest_mismatch"]);
+    // A component edited without re-review is invalid, not changed, and
+    // is not materialized: materialize hashes the fixture archive rather
+    // than reading its members, which catches a changed archive all the
+    // same.
+    for (name, file) in [
+        ("verifier", "restricted/verifier.json"),
+        ("fixture", "fixtures/calc.tar.gz"),
+    ] {
+        let r = env.path(&format!("root-tampered-{name}"));
+        copy_tree(&root, &r);
+        let mut bytes = std::fs::read(r.join(file)).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(r.join(file), bytes).unwrap();
+        let (code, v) = run(&env, "status", &r);
+        assert_eq!(code, 1, "{name}: {v}");
+        assert_eq!(v["result"]["state"], "invalid", "{name}");
+        assert_eq!(codes(&v), vec!["integrity.digest_mismatch"], "{name}");
+        let ws = env.path(&format!("ws-tampered-{name}"));
+        let (code, v) = materialize(&env, &r, &ws);
+        assert_eq!(
+            (code, codes(&v)),
+            (3, vec!["conflict.packet_not_frozen".to_string()]),
+            "{name}: {v}"
+        );
+        assert!(!ws.exists(), "{name}");
+    }
+}
+
+fn materialize(env: &Env, root: &Path, ws: &Path) -> (i32, Value) {
+    env.json(&[
+        "packet",
+        "materialize",
+        root.to_str().unwrap(),
+        PACKET,
+        ws.to_str().unwrap(),
+    ])
 }
 
 #[test]

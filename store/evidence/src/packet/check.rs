@@ -44,6 +44,19 @@ pub struct Loaded {
 /// A fixture archive's members, each with its digest when it is a file.
 pub type Members = Vec<(Member, Option<Digest>)>;
 
+/// How far a read of the components goes into the fixture archive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixtureDepth {
+    /// Every member is read, checked against the packet's limits and
+    /// include paths, and handed to the sink.
+    Members,
+    /// The archive is hashed, not opened up: enough where a freeze record
+    /// is about to vouch for it, since the same archive bytes under the
+    /// same packet (whose digest covers the limits and include paths) give
+    /// the members they gave when frozen. No members are returned.
+    DigestOnly,
+}
+
 /// The packet's components, as frozen.
 #[derive(Debug, Clone)]
 pub struct Components {
@@ -348,6 +361,7 @@ fn read_fixture(
     p: &Packet,
     sink: &mut dyn Sink,
     root: &Root,
+    depth: FixtureDepth,
     issues: &mut Vec<Issue>,
 ) -> Result<(Option<Digest>, Members)> {
     let src = &p.agent_input.fixture.source;
@@ -375,9 +389,9 @@ fn read_fixture(
         )),
         Ok(_) => fixture = put_reference(loaded, &archive_ref, sink, root, issues)?,
     }
-    let members = match fixture {
-        Some(_) => stream_members(loaded, p, limits, sink, issues)?,
-        None => Vec::new(),
+    let members = match (fixture, depth) {
+        (Some(_), FixtureDepth::Members) => stream_members(loaded, p, limits, sink, issues)?,
+        _ => Vec::new(),
     };
     Ok((fixture, members))
 }
@@ -500,6 +514,7 @@ fn archive_issue(e: &ArchiveError, locator: &str) -> Issue {
 pub fn read_components(
     loaded: &Loaded,
     sink: &mut dyn Sink,
+    depth: FixtureDepth,
 ) -> Result<(Option<Components>, Vec<Issue>)> {
     let p = loaded
         .packet
@@ -519,7 +534,7 @@ pub fn read_components(
         Some(root.clone()),
     )?;
 
-    let (fixture, members) = read_fixture(loaded, p, sink, &root, &mut issues)?;
+    let (fixture, members) = read_fixture(loaded, p, sink, &root, depth, &mut issues)?;
 
     let reference = match p.reference_solution() {
         Some(r) => match put_reference(loaded, &r, sink, &root, &mut issues)? {

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::check::{load, pre_admission_digest, read_components, Components, Loaded};
+use super::check::{load, pre_admission_digest, read_components, Components, FixtureDepth, Loaded};
 use super::model::{DigestObject, Packet};
 use super::{MEMBER_ROOT, PACKET_ROOT};
 use crate::schema::{self, DocKind};
@@ -147,8 +147,9 @@ fn differences(record: &Value, packet_digest: &Value, components: &Value) -> Vec
 fn checked_components(
     loaded: &Loaded,
     sink: &mut dyn Sink,
+    depth: FixtureDepth,
 ) -> Result<std::result::Result<(Components, PacketReport), PacketReport>> {
-    let (components, issues) = read_components(loaded, sink)?;
+    let (components, issues) = read_components(loaded, sink, depth)?;
     let mut out = report(loaded, PacketState::Invalid);
     out.issues = issues;
     Ok(match components.filter(|_| out.issues.is_empty()) {
@@ -175,11 +176,16 @@ fn report(loaded: &Loaded, state: PacketState) -> PacketReport {
 
 /// Validates a packet and its components without storing anything.
 pub fn status(root: &Path, packet: &Path) -> Result<PacketReport> {
+    status_to(root, packet, FixtureDepth::Members)
+}
+
+/// [`status`], reading the fixture archive to `depth`.
+fn status_to(root: &Path, packet: &Path, depth: FixtureDepth) -> Result<PacketReport> {
     let loaded = load(root, packet)?;
     if !loaded.issues.is_empty() || loaded.packet.is_none() {
         return Ok(report(&loaded, PacketState::Invalid));
     }
-    let (c, mut out) = match checked_components(&loaded, &mut HashOnly)? {
+    let (c, mut out) = match checked_components(&loaded, &mut HashOnly, depth)? {
         Ok(x) => x,
         Err(invalid) => return Ok(invalid),
     };
@@ -227,7 +233,7 @@ pub fn freeze(store: &mut Store, root: &Path, packet: &Path) -> Result<PacketRep
     }
     let packet_digest = DigestObject::json(&canonical_digest(&loaded.value));
     let mut batch = store.batch()?;
-    let (c, mut out) = match checked_components(&loaded, &mut batch)? {
+    let (c, mut out) = match checked_components(&loaded, &mut batch, FixtureDepth::Members)? {
         Ok(x) => x,
         Err(invalid) => return Ok(invalid),
     };
@@ -406,9 +412,13 @@ fn record_freeze(
 
 /// Writes the packet's allowlisted workspace from the store into `dest`
 /// (a new directory): directories 0700, files 0600 (0700 when the owner
-/// could execute), every file verified against the tree object.
+/// could execute), every file verified against the tree object. The packet
+/// must be frozen: its digest and every component's (the fixture archive
+/// hashed as a whole) equal to its freeze record's.
 pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Result<usize> {
-    let status = status(root, packet)?;
+    // The files come from the tree object frozen with the archive, so the
+    // archive need only be the frozen one: hashed, not inflated again.
+    let status = status_to(root, packet, FixtureDepth::DigestOnly)?;
     if status.state != PacketState::Frozen {
         return Err(StoreError::Conflict {
             code: "conflict.packet_not_frozen",
@@ -548,4 +558,45 @@ fn packet_parent(loaded: &Loaded) -> Result<(Dir, String)> {
         }
     }
     Ok((cur, file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::SCHEMA;
+
+    const PACKET: &str = "packets/calc-add.json";
+
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy_tree(&e.path(), &to.join(e.file_name()));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_digest_only_status_agrees_without_reading_the_members() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("root");
+        copy_tree(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/task-packets"),
+            &root,
+        );
+        let (mut store, _) = Store::init(&t.path().join("store"), &SCHEMA).unwrap();
+        let frozen = freeze(&mut store, &root, Path::new(PACKET)).unwrap();
+        assert_eq!(frozen.state, PacketState::Frozen, "{:?}", frozen.issues);
+
+        let full = status(&root, Path::new(PACKET)).unwrap();
+        let quick = status_to(&root, Path::new(PACKET), FixtureDepth::DigestOnly).unwrap();
+        assert_eq!(full.state, PacketState::Frozen);
+        assert_eq!(quick.state, PacketState::Frozen);
+        assert_eq!(quick.record, full.record);
+        assert!(full.members > 0);
+        assert_eq!(quick.members, 0, "the archive was not opened up");
+    }
 }
