@@ -367,6 +367,25 @@ fn markers() -> &'static Walker {
     })
 }
 
+/// Every marker holds one of these (`marker_gates_cover_every_marker`), so
+/// a string with none of them holds no marker. Looking for four words is
+/// one vectorized pass (aho-corasick's packed searcher); walking the
+/// marker automaton goes a byte at a time, and was as costly as the whole
+/// credential keyword walk while most strings hold no marker.
+const MARKER_GATES: &[&str] = &["home", "Users", "USER=", "NAME="];
+
+fn marker_gate() -> &'static aho_corasick::AhoCorasick {
+    static AC: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    AC.get_or_init(|| {
+        // Leftmost matching lets the crate use its packed (SIMD) searcher;
+        // only whether there is a match counts here.
+        aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+            .build(MARKER_GATES)
+            .expect("a handful of plain words compile")
+    })
+}
+
 /// Names too common to sweep as words: generic accounts, and words that
 /// name folders in docs and examples (`C:\Users\Example`, `/home/me`).
 /// They are still replaced in typed fields and after their markers
@@ -501,8 +520,18 @@ impl LocalNames {
     }
 
     fn collect_inner(&mut self, s: &str) -> bool {
+        // Most strings hold no marker, which the gate shows faster than
+        // the walk.
+        let marked = marker_gate().is_match(s) && self.markers(s);
+        self.prompts(s);
+        marked
+    }
+
+    /// Collects the names after markers (`/home/dave`, `USER=dave`);
+    /// whether `s` holds any marker.
+    fn markers(&mut self, s: &str) -> bool {
         let mut marked = false;
-        // One pass over the string finds every marker; most strings have none.
+        // One pass over the string finds every marker.
         markers().each(s.as_bytes(), |i, end| {
             marked = true;
             let (_, kind) = MARKERS[i];
@@ -518,8 +547,13 @@ impl LocalNames {
                 }
             }
         });
+        marked
+    }
+
+    /// Collects the user and host of shell prompts (`dave@devbox:~/src$`).
+    fn prompts(&mut self, s: &str) {
         if !s.contains('@') {
-            return marked;
+            return;
         }
         let b = s.as_bytes();
         let mut from = 0;
@@ -551,7 +585,6 @@ impl LocalNames {
                 self.hosts.insert(host.to_string());
             }
         }
-        marked
     }
 }
 
@@ -647,5 +680,47 @@ mod tests {
         assert!(o.users.is_empty(), "{:?}", o.users);
         o.collect("erin@box2:/srv/app# make");
         assert_eq!(o.users.iter().collect::<Vec<_>>(), ["erin"]);
+    }
+
+    #[test]
+    fn marker_gates_cover_every_marker() {
+        for (m, _) in MARKERS {
+            assert!(
+                MARKER_GATES.iter().any(|g| m.contains(g)),
+                "{m:?} holds no gate word: strings with it would be skipped"
+            );
+        }
+    }
+
+    /// What `collect` finds when every string is walked, gate or not.
+    fn walked(s: &str) -> (bool, LocalNames) {
+        let mut n = LocalNames::default();
+        let marked = n.markers(s);
+        n.prompts(s);
+        (marked, n)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_gate_changes_nothing(parts in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::sample::select(MARKERS.iter().map(|(m, _)| m.to_string()).collect::<Vec<_>>()),
+                proptest::sample::select(vec![
+                    "dave".to_string(), "/".into(), "\\".into(), "=".into(), "%2F".into(),
+                    "hom".into(), "Use".into(), "NAM".into(), "@".into(), ":~$".into(), " ".into(),
+                    "\"".into(), "USERS".into(), "HOME=".into(),
+                ]),
+                "[a-zA-Z0-9_./\\\\%=@:~$ -]{0,6}",
+            ],
+            0..12,
+        )) {
+            let s = parts.concat();
+            let mut n = LocalNames::default();
+            let marked = n.collect(&s);
+            let (w_marked, w) = walked(&s);
+            proptest::prop_assert_eq!(&n.users, &w.users, "{:?}", s);
+            proptest::prop_assert_eq!(&n.hosts, &w.hosts, "{:?}", s);
+            proptest::prop_assert_eq!(marked, w_marked || !w.users.is_empty() || !w.hosts.is_empty(), "{:?}", s);
+        }
     }
 }
