@@ -230,14 +230,7 @@ fn status_names_each_changed_component_and_freeze_refuses_the_change() {
         assert_eq!(code, 3, "{component}: {v}");
         assert_eq!(codes(&v), vec!["conflict.packet_changed"]);
         // Nor is a changed packet materialized from the old freeze.
-        let ws = env.path(&format!("ws-{component}"));
-        let (code, v) = materialize(&env, &r, &ws);
-        assert_eq!(
-            (code, codes(&v)),
-            (3, vec!["conflict.packet_not_frozen".to_string()]),
-            "{component}: {v}"
-        );
-        assert!(!ws.exists(), "{component}");
+        not_materialized(&env, &r, component);
     }
     // A component edited without re-review is invalid, not changed, and
     // is not materialized: materialize hashes the fixture archive rather
@@ -257,15 +250,20 @@ fn status_names_each_changed_component_and_freeze_refuses_the_change() {
         assert_eq!(code, 1, "{name}: {v}");
         assert_eq!(v["result"]["state"], "invalid", "{name}");
         assert_eq!(codes(&v), vec!["integrity.digest_mismatch"], "{name}");
-        let ws = env.path(&format!("ws-tampered-{name}"));
-        let (code, v) = materialize(&env, &r, &ws);
-        assert_eq!(
-            (code, codes(&v)),
-            (3, vec!["conflict.packet_not_frozen".to_string()]),
-            "{name}: {v}"
-        );
-        assert!(!ws.exists(), "{name}");
+        not_materialized(&env, &r, &format!("tampered-{name}"));
     }
+}
+
+/// Materialize of `root` is refused as not frozen and writes nothing.
+fn not_materialized(env: &Env, root: &Path, label: &str) {
+    let ws = env.path(&format!("ws-{label}"));
+    let (code, v) = materialize(env, root, &ws);
+    assert_eq!(
+        (code, codes(&v)),
+        (3, vec!["conflict.packet_not_frozen".to_string()]),
+        "{label}: {v}"
+    );
+    assert!(!ws.exists(), "{label}");
 }
 
 fn materialize(env: &Env, root: &Path, ws: &Path) -> (i32, Value) {
