@@ -6,13 +6,16 @@
 #   CHECKPOINTS="10000 100000" bench/scale.sh   # a quicker run
 #   COFFER=path/to/coffer bench/scale.sh        # another build (A/B)
 #   KEEP=1 bench/scale.sh             # keep the store for profiling
+#   BASE=path/to/old/coffer bench/scale.sh      # fsck rows against that build too
 #
 # The store is filled with unique small files (0.5-4 KiB) put 10,000 at a
 # time. At each checkpoint, measured in the same run:
 #   - put of the next 10,000 files (rate), and of the same files into a
 #     fresh empty store right after (the same-run peer: the ratio separates
 #     the catalog's size from the filesystem's mood of the moment);
-#   - fsck and fsck --read-data (microseconds per object);
+#   - fsck and fsck --read-data (microseconds per object); with BASE, both
+#     again for BASE and this build in turn, two rounds on the same store
+#     (BASE must be able to open it), as a ratio;
 #   - `ls` and `--json ls` to /dev/null (peak RSS, GNU time);
 #   - `has D` startup against `git cat-file -e` in a one-object repo
 #     (median of 200 runs each, in a shell loop).
@@ -75,6 +78,15 @@ for target in $CHECKPOINTS; do
   echo "== $objects objects"
   echo "put of the next 10,000 files: ${put_s}s ($(python3 -c "print(f'{10000 / float(\"$put_s\"):.0f}')") files/s); into a fresh store: ${fresh_s}s; ratio $(python3 -c "print(f'{float(\"$fresh_s\") / float(\"$put_s\"):.2f}')")x the fresh rate"
   echo "fsck: $(per_object "$fsck_s" "$objects") us/object; fsck --read-data: $(per_object "$data_s" "$objects") us/object"
+  if [ -n "${BASE:-}" ]; then
+    for round in 1 2; do
+      for args in "fsck" "fsck --read-data"; do
+        read -r base_s _ < <(seconds "$BASE" --store "$S" $args)
+        read -r this_s _ < <(seconds "$COFFER" --store "$S" $args)
+        echo "$args against BASE, round $round: $(per_object "$this_s" "$objects") against $(per_object "$base_s" "$objects") us/object, $(python3 -c "print(f'{float(\"$base_s\") / float(\"$this_s\"):.2f}')")x faster"
+      done
+    done
+  fi
   echo "ls peak RSS: ${ls_kb} KiB; --json ls: ${lsj_kb} KiB"
   echo "has startup: ${has_ms} ms | git cat-file -e: ${git_ms} ms | ratio $(python3 -c "print(f'{float(\"$has_ms\") / float(\"$git_ms\"):.2f}')")"
 done
