@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""scanners.py build GITLEAKS_SRC DETECT_SECRETS_SRC OUT_DIR
+"""scanners.py build GITLEAKS_SRC DETECT_SECRETS_SRC OUT_DIR [TRUFFLEHOG_SRC]
    scanners.py scan-coffer OUT_DIR COFFER_BIN
    scanners.py scan-detect-secrets OUT_DIR DETECT_SECRETS_BIN
    scanners.py score OUT_DIR TOOL FINDINGS_JSON
    scanners.py survivors OUT_DIR EXPORT_DIR
 
-Builds an evaluation corpus from two public secret scanners' own test data,
+Builds an evaluation corpus from public secret scanners' own test data,
 read from their source checkouts at run time (nothing of theirs is stored in
 this repository):
 
@@ -18,6 +18,14 @@ this repository):
   random string matching its regex (the `rstr` package), seeded.
 - detect-secrets: the `(text, should_flag)` cases of tests/plugins/*_test.py
   `pytest.mark.parametrize` tables.
+- trufflehog (optional): the `{input, want}` cases of each detector's
+  pkg/detectors/**/*_test.go pattern tests (integration tests left out),
+  evaluated with the same Go subset. A case that wants a result is a
+  positive; its wanted values that occur verbatim in the input join the
+  export check. Cases that want nothing are not used as negatives: most
+  are a real token too far from the vendor's name for trufflehog's
+  keyword window, or one character short of its regex, which a scrubber
+  is right to redact.
 
 OUT_DIR gets tp/ (positives as files), js/ (the same inside a JSONL string
 value), bare/ (known-prefix tokens alone), fp/ (the projects' negatives),
@@ -299,6 +307,53 @@ def detect_secrets(src):
     return out
 
 
+def trufflehog(src):
+    """{detector: {"tps": [...], "fps": [], "secrets": [(text, secret)...],
+    "keywords": [...]}} from a trufflehog checkout."""
+    out = {}
+    root = os.path.join(src, "pkg/detectors")
+    for path in sorted(glob.glob(os.path.join(root, "**/*_test.go"), recursive=True)):
+        if "integration" in os.path.basename(path):
+            continue
+        det = os.path.relpath(os.path.dirname(path), root)
+        toks, env = lex(open(path, encoding="utf-8", errors="replace").read()), {}
+        for j in range(len(toks) - 2):
+            at_start = j == 0 or toks[j - 1][0] == "nl" or toks[j - 1][1] in ("{", ";", "(")
+            if toks[j][0] == "id" and toks[j + 1][1] in (":=", "=") and at_start:
+                ev = Evaluator(toks, env, {})
+                ev.i = j + 2
+                try:
+                    env[toks[j][1]] = ev.expr()
+                except (ValueError, IndexError, TypeError, KeyError):
+                    pass
+        tps, secrets = [], []
+        for j in range(len(toks) - 2):
+            if toks[j] != ("id", "input") or toks[j + 1][1] != ":":
+                continue
+            ev = Evaluator(toks, env, {})
+            ev.i = j + 2
+            try:
+                text = ev.expr()
+                if ev.next()[1] != "," or ev.next() != ("id", "want") or ev.next()[1] != ":":
+                    continue
+                want = ev.expr()
+            except (ValueError, IndexError, TypeError, KeyError):
+                continue
+            if not isinstance(text, str) or not isinstance(want, list) or not want:
+                continue
+            tps.append(text)
+            secrets.extend((text, w) for w in want if isinstance(w, str) and len(w) >= 8 and w in text)
+        keywords = []
+        for go in glob.glob(os.path.join(os.path.dirname(path), "*.go")):
+            if not go.endswith("_test.go"):
+                m = re.search(r"Keywords\(\)\s*\[\]string\s*\{\s*return\s*\[\]string\{([^}]*)\}", open(go).read())
+                if m:
+                    keywords += [go_string(k) for k in re.findall(r'"(?:\\.|[^"\\])*"', m.group(1))]
+        if tps:
+            out[det] = {"tps": tps, "fps": [], "secrets": secrets, "keywords": keywords}
+    return out
+
+
 def b64_cores(s):
     """The base64 of `s` at each of the three byte alignments, without the
     characters that depend on the neighbouring bytes."""
@@ -321,13 +376,16 @@ def forms(s):
     }
 
 
-def build(gl_src, ds_src, out):
+def build(gl_src, ds_src, out, th_src=""):
     sample = Sampler(2026)
     corpus = {}
     for rule, v in gitleaks(gl_src, sample).items():
         corpus["gitleaks/" + rule] = v
     for plugin, v in detect_secrets(ds_src).items():
         corpus["detect-secrets/" + plugin] = v
+    if th_src:
+        for det, v in trufflehog(th_src).items():
+            corpus["trufflehog/" + det] = v
     for d in ("tp", "js", "fp", "bare"):
         os.makedirs(os.path.join(out, d), exist_ok=True)
     meta, n = {}, 0
@@ -457,7 +515,7 @@ def survivors(out, export_dir):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "build":
-        build(*sys.argv[2:5])
+        build(*sys.argv[2:6])
     elif cmd == "score":
         score(*sys.argv[2:5])
     elif cmd == "scan-coffer":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Recall and false positives of `coffer scan` and detect-secrets, side by
-# side, on the two public scanners' own test data (bench/scanners.py builds
+# side, on public scanners' own test data (bench/scanners.py builds
 # the corpus from their source checkouts at run time), then the share of
 # distinct secrets that survive a `coffer export create` of all of them in
 # their contexts, plain and in three carriers (base64, percent, JSON in
@@ -8,10 +8,12 @@
 # all three alignments.
 #
 #   GITLEAKS_SRC=~/src/gitleaks DETECT_SECRETS_SRC=~/src/detect-secrets \
-#     bench/scanners.sh
+#     [TRUFFLEHOG_SRC=~/src/trufflehog] bench/scanners.sh
 #
-# (clones of github.com/gitleaks/gitleaks and github.com/Yelp/detect-secrets;
-# the script skips with a message when they are not given).
+# (clones of github.com/gitleaks/gitleaks, github.com/Yelp/detect-secrets
+# and, optionally, github.com/trufflesecurity/trufflehog, whose detector
+# tests add positives; the script skips with a message when the first two
+# are not given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -d "${GITLEAKS_SRC:-}/cmd/generate/config/rules" ] || [ ! -d "${DETECT_SECRETS_SRC:-}/tests/plugins" ]; then
@@ -26,7 +28,10 @@ fi
 PY="$B/../venv/bin/python"
 cargo build --release -q -p coffer-cli
 COFFER=$PWD/target/release/coffer
-"$PY" bench/scanners.py build "$GITLEAKS_SRC" "$DETECT_SECRETS_SRC" "$B/corpus"
+if [ -n "${TRUFFLEHOG_SRC:-}" ] && [ ! -d "$TRUFFLEHOG_SRC/pkg/detectors" ]; then
+  echo "TRUFFLEHOG_SRC has no pkg/detectors"; exit 1
+fi
+"$PY" bench/scanners.py build "$GITLEAKS_SRC" "$DETECT_SECRETS_SRC" "$B/corpus" "${TRUFFLEHOG_SRC:-}"
 "$PY" bench/scanners.py scan-coffer "$B/corpus" "$COFFER"
 "$PY" bench/scanners.py score "$B/corpus" coffer "$B/corpus/findings-coffer.json"
 "$PY" bench/scanners.py scan-detect-secrets "$B/corpus" "$B/../venv/bin/detect-secrets"
