@@ -267,23 +267,35 @@ fn plain_paths(s: &str) -> Vec<(usize, usize)> {
                 .iter()
                 .any(|h| trimmed == *h || trimmed.starts_with(&format!("{h}/")));
             let first = trimmed[1..].split('/').next().unwrap_or("");
-            if !system && ((segments >= 2 && LOCAL_ROOTS.contains(&first)) || homeish) {
+            // `</root>`, `</tmp>`: a closing tag, not a directory.
+            let closing_tag =
+                segments == 1 && start > 0 && b[start - 1] == b'<' && b.get(end) == Some(&b'>');
+            if !system
+                && !closing_tag
+                && ((segments >= 2 && LOCAL_ROOTS.contains(&first)) || homeish)
+            {
                 out.push((start, end));
             }
             i = end.max(i + 1);
             continue;
         }
+        // A drive letter; after `-` or `?` it is a regex's inline flag
+        // group (`(?-u:\b)`, `(?i:\1)`), not a disk.
         if c.is_ascii_alphabetic()
             && b.get(i + 1) == Some(&b':')
             && b.get(i + 2) == Some(&b'\\')
-            && (i == 0 || !word_char(b[i - 1]))
+            && (i == 0 || !(word_char(b[i - 1]) || b"-?".contains(&b[i - 1])))
         {
             let start = i;
             let mut end = i + 3;
             while end < b.len() && (path_char(b[end]) || b[end] == b'\\') {
                 end += 1;
             }
-            out.push((start, end));
+            // `%s:\n`, `class A:\n` in source text: a colon before an
+            // escape. A drive path names at least a two-character folder.
+            if end - (i + 3) >= 2 {
+                out.push((start, end));
+            }
             i = end;
             continue;
         }
@@ -656,6 +668,10 @@ mod tests {
             "run /help now",
             "#!/usr/bin/env python3",
             "ratio 3/4/5",
+            "<root><tmp>x</tmp></root>",
+            r#"write_str(r"(?-u:\b{end-half})")"#,
+            r"(abc)(?i:\1) and (?x:\n)",
+            r#"spill("Methods %s:\n" % tag, '   except E as N:\n')"#,
         ] {
             assert_eq!(rw(s), s);
         }
