@@ -140,7 +140,8 @@ const CATALOG: &[Spec] = &[
     (
         "github-app-installation-token",
         &["ghs_"],
-        r"(?P<s>ghs_[A-Za-z0-9]{36,}[A-Za-z0-9._-]*)",
+        // Newer ones carry `_` inside (`ghs_RWGUZ6kS8_Ut7…`).
+        r"(?P<s>ghs_[A-Za-z0-9_]{36,}[A-Za-z0-9._-]*)",
         Check::Shape,
     ),
     (
@@ -262,6 +263,14 @@ const CATALOG: &[Spec] = &[
         Check::Basic,
     ),
     (
+        // A Docker `config.json`: `"auths": {"host": {"auth": "<base64 of
+        // user:password>"}}`.
+        "docker-config-auth",
+        &["\"auth\""],
+        r#""auth"\s*:\s*"(?P<s>[A-Za-z0-9+/]{8,}={0,2})""#,
+        Check::Basic,
+    ),
+    (
         "curl-user",
         &["-u"],
         r#"(?:\s|^)(?:-u|--user)(?:\s+|=)["']?(?P<u>[^\s:"'\[<]{1,128})["']?:["']?(?P<s>[^\s"'\[]{1,256})"#,
@@ -307,7 +316,16 @@ const CATALOG: &[Spec] = &[
             "connection",
             "dsn",
         ],
-        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|dsn|key|auth|pw)|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:["'`]?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)\s*(?:"(?P<q>[^"\r\n]{1,1024})"|'(?P<a>[^'\r\n]{1,1024})'|`(?P<b>[^`\r\n]{1,1024})`|(?P<s>[^\s"'`,;&<>)\]}]{1,1024}))"#,
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:["'`]?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)\s*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`|(?P<s>[^\s"'`,;&<>)\]}]+))"#,
+        Check::Assignment,
+    ),
+    (
+        // `deploy token - 'value'`: a dash between a secret's name and its
+        // quoted value, as in notes and logs. Only a quoted value counts
+        // (`key - offset` is arithmetic).
+        "secret-label-dash",
+        &["token", "secret", "pass", "pwd", "key", "credential"],
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|key)(?:[_-]?[0-9]{1,2})?)[ \t]+-[ \t]+(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)')"#,
         Check::Assignment,
     ),
     (
@@ -326,14 +344,17 @@ const CATALOG: &[Spec] = &[
         // NuGet and .NET config: `<add key="ClearTextPassword" value="…"/>`.
         "config-key-value",
         &["<add"],
-        r#"(?i)<add\s+key\s*=\s*"(?P<n>[^"]{0,64}(?:password|secret|token|apikey)[^"]{0,64})"\s+value\s*=\s*"(?P<q>[^"\r\n]{1,1024})""#,
+        r#"(?i)<add\s+key\s*=\s*"(?P<n>[^"]{0,64}(?:password|secret|token|apikey)[^"]{0,64})"\s+value\s*=\s*"(?P<q>[^"\r\n]+)""#,
         Check::Assignment,
     ),
     (
         "secret-element",
         &["token", "secret", "pass", "pwd", "key", "credential"],
         // `<apiToken>value</apiToken>`, the value alone on its line or not.
-        r#"(?i)<(?P<n>[A-Za-z0-9_.:-]*(?:token|secret|passw(?:or)?d|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?))>\s*(?P<s>[^<>\s]{1,1024})\s*</"#,
+        // Element text is data, not code, so it is read as a literal
+        // (group `q`), spaces inside included: Jenkins keeps its
+        // credentials as `<secret>{AQAAABAAAA…}</secret>`.
+        r#"(?i)<(?P<n>[A-Za-z0-9_.:-]*(?:token|secret|passw(?:or)?d|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?))>\s*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)\s*</"#,
         Check::Assignment,
     ),
 ];
@@ -704,10 +725,59 @@ pub fn is_placeholder(v: &[u8]) -> bool {
     if s.starts_with('<') || s.starts_with("{{") || s.starts_with("${{") {
         return true;
     }
+    // `{password}`, `%s:%s`: a format string, filled in later.
+    if format_only(v) {
+        return true;
+    }
     let mut distinct: Vec<u8> = s.bytes().collect();
     distinct.sort_unstable();
     distinct.dedup();
     distinct.len() <= 2
+}
+
+/// A format string with nothing but fields and punctuation: `{password}`,
+/// `{0}:{1}`, `%s:%s`, `%(user)s`. A field names words or a position; a
+/// token's random body mixes letters and digits.
+fn format_only(v: &[u8]) -> bool {
+    let (mut i, mut fields) = (0, 0);
+    while i < v.len() {
+        match v[i] {
+            b'{' => {
+                let Some(len) = v[i..].iter().position(|c| *c == b'}') else {
+                    return false;
+                };
+                let inner = &v[i + 1..i + len];
+                let named = inner
+                    .iter()
+                    .all(|c| c.is_ascii_alphabetic() || b"_.-".contains(c));
+                if !(named || inner.iter().all(u8::is_ascii_digit)) {
+                    return false;
+                }
+                fields += 1;
+                i += len + 1;
+            }
+            b'%' => {
+                let mut j = i + 1;
+                if v.get(j) == Some(&b'(') {
+                    match v[j..].iter().position(|c| *c == b')') {
+                        Some(len) => j += len + 1,
+                        None => return false,
+                    }
+                }
+                while v.get(j).is_some_and(|c| b"-+ #0123456789.".contains(c)) {
+                    j += 1;
+                }
+                if !v.get(j).is_some_and(u8::is_ascii_alphabetic) {
+                    return false;
+                }
+                fields += 1;
+                i = j + 1;
+            }
+            c if c.is_ascii_alphanumeric() => return false,
+            _ => i += 1,
+        }
+    }
+    fields > 0
 }
 
 /// Tokens that have a secret's shape but are made up: documentation
@@ -788,7 +858,10 @@ pub fn looks_fake(v: &[u8]) -> bool {
 fn constant_name(v: &[u8]) -> bool {
     v.contains(&b'_')
         && v[0].is_ascii_uppercase()
-        && v.iter().all(|c| c.is_ascii_uppercase() || *c == b'_')
+        && v.split(|c| *c == b'_').all(|part| {
+            let letters = part.iter().take_while(|c| c.is_ascii_uppercase()).count();
+            part[letters..].iter().all(u8::is_ascii_digit)
+        })
 }
 
 /// A value that is itself a label or a statement: `token:`, `key =`,
@@ -969,6 +1042,18 @@ fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
             && (w[0].is_ascii_alphabetic() || w[0] == b'_')
             && w.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
     };
+    // Declarations in C and Rust bindings: `secret: *const u8`,
+    // `token: __u64` (reserved names), `TOKEN: _bindgen_ty_5 = …` (a
+    // type, then the value).
+    if value.strip_prefix(b"*").is_some_and(ident)
+        || (value.starts_with(b"__") && ident(value))
+        || (ident(value) && {
+            let rest = after.trim_ascii_start();
+            rest.starts_with(b"=") && !rest.starts_with(b"==")
+        })
+    {
+        return true;
+    }
     // Unquoted: `self.password`, `config.api_key`, `Option<String>`,
     // `EncapsulationKey::new`, `tokens[0]`.
     let segments: Vec<&[u8]> = value.split(|c| *c == b'.').collect();
@@ -1052,11 +1137,12 @@ fn bare_word(value: &[u8]) -> bool {
             .all(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'-')
 }
 
-/// `"doesnt start right"`: three or more lower-case words, no digit or
-/// symbol, is prose, not a password.
+/// `"doesnt start right"`, `"Foreign key constraint failed"`: three or
+/// more words of letters, no digit or symbol, is prose, not a password.
 fn prose(value: &[u8]) -> bool {
     value.iter().filter(|c| **c == b' ').count() >= 2
-        && value.iter().all(|c| c.is_ascii_lowercase() || *c == b' ')
+        && value.iter().any(u8::is_ascii_lowercase)
+        && value.iter().all(|c| c.is_ascii_alphabetic() || *c == b' ')
 }
 
 /// A time-based (version 1) UUID: a timestamp and a node id, an identifier
@@ -1125,7 +1211,13 @@ fn versioned_name(value: &[u8]) -> bool {
 }
 
 fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
+    // `API_KEY_2`, `token1`: a numbered name is judged as the name.
     let n = crate::names::normalize(&String::from_utf8_lossy(name));
+    let n = match n.trim_end_matches(|c: char| c.is_ascii_digit()) {
+        "" => n.as_str(),
+        trimmed => trimmed,
+    }
+    .to_string();
     if crate::names::normalize_is_innocent(&n)
         || sample_name(&n)
         || versioned_name(value)
@@ -1145,10 +1237,22 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
     if !literal_syntax && bare_word(value) {
         return false;
     }
+    // `colon2_token: node.colon2_token`: a field read from another value.
+    let lower = value.to_ascii_lowercase();
+    let own = name.to_ascii_lowercase();
+    if !own.is_empty()
+        && lower.len() > own.len()
+        && lower.ends_with(&own)
+        && lower[lower.len() - own.len() - 1] == b'.'
+    {
+        return false;
+    }
     if weak_name(&n) {
-        // `key="ClearTextPassword"`, `key="jetbrains.mps.v8_elimination"`:
-        // a word or a dotted name, not a credential.
-        if value.iter().all(u8::is_ascii_alphabetic)
+        // `key="ClearTextPassword"`, `key="jetbrains.mps.v8_elimination"`,
+        // `key = "x-hello-world-64"`: a word or a name made of words, not a
+        // credential.
+        if words_name(value)
+            || value.iter().all(u8::is_ascii_alphabetic)
             || (value.contains(&b'.')
                 && value.split(|c| *c == b'.').all(|s| {
                     !s.is_empty() && s.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
@@ -1167,6 +1271,26 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
         return false;
     }
     value.len() >= 4
+}
+
+/// `project-cache-v5-`, `aws_sse_customer_key_base64`, `X-Goog-Signature`:
+/// two or more parts split by `-`, `_` or `.`, each a word (letters in one
+/// case or capitalized, then perhaps digits: `base64`) or at most three
+/// characters. A random token's parts mix cases.
+fn words_name(v: &[u8]) -> bool {
+    let parts: Vec<&[u8]> = v
+        .split(|c| b"-_.".contains(c))
+        .filter(|p| !p.is_empty())
+        .collect();
+    parts.len() >= 2
+        && parts.iter().all(|p| {
+            let letters = p.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+            let word = &p[..letters];
+            let one_case = word[1.min(letters)..].iter().all(u8::is_ascii_lowercase)
+                || word.iter().all(u8::is_ascii_uppercase);
+            (letters > 0 && one_case && p[letters..].iter().all(u8::is_ascii_digit))
+                || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
+        })
 }
 
 fn decodes_to_user_password(v: &[u8]) -> bool {

@@ -335,6 +335,20 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     );
     add("secret-assignment", "$svcToken .= \"{}\"", g.alnum(30));
     add("secret-assignment", "SVC_TOKEN ::= \"{}\"", g.alnum(30));
+    add("secret-assignment", "sumoKey2 = '{}'", g.alnum(40));
+    add("secret-assignment", "API_TOKEN_2={}", g.alnum(30));
+    add("secret-label-dash", "deploy token - '{}'", g.alnum(30));
+    // Letters only, in parts: not a name made of words, not a constant.
+    add("secret-assignment", "codemagic_key: \"{}\"", {
+        let alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        format!("QxR{}_aB{}", g.chars(alpha, 28), g.chars(alpha, 10))
+    });
+    add(
+        "secret-assignment",
+        "\"secret\": \"{}\"",
+        format!("API_KEYN2B{}", g.chars(UPPER_NUM, 30)),
+    );
+    add("secret-label-dash", "sheety key - \"{}\"", g.alnum(32));
     add("secret-assignment", "SVC_TOKEN ?= \"{}\"", g.alnum(30));
     add(
         "secret-assignment",
@@ -346,6 +360,26 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "<svcToken>\n    {}\n</svcToken>",
         g.alnum(30),
     );
+    // Jenkins `credentials.xml`: braces and a space are part of the value.
+    add(
+        "secret-element",
+        "<scope>GLOBAL</scope>\n<secret>{}</secret>",
+        format!("{{AQAAABAAAAAQ{}}}", g.chars(B64, 40)),
+    );
+    add(
+        "secret-element",
+        "<password>{}</password>",
+        format!("{} {}", g.alnum(8), g.alnum(9)),
+    );
+    {
+        use base64::Engine;
+        let cred = format!("builder:{}", g.alnum(16));
+        add(
+            "docker-config-auth",
+            "{\"auths\":{\"registry.example.org\":{\"auth\": \"{}\"}}}",
+            base64::engine::general_purpose::STANDARD.encode(cred),
+        );
+    }
     add(
         "slack-token",
         "refresh: {}",
@@ -466,6 +500,35 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "https://indieweb.org/images/3/35/2018-250-xoxo-indieweb-1.jpg",
         "xoxe.xoxp-1-SlackAppConfigurationAccessTokenHere",
         "nonMatchingToken := \"task_test_fc0t17i4uocm2gfvvpy1rwt1l8hts3\"",
+        // Format-string fields and element text that is not a value.
+        "token = \"{token}\"",
+        "password: '{0}'",
+        "<password>{db_password}</password>",
+        "<secretName>${SECRET_NAME}</secretName>",
+        "<token>\n</token>",
+        // Field and constant declarations of generated bindings.
+        "    pub out_private_key: *mut u8,",
+        "    secret: *const u8,",
+        "    pub rq_area_token: __u64,",
+        "pub const IFLA_INET6_TOKEN: _bindgen_ty_5 = _bindgen_ty_5::IFLA_INET6_TOKEN;",
+        // Format strings, references to a field of the same name, names
+        // made of words, constants and messages under secret-like labels.
+        "user_pass = '%s:%s' % (unquote(user), unquote(password))",
+        "credentials = '{0}:{1}'.format(user, passwd).encode()",
+        "auth = \"%(user)s:%(password)s\"",
+        "colon2_token: node.colon2_token,",
+        "key: project-cache-v5-<< parameters.rust_img >>",
+        "let key = \"x-hello-world-64\";",
+        "Self::CustomerEncryptionKey => \"aws_sse_customer_key_base64\",",
+        "Secret::ClientTraffic => \"CLIENT_TRAFFIC_SECRET_0\",",
+        "SQLITE_CONSTRAINT_FOREIGNKEY => \"Foreign key constraint failed\",",
+        // Arithmetic on characters next to secret names; numbered
+        // sample keys.
+        "digit = key - '0';",
+        "shift = token - 'a' + 10",
+        "key1 = \"value1\"",
+        // `auth` that is not base64 of `user:password`.
+        "{\"auth\": \"bm9jb2xvbg==\"}",
         // A JWT-looking pair whose header is not JSON.
         "eyJhbasdGciOiJIUaddasdasfsasdasdzI1NiIasdsInR5cCI6IkpXVCasdJasd9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ",
     ]
