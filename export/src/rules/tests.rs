@@ -657,3 +657,41 @@ fn filler_is_one_case_and_a_mixed_case_run_stays_a_token() {
     let tok = "ghp_XXxXA0a0Q7x9Kp2Lm4Nz8Rt6Vb3Wc5Yd1Fg0";
     assert_eq!(hits_of(&rs, &format!(" {tok}")).len(), 1);
 }
+
+proptest::proptest! {
+    /// A format string of fields and punctuation is a placeholder; one
+    /// letter or digit outside a field makes it a value.
+    #[test]
+    fn format_strings_of_fields_only_are_placeholders(
+        parts in proptest::collection::vec(
+            (
+                proptest::prop_oneof![
+                    "\\{[a-z_]{0,8}\\}",
+                    "\\{[0-9]{1,2}\\}",
+                    "%[-0-9.]{0,3}[sdfr]",
+                    "%\\([a-z]{1,6}\\)s",
+                ],
+                "[:/@ ,;=-]{0,2}",
+            ),
+            1..5,
+        ),
+        stray in "[A-Za-z0-9]",
+    ) {
+        let s: String = parts.iter().map(|(f, sep)| format!("{f}{sep}")).collect();
+        proptest::prop_assert!(format_only(s.as_bytes()), "{s:?}");
+        proptest::prop_assert!(is_placeholder(s.as_bytes()), "{s:?}");
+        let with = format!("{s}{stray}");
+        proptest::prop_assert!(!format_only(with.as_bytes()), "{with:?}");
+    }
+
+    /// The value tests take any bytes without panicking.
+    #[test]
+    fn value_tests_take_any_bytes(v in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48)) {
+        let _ = (format_only(&v), is_placeholder(&v), looks_fake(&v), constant_name_or_empty(&v), words_name(&v));
+    }
+}
+
+/// [`constant_name`] for any input (it expects a non-empty value).
+fn constant_name_or_empty(v: &[u8]) -> bool {
+    !v.is_empty() && constant_name(v)
+}
