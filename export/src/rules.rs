@@ -711,13 +711,13 @@ pub fn is_placeholder(v: &[u8]) -> bool {
         "dummy",
         "replace_me",
         "replaceme",
-        "none",
-        "null",
-        "undefined",
-        "true",
-        "false",
     ];
     if markers.iter().any(|m| s.contains(m)) {
+        return true;
+    }
+    // Whole values only: a long random token holds `NOnE` or `tRuE` now
+    // and then (an Entra refresh token did).
+    if ["none", "null", "nil", "undefined", "true", "false"].contains(&s) {
         return true;
     }
     // `<secret>`, `{{ secrets.TOKEN }}`: a template, not a value (a

@@ -308,6 +308,23 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         g.alnum(24),
     );
     add("query-secret", "https://h/p?api_key={}", g.alnum(24));
+    // A random body may hold `NOnE` or `tRuE`; only a whole `none` is a
+    // placeholder.
+    add(
+        "query-secret",
+        "grant_type=refresh_token&refresh_token={}",
+        format!(
+            "1.AAEA{}NOnE{}.AgAB{}",
+            g.alnum(20),
+            g.alnum(12),
+            g.alnum(40)
+        ),
+    );
+    add(
+        "secret-assignment",
+        "token = \"{}\"",
+        format!("{}tRuE{}", g.alnum(10), g.alnum(10)),
+    );
     add("secret-assignment", "export GITHUB_TOKEN={}\n", g.alnum(30));
     add(
         "secret-assignment",
@@ -432,6 +449,9 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "token: process.env.NPM_TOKEN",
         "password=%DB_PASSWORD%",
         "password=changeme",
+        "api_key: null",
+        "password = \"none\"",
+        "secret_token=undefined",
         "API_KEY=your_api_key_here",
         "secret: <secret>",
         "token={{ secrets.TOKEN }}",
