@@ -325,6 +325,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "token = \"{}\"",
         format!("{}tRuE{}", g.alnum(10), g.alnum(10)),
     );
+    add(
+        "secret-assignment",
+        "password: {}",
+        format!("{}xXxX{}", g.alnum(10), g.alnum(10)),
+    );
     add("secret-assignment", "export GITHUB_TOKEN={}\n", g.alnum(30));
     add(
         "secret-assignment",
