@@ -79,6 +79,28 @@ const SECRET_SUFFIXES: &[&str] = &[
 /// Names that end like a secret but are not (normalized).
 const INNOCENT: &[&str] = &["maxtoken", "nexttoken", "pagetoken", "tokenizer"];
 
+/// Endings that make a `…token` name innocent: pagination cursors
+/// (`nextPageToken`, `NextContinuationToken`, botocore's `input_token`),
+/// idempotency keys, and a tokenizer's special tokens (`eos_token: "</s>"`).
+/// Not `clienttoken` or `sessiontoken`: some services authenticate with
+/// those.
+const INNOCENT_SUFFIXES: &[&str] = &[
+    "pagetoken",
+    "nexttoken",
+    "continuationtoken",
+    "paginationtoken",
+    "inputtoken",
+    "outputtoken",
+    "idempotencytoken",
+    "bostoken",
+    "eostoken",
+    "padtoken",
+    "unktoken",
+    "septoken",
+    "clstoken",
+    "masktoken",
+];
+
 /// Fields whose values are user names.
 const USER_FIELDS: &[&str] = &["user", "username", "owner", "login"];
 
@@ -205,7 +227,10 @@ impl StrLeaf for Node<'_> {
 
 /// Whether a normalized name is secret-named.
 pub fn is_secret_name(n: &str, allow: &[String]) -> bool {
-    if INNOCENT.contains(&n) || allow.iter().any(|a| a == n) {
+    if INNOCENT.contains(&n)
+        || INNOCENT_SUFFIXES.iter().any(|s| n.ends_with(s))
+        || allow.iter().any(|a| a == n)
+    {
         return false;
     }
     SECRET_EXACT.contains(&n) || SECRET_SUFFIXES.iter().any(|s| n.ends_with(s))
@@ -221,6 +246,7 @@ pub const THINKING_KEEP: &[&str] = &["schema", "type", "id", "sessionId", "times
 /// `*_file`, `*_path`, `*_ttl`), normalized.
 pub fn normalize_is_innocent(n: &str) -> bool {
     INNOCENT.contains(&n)
+        || INNOCENT_SUFFIXES.iter().any(|s| n.ends_with(s))
         || ["maxtokens", "tokencount", "tokens"].contains(&n)
         // `public_key`, `publicToken`, `publishable_key`: public by name.
         || n.starts_with("public")
@@ -273,6 +299,19 @@ mod tests {
         assert_eq!(classify("token_count", &[]), FieldClass::Plain);
         assert_eq!(classify("GITHUB_TOKEN_FILE", &[]), FieldClass::Plain);
         assert_eq!(classify("next_token", &[]), FieldClass::Plain);
+        for n in [
+            "nextPageToken",
+            "NextContinuationToken",
+            "input_token",
+            "eos_token",
+            "pad_token",
+            "IdempotencyToken",
+        ] {
+            assert_eq!(classify(n, &[]), FieldClass::Plain, "{n}");
+        }
+        for n in ["client_token", "SessionToken", "auth_token", "bot_token"] {
+            assert_eq!(classify(n, &[]), FieldClass::Secret, "{n}");
+        }
         assert_eq!(
             classify("csrf_token", &["csrftoken".into()]),
             FieldClass::Plain

@@ -547,6 +547,9 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "Self::CustomerEncryptionKey => \"aws_sse_customer_key_base64\",",
         "Secret::ClientTraffic => \"CLIENT_TRAFFIC_SECRET_0\",",
         "SQLITE_CONSTRAINT_FOREIGNKEY => \"Foreign key constraint failed\",",
+        // Pagination cursors and a tokenizer's special tokens.
+        "nextPageToken: \"CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3\"",
+        "tokenizer.eos_token = \"</s>\"",
         // Arithmetic on characters next to secret names; numbered
         // sample keys.
         "digit = key - '0';",
