@@ -298,6 +298,23 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     ),
     (
+        // `docker login -u ci -p VALUE`, `mysql -uroot -pVALUE`: a password
+        // on a login command line (`-p` alone, with a space, makes mysql
+        // prompt; for the container tools it takes the next word).
+        "cli-login-password",
+        &["login", "mysql"],
+        r#"(?:\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras)\b[^\n]{0,200}?\blogin\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bmysql(?:dump|admin|sh)?\b[^\n]{0,200}?\s-p)["']?(?P<s>[^\s"']{4,})"#,
+        Check::Value,
+    ),
+    (
+        // `my API key is 2afd…`: a secret's name, `is`, and a long token in
+        // a sentence (short words after `is` are prose: `is required`).
+        "secret-label-is",
+        &["key", "token", "secret", "password"],
+        r#"(?i)\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret|password)\s+is\s+["'`]?(?P<s>[A-Za-z0-9+/_=.-]{16,})"#,
+        Check::Value,
+    ),
+    (
         "query-secret",
         &["token=", "key=", "secret=", "password=", "passwd="],
         r#"(?i)[?&](?:[a-z_]*token|api_?key|key|[a-z_]*secret|password|passwd)=(?P<s>[^&\s"'#<>]{6,})"#,
@@ -354,7 +371,7 @@ const CATALOG: &[Spec] = &[
         // Element text is data, not code, so it is read as a literal
         // (group `q`), spaces inside included: Jenkins keeps its
         // credentials as `<secret>{AQAAABAAAA…}</secret>`.
-        r#"(?i)<(?P<n>[A-Za-z0-9_.:-]*(?:token|secret|passw(?:or)?d|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?))>\s*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)\s*</"#,
+        r#"(?i)<(?P<n>[A-Za-z0-9_.:-]*(?:token|secret|passw(?:or)?d|pwd|key|client_?secret|credentials?))>\s*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)\s*</"#,
         Check::Assignment,
     ),
 ];
@@ -1253,9 +1270,10 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
     }
     if weak_name(&n) {
         // `key="ClearTextPassword"`, `key="jetbrains.mps.v8_elimination"`,
-        // `key = "x-hello-world-64"`: a word or a name made of words, not a
-        // credential.
+        // `key = "x-hello-world-64"`, `<key>key inside an array2</key>`: a
+        // word, a name made of words or a phrase, not a credential.
         if words_name(value)
+            || value.iter().any(u8::is_ascii_whitespace)
             || value.iter().all(u8::is_ascii_alphabetic)
             || (value.contains(&b'.')
                 && value.split(|c| *c == b'.').all(|s| {

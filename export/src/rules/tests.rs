@@ -301,6 +301,26 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     add("curl-user", "curl -u admin:{} https://h", g.alnum(14));
     add("curl-user", "curl --user=ci:{} https://h", g.alnum(14));
     add("cli-secret-flag", "tool --api-key {} run", g.alnum(24));
+    add(
+        "cli-login-password",
+        "docker login registry.example.org -u ci -p {} && docker push x",
+        g.alnum(20),
+    );
+    add(
+        "cli-login-password",
+        "mysql -h db -uroot -p{} app",
+        g.alnum(12),
+    );
+    add(
+        "secret-label-is",
+        "Your API key is {}, which you need",
+        g.chars("0123456789abcdef", 32),
+    );
+    add(
+        "secret-element",
+        "<account_key>{}</account_key>",
+        format!("{}==", g.chars(B64, 86)),
+    );
     add("cli-secret-flag", "tool --password={}", g.alnum(12));
     add(
         "query-secret",
@@ -550,6 +570,14 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         // Pagination cursors and a tokenizer's special tokens.
         "nextPageToken: \"CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3\"",
         "tokenizer.eos_token = \"</s>\"",
+        // Login commands that prompt, sentences about secrets, plist keys.
+        "mysql -u root -p app < dump.sql",
+        "docker login -u ci --password-stdin ghcr.io",
+        "the token is required for every request",
+        "password is stored in the keychain",
+        "<key>CFBundleIdentifier</key>",
+        "<key>com.apple.security.app-sandbox</key>",
+        "<key>key inside an array2</key><real>3</real>",
         // Arithmetic on characters next to secret names; numbered
         // sample keys.
         "digit = key - '0';",
