@@ -378,6 +378,18 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     add("secret-assignment", "$svcToken .= \"{}\"", g.alnum(30));
     add("secret-assignment", "SVC_TOKEN ::= \"{}\"", g.alnum(30));
     add("secret-assignment", "sumoKey2 = '{}'", g.alnum(40));
+    // Typed declarations: the type between the name and `=`.
+    add("secret-assignment", "API_KEY: str = \"{}\"", g.alnum(28));
+    add(
+        "secret-assignment",
+        "const TOKEN: &str = \"{}\";",
+        g.alnum(28),
+    );
+    add(
+        "secret-assignment",
+        "let token: string = '{}';",
+        g.alnum(28),
+    );
     add("secret-assignment", "API_TOKEN_2={}", g.alnum(30));
     add("secret-label-dash", "deploy token - '{}'", g.alnum(30));
     // Letters only, in parts: not a name made of words, not a constant.
