@@ -298,12 +298,14 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     ),
     (
-        // `docker login -u ci -p VALUE`, `mysql -uroot -pVALUE`: a password
-        // on a login command line (`-p` alone, with a space, makes mysql
-        // prompt; for the container tools it takes the next word).
+        // A password on a command line: `docker login -u ci -p VALUE`
+        // (also podman, buildah, skopeo, nerdctl, helm, oras, `az`, `oc`),
+        // `mysql -uroot -pVALUE` (with a space, `-p` prompts and takes
+        // nothing), `sshpass -p VALUE`, `redis-cli -a VALUE`, OpenSSL's
+        // `-passin pass:VALUE`.
         "cli-login-password",
-        &["login", "mysql"],
-        r#"(?:\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras)\b[^\n]{0,200}?\blogin\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bmysql(?:dump|admin|sh)?\b[^\n]{0,200}?\s-p)["']?(?P<s>[^\s"']{4,})"#,
+        &["login", "mysql", "sshpass", "redis-cli", "pass:"],
+        r#"(?:\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|az|oc)\b[^\n]{0,200}?\blogin\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bmysql(?:dump|admin|sh)?\b[^\n]{0,200}?\s-p|\bsshpass\s+-p\s*|\bredis-cli\b[^\n]{0,200}?\s-a\s+|\s-pass(?:in|out)?\s+pass:)["']?(?P<s>[^\s"']{4,})"#,
         Check::Value,
     ),
     (

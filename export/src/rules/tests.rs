@@ -312,6 +312,26 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         g.alnum(12),
     );
     add(
+        "cli-login-password",
+        "sshpass -p '{}' ssh ci@host",
+        g.alnum(14),
+    );
+    add(
+        "cli-login-password",
+        "redis-cli -h cache -a {} ping",
+        g.alnum(20),
+    );
+    add(
+        "cli-login-password",
+        "openssl pkcs12 -in k.p12 -passin pass:{} -nodes",
+        g.alnum(12),
+    );
+    add(
+        "cli-login-password",
+        "az login --service-principal -u 1111 -p {} --tenant t",
+        g.alnum(34),
+    );
+    add(
         "secret-label-is",
         "Your API key is {}, which you need",
         g.chars("0123456789abcdef", 32),
@@ -584,6 +604,8 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "tokenizer.eos_token = \"</s>\"",
         // Login commands that prompt, sentences about secrets, plist keys.
         "mysql -u root -p app < dump.sql",
+        "openssl rsa -in key.pem -passin env:KEY_PASS -out plain.pem",
+        "redis-cli -a $REDIS_PASSWORD ping",
         "docker login -u ci --password-stdin ghcr.io",
         "the token is required for every request",
         "password is stored in the keychain",
