@@ -335,7 +335,7 @@ const CATALOG: &[Spec] = &[
             "connection",
             "dsn",
         ],
-        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:[ \t]*:[ \t]*(?:str|string|String|&str|&'static str|Optional\[str\])[ \t]*=|["'`]?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)\s*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`|(?P<s>[^\s"'`,;&<>)\]}]+))"#,
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:[ \t]*:[ \t]*(?:str|string|String|&str|&'static str|Optional\[str\])[ \t]*=|(?:["'`]\]?)?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)\s*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`|(?P<s>[^\s"'`,;&<>)\]}]+))"#,
         Check::Assignment,
     ),
     (
@@ -1274,13 +1274,11 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
         // `key="ClearTextPassword"`, `key="jetbrains.mps.v8_elimination"`,
         // `key = "x-hello-world-64"`, `<key>key inside an array2</key>`: a
         // word, a name made of words or a phrase, not a credential.
+        // (A dotted name is words too; a JWT or a token with dots inside
+        // has random parts and stays a value.)
         if words_name(value)
             || value.iter().any(u8::is_ascii_whitespace)
             || value.iter().all(u8::is_ascii_alphabetic)
-            || (value.contains(&b'.')
-                && value.split(|c| *c == b'.').all(|s| {
-                    !s.is_empty() && s.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-                }))
         {
             return false;
         }

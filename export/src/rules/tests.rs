@@ -398,6 +398,19 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     add("secret-assignment", "$svcToken .= \"{}\"", g.alnum(30));
     add("secret-assignment", "SVC_TOKEN ::= \"{}\"", g.alnum(30));
     add("secret-assignment", "sumoKey2 = '{}'", g.alnum(40));
+    // An environment or map entry set by key.
+    add(
+        "secret-assignment",
+        "os.environ[\"OPENAI_API_KEY\"] = '{}'",
+        g.chars("0123456789abcdef", 32),
+    );
+    // Next to a weak name, a value with dots is still a value when its
+    // parts are random (a JWT-like token), not words.
+    add(
+        "secret-assignment",
+        "conversion_key: \"{}\"",
+        format!("{}.{}", g.alnum(40), g.alnum(20)),
+    );
     // Typed declarations: the type between the name and `=`.
     add("secret-assignment", "API_KEY: str = \"{}\"", g.alnum(28));
     add(
@@ -612,6 +625,8 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "<key>CFBundleIdentifier</key>",
         "<key>com.apple.security.app-sandbox</key>",
         "<key>key inside an array2</key><real>3</real>",
+        "d[\"password\"] = password",
+        "headers[\"token\"] = f\"Bearer {token}\"",
         // Arithmetic on characters next to secret names; numbered
         // sample keys.
         "digit = key - '0';",
