@@ -126,9 +126,11 @@ const CATALOG: &[Spec] = &[
         Check::Shape,
     ),
     (
+        // Base64 in storage SAS URLs, base64url in Power Automate
+        // workflow webhooks (`…/invoke?…&sig=r2h9kxq06-gWOJ…`).
         "azure-sas-signature",
         &["sig="],
-        r"[?&]sig=(?P<s>[A-Za-z0-9%+/]{20,}(?:%3D|=){0,2})",
+        r"[?&]sig=(?P<s>[A-Za-z0-9%+/_-]{20,}(?:%3D|=){0,2})",
         Check::Shape,
     ),
     (

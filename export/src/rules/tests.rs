@@ -164,6 +164,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         format!("{}%3D", g.chars(URLSAFE.trim_end_matches("_-"), 43)),
     );
     add(
+        "azure-sas-signature",
+        "https://e.environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/w/triggers/manual/paths/invoke?api-version=1&sv=1.0&sig={}",
+        format!("Q7h-{}_Zk", g.chars(URLSAFE, 37)),
+    );
+    add(
         "github-fine-grained-pat",
         "{}",
         format!("github_pat_{}_{}", g.alnum(22), g.alnum(59)),
