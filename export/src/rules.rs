@@ -314,8 +314,8 @@ const CATALOG: &[Spec] = &[
         // `my API key is 2afd…`: a secret's name, `is`, and a long token in
         // a sentence (short words after `is` are prose: `is required`).
         "secret-label-is",
-        &["key", "token", "secret", "password"],
-        r#"(?i)\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret|password)\s+is\s+["'`]?(?P<s>[A-Za-z0-9+/_=.-]{16,})"#,
+        &[" is "],
+        r#"(?i)\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret|password)[ \t]* is [ \t]*["'`]?(?P<s>[A-Za-z0-9+/_=.-]{16,})"#,
         Check::Value,
     ),
     (
@@ -345,8 +345,8 @@ const CATALOG: &[Spec] = &[
         // quoted value, as in notes and logs. Only a quoted value counts
         // (`key - offset` is arithmetic).
         "secret-label-dash",
-        &["token", "secret", "pass", "pwd", "key", "credential"],
-        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|key)(?:[_-]?[0-9]{1,2})?)[ \t]+-[ \t]+(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)')"#,
+        &[" - "],
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|key)(?:[_-]?[0-9]{1,2})?)[ \t]* - [ \t]*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)')"#,
         Check::Assignment,
     ),
     (
