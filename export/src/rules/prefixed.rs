@@ -158,7 +158,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "flutterwave-key",
         &["FLWSECK", "FLWPUBK"],
-        r"(?P<s>FLW(?:SECK|PUBK)(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?)",
+        r"(?P<s>FLW(?:SECK|PUBK)(?:_TEST)?-(?:[a-hA-H0-9]{12,32}|[a-z0-9]{32})(?:-X)?)",
         "lit:FLWSECK_TEST-|hex:32|lit:-X",
     ),
     (
@@ -241,8 +241,8 @@ pub const PREFIXED: &[Prefixed] = &[
     ),
     (
         "new-relic-key",
-        &["NRJS-", "NRII-", "NRAK-", "NRAA-"],
-        r"\b(?P<s>NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9_-]{32}|NRA[AK]-[A-Za-z0-9]{27})",
+        &["NRJS-", "NRII-", "NRAK-", "NRAA-", "NRBR-"],
+        r"\b(?P<s>NR(?:JS|BR)-[a-f0-9]{19}|NRII-[A-Za-z0-9_-]{32}|NRA[AK]-[A-Za-z0-9]{27})",
         "lit:NRAK-|up:27",
     ),
     (
@@ -380,7 +380,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "typeform-api-token",
         &["tfp_"],
-        r"(?P<s>tfp_[A-Za-z0-9_.=-]{59})",
+        r"(?P<s>tfp_(?:[A-Za-z0-9_.=-]{59}|[A-Za-z0-9_]{40,58}\b))",
         "lit:tfp_|url:59",
     ),
     (
@@ -535,6 +535,14 @@ pub const PREFIXED: &[Prefixed] = &[
         &["1000."],
         r"\b(?P<s>1000\.[a-f0-9]{32}\.[a-f0-9]{32})\b",
         "lit:1000.|hex:32|lit:.|hex:32",
+    ),
+    (
+        // A Microsoft identity platform (Entra ID) refresh token: a
+        // client-info part, then the encrypted `AgAB…` blob.
+        "azure-entra-refresh-token",
+        &[".AgAB"],
+        r"\b(?P<s>[01]\.A[A-Za-z0-9_-]{50,}(?:\.[0-9])?\.AgAB[A-Za-z0-9_-]{200,}(?:\.A[A-Za-z0-9_-]{200,})?)",
+        "lit:0.AXEA|url:60|lit:.AgABAAEAAAD|url:300",
     ),
     (
         "rootly-api-key",

@@ -403,6 +403,25 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     add("secret-assignment", "$svcToken .= \"{}\"", g.alnum(30));
     add("secret-assignment", "SVC_TOKEN ::= \"{}\"", g.alnum(30));
     add("secret-assignment", "sumoKey2 = '{}'", g.alnum(40));
+    // Second shapes of vendor tokens (the table's sample shows the first).
+    add(
+        "new-relic-key",
+        "browser key {} here",
+        format!("NRBR-{}", g.chars("0123456789abcdef", 19)),
+    );
+    add(
+        "typeform-api-token",
+        "tf {} ok",
+        format!("tfp_{}", g.chars("0123456789abcdef", 40)),
+    );
+    add(
+        "flutterwave-key",
+        "FLW {} ok",
+        format!(
+            "FLWSECK-{}-X",
+            g.chars("abcdefghijklmnopqrstuvwxyz0123456789", 32)
+        ),
+    );
     // An environment or map entry set by key.
     add(
         "secret-assignment",
