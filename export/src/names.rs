@@ -77,7 +77,7 @@ const SECRET_SUFFIXES: &[&str] = &[
 ];
 
 /// Names that end like a secret but are not (normalized).
-const INNOCENT: &[&str] = &["maxtoken", "nexttoken", "pagetoken", "tokenizer"];
+const INNOCENT: &[&str] = &["maxtoken", "tokenizer"];
 
 /// Endings that make a `…token` name innocent: pagination cursors
 /// (`nextPageToken`, `NextContinuationToken`, botocore's `input_token`),
