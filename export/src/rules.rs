@@ -884,9 +884,18 @@ fn constant_name(v: &[u8]) -> bool {
     v.contains(&b'_')
         && v[0].is_ascii_uppercase()
         && v.split(|c| *c == b'_').all(|part| {
-            let letters = part.iter().take_while(|c| c.is_ascii_uppercase()).count();
-            part[letters..].iter().all(u8::is_ascii_digit)
+            word_then_digits(part).is_some_and(|w| w.iter().all(u8::is_ascii_uppercase))
         })
+}
+
+/// The letters of a part of a name that is letters, then perhaps digits
+/// (`SECRET`, `base64`, `v8`); `None` when letters follow a digit.
+fn word_then_digits(part: &[u8]) -> Option<&[u8]> {
+    let letters = part.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+    part[letters..]
+        .iter()
+        .all(u8::is_ascii_digit)
+        .then_some(&part[..letters])
 }
 
 /// A value that is itself a label or a statement: `token:`, `key =`,
@@ -1308,12 +1317,12 @@ fn words_name(v: &[u8]) -> bool {
         .collect();
     parts.len() >= 2
         && parts.iter().all(|p| {
-            let letters = p.iter().take_while(|c| c.is_ascii_alphabetic()).count();
-            let word = &p[..letters];
-            let one_case = word[1.min(letters)..].iter().all(u8::is_ascii_lowercase)
-                || word.iter().all(u8::is_ascii_uppercase);
-            (letters > 0 && one_case && p[letters..].iter().all(u8::is_ascii_digit))
-                || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
+            let one_case_word = word_then_digits(p).is_some_and(|w| {
+                !w.is_empty()
+                    && (w[1..].iter().all(u8::is_ascii_lowercase)
+                        || w.iter().all(u8::is_ascii_uppercase))
+            });
+            one_case_word || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
         })
 }
 
