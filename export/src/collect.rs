@@ -165,6 +165,20 @@ impl<'a> Collector<'a> {
         self.dirty |= dirty;
     }
 
+    /// A text line, after [`Collector::string`] saw it: what it holds
+    /// only with the line before it (see [`crate::continued`]).
+    pub fn continued(&mut self, prev: &[u8], line: &str) {
+        self.scratch.clear();
+        self.det.find_continued(prev, line, &mut self.scratch);
+        let found = std::mem::take(&mut self.scratch);
+        for f in &found {
+            let (a, b) = char_span(line, f.start, f.end);
+            self.secret(&line[a..b], &f.rule);
+        }
+        self.dirty |= !found.is_empty();
+        self.scratch = found;
+    }
+
     fn scan(&mut self, s: &str, depth: usize) {
         self.scratch.clear();
         self.det.find(s.as_bytes(), &mut self.scratch);

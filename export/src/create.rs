@@ -290,7 +290,7 @@ fn collect_batch(
     jsonl: bool,
 ) -> Result<BatchFindings> {
     let (mut clean, mut ids_only) = (Vec::new(), Vec::new());
-    for (i, content) in b.lines().enumerate() {
+    for (i, (prev, content)) in b.lines_with_previous().enumerate() {
         let n = b.first + i as u64;
         c.dirty = false;
         c.record_ids = false;
@@ -298,7 +298,11 @@ fn collect_batch(
             let v = parse_line_node(content, d, n)?;
             c.value(&v, 0);
         } else {
-            c.string(utf8(content, d, n)?, 0);
+            let line = utf8(content, d, n)?;
+            c.string(line, 0);
+            if let Some(prev) = prev {
+                c.continued(prev, line);
+            }
         }
         if !c.dirty && c.record_ids {
             ids_only.push(n);

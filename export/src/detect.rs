@@ -153,6 +153,36 @@ impl Detector {
                 .map(|(start, end, rule)| Finding { start, end, rule }),
         );
     }
+
+    /// The findings in `line` that only show with the line before it (see
+    /// [`crate::continued`]), in `line`'s coordinates: those of the rules
+    /// that read a value next to its label, and not where `line` on its
+    /// own holds one ([`Detector::find`]'s to report).
+    pub fn find_continued(&self, prev: &[u8], line: &str, out: &mut Vec<Finding>) {
+        let Some(j) = crate::continued::join(prev, line) else {
+            return;
+        };
+        let (mut found, mut alone) = (Vec::new(), Vec::new());
+        self.find(j.text.as_bytes(), &mut found);
+        self.find(line.as_bytes(), &mut alone);
+        let by_label = |id: &str| {
+            self.rules
+                .rules()
+                .iter()
+                .any(|r| r.id == id && !r.check.by_shape())
+        };
+        out.extend(
+            found
+                .into_iter()
+                .filter(|f| f.start >= j.at && f.start < j.at + j.len && by_label(&f.rule))
+                .map(|f| Finding {
+                    start: f.start - j.at + j.in_line,
+                    end: f.end.min(j.at + j.len) - j.at + j.in_line,
+                    rule: f.rule,
+                })
+                .filter(|f| !alone.iter().any(|a| (a.start, a.end) == (f.start, f.end))),
+        );
+    }
 }
 
 /// Short strings already scanned and found clean (keys, enum-like values
@@ -170,6 +200,58 @@ impl CleanCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_on_the_line_after_its_label_is_found_in_that_line_by_the_label_rules() {
+        let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreExpected);
+        let found = |prev: &str, line: &str| {
+            let mut out = Vec::new();
+            det.find_continued(prev.as_bytes(), line, &mut out);
+            out.into_iter()
+                .map(|f| (line[f.start..f.end].to_string(), f.rule))
+                .collect::<Vec<_>>()
+        };
+        let value = "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB";
+        assert_eq!(
+            found("  <genericToken>", &format!("    {value}  ")),
+            [(value.to_string(), "secret-element".to_string())]
+        );
+        // Found on the line alone (a prefixed token): the line's finding,
+        // not reported again.
+        let ghp = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R";
+        let mut alone = Vec::new();
+        det.find(ghp.as_bytes(), &mut alone);
+        assert_eq!(alone.len(), 1);
+        assert_eq!(found("<githubToken>", ghp), []);
+        assert_eq!(found("<note>", ghp), []);
+        // The element's name and value are judged as on one line.
+        assert_eq!(found("<tokenizer>", value), []);
+        assert_eq!(found("<password>", "changeme"), []);
+        assert_eq!(found("<password>", "${DB_PASSWORD}"), []);
+        assert_eq!(
+            found("<password>", "[REDACTED_SECRET:secret-element:0a1b2c3d]"),
+            []
+        );
+        // An assignment broken after its operator: the value goes whole.
+        assert_eq!(
+            found(
+                "const scrapingBeeApiKey =",
+                &format!("  \"{value}\"; // note")
+            ),
+            [(value.to_string(), "secret-assignment".to_string())]
+        );
+        assert_eq!(
+            found("const scrapingBeeApiKey =", "  \"YOUR_API_KEY\";"),
+            []
+        );
+        assert_eq!(found("const greeting =", &format!("\"{value}\";")), []);
+        // What the line holds on its own is not reported twice.
+        let own = format!("\"x\"; password = \"{value}\";");
+        let mut alone = Vec::new();
+        det.find(own.as_bytes(), &mut alone);
+        assert_eq!(alone.len(), 1);
+        assert_eq!(found("let greeting =", &own), []);
+    }
 
     #[test]
     fn the_clean_cache_answers_only_for_the_exact_strings_it_holds() {

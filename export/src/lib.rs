@@ -11,6 +11,7 @@
 //! published.
 
 pub mod collect;
+pub mod continued;
 pub mod create;
 pub mod detect;
 pub mod error;

@@ -3,6 +3,8 @@
 
 use std::io::{self, BufRead};
 
+use crate::continued::MAX_OPENING_LINE;
+
 /// Reads the next line (with its terminator) into `buf`; `Ok(false)` at
 /// the end. A line longer than `max` bytes is an error, so memory stays
 /// bounded whatever the input.
@@ -55,6 +57,10 @@ pub struct Batch {
     pub first: u64,
     bytes: Vec<u8>,
     ends: Vec<usize>,
+    /// The line before its first, when there is one of at most
+    /// [`MAX_OPENING_LINE`] bytes (all a line is read with; see
+    /// [`crate::continued`]).
+    before: Option<Vec<u8>>,
 }
 
 impl Batch {
@@ -64,6 +70,7 @@ impl Batch {
             first,
             bytes: Vec::new(),
             ends: Vec::new(),
+            before: None,
         }
     }
 
@@ -97,6 +104,23 @@ impl Batch {
             line
         })
     }
+
+    /// Its lines, each with the line before it when that one is at most
+    /// [`MAX_OPENING_LINE`] bytes, across the batch's start too.
+    pub fn lines_with_previous(&self) -> impl Iterator<Item = (Option<&[u8]>, &[u8])> {
+        let mut prev = self.before.as_deref();
+        self.lines().map(move |line| {
+            let p = prev;
+            prev = (line.len() <= MAX_OPENING_LINE).then_some(line);
+            (p, line)
+        })
+    }
+
+    /// The line after this batch's last would be read with.
+    fn last_short_line(&self) -> Option<Vec<u8>> {
+        let last = self.lines().last()?;
+        (last.len() <= MAX_OPENING_LINE).then(|| last.to_vec())
+    }
 }
 
 /// Reads `r` in [`Batch`]es and runs `step` on each, on this thread (with
@@ -125,8 +149,14 @@ pub fn two_core<S: Send, T: Send>(
 
 /// Reads the next [`Batch`] (starting at line `first`); `None` at the end.
 /// Lines are read straight into the batch's buffer, not copied there.
-fn next_batch(r: &mut impl BufRead, max_line: usize, first: u64) -> io::Result<Option<Batch>> {
+fn next_batch(
+    r: &mut impl BufRead,
+    max_line: usize,
+    first: u64,
+    before: Option<Vec<u8>>,
+) -> io::Result<Option<Batch>> {
     let mut batch = Batch::new(first);
+    batch.before = before;
     while !batch.full() {
         let start = batch.bytes.len();
         if !append_line(r, &mut batch.bytes, max_line)? {
@@ -177,19 +207,20 @@ pub fn two_core_ordered<S: Send, T: Send, E>(
             }
         });
         let mut order = Reorder::default();
-        let mut lines = 0u64;
+        let (mut lines, mut before) = (0u64, None);
         let ended = loop {
             // Everything waiting is behind a batch the worker holds.
             while order.waiting.len() >= MAX_WAITING {
                 let (seq, t) = results.recv().expect(WORKER_GONE);
                 order.sink_from(seq, t, &mut sink)?;
             }
-            let b = match next_batch(r, max_line, lines) {
+            let b = match next_batch(r, max_line, lines, before.take()) {
                 Ok(Some(b)) => b,
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             };
             lines += b.ends.len() as u64;
+            before = b.last_short_line();
             let seq = order.read;
             order.read += 1;
             match to_worker.try_send((seq, b)) {
@@ -296,6 +327,44 @@ mod tests {
         assert_eq!(lines, want);
     }
 
+    #[test]
+    fn each_line_comes_with_the_short_line_before_it_across_batch_ends() {
+        // Line 4095 ends the first batch and 8191 the second: one short,
+        // one longer than an opening tag can be.
+        let mut input = Vec::new();
+        for i in 0..4096 * 2 + 3 {
+            match i {
+                8191 => input.extend_from_slice(&[b'x'; MAX_OPENING_LINE + 1]),
+                _ => input.extend_from_slice(i.to_string().as_bytes()),
+            }
+            input.push(b'\n');
+        }
+        let (mut a, mut b) = (0, 0);
+        let (done, read) = two_core(
+            &mut io::BufReader::new(&input[..]),
+            1024,
+            &mut a,
+            &mut b,
+            |_, batch| {
+                batch
+                    .lines_with_previous()
+                    .map(|(p, l)| (p.map(<[u8]>::to_vec), l.to_vec()))
+                    .collect::<Vec<_>>()
+            },
+        );
+        read.unwrap();
+        let got: Vec<_> = done.into_iter().flatten().collect();
+        let lines: Vec<&[u8]> = input.split(|b| *b == b'\n').collect();
+        assert_eq!(got.len(), lines.len() - 1);
+        for (n, (prev, line)) in got.iter().enumerate() {
+            assert_eq!(line.as_slice(), lines[n]);
+            let want = (n > 0 && lines[n - 1].len() <= MAX_OPENING_LINE).then(|| lines[n - 1]);
+            assert_eq!(prev.as_deref(), want, "line {n}");
+        }
+        assert_eq!(got[4096].0.as_deref(), Some(&b"4095"[..]));
+        assert_eq!(got[8192].0, None);
+    }
+
     /// The worker's first step waits until this thread has stepped two
     /// batches itself: a pass that alternated strictly (or waited for the
     /// worker before stepping again) would never get there.
@@ -398,7 +467,7 @@ mod tests {
         let mut r = io::BufReader::with_capacity(5, &input[..]);
         let (mut got, mut first) = (Vec::new(), 0);
         // Every line is within 8 bytes, however full the batch is.
-        while let Some(batch) = next_batch(&mut r, 8, first).unwrap() {
+        while let Some(batch) = next_batch(&mut r, 8, first, None).unwrap() {
             assert_eq!(batch.first, first);
             assert!(batch.ends.len() <= 4096);
             first += batch.ends.len() as u64;
@@ -406,6 +475,9 @@ mod tests {
         }
         assert_eq!(got, want);
         let mut r = io::BufReader::new(&b"ok\n1234567890\n"[..]);
-        assert!(next_batch(&mut r, 8, 0).is_err(), "a line of 10 bytes");
+        assert!(
+            next_batch(&mut r, 8, 0, None).is_err(),
+            "a line of 10 bytes"
+        );
     }
 }

@@ -298,9 +298,16 @@ impl FinalScan {
         }
     }
 
-    fn scan(&mut self, s: &str, file: &str, pointer: &str) {
+    /// A text line, after [`FinalScan::string`] saw it: what it holds only
+    /// with the line before it (see [`crate::continued`]).
+    pub fn continued(&mut self, prev: &[u8], line: &str, file: &str, pointer: &str) {
         self.scratch.clear();
-        self.det.find(s.as_bytes(), &mut self.scratch);
+        self.det.find_continued(prev, line, &mut self.scratch);
+        self.rule_findings(line, file, pointer);
+    }
+
+    /// Reports the rule findings in `self.scratch`, found in `s`.
+    fn rule_findings(&mut self, s: &str, file: &str, pointer: &str) {
         let found = std::mem::take(&mut self.scratch);
         for f in &found {
             let code = if f.rule == SENSITIVE_RULE {
@@ -318,6 +325,12 @@ impl FinalScan {
             );
         }
         self.scratch = found;
+    }
+
+    fn scan(&mut self, s: &str, file: &str, pointer: &str) {
+        self.scratch.clear();
+        self.det.find(s.as_bytes(), &mut self.scratch);
+        self.rule_findings(s, file, pointer);
         if let Some((ac, kinds)) = &self.literals {
             let hits: Vec<(&'static str, usize, usize)> = ac
                 .find_iter(s)
@@ -524,7 +537,7 @@ impl FinalScan {
     /// One batch of lines.
     fn batch(&mut self, b: &Batch, rel: &str, jsonl: bool) -> Result<(), Issue> {
         let limits = JsonlLimits::EVIDENCE.line;
-        for (i, content) in b.lines().enumerate() {
+        for (i, (prev, content)) in b.lines_with_previous().enumerate() {
             let n = b.first + i as u64;
             let mut pointer = format!("/{n}");
             if let Some(raw) = &mut self.locate {
@@ -553,6 +566,9 @@ impl FinalScan {
                     )
                 })?;
                 self.string(s, rel, &pointer);
+                if let Some(prev) = prev {
+                    self.continued(prev, s, rel, &pointer);
+                }
             }
         }
         Ok(())

@@ -110,6 +110,8 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
     let refresh_tok = g.alnum(28);
     let id_token = g.alnum(28);
     let escaped_gh = format!("ghp_{}", g.alnum(36));
+    // Pretty-printed XML: the value alone on the line after its name.
+    let xml_tok = g.alnum(32);
     let user = "jdoe7";
     let session = [
         json!({"type": "session.start", "sessionId": "sess-coffer-complete", "cwd": format!("/home/{user}/work/calc"), "user": user}),
@@ -138,7 +140,7 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
     )
     .unwrap();
     let patch = format!(
-        "diff --git a/config.env b/config.env\nnew file mode 100644\n--- /dev/null\n+++ b/config.env\n@@ -0,0 +1,9 @@\n+DATABASE_URL=postgres://app:{db_pass}@db.internal/x\n+password=\"{password}\"\n+refresh_token={refresh_tok}\n+id_token='{id_token}'\n+Authorization: Basic {basic}\n+GITHUB={ghp}\n+-----BEGIN RSA PRIVATE KEY-----\n+{pk_body}\n+-----END RSA PRIVATE KEY-----\n"
+        "diff --git a/config.env b/config.env\nnew file mode 100644\n--- /dev/null\n+++ b/config.env\n@@ -0,0 +1,12 @@\n+DATABASE_URL=postgres://app:{db_pass}@db.internal/x\n+password=\"{password}\"\n+refresh_token={refresh_tok}\n+id_token='{id_token}'\n+Authorization: Basic {basic}\n+GITHUB={ghp}\n+-----BEGIN RSA PRIVATE KEY-----\n+{pk_body}\n+-----END RSA PRIVATE KEY-----\n+<apiToken>\n+    {xml_tok}\n+</apiToken>\n"
     );
     std::fs::write(dir.join("workspace.patch"), patch).unwrap();
     // The verifier is bound to the workspace's digest.
@@ -170,6 +172,7 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
             refresh_tok,
             id_token,
             escaped_gh,
+            xml_tok,
             sensitive.to_string(),
         ],
         user: user.to_string(),
@@ -345,6 +348,18 @@ fn public_export_removes_every_planted_secret_and_rewrites_ids_consistently() {
     let (code, v) = env.json(&["scan", "src/session.jsonl", "src/workspace.patch"]);
     assert_eq!(code, 1, "{v}");
     assert!(codes(&v).iter().any(|c| c == "validation.secret_in_export"));
+    let element = v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| {
+            i["message"]
+                .as_str()
+                .unwrap()
+                .contains("rule secret-element")
+        })
+        .unwrap_or_else(|| panic!("the split element is found: {v}"));
+    assert_eq!(element["path"], "src/workspace.patch#/15");
     assert!(codes(&v)
         .iter()
         .any(|c| c == "validation.local_path_in_export"));

@@ -1,0 +1,201 @@
+//! Text lines read with the line before them, for the credential layouts
+//! that put a line break between a name and its value: an element whose
+//! opening tag stands alone on its line, and an assignment a formatter
+//! broke after its operator (or before it):
+//!
+//! ```text
+//! <apiToken>                      const apiKey =
+//!     2afd90c1e7b44c5e9a1d0f3b      "2afd90c1e7b44c5e9a1d0f3b";
+//! </apiToken>                     SECRET_KEY = (
+//!                                     "2afd90c1e7b44c5e9a1d0f3b"
+//!                                 )
+//! ```
+//!
+//! Text is scanned a line at a time, so neither line alone shows the value
+//! next to its name. The pair is read as the one line it stands for
+//! (`<apiToken>2afd…</`, `const apiKey = "2afd…";`), and only the verdicts
+//! of the rules that read a value next to its label are taken from it:
+//! every other rule already saw each line on its own. In a patch, two
+//! added (or two removed) lines pair the same way.
+
+/// The longest previous line that can hold the name. Both the batches of
+/// a two-core pass and the pairs inside one batch keep to it, so where a
+/// batch ends never changes what is found.
+pub const MAX_OPENING_LINE: usize = 256;
+
+/// A line pair read as one: the second line's part is `text[at..]` up to
+/// `len` bytes, and begins at byte `in_line` of the second line.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Joined {
+    /// The pair as one line.
+    pub text: String,
+    /// Where the second line's part starts in `text`.
+    pub at: usize,
+    /// Where that part starts in the second line.
+    pub in_line: usize,
+    /// Its length.
+    pub len: usize,
+}
+
+/// The pair as one line, when `prev` (at most [`MAX_OPENING_LINE`] bytes)
+/// and `line` are one of the layouts above, both perhaps behind the same
+/// patch marker (`+` or `-`):
+/// - `prev` is an opening tag alone (`<name>`, no attributes) and `line`
+///   is element text (no `<` or `>`, not blank): `<name>text</`;
+/// - `prev` ends in `=`, `= (` or `:` and `line` starts with a quote, or
+///   `prev` ends in a name and `line` starts with `=` and then a quote:
+///   the two joined by a space.
+///
+/// Anything else, `None`: this is tested on every line, so it looks at
+/// bytes only.
+pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
+    if prev.len() > MAX_OPENING_LINE {
+        return None;
+    }
+    let marker = match (prev.first(), line.as_bytes().first()) {
+        (Some(m @ (b'+' | b'-')), Some(l)) if m == l => 1,
+        _ => 0,
+    };
+    let prev = std::str::from_utf8(prev[marker..].trim_ascii()).ok()?;
+    let rest = line[marker..].trim();
+    if prev.is_empty() || rest.is_empty() {
+        return None;
+    }
+    let in_line = line.len() - line[marker..].trim_start().len();
+    let (head, tail) = if let Some(tag) = opening_tag(prev) {
+        if rest.contains(['<', '>']) {
+            return None;
+        }
+        (tag.to_string(), "</")
+    } else if is_assigned(prev, rest) {
+        let head = prev.strip_suffix('(').map_or(prev, str::trim_end);
+        (format!("{head} "), "")
+    } else {
+        return None;
+    };
+    Some(Joined {
+        text: format!("{head}{rest}{tail}"),
+        at: head.len(),
+        in_line,
+        len: rest.len(),
+    })
+}
+
+/// `prev` when it is `<name>` alone.
+fn opening_tag(prev: &str) -> Option<&str> {
+    let name = prev.strip_prefix('<')?.strip_suffix('>')?;
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-');
+    (!name.is_empty() && name.bytes().all(is_name)).then_some(prev)
+}
+
+/// Whether `prev` leaves an assignment open that `rest` completes.
+fn is_assigned(prev: &str, rest: &str) -> bool {
+    let quoted = |s: &str| s.starts_with(['"', '\'', '`']);
+    let open = prev.strip_suffix('(').map_or(prev, str::trim_end);
+    if open.ends_with(['=', ':']) {
+        return quoted(rest);
+    }
+    let ends_in_name = prev
+        .bytes()
+        .last()
+        .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+    ends_in_name
+        && rest
+            .strip_prefix('=')
+            .is_some_and(|r| !r.starts_with('=') && quoted(r.trim_start()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(j: &Joined) -> &str {
+        &j.text[j.at..j.at + j.len]
+    }
+
+    #[test]
+    fn an_opening_tag_alone_and_a_value_alone_join() {
+        let j = join(b"  <apiToken>  ", "\t  2afd90c1 \r").unwrap();
+        assert_eq!(j.text, "<apiToken>2afd90c1</");
+        assert_eq!(part(&j), "2afd90c1");
+        assert_eq!((j.in_line, j.len), (3, 8));
+    }
+
+    #[test]
+    fn an_assignment_broken_after_or_before_its_operator_joins() {
+        for (prev, line, text) in [
+            (
+                "const apiKey =",
+                "  \"2afd90c1\";",
+                "const apiKey = \"2afd90c1\";",
+            ),
+            (
+                "SECRET_KEY = (",
+                "    '2afd90c1'",
+                "SECRET_KEY = '2afd90c1'",
+            ),
+            ("SECRET_KEY = (  ", "'2afd90c1'", "SECRET_KEY = '2afd90c1'"),
+            (
+                "  \"password\":",
+                "`2afd90c1`,",
+                "\"password\": `2afd90c1`,",
+            ),
+            (
+                "String ACCOUNT_KEY",
+                "  = \"2afd90c1\";",
+                "String ACCOUNT_KEY = \"2afd90c1\";",
+            ),
+        ] {
+            let j = join(prev.as_bytes(), line).unwrap();
+            assert_eq!(j.text, text);
+            assert_eq!(part(&j), line.trim());
+            assert_eq!(&line[j.in_line..j.in_line + j.len], line.trim());
+        }
+        for (prev, line) in [
+            ("const apiKey =", "2afd90c1;"),
+            ("apiKey", "== \"2afd90c1\""),
+            ("apiKey)", "= \"2afd90c1\""),
+            ("const apiKey = f(", "\"2afd90c1\""),
+            ("apiKey ||", "\"2afd90c1\""),
+        ] {
+            assert_eq!(join(prev.as_bytes(), line), None, "{prev} / {line}");
+        }
+    }
+
+    #[test]
+    fn a_patch_pairs_lines_on_the_same_side_only() {
+        let j = join(b"+  <apiToken>", "+    2afd90c1").unwrap();
+        assert_eq!(j.text, "<apiToken>2afd90c1</");
+        assert_eq!(j.in_line, 5);
+        let j = join(b"-<apiToken>", "-2afd90c1").unwrap();
+        assert_eq!((j.in_line, j.len), (1, 8));
+        let j = join(b"+token =", "+  'x'").unwrap();
+        assert_eq!((j.text.as_str(), j.in_line), ("token = 'x'", 3));
+        // A context line is indented text; a value may start with `+`.
+        let j = join(b" <apiToken>", " +2afd90c1").unwrap();
+        assert_eq!(j.text, "<apiToken>+2afd90c1</");
+        assert_eq!(join(b"-<apiToken>", "+2afd90c1"), None);
+        let j = join(b"<apiToken>", "+2afd90c1").unwrap();
+        assert_eq!((j.in_line, j.len), (0, 9));
+    }
+
+    #[test]
+    fn anything_but_a_bare_tag_then_bare_text_does_not() {
+        for (prev, line) in [
+            ("<apiToken x=\"1\">", "2afd90c1"),
+            ("</apiToken>", "2afd90c1"),
+            ("<apiToken>", "<b>2afd90c1</b>"),
+            ("<apiToken>", "2afd90c1</apiToken>"),
+            ("<apiToken>", "   "),
+            ("<>", "2afd90c1"),
+            ("text <apiToken>", "2afd90c1"),
+            ("<apiToken>x", "2afd90c1"),
+        ] {
+            assert_eq!(join(prev.as_bytes(), line), None, "{prev}");
+        }
+        let long = format!("<{}>", "a".repeat(MAX_OPENING_LINE - 1));
+        assert_eq!(join(long.as_bytes(), "2afd90c1"), None);
+        let fits = format!("<{}>", "a".repeat(MAX_OPENING_LINE - 2));
+        assert!(join(fits.as_bytes(), "2afd90c1").is_some());
+    }
+}
