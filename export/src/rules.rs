@@ -86,7 +86,8 @@ const CATALOG: &[Spec] = &[
     (
         "aws-secret-access-key",
         &["secret"],
-        r#"(?i)(?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)["']?\s*(?:=>|:=|=|:)\s*["']?(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"#,
+        // Also `aws configure set aws_secret_access_key VALUE`.
+        r#"(?i)(?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)["']?(?:\s*(?:=>|:=|=|:)\s*|[ \t]+)["']?(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"#,
         Check::Value,
     ),
     (
@@ -178,7 +179,7 @@ const CATALOG: &[Spec] = &[
         // Bot and user tokens carry 8-14 digit ids (`xoxb-<id>-<id>-<secret>`),
         // legacy tokens any ids, workspace tokens any or none; refresh and
         // configuration tokens a one-digit version and a long body.
-        r"(?P<s>xox[bp]-[0-9]{8,14}-(?:[0-9]{8,14}-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[os]-(?:[0-9]+-)+[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[ar]-(?:[0-9]+-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|(?:xoxe\.xox[bp]|xoxe)-[0-9]-[0-9A-Za-z]{40,}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+)(?:[^0-9A-Za-z-]|$)",
+        r"(?P<s>xox[bpe]-[0-9]{8,14}-(?:[0-9]{8,14}-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[os]-(?:[0-9]+-)+[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[ar]-(?:[0-9]+-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|(?:xoxe\.xox[bp]|xoxe)-[0-9]-[0-9A-Za-z]{40,}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+)(?:[^0-9A-Za-z-]|$)",
         Check::Shape,
     ),
     (
@@ -295,8 +296,10 @@ const CATALOG: &[Spec] = &[
             "_secret",
         ],
         // `--api-key`, `--softlayer-api-key`, `--client_secret`: the last
-        // word follows `-` or `_`, which is what the keywords hold.
-        r#"(?i)(?:\s|^)--(?:[a-z0-9]+[-_])*(?:api[-_]?key|token|password|secret)(?:\s+|=)["']?(?P<s>[^\s"']{6,})"#,
+        // word follows `-` or `_`, which is what the keywords hold. A value
+        // holds no `=` but its padding: `--secret id=npmrc,src=…` names a
+        // file, it is not one.
+        r#"(?i)(?:\s|^)--(?:[a-z0-9]+[-_])*(?:api[-_]?key|token|password|secret)(?:\s+|=)["']?(?P<s>[^\s"'=]{6,}={0,2})(?:[\s"']|$)"#,
         Check::Value,
     ),
     (
@@ -593,7 +596,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
             .find_map(|g| caps.name(g))
             .or_else(|| caps.get(0))
             .expect("group 0 always matches");
-        let (mut start, end) = (m.start(), m.end());
+        let (mut start, mut end) = (m.start(), m.end());
         let value = &hay[start..end];
         match r.check {
             Check::Custom => {}
@@ -621,6 +624,11 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     continue;
                 };
                 start += inner;
+                // Escaped line ends close a line inside a literal
+                // (`"…Credentials : true\r\n"`): they are not the value.
+                while end - start > 2 && matches!(&hay[end - 2..end], br"\n" | br"\r" | br"\t") {
+                    end -= 2;
+                }
                 let value = &hay[start..end];
                 // Below two bits a byte a long value is mostly one
                 // character (`glc_1111…`); a random one is near four.
@@ -1306,21 +1314,31 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
     value.len() >= 4
 }
 
-/// `project-cache-v5-`, `aws_sse_customer_key_base64`, `X-Goog-Signature`:
-/// two or more parts split by `-`, `_` or `.`, each a word (letters in one
-/// case or capitalized, then perhaps digits: `base64`) or at most three
-/// characters. A random token's parts mix cases.
+/// `project-cache-v5-`, `aws_sse_customer_key_base64`, `X-Goog-Signature`,
+/// `Software\Python\PythonCore\{sys_version}`: two or more parts split
+/// by `-`, `_`, `.`, `/`, `\`, `{` or `}`, each a word (letters in one
+/// case, capitalized, or in capitalized humps, then perhaps digits:
+/// `base64`, `PythonCore`) or at most three characters. A random token's
+/// parts mix cases.
 fn words_name(v: &[u8]) -> bool {
     let parts: Vec<&[u8]> = v
-        .split(|c| b"-_.".contains(c))
+        .split(|c| b"-_./\\{}".contains(c))
         .filter(|p| !p.is_empty())
         .collect();
     parts.len() >= 2
         && parts.iter().all(|p| {
+            // Capitalized humps of two lower-case letters or more
+            // (`PythonCore`); random tokens break that almost at once.
+            let humps = |w: &[u8]| {
+                w.split(u8::is_ascii_uppercase)
+                    .skip(1)
+                    .all(|h| h.len() >= 2 && h.iter().all(u8::is_ascii_lowercase))
+            };
             let one_case_word = word_then_digits(p).is_some_and(|w| {
                 !w.is_empty()
                     && (w[1..].iter().all(u8::is_ascii_lowercase)
-                        || w.iter().all(u8::is_ascii_uppercase))
+                        || w.iter().all(u8::is_ascii_uppercase)
+                        || (w[0].is_ascii_uppercase() && humps(w)))
             });
             one_case_word || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
         })

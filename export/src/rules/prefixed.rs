@@ -246,6 +246,13 @@ pub const PREFIXED: &[Prefixed] = &[
         "lit:NRAK-|up:27",
     ),
     (
+        // Ingest license keys and mobile app tokens end in their marker.
+        "new-relic-license-key",
+        &["FFFFNRAL", "-NRMA"],
+        r"\b(?P<s>(?:[0-9a-f]{32}|eu01xx[0-9a-f]{26})FFFFNRAL|(?:AA[0-9a-f]{40}|eu01xx[0-9a-f]{36})-NRMA)\b",
+        "hex:32|lit:FFFFNRAL",
+    ),
+    (
         "notion-api-token",
         &["ntn_", "secret_"],
         r"\b(?P<s>ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b",

@@ -129,6 +129,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         g.chars(B64, 40),
     );
     add(
+        "aws-secret-access-key",
+        "aws configure set aws_secret_access_key {} --profile ci",
+        g.chars(B64, 40),
+    );
+    add(
         "aws-bedrock-api-key",
         "key {} end",
         format!("ABSK{}", g.chars(B64, 120)),
@@ -497,6 +502,15 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         format!("xoxe-1-{}", g.alnum(146)),
     );
     add("slack-token", "legacy: {}", format!("xoxr-{}", g.alnum(12)));
+    // A user token refreshed by token rotation, in a file URL.
+    add(
+        "slack-token",
+        "\"url_private\": \"https:\\/\\/files.slack.com\\/image.png?t={}\"",
+        format!(
+            "xoxe-4726837507825-4848681849303-4856614048758-{}",
+            g.chars("0123456789abcdef", 32)
+        ),
+    );
     add(
         "sidekiq-secret",
         "export BUNDLE_GEMS__CONTRIBSYS__COM={}\n",
@@ -634,6 +648,8 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "key: project-cache-v5-<< parameters.rust_img >>",
         "let key = \"x-hello-world-64\";",
         "Self::CustomerEncryptionKey => \"aws_sse_customer_key_base64\",",
+        "\"HTTP/1.1 200 OK\\r\\nAccess-Control-Allow-Credentials : true\\r\\n\\r\\n\";",
+        "REGISTRY_KEY = 'Software\\\\Python\\\\PythonCore\\\\{sys_version}'",
         "Secret::ClientTraffic => \"CLIENT_TRAFFIC_SECRET_0\",",
         "SQLITE_CONSTRAINT_FOREIGNKEY => \"Foreign key constraint failed\",",
         // Pagination cursors and a tokenizer's special tokens.
@@ -644,6 +660,8 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "openssl rsa -in key.pem -passin env:KEY_PASS -out plain.pem",
         "redis-cli -a $REDIS_PASSWORD ping",
         "docker login -u ci --password-stdin ghcr.io",
+        "docker buildx build --secret id=npmrc,src=$HOME/.npmrc .",
+        "docker buildx build --secret mysecretid=npmrc .",
         "the token is required for every request",
         "password is stored in the keychain",
         "<key>CFBundleIdentifier</key>",
