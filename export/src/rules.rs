@@ -316,10 +316,12 @@ const CATALOG: &[Spec] = &[
     (
         // `my API key is 2afd…`: a secret's name, `is`, and a long token in
         // a sentence (short words after `is` are prose: `is required`).
+        // After the weak `key` (`Your API2CART key is …`) the value must be
+        // strong, as in an assignment.
         "secret-label-is",
         &[" is "],
-        r#"(?i)\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret|password)[ \t]* is [ \t]*["'`]?(?P<s>[A-Za-z0-9+/_=.-]{16,})"#,
-        Check::Value,
+        r#"(?i)\b(?P<n>api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret|password|key)[ \t]* is [ \t]*["'`]?(?P<s>[A-Za-z0-9+/_=.-]{16,})"#,
+        Check::Assignment,
     ),
     (
         "query-secret",

@@ -347,6 +347,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         g.chars("0123456789abcdef", 32),
     );
     add(
+        "secret-label-is",
+        "Your API2CART key is {}, which you will need",
+        g.chars("0123456789abcdef", 32),
+    );
+    add(
         "secret-element",
         "<account_key>{}</account_key>",
         format!("{}==", g.chars(B64, 86)),
@@ -663,6 +668,8 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "docker buildx build --secret id=npmrc,src=$HOME/.npmrc .",
         "docker buildx build --secret mysecretid=npmrc .",
         "the token is required for every request",
+        "the primary key is user_id_and_timestamp_column here",
+        "the sort key is LastModifiedTimestamp",
         "password is stored in the keychain",
         "<key>CFBundleIdentifier</key>",
         "<key>com.apple.security.app-sandbox</key>",
