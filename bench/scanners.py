@@ -354,6 +354,33 @@ def trufflehog(src):
     return out
 
 
+def noseyparker(src):
+    """{rule id: {"tps": examples, "fps": negative examples, "secrets":
+    [(text, secret)...], "keywords": []}} from a Nosey Parker checkout: its
+    rules carry their own examples. A secret is the rule's first capture
+    group where Python's `re` reads the pattern."""
+    import yaml
+
+    out = {}
+    root = os.path.join(src, "crates/noseyparker/data/default/builtin/rules")
+    for path in sorted(glob.glob(os.path.join(root, "*.yml"))):
+        for rule in (yaml.safe_load(open(path)) or {}).get("rules", []):
+            tps = [t for t in rule.get("examples") or [] if isinstance(t, str)]
+            fps = [t for t in rule.get("negative_examples") or [] if isinstance(t, str)]
+            try:
+                pat = re.compile(rule["pattern"])
+            except (re.error, KeyError):
+                pat = None
+            secrets = []
+            for t in tps:
+                m = pat.search(t) if pat else None
+                if m and m.groups() and m.group(1) and len(m.group(1)) >= 8:
+                    secrets.append((t, m.group(1)))
+            if tps or fps:
+                out[rule["id"]] = {"tps": tps, "fps": fps, "secrets": secrets, "keywords": []}
+    return out
+
+
 def b64_cores(s):
     """The base64 of `s` at each of the three byte alignments, without the
     characters that depend on the neighbouring bytes."""
@@ -376,7 +403,7 @@ def forms(s):
     }
 
 
-def build(gl_src, ds_src, out, th_src=""):
+def build(gl_src, ds_src, out, th_src="", np_src=""):
     sample = Sampler(2026)
     corpus = {}
     for rule, v in gitleaks(gl_src, sample).items():
@@ -386,6 +413,9 @@ def build(gl_src, ds_src, out, th_src=""):
     if th_src:
         for det, v in trufflehog(th_src).items():
             corpus["trufflehog/" + det] = v
+    if np_src:
+        for rule, v in noseyparker(np_src).items():
+            corpus["noseyparker/" + rule] = v
     for d in ("tp", "js", "fp", "bare"):
         os.makedirs(os.path.join(out, d), exist_ok=True)
     meta, n = {}, 0
@@ -515,7 +545,7 @@ def survivors(out, export_dir):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "build":
-        build(*sys.argv[2:6])
+        build(*sys.argv[2:7])
     elif cmd == "score":
         score(*sys.argv[2:5])
     elif cmd == "scan-coffer":

@@ -8,12 +8,14 @@
 # all three alignments.
 #
 #   GITLEAKS_SRC=~/src/gitleaks DETECT_SECRETS_SRC=~/src/detect-secrets \
-#     [TRUFFLEHOG_SRC=~/src/trufflehog] bench/scanners.sh
+#     [TRUFFLEHOG_SRC=~/src/trufflehog] [NOSEYPARKER_SRC=~/src/noseyparker] \
+#     bench/scanners.sh
 #
 # (clones of github.com/gitleaks/gitleaks, github.com/Yelp/detect-secrets
 # and, optionally, github.com/trufflesecurity/trufflehog, whose detector
-# tests add positives; the script skips with a message when the first two
-# are not given).
+# tests add positives, and github.com/praetorian-inc/noseyparker, whose
+# rules carry examples and negative examples; the script skips with a
+# message when the first two are not given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -d "${GITLEAKS_SRC:-}/cmd/generate/config/rules" ] || [ ! -d "${DETECT_SECRETS_SRC:-}/tests/plugins" ]; then
@@ -22,8 +24,8 @@ if [ ! -d "${GITLEAKS_SRC:-}/cmd/generate/config/rules" ] || [ ! -d "${DETECT_SE
 fi
 B=${BENCH_DIR:-$PWD/target/bench}/scanners
 rm -rf "$B" && mkdir -p "$B"
-if [ ! -x "$B/../venv/bin/detect-secrets" ] || ! "$B/../venv/bin/python" -c 'import rstr' 2>/dev/null; then
-  python3 -m venv "$B/../venv" && "$B/../venv/bin/pip" install -q detect-secrets==1.5.0 rstr==3.2.2
+if [ ! -x "$B/../venv/bin/detect-secrets" ] || ! "$B/../venv/bin/python" -c 'import rstr, yaml' 2>/dev/null; then
+  python3 -m venv "$B/../venv" && "$B/../venv/bin/pip" install -q detect-secrets==1.5.0 rstr==3.2.2 pyyaml==6.0.2
 fi
 PY="$B/../venv/bin/python"
 cargo build --release -q -p coffer-cli
@@ -31,7 +33,10 @@ COFFER=$PWD/target/release/coffer
 if [ -n "${TRUFFLEHOG_SRC:-}" ] && [ ! -d "$TRUFFLEHOG_SRC/pkg/detectors" ]; then
   echo "TRUFFLEHOG_SRC has no pkg/detectors"; exit 1
 fi
-"$PY" bench/scanners.py build "$GITLEAKS_SRC" "$DETECT_SECRETS_SRC" "$B/corpus" "${TRUFFLEHOG_SRC:-}"
+if [ -n "${NOSEYPARKER_SRC:-}" ] && [ ! -d "$NOSEYPARKER_SRC/crates/noseyparker/data/default/builtin/rules" ]; then
+  echo "NOSEYPARKER_SRC has no crates/noseyparker/data/default/builtin/rules"; exit 1
+fi
+"$PY" bench/scanners.py build "$GITLEAKS_SRC" "$DETECT_SECRETS_SRC" "$B/corpus" "${TRUFFLEHOG_SRC:-}" "${NOSEYPARKER_SRC:-}"
 "$PY" bench/scanners.py scan-coffer "$B/corpus" "$COFFER"
 "$PY" bench/scanners.py score "$B/corpus" coffer "$B/corpus/findings-coffer.json"
 "$PY" bench/scanners.py scan-detect-secrets "$B/corpus" "$B/../venv/bin/detect-secrets"
