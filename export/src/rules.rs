@@ -646,7 +646,11 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     continue;
                 }
                 let quoted = ["q", "a", "b"].iter().any(|g| caps.name(g).is_some());
-                if is_code(value, hay.get(end..).unwrap_or(b""), quoted) || label_text(value) {
+                if is_code(value, hay.get(end..).unwrap_or(b""), quoted)
+                    || label_text(value)
+                    || concatenation(value)
+                    || path_of_words(value)
+                {
                     continue;
                 }
                 // Shell command substitution: `` `etcdctl get /x` ``.
@@ -698,6 +702,8 @@ fn literal_part(v: &[u8]) -> Option<usize> {
         }
         return None;
     }
+    // `"'$PRECOMPILE_PASSWORD'"`: shell quotes around a reference.
+    let v = &v[v.iter().take_while(|c| matches!(c, b'\'' | b'"')).count()..];
     let refs: &[&[u8]] = &[
         b"$",
         b"process.env",
@@ -757,7 +763,14 @@ pub fn is_placeholder(v: &[u8]) -> bool {
     }
     // `<secret>`, `{{ secrets.TOKEN }}`: a template, not a value (a
     // password may well contain `<` or `{{` inside).
-    if s.starts_with('<') || s.starts_with("{{") || s.starts_with("${{") {
+    // Ruby's `#{password}` and an HTML-escaped `&lt;YOUR_PASSWORD&gt;`
+    // are templates too.
+    if s.starts_with('<')
+        || s.starts_with("{{")
+        || s.starts_with("${{")
+        || s.starts_with("#{")
+        || (s.starts_with("&lt;") && s.ends_with("&gt;"))
+    {
         return true;
     }
     // `{password}`, `%s:%s`: a format string, filled in later.
@@ -906,6 +919,43 @@ fn word_then_digits(part: &[u8]) -> Option<&[u8]> {
         .iter()
         .all(u8::is_ascii_digit)
         .then_some(&part[..letters])
+}
+
+/// Code around a quote that closed the label's own string:
+/// `"Password: " + getPassword() + ","`, `'password = '.$p['x']`,
+/// `"…:_password = "+new Buffer(…)`.
+fn concatenation(v: &[u8]) -> bool {
+    let t = v.trim_ascii();
+    let Some((&op, rest)) = t.split_first() else {
+        return false;
+    };
+    matches!(op, b'+' | b'.')
+        && (v.first().is_some_and(u8::is_ascii_whitespace)
+            || rest.first() == Some(&b'$')
+            || rest.contains(&b'(')
+            || (!rest.is_empty() && rest.iter().all(u8::is_ascii_lowercase))
+            || t.ends_with(b"+")
+            || t.ends_with(b"."))
+}
+
+/// A path, route or resource name made of words: `cms/sites/passwords#update`,
+/// `/en/enterprise-server@3.0/auth`, an ARN (`arn:aws:iam::aws:policy/…`).
+/// A secret is one random run, not words between slashes.
+fn path_of_words(v: &[u8]) -> bool {
+    if v.starts_with(b"arn:aws") {
+        return true;
+    }
+    let parts: Vec<&[u8]> = v
+        .split(|c| b"/#@.:-_".contains(c))
+        .filter(|p| !p.is_empty())
+        .collect();
+    v.contains(&b'/')
+        && parts.len() >= 2
+        && parts.iter().all(|p| {
+            word_then_digits(p).is_some_and(|w| {
+                w.is_empty() || w.len() <= 3 || w[1..].iter().all(u8::is_ascii_lowercase)
+            }) || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
+        })
 }
 
 /// A value that is itself a label or a statement: `token:`, `key =`,
@@ -1269,11 +1319,13 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
     {
         return false;
     }
-    // `secretKey: api-key`: the value names a secret, it is not one.
-    if value
+    // `secretKey: api-key`: the value names a secret, it is not one; so
+    // does a selector (`addPassword = "#add-password"`).
+    let named = value.strip_prefix(b"#").unwrap_or(value);
+    if named
         .iter()
         .all(|c| c.is_ascii_alphabetic() || *c == b'-' || *c == b'_')
-        && crate::names::classify(&String::from_utf8_lossy(value), &[])
+        && crate::names::classify(&String::from_utf8_lossy(named), &[])
             == crate::names::FieldClass::Secret
     {
         return false;

@@ -669,6 +669,18 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "docker buildx build --secret mysecretid=npmrc .",
         "the token is required for every request",
         "the primary key is user_id_and_timestamp_column here",
+        // Code around the quote that closed a label's string, references
+        // in shell quotes, routes, ARNs, selectors and templates.
+        "sb.append(\"MasterUserPassword: \" + getMasterUserPassword() + \",\");",
+        "\"//localhost:1337/:_password = \"+new Buffer(\"feast\").toString(\"base64\")",
+        "echo 'password = '.$p['config']['daemon_password'].\"\\n\";",
+        "- echo 'export DATABASE_PASSWORD=\"'$PRECOMPILE_PASSWORD'\"' >> .env",
+        "\"/creating-a-strong-password\":\"/en/enterprise-server@3.0/authentication\"",
+        "put '/forgot-password' => \"cms/sites/passwords#update\",",
+        "IAMUserChangePassword = \"arn:aws:iam::aws:policy/IAMUserChangePassword\"",
+        "this.addPassword = \"#add-password\";",
+        "text << \"Password=#{password}, \"",
+        "\"password\": \"&lt;YOURPASSWORD&gt;\"",
         "the sort key is LastModifiedTimestamp",
         "password is stored in the keychain",
         "<key>CFBundleIdentifier</key>",
