@@ -294,12 +294,15 @@ const CATALOG: &[Spec] = &[
             "_password",
             "-secret",
             "_secret",
+            "storepass",
+            "keypass",
         ],
         // `--api-key`, `--softlayer-api-key`, `--client_secret`: the last
-        // word follows `-` or `_`, which is what the keywords hold. A value
-        // holds no `=` but its padding: `--secret id=npmrc,src=…` names a
-        // file, it is not one.
-        r#"(?i)(?:\s|^)--(?:[a-z0-9]+[-_])*(?:api[-_]?key|token|password|secret)(?:\s+|=)["']?(?P<s>[^\s"'=]{6,}={0,2})(?:[\s"']|$)"#,
+        // word follows `-` or `_`, which is what the keywords hold. One
+        // dash too: PowerShell's `-Password VALUE`, keytool's `-storepass`
+        // and `-keypass`. A value holds no `=` but its padding:
+        // `--secret id=npmrc,src=…` names a file, it is not one.
+        r#"(?i)(?:\s|^)--?(?:(?:[a-z0-9]+[-_])*(?:api[-_]?key|token|password|secret)|(?:src|dest|new)?(?:store|key)pass)(?:\s+|=)["']?(?P<s>[^\s"'=]{6,}={0,2})(?:[\s"']|$)"#,
         Check::Value,
     ),
     (
@@ -307,11 +310,62 @@ const CATALOG: &[Spec] = &[
         // (also podman, buildah, skopeo, nerdctl, helm, oras, `az`, `oc`),
         // `mysql -uroot -pVALUE` (with a space, `-p` prompts and takes
         // nothing), `sshpass -p VALUE`, `redis-cli -a VALUE`, OpenSSL's
-        // `-passin pass:VALUE`.
+        // `-passin pass:VALUE`, `psexec \\host -u USER -p VALUE`.
         "cli-login-password",
-        &["login", "mysql", "sshpass", "redis-cli", "pass:"],
-        r#"(?:\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|az|oc)\b[^\n]{0,200}?\blogin\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bmysql(?:dump|admin|sh)?\b[^\n]{0,200}?\s-p|\bsshpass\s+-p\s*|\bredis-cli\b[^\n]{0,200}?\s-a\s+|\s-pass(?:in|out)?\s+pass:)["']?(?P<s>[^\s"']{4,})"#,
+        &["login", "mysql", "sshpass", "redis-cli", "pass:", "psexec"],
+        r#"(?:\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|az|oc)\b[^\n]{0,200}?\blogin\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bmysql(?:dump|admin|sh)?\b[^\n]{0,200}?\s-p|\bsshpass\s+-p\s*|\bredis-cli\b[^\n]{0,200}?\s-a\s+|\s-pass(?:in|out)?\s+pass:|(?i:\bpsexec)(?:\.exe)?\b[^\n]{0,200}?\s-p\s+)["']?(?P<s>[^\s"']{4,})"#,
         Check::Value,
+    ),
+    (
+        // `.netrc`: `machine HOST login USER password VALUE` on one line.
+        "netrc-password",
+        &["machine"],
+        r#"\bmachine[ \t]+\S+[ \t]+(?:login[ \t]+\S+[ \t]+)?password[ \t]+(?P<s>\S+)"#,
+        Check::Value,
+    ),
+    (
+        // A line that is only `password VALUE`: a `.netrc` entry over
+        // lines, a Gradle `credentials { password '…' }` block. (A line
+        // of prose that wraps there, `password combination.`, ends a
+        // sentence: its word is judged without the stop.)
+        "password-line",
+        &["password", "passwd"],
+        r#"(?im)^[ \t]*(?P<n>password|passwd)[ \t]+(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|(?P<s>[^\s"']+?)[.,]?)[ \t]*$"#,
+        Check::Assignment,
+    ),
+    (
+        // What `vault operator init` prints, and the key `unseal` takes.
+        "vault-init-secret",
+        &["unseal", "root token"],
+        r#"(?i)(?:\bunseal key(?:[ \t][0-9]{1,2})?:[ \t]*|\bvault[ \t]+operator[ \t]+unseal[ \t]+(?:-[a-z-]+(?:=\S+)?[ \t]+)*|\binitial root token:[ \t]*)(?P<s>[A-Za-z0-9+/.]{20,}={0,2})"#,
+        Check::Value,
+    ),
+    (
+        // .NET credentials in code: `new NetworkCredential("user", "…")`,
+        // `new DirectoryEntry("LDAP://…", "user", "…")`.
+        "dotnet-credential",
+        &["NetworkCredential", "DirectoryEntry"],
+        r#"(?:NetworkCredential\(\s*"[^"\r\n]*"\s*,|DirectoryEntry\(\s*"[^"\r\n]*"\s*,\s*"[^"\r\n]*"\s*,)\s*"(?P<q>[^"\r\n]+)""#,
+        Check::Value,
+    ),
+    (
+        // A crypt(3) or Kerberos hash of a password: bcrypt `$2b$`, SHA-crypt
+        // `$5$`/`$6$`, MD5-crypt `$1$`, Cisco `$8$`/`$9$`, and the AS-REP and
+        // TGS hashes of Kerberos roasting. Offline cracking turns one into
+        // the password.
+        "password-hash",
+        &[
+            "$2a$", "$2b$", "$2x$", "$2y$", "$1$", "$5$", "$6$", "$8$", "$9$", "$krb5",
+        ],
+        r#"(?P<s>\$2[abxy]\$[0-9]{2}\$[./A-Za-z0-9]{53}|\$[56]\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}|\$1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|\$[89]\$[./A-Za-z0-9]{14}\$[./A-Za-z0-9]{43}|\$krb5(?:asrep|tgs)\$[0-9]{2}\$[^\s"'<>]{32,})"#,
+        Check::Shape,
+    ),
+    (
+        // `the password is 'centipede'`: a quoted password in a sentence.
+        "password-is-quoted",
+        &[" is "],
+        r#"(?i)\b(?P<n>password|passwd|passphrase)[ \t]+is[ \t]+(?:"(?P<q>[^"\s]{4,64})"|'(?P<a>[^'\s]{4,64})')"#,
+        Check::Assignment,
     ),
     (
         // `my API key is 2afd…`: a secret's name, `is`, and a long token in
@@ -363,7 +417,7 @@ const CATALOG: &[Spec] = &[
     (
         "sonar-login",
         &["sonar"],
-        r#"(?i)sonar[._-]?login["']?\s*(?:=>|:{1,3}=|[?]?=|:)\s*["']?(?P<s>[A-Za-z0-9_]{40,44})"#,
+        r#"(?i)sonar[._-]?login["']?\s*(?:=>|:{1,3}=|[?]?=|:|,)\s*["']?(?P<s>[A-Za-z0-9_]{40,44})"#,
         Check::Value,
     ),
     (

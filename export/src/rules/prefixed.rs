@@ -248,8 +248,8 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         // Ingest license keys and mobile app tokens end in their marker.
         "new-relic-license-key",
-        &["FFFFNRAL", "-NRMA"],
-        r"\b(?P<s>(?:[0-9a-f]{32}|eu01xx[0-9a-f]{26})FFFFNRAL|(?:AA[0-9a-f]{40}|eu01xx[0-9a-f]{36})-NRMA)\b",
+        &["NRAL", "-NRMA"],
+        r"\b(?P<s>(?:[0-9a-fA-F]{36}|[a-z]{2}[0-9]{2}xx[0-9a-fA-F]{30})NRAL|(?:AA[0-9a-f]{40}|eu01xx[0-9a-f]{36})-NRMA)\b",
         "hex:32|lit:FFFFNRAL",
     ),
     (
@@ -623,5 +623,62 @@ pub const PREFIXED: &[Prefixed] = &[
         &["live_", "test_"],
         r"\b(?P<s>(?:live|test)_(?:pub_[a-f0-9]{31}|[a-f0-9]{35}))\b",
         "lit:live_|hex:35",
+    ),
+    // Keys of the search and scraping APIs agents call, package registry
+    // and supply-chain tokens, stream keys, and the Azure DevOps personal
+    // access tokens of the 84-character format (`AZDO` at a fixed place).
+    (
+        "tavily-api-key",
+        &["tvly-"],
+        r"\b(?P<s>tvly-(?:dev-|prod-)?[A-Za-z0-9]{32})\b",
+        "lit:tvly-|an:32",
+    ),
+    (
+        "firecrawl-api-key",
+        &["fc-"],
+        r"\b(?P<s>fc-[a-f0-9]{32})\b",
+        "lit:fc-|hex:32",
+    ),
+    (
+        "jina-api-key",
+        &["jina_"],
+        r"\b(?P<s>jina_[A-Za-z0-9]{60})\b",
+        "lit:jina_|an:60",
+    ),
+    (
+        "crates-io-token",
+        &["cio"],
+        r"\b(?P<s>cio[A-Za-z0-9]{32})\b",
+        "lit:cio|an:32",
+    ),
+    (
+        "nuget-api-key",
+        &["oy2"],
+        r"\b(?P<s>oy2[a-z0-9]{43})\b",
+        "lit:oy2|low:43",
+    ),
+    (
+        "dependency-track-api-key",
+        &["odt_"],
+        r"\b(?P<s>odt_[A-Za-z0-9]{32,255})\b",
+        "lit:odt_|an:32",
+    ),
+    (
+        "twitch-stream-key",
+        &["live_"],
+        r"\b(?P<s>live_[0-9]{8,12}_[A-Za-z0-9]{30,36})\b",
+        "lit:live_|dig:9|lit:_|an:30",
+    ),
+    (
+        "azure-devops-pat",
+        &["AZDO"],
+        r"\b(?P<s>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})\b",
+        "an:76|lit:AZDO|an:4",
+    ),
+    (
+        "microsoft-teams-outlook-webhook",
+        &["outlook.office"],
+        r"(?P<s>https://outlook\.office(?:365)?\.com/webhook/[0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36})",
+        "lit:https://outlook.office.com/webhook/|hex:8|lit:-1a2b-3c4d-5e6f-|hex:12|lit:@|hex:8|lit:-1a2b-3c4d-5e6f-|hex:12|lit:/IncomingWebhook/|hex:32|lit:/|hex:8|lit:-1a2b-3c4d-5e6f-|hex:12",
     ),
 ];

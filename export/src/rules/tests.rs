@@ -358,6 +358,92 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     );
     add("cli-secret-flag", "tool --password={}", g.alnum(12));
     add(
+        "cli-secret-flag",
+        "Connect-VIServer -Server 10.0.0.5 -User administrator -Password {}",
+        format!("{}!", g.alnum(9)),
+    );
+    add(
+        "cli-secret-flag",
+        "keytool -importcert -keystore ks.jks -storepass {} -noprompt",
+        g.alnum(12),
+    );
+    add(
+        "cli-login-password",
+        "PsExec.exe \\\\10.0.94.120 -u Administrator -p {} cmd",
+        g.alnum(10),
+    );
+    add(
+        "sonar-login",
+        "sonar.login', '{}",
+        g.chars("0123456789abcdef", 40),
+    );
+    add(
+        "netrc-password",
+        "machine api.github.com login ziggy password {}",
+        g.alnum(16),
+    );
+    add(
+        "new-relic-license-key",
+        "license_key: {}",
+        format!("eu01xx{}FFFFNRAL", g.chars("0123456789abcdef", 26)),
+    );
+    add("password-line", "  password {}", g.alnum(12));
+    add("password-line", "    password '{}'", g.alnum(12));
+    add("vault-init-secret", "Unseal Key 2: {}", g.chars(B64, 44));
+    add(
+        "vault-init-secret",
+        "vault operator unseal {}",
+        g.chars(B64, 44),
+    );
+    add(
+        "vault-init-secret",
+        "Initial Root Token: {}",
+        format!("s.{}", g.alnum(24)),
+    );
+    add(
+        "dotnet-credential",
+        "sender.Credentials = new NetworkCredential(\"ci@example.org\", \"{}\");",
+        g.alnum(16),
+    );
+    add(
+        "dotnet-credential",
+        "new DirectoryEntry(\"LDAP://EXAMPLE.ORG\", \"ADMIN@EXAMPLE.ORG\", \"{}\");",
+        g.alnum(10),
+    );
+    add(
+        "password-hash",
+        "root:{}:19000:0:99999:7:::",
+        format!(
+            "$6${}${}",
+            g.chars(B64.replace('+', ".").as_str(), 8),
+            g.chars(B64.replace('+', ".").as_str(), 86)
+        ),
+    );
+    add(
+        "password-hash",
+        "admin:{}",
+        format!("$2b$12${}", g.chars(B64.replace('+', ".").as_str(), 53)),
+    );
+    add(
+        "password-hash",
+        "{}",
+        format!("$1${}${}", g.alnum(8), g.alnum(22)),
+    );
+    add(
+        "password-hash",
+        "hash: {}",
+        format!(
+            "$krb5asrep$23$user@domain.test:{}${}",
+            g.chars("0123456789abcdef", 32),
+            g.chars("0123456789abcdef", 64)
+        ),
+    );
+    add(
+        "password-is-quoted",
+        "The default Password is '{}'",
+        g.alnum(9),
+    );
+    add(
         "query-secret",
         "GET /x?a=1&access_token={}&b=2",
         g.alnum(24),
@@ -669,6 +755,15 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "docker buildx build --secret mysecretid=npmrc .",
         "the token is required for every request",
         "the primary key is user_id_and_timestamp_column here",
+        // A line naming a password in prose, a help text, regex
+        // replacements, an unseal command that prompts.
+        "    password protected",
+        "                        password combination.",
+        "  -password string    the password to use",
+        "s = re.sub(pat, \"$1$2\", s)",
+        "vault operator unseal -migrate",
+        "if the password is 'None' we prompt",
+        "machine example.com login anonymous password $PASSWORD",
         // Code around the quote that closed a label's string, references
         // in shell quotes, routes, ARNs, selectors and templates.
         "sb.append(\"MasterUserPassword: \" + getMasterUserPassword() + \",\");",
