@@ -297,13 +297,27 @@ fn decode_text(run: &[u8]) -> Option<Vec<u8>> {
     } else {
         STANDARD_NO_PAD
     };
-    let d = engine.decode(trimmed).ok()?;
-    let text = String::from_utf8(d).ok()?;
+    // A run cut short (a log line truncated inside a blob) ends in bits
+    // that do not complete a byte: decode the whole quads before them.
+    let whole = &trimmed[..trimmed.len() - trimmed.len() % 4];
+    let d = engine
+        .decode(trimmed)
+        .or_else(|_| engine.decode(whole))
+        .ok()?;
+    // A stray invalid byte (a PEM damaged in transit) does not hide the
+    // text around it; it counts against the text like a control byte. Only
+    // after 64 good bytes: random bytes fail within a few, and reading
+    // every opaque blob through would cost the export 3% of its CPU.
+    let text = match std::str::from_utf8(&d) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(e) if e.valid_up_to() >= 64 => String::from_utf8_lossy(&d),
+        Err(_) => return None,
+    };
     let printable = text
         .chars()
-        .filter(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+        .filter(|c| (!c.is_control() || matches!(c, '\n' | '\r' | '\t')) && *c != '\u{FFFD}')
         .count();
-    (printable * 10 >= text.chars().count() * 9).then(|| text.into_bytes())
+    (printable * 10 >= text.chars().count() * 9).then(|| text.into_owned().into_bytes())
 }
 
 #[cfg(test)]
@@ -350,6 +364,37 @@ mod tests {
         let url =
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("a?b>c~~~ secret-value-here!!");
         assert!(!spans(&url, "secret-value-here").is_empty());
+    }
+
+    #[test]
+    fn a_blob_cut_short_is_decoded_up_to_its_last_whole_quad() {
+        use base64::Engine;
+        let blob = base64::engine::general_purpose::STANDARD
+            .encode("-----BEGIN RSA PRIVATE KEY-----\nMIIEogIBAAKCAQEAoy1XXuVAQpqHbQ");
+        // Cut where the last symbol's low bits are not zero.
+        let cut = (blob.len() - 6..blob.len() - 1)
+            .find(|n| n % 4 != 0 && decode_text_strict(&blob.as_bytes()[..*n]).is_none())
+            .expect("some cut leaves stray bits");
+        let s = format!("KEY_B64={}", &blob[..cut]);
+        assert_eq!(spans(&s, "PRIVATE KEY"), vec![(8, 8 + cut)]);
+        // One damaged byte inside does not hide the text around it; random
+        // bytes stay opaque.
+        let mut pem = b"-----BEGIN RSA PRIVATE KEY-----\nMIIEogIBAAKCAQEAoy1XXuVAQpqHbQE05mkhrNg/124F/2K9OanizZTZUUhK08U8".to_vec();
+        pem[70] = 0xa1;
+        let blob = base64::engine::general_purpose::STANDARD.encode(&pem);
+        assert!(!spans(&format!("KEY_B64={blob}"), "PRIVATE KEY").is_empty());
+        let noise: Vec<u8> = (0u32..96)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        let blob = base64::engine::general_purpose::STANDARD.encode(&noise);
+        assert!(decoded_views(blob.as_bytes()).is_empty());
+    }
+
+    fn decode_text_strict(run: &[u8]) -> Option<Vec<u8>> {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode(run)
+            .ok()
     }
 
     #[test]
