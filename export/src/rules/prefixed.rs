@@ -285,7 +285,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "postman-api-token",
         &["PMAK-"],
-        r"(?P<s>PMAK-[a-f0-9]{24}-[a-f0-9]{34})",
+        r"\b(?P<s>PMAK-(?:[a-f0-9]{24}-[a-f0-9]{34}|[A-Za-z0-9]{59}))\b",
         "lit:PMAK-|hex:24|lit:-|hex:34",
     ),
     (
@@ -297,7 +297,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "pulumi-api-token",
         &["pul-"],
-        r"\b(?P<s>pul-[a-f0-9]{40})",
+        r"\b(?P<s>pul-[a-z0-9]{40})",
         "lit:pul-|hex:40",
     ),
     (
@@ -315,7 +315,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "rubygems-api-token",
         &["rubygems_"],
-        r"(?P<s>rubygems_[a-f0-9]{48})",
+        r"(?P<s>rubygems_[a-z0-9]{48})",
         "lit:rubygems_|hex:48",
     ),
     (
@@ -375,7 +375,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "tailscale-key",
         &["tskey-"],
-        r"(?P<s>tskey-[a-z]{3,8}-[A-Za-z0-9]{6,}-[A-Za-z0-9]{10,})",
+        r"(?P<s>tskey-(?:[a-z]{3,8}-)?[A-Za-z0-9]{6,}-[A-Za-z0-9_]{10,})",
         "lit:tskey-auth-|an:17|lit:-|an:30",
     ),
     (
@@ -674,6 +674,25 @@ pub const PREFIXED: &[Prefixed] = &[
         &["AZDO"],
         r"\b(?P<s>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})\b",
         "an:76|lit:AZDO|an:4",
+    ),
+    (
+        "sonarcloud-token",
+        &["sqco_"],
+        r"\b(?P<s>sqco_[A-Za-z0-9]{59})\b",
+        "lit:sqco_|an:59",
+    ),
+    (
+        "pagarme-api-key",
+        &["ak_live_"],
+        r"\b(?P<s>ak_live_[A-Za-z0-9]{30})\b",
+        "lit:ak_live_|an:30",
+    ),
+    (
+        // Short-lived access tokens; `\b` keeps `ssl.` out.
+        "dropbox-access-token",
+        &["sl."],
+        r"\b(?P<s>sl\.(?:u\.)?[A-Za-z0-9_-]{130,})",
+        "lit:sl.|url:138",
     ),
     (
         "microsoft-teams-outlook-webhook",

@@ -387,6 +387,21 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "license_key: {}",
         format!("eu01xx{}FFFFNRAL", g.chars("0123456789abcdef", 26)),
     );
+    // Forms trufflehog's tests hold besides the documented ones.
+    add("postman-api-token", "{}", format!("PMAK-{}", g.alnum(59)));
+    add(
+        "pulumi-api-token",
+        "PULUMI_ACCESS_TOKEN={}",
+        format!(
+            "pul-{}",
+            g.chars("abcdefghijklmnopqrstuvwxyz0123456789", 40)
+        ),
+    );
+    add(
+        "tailscale-key",
+        "{}",
+        format!("tskey-{}-{}_{}", g.alnum(8), g.alnum(40), g.alnum(20)),
+    );
     add("password-line", "  password {}", g.alnum(12));
     add("password-line", "    password '{}'", g.alnum(12));
     add("vault-init-secret", "Unseal Key 2: {}", g.chars(B64, 44));
