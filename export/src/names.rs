@@ -81,7 +81,8 @@ const INNOCENT: &[&str] = &["maxtoken", "tokenizer"];
 
 /// Endings that make a `…token` name innocent: pagination cursors
 /// (`nextPageToken`, `NextContinuationToken`, botocore's `input_token`),
-/// idempotency keys, and a tokenizer's special tokens (`eos_token: "</s>"`).
+/// idempotency keys, a tokenizer's special tokens (`eos_token: "</s>"`),
+/// and the `ASKPASS` programs.
 /// Not `clienttoken` or `sessiontoken`: some services authenticate with
 /// those.
 const INNOCENT_SUFFIXES: &[&str] = &[
@@ -99,6 +100,8 @@ const INNOCENT_SUFFIXES: &[&str] = &[
     "septoken",
     "clstoken",
     "masktoken",
+    // `GIT_ASKPASS`, `SSH_ASKPASS`: a program that asks for one.
+    "askpass",
 ];
 
 /// Fields whose values are user names.

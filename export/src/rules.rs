@@ -661,6 +661,9 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if r.id != "private-key" && looks_fake(value) {
                     continue;
                 }
+                if r.id == "private-key" && !key_body(value) {
+                    continue;
+                }
             }
             Check::Jwt => {
                 // An unsigned `header.payload` must prove it is one.
@@ -717,6 +720,18 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 }
                 if r.check == Check::Assignment {
                     let name = caps.name("n").map(|n| n.as_bytes()).unwrap_or(b"");
+                    // `log.info('token', 'creating')`, `delete('_token',
+                    // 'user')`: a name passed next to another argument
+                    // labels a word or a phrase, not a value.
+                    let comma = caps
+                        .name("n")
+                        .is_some_and(|n| hay[n.end()..start].contains(&b','));
+                    if comma
+                        && (value.iter().all(u8::is_ascii_alphabetic)
+                            || value.iter().any(u8::is_ascii_whitespace))
+                    {
+                        continue;
+                    }
                     let env_style = caps.name("n").is_some_and(|n| {
                         hay.get(n.end()) == Some(&b'=')
                             && n.as_bytes().iter().all(|c| !c.is_ascii_lowercase())
@@ -993,7 +1008,8 @@ fn concatenation(v: &[u8]) -> bool {
 }
 
 /// A path, route or resource name made of words: `cms/sites/passwords#update`,
-/// `/en/enterprise-server@3.0/auth`, an ARN (`arn:aws:iam::aws:policy/…`).
+/// `/en/enterprise-server@3.0/auth`, `/tmp`, an ARN
+/// (`arn:aws:iam::aws:policy/…`).
 /// A secret is one random run, not words between slashes.
 fn path_of_words(v: &[u8]) -> bool {
     if v.starts_with(b"arn:aws") {
@@ -1004,7 +1020,8 @@ fn path_of_words(v: &[u8]) -> bool {
         .filter(|p| !p.is_empty())
         .collect();
     v.contains(&b'/')
-        && parts.len() >= 2
+        && (parts.len() >= 2 || v.starts_with(b"/"))
+        && !parts.is_empty()
         && parts.iter().all(|p| {
             word_then_digits(p).is_some_and(|w| {
                 w.is_empty() || w.len() <= 3 || w[1..].iter().all(u8::is_ascii_lowercase)
@@ -1176,7 +1193,10 @@ fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
         return false;
     }
     let has = |needle: &[u8]| value.windows(needle.len()).any(|w| w == needle);
-    if value.first().is_some_and(|c| b"(:[{.".contains(c))
+    // `!publicKey.expires` (a negation), `/^Unexpected token…/` (a regex
+    // literal).
+    if value.first().is_some_and(|c| b"(:[{.!".contains(c))
+        || value.starts_with(b"/^")
         || has(b"(")
         || has(b"::")
         || has(b"->")
@@ -1203,12 +1223,26 @@ fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
         return true;
     }
     // Unquoted: `self.password`, `config.api_key`, `Option<String>`,
-    // `EncapsulationKey::new`, `tokens[0]`.
-    let segments: Vec<&[u8]> = value.split(|c| *c == b'.').collect();
-    if segments.len() >= 2 && segments.iter().all(|s| ident(s)) {
+    // `EncapsulationKey::new`, `tokens[0]`, `exports2.STRICT_TOKEN`; and
+    // minified chained assignments (`P.isWritable=P.isReadable=void`).
+    let member_path = |v: &[u8]| {
+        let segments: Vec<&[u8]> = v.split(|c| *c == b'.').collect();
+        if segments.len() < 2 || !segments.iter().all(|s| ident(s)) {
+            return false;
+        }
         let first = String::from_utf8_lossy(segments[0]).to_ascii_lowercase();
-        if CODE_OBJECTS.contains(&first.as_str())
+        CODE_OBJECTS.contains(&first.trim_end_matches(|c: char| c.is_ascii_digit()))
             || segments.iter().all(|s| !s.iter().any(u8::is_ascii_digit))
+    };
+    if member_path(value) {
+        return true;
+    }
+    if value.contains(&b'=') {
+        let pieces: Vec<&[u8]> = value.split(|c| *c == b'=').collect();
+        if pieces.len() >= 2
+            && pieces.iter().all(|p| {
+                member_path(p) || CODE_WORDS.contains(&String::from_utf8_lossy(p).as_ref())
+            })
         {
             return true;
         }
@@ -1247,6 +1281,8 @@ fn type_name(value: &[u8]) -> bool {
 /// Receivers whose attributes are references, never literals.
 const CODE_OBJECTS: &[&str] = &[
     "self",
+    "exports",
+    "module",
     "this",
     "cls",
     "os",
@@ -1387,6 +1423,18 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
     if !literal_syntax && bare_word(value) {
         return false;
     }
+    // `credentials: 'include'`, `=== 'same-origin'`: the Fetch API's modes;
+    // `credentials` names a structure, and a word in it is a setting.
+    if n.ends_with("credentials")
+        && value
+            .iter()
+            .all(|c| c.is_ascii_lowercase() || *c == b'-' || *c == b'_')
+    {
+        return false;
+    }
+    if public_der(value) {
+        return false;
+    }
     // `colon2_token: node.colon2_token`: a field read from another value.
     let lower = value.to_ascii_lowercase();
     let own = name.to_ascii_lowercase();
@@ -1420,6 +1468,52 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
         return false;
     }
     value.len() >= 4
+}
+
+/// Whether a private-key block holds a key: a block that ends in this
+/// string needs a base64 run of 24 or more characters, not filler (eight
+/// distinct characters at least; markers such as `EXAMPLE` do not count
+/// here, a key's body is long enough to hold any), between its markers (`…KEY-----\nXXXX\nXXXX\n-----END…` and
+/// `…\nanything\n…` are documentation). A block whose END lies on a later
+/// line (a PEM file read line by line) counts from its BEGIN line.
+fn key_body(block: &[u8]) -> bool {
+    let Some(end) = block.windows(8).rposition(|w| w == b"-----END") else {
+        return true;
+    };
+    let start = block
+        .windows(16)
+        .position(|w| w == b"PRIVATE KEY-----")
+        .map_or(0, |i| i + 16);
+    block[start.min(end)..end]
+        .split(|c| !(c.is_ascii_alphanumeric() || b"+/=".contains(c)))
+        .any(|run| {
+            let mut distinct = run.to_vec();
+            distinct.sort_unstable();
+            distinct.dedup();
+            run.len() >= 24 && distinct.len() >= 8
+        })
+}
+
+/// Base64 DER whose outer SEQUENCE opens with another SEQUENCE: a
+/// SubjectPublicKeyInfo (`MFkwEwYHKoZIzj0CAQ…`, `MIIBIjANBgkqhkiG9w0B…`)
+/// or a certificate, public material. A private key's (PKCS #1, #8, SEC 1)
+/// opens with its INTEGER version.
+fn public_der(v: &[u8]) -> bool {
+    use base64::Engine;
+    let Some(head) = v.get(..16) else {
+        return false;
+    };
+    let Ok(b) = base64::engine::general_purpose::STANDARD.decode(head) else {
+        return false;
+    };
+    let inner = match b.get(1) {
+        Some(n) if *n < 0x80 => 2,
+        Some(0x81) => 3,
+        Some(0x82) => 4,
+        Some(0x83) => 5,
+        _ => return false,
+    };
+    b[0] == 0x30 && b.get(inner) == Some(&0x30)
 }
 
 /// `project-cache-v5-`, `aws_sse_customer_key_base64`, `X-Goog-Signature`,

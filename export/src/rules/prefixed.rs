@@ -369,7 +369,9 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "square-token",
         &["sq0atp-", "sq0csp-", "EAAA"],
-        r"(?P<s>sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}|\bEAAA[A-Za-z0-9_-]{22,60})",
+        // Alone, not a look-alike inside a base64 run (`…AAB/EAAAoBUA…`
+        // in an embedded wasm module).
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<s>sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}|EAAA[A-Za-z0-9_-]{22,60})(?:[^A-Za-z0-9+/_-]|$)",
         "lit:sq0csp-|url:43",
     ),
     (

@@ -402,6 +402,13 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "{}",
         format!("tskey-{}-{}_{}", g.alnum(8), g.alnum(40), g.alnum(20)),
     );
+    // A PKCS #8 private key opens with its version, not a SEQUENCE: not
+    // taken for public material.
+    add(
+        "secret-assignment",
+        "signing: {{ key: \"{}\" }}",
+        format!("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{}", g.chars(B64, 64)),
+    );
     add("password-line", "  password {}", g.alnum(12));
     add("password-line", "    password '{}'", g.alnum(12));
     add("vault-init-secret", "Unseal Key 2: {}", g.chars(B64, 44));
@@ -772,6 +779,23 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "the primary key is user_id_and_timestamp_column here",
         // A line naming a password in prose, a help text, regex
         // replacements, an unseal command that prompts.
+        // From npm's own sources and docs: chained exports, negations,
+        // regex literals, arguments next to a name, Fetch's credential
+        // modes, an ASKPASS program, public keys, placeholder keys and
+        // look-alikes inside an embedded wasm module.
+        "exports2.HEADER_CHARS = exports2.TOKEN = exports2.STRICT_TOKEN;",
+        "F.Minipass=F.isWritable=F.isReadable=F.isStream=void 0;",
+        "const validPublicKey = !publicKey.expires ||",
+        "const UNEXPECTED_TOKEN = /^Unexpected token '?(.)'?(,)? /i",
+        "log.info('token', 'getting list')",
+        "this.npm.config.delete('_token', 'user')",
+        "request.credentials === 'same-origin'",
+        "GIT_ASKPASS: 'echo',",
+        "key: \"MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE1Olb3zMAFFxXKHiIkQO5cJ3Yhl5i6UPp+IhuteBJbuHcA5UogKo0EWtlWwW6KSaKoTNEYL7JlCQiVnkhBktUgg==\"",
+        "docker run -it --rm -v \"$PWD\":/tmp node",
+        "key=\"-----BEGIN PRIVATE KEY-----\\nXXXX\\nXXXX\\n-----END PRIVATE KEY-----\"",
+        "-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----",
+        "Buffer.from('AGFzbQEAAAABJwdgAX8Bf2ADf39/ADkXAADwEgAAChAAAHUSAACtEgAAghMAAE8UAAB/EAAAoBUAACMUAACJEgAAixQAAE0VAADUEQAAzxQAABAYAADJFgAA3BYAAMERAAA')",
         "    password protected",
         "                        password combination.",
         "  -password string    the password to use",
