@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Precision on real code at scale: `coffer scan` over every source, doc and
 # config file of the crates this workspace depends on (the Cargo registry
-# sources a build leaves on the machine) and the Python standard library
-# (its tests included, third-party site-packages not),
+# sources a build leaves on the machine), the Python standard library
+# (its tests included, third-party site-packages not) and, when npm is
+# installed, its global packages (npm itself and corepack: JavaScript),
 # with the findings counted by rule and by crate. None of it holds a live
 # credential, so every finding is either a test value or a false positive;
 # the counts should only go down. Files over 1000 KiB are left out.
@@ -18,12 +19,14 @@ if [ -z "${COFFER:-}" ]; then
 fi
 REG=${CARGO_HOME:-$HOME/.cargo}/registry/src
 STDLIB=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
-python3 - "$COFFER" "$REG" "$STDLIB" "${FINDINGS:-}" <<'PY'
+NPM_ROOT=$(npm root -g 2>/dev/null || true)
+python3 - "$COFFER" "$REG" "$STDLIB" "${FINDINGS:-}" "$NPM_ROOT" <<'PY'
 import collections, json, os, subprocess, sys
-coffer, reg, stdlib, keep = sys.argv[1:5]
-exts = (".py", ".rs", ".md", ".toml", ".json", ".yml", ".yaml", ".xml", ".txt")
+coffer, reg, stdlib, keep, npm_root = sys.argv[1:6]
+exts = (".py", ".rs", ".md", ".toml", ".json", ".yml", ".yaml", ".xml", ".txt",
+        ".js", ".cjs", ".mjs", ".ts")
 files = []
-for root in (reg, stdlib):
+for root in (reg, stdlib) + ((npm_root,) if npm_root and os.path.isdir(npm_root) else ()):
     for d, dirs, fs in os.walk(root):
         dirs[:] = [x for x in dirs if x not in ("site-packages", "dist-packages")]
         files += [os.path.join(d, f) for f in fs if f.endswith(exts)
@@ -47,7 +50,8 @@ for k in range(0, len(files), 200):
         m = i.get("message", "")
         rule = m.split("rule ")[1].split(" ")[0] if "rule " in m else i["code"]
         path = i["path"].split("#")[0]
-        src = os.path.relpath(path, reg).split(os.sep)[1] if path.startswith(reg) else "python-stdlib"
+        src = (os.path.relpath(path, reg).split(os.sep)[1] if path.startswith(reg)
+               else "npm-global" if npm_root and path.startswith(npm_root) else "python-stdlib")
         by_rule[rule] += 1
         by_source[src] += 1
         found.append([rule, i["path"]])
