@@ -400,6 +400,16 @@ const CATALOG: &[Spec] = &[
         Check::Assignment,
     ),
     (
+        // A personal access token by its usual name in CI (`ADO_PAT`,
+        // `GITHUB_PAT`, `azure_devops_pat`). `pat` also abbreviates
+        // "pattern" (`glob_pat = "*.rs"`), so the name is weak and the value
+        // a long token.
+        "pat-assignment",
+        &["_pat", "-pat"],
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9.-]*[A-Za-z0-9][_-]pat)(?:["'`]\]?)?[ \t]*(?:=|:=|=>|:)[ \t]*["'`]?(?P<s>[A-Za-z0-9_-]{20,})(?:[^A-Za-z0-9_-]|$)"#,
+        Check::Assignment,
+    ),
+    (
         // `deploy token - 'value'`: a dash between a secret's name and its
         // quoted value, as in notes and logs. Only a quoted value counts
         // (`key - offset` is arithmetic).
@@ -1050,6 +1060,7 @@ fn jwt_header(v: &[u8]) -> bool {
 /// Names that are too generic to mean "secret" on their own.
 fn weak_name(n: &str) -> bool {
     matches!(n, "key" | "pass" | "auth" | "dsn")
+        || n.ends_with("pat")
         || (n.ends_with("key")
             && ![
                 "apikey",

@@ -409,6 +409,12 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "signing: {{ key: \"{}\" }}",
         format!("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{}", g.chars(B64, 64)),
     );
+    add(
+        "pat-assignment",
+        "    ado_pat =  \"{}\"",
+        g.chars("abcdefghijklmnopqrstuvwxyz234567", 52),
+    );
+    add("pat-assignment", "GITHUB_PAT: {}", g.alnum(40));
     add("password-line", "  password {}", g.alnum(12));
     add("password-line", "    password '{}'", g.alnum(12));
     add("vault-init-secret", "Unseal Key 2: {}", g.chars(B64, 44));
@@ -797,6 +803,9 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----",
         "Buffer.from('AGFzbQEAAAABJwdgAX8Bf2ADf39/ADkXAADwEgAAChAAAHUSAACtEgAAghMAAE8UAAB/EAAAoBUAACMUAACJEgAAixQAAE0VAADUEQAAzxQAABAYAADJFgAA3BYAAMERAAA')",
         "    password protected",
+        "let glob_pat = \"src/**/*.rs\";",
+        "name_pat = 'user_name_prefix_pattern'",
+        "file_path = \"Qm9vdHN0cmFwX2FuZF9jb25maWd1cmU\"",
         "                        password combination.",
         "  -password string    the password to use",
         "s = re.sub(pat, \"$1$2\", s)",
