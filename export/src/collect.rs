@@ -170,10 +170,15 @@ impl<'a> Collector<'a> {
     pub fn continued(&mut self, prev: &[u8], line: &str) {
         self.scratch.clear();
         self.det.find_continued(prev, line, &mut self.scratch);
+        self.collect_findings(line);
+    }
+
+    /// Collects the secrets `self.scratch` holds, found in `s`.
+    fn collect_findings(&mut self, s: &str) {
         let found = std::mem::take(&mut self.scratch);
         for f in &found {
-            let (a, b) = char_span(line, f.start, f.end);
-            self.secret(&line[a..b], &f.rule);
+            let (a, b) = char_span(s, f.start, f.end);
+            self.secret(&s[a..b], &f.rule);
         }
         self.dirty |= !found.is_empty();
         self.scratch = found;
@@ -182,13 +187,7 @@ impl<'a> Collector<'a> {
     fn scan(&mut self, s: &str, depth: usize) {
         self.scratch.clear();
         self.det.find(s.as_bytes(), &mut self.scratch);
-        let found = std::mem::take(&mut self.scratch);
-        for f in &found {
-            let (a, b) = char_span(s, f.start, f.end);
-            self.secret(&s[a..b], &f.rule);
-        }
-        self.dirty |= !found.is_empty();
-        self.scratch = found;
+        self.collect_findings(s);
         self.dirty |= self.found.names.collect(s);
         self.dirty |= s.len() > self.max_string
             || !crate::local_paths::local_paths(s).is_empty()
