@@ -102,6 +102,13 @@ const INNOCENT_SUFFIXES: &[&str] = &[
     "masktoken",
     // `GIT_ASKPASS`, `SSH_ASKPASS`: a program that asks for one.
     "askpass",
+    // Words that end in `pass`.
+    "compass",
+    "bypass",
+    "overpass",
+    "underpass",
+    "surpass",
+    "trespass",
 ];
 
 /// Fields whose values are user names.

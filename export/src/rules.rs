@@ -713,6 +713,19 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     continue;
                 }
                 let quoted = ["q", "a", "b"].iter().any(|g| caps.name(g).is_some());
+                // `"VS%0.f0COMNTOOLS" % version`, `'{}:{}'.format(…)`: a
+                // template filled in by the code after it. And a value with
+                // no ASCII letter or digit (`"compass": "🧭"`) is no token.
+                if (quoted && format_applied(hay.get(end + 1..).unwrap_or(b"")))
+                    || !value.iter().any(u8::is_ascii_alphanumeric)
+                {
+                    continue;
+                }
+                // `the --username and --password options`: prose names the
+                // option; a lower-case word after it is not its value.
+                if r.id == "cli-secret-flag" && value.iter().all(u8::is_ascii_lowercase) {
+                    continue;
+                }
                 if is_code(value, hay.get(end..).unwrap_or(b""), quoted)
                     || label_text(value)
                     || concatenation(value)
@@ -738,7 +751,8 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                         .is_some_and(|n| hay[n.end()..start].contains(&b','));
                     if comma
                         && (value.iter().all(u8::is_ascii_alphabetic)
-                            || value.iter().any(u8::is_ascii_whitespace))
+                            || value.iter().any(u8::is_ascii_whitespace)
+                            || words_name(value))
                     {
                         continue;
                     }
@@ -998,6 +1012,13 @@ fn word_then_digits(part: &[u8]) -> Option<&[u8]> {
         .iter()
         .all(u8::is_ascii_digit)
         .then_some(&part[..letters])
+}
+
+/// Whether the code after a string literal fills it in as a template:
+/// Python's `%` operator or `.format(`.
+fn format_applied(after: &[u8]) -> bool {
+    let a = after.trim_ascii_start();
+    (a.starts_with(b"%") && !a.starts_with(b"%=")) || a.starts_with(b".format(")
 }
 
 /// Code around a quote that closed the label's own string:

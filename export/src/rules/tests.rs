@@ -803,6 +803,11 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----",
         "Buffer.from('AGFzbQEAAAABJwdgAX8Bf2ADf39/ADkXAADwEgAAChAAAHUSAACtEgAAghMAAE8UAAB/EAAAoBUAACMUAACJEgAAixQAAE0VAADUEQAAzxQAABAYAADJFgAA3BYAAMERAAA')",
         "    password protected",
+        // From pip, setuptools and urllib3.
+        "        toolskey = \"VS%0.f0COMNTOOLS\" % version",
+        "    via the --username and --password options",
+        "    >>> Url('http', 'username:password', 'host.com', 80, '/path')",
+        "    \"compass\": \"\u{1f9ed}\",",
         "let glob_pat = \"src/**/*.rs\";",
         "name_pat = 'user_name_prefix_pattern'",
         "file_path = \"Qm9vdHN0cmFwX2FuZF9jb25maWd1cmU\"",
