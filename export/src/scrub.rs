@@ -148,6 +148,9 @@ pub const OTHER_FIELDS: &str = "(other fields)";
 #[derive(Debug, Default)]
 pub struct TextState {
     in_private_key: bool,
+    /// The line before, when it is at most
+    /// [`crate::continued::MAX_OPENING_LINE`] bytes.
+    prev: Option<Vec<u8>>,
 }
 
 impl<'a> Scrubber<'a> {
@@ -515,6 +518,10 @@ impl<'a> Scrubber<'a> {
         } else {
             ("", line)
         };
+        let prev = std::mem::replace(
+            &mut st.prev,
+            (line.len() <= crate::continued::MAX_OPENING_LINE).then(|| line.as_bytes().to_vec()),
+        );
         let is_begin = body.contains("-----BEGIN") && body.contains("PRIVATE KEY");
         let is_end = body.contains("-----END") && body.contains("PRIVATE KEY");
         if st.in_private_key {
@@ -531,7 +538,39 @@ impl<'a> Scrubber<'a> {
         if is_begin && !is_end {
             st.in_private_key = true;
         }
-        format!("{prefix}{}", self.string(body, c))
+        let mut out = self.string(body, c);
+        if let Some(prev) = prev {
+            out = self.continued(&prev, line, prefix.len(), out, c);
+        }
+        format!("{prefix}{out}")
+    }
+
+    /// Replaces in `out` (the rewritten text of `line` after its kept
+    /// prefix) what `line` holds only with the line before it (see
+    /// [`crate::continued`]), read on whole lines as the first pass and
+    /// the readback read them. A credential-like value is already gone by
+    /// the sweep; a weak one (`<password>` / `hunter2`) goes here.
+    fn continued(
+        &mut self,
+        prev: &[u8],
+        line: &str,
+        prefix: usize,
+        mut out: String,
+        c: &mut Counts,
+    ) -> String {
+        let mut found = Vec::new();
+        self.sweep.det.find_continued(prev, line, &mut found);
+        for f in found {
+            let (a, b) = char_span(line, f.start.max(prefix), f.end);
+            let value = line[a..b].trim();
+            if value.is_empty() || !out.contains(value) {
+                continue;
+            }
+            let p = self.placeholder(&f.rule, value.as_bytes());
+            c.redacted_secret += out.matches(value).count() as u64;
+            out = out.replace(value, &p);
+        }
+        out
     }
 }
 
@@ -547,8 +586,11 @@ mod tests {
     fn scrub_lines(lines: &[&str], diff: bool) -> Vec<String> {
         let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreForgeries);
         let mut col = Collector::new(&det, &[], &[], 1 << 20);
-        for l in lines {
+        for (i, l) in lines.iter().enumerate() {
             col.string(l, 0);
+            if i > 0 {
+                col.continued(lines[i - 1].as_bytes(), l);
+            }
         }
         let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreExpected);
         let keys = ExportKey::from_bytes([3; 32]).for_policy(&coffer_store::Digest::of(b"p"));
@@ -559,6 +601,32 @@ mod tests {
             .iter()
             .map(|l| s.line(l, diff, &mut st, &mut c))
             .collect()
+    }
+
+    #[test]
+    fn a_weak_value_on_the_line_after_its_label_goes_from_that_line() {
+        // `hunter2` is too weak to be swept everywhere: only the pair
+        // shows it is a password, so the rewrite must read the pair too.
+        for (lines, diff) in [
+            (&["<password>", "    hunter2", "</password>"][..], false),
+            (&["+<password>", "+    hunter2", "+</password>"][..], true),
+            (&[" <password>", "+    hunter2", "+</password>"][..], true),
+            (
+                &["db_password =", "  'hunter2'", "print(hunter2)"][..],
+                false,
+            ),
+        ] {
+            let out = scrub_lines(lines, diff);
+            assert!(!out[1].contains("hunter2"), "{out:?}");
+            assert!(out[1].contains("[REDACTED_SECRET:"), "{out:?}");
+            assert_eq!(out[0], lines[0]);
+            assert_eq!(
+                out[1].as_bytes()[0],
+                lines[1].as_bytes()[0],
+                "the prefix stays"
+            );
+            assert_eq!(out[2], lines[2], "the word elsewhere stays");
+        }
     }
 
     #[test]

@@ -112,6 +112,8 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
     let escaped_gh = format!("ghp_{}", g.alnum(36));
     // Pretty-printed XML: the value alone on the line after its name.
     let xml_tok = g.alnum(32);
+    // Too weak to be swept everywhere: only its line may lose it.
+    let weak = "hunter2";
     let user = "jdoe7";
     let session = [
         json!({"type": "session.start", "sessionId": "sess-coffer-complete", "cwd": format!("/home/{user}/work/calc"), "user": user}),
@@ -140,7 +142,7 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
     )
     .unwrap();
     let patch = format!(
-        "diff --git a/config.env b/config.env\nnew file mode 100644\n--- /dev/null\n+++ b/config.env\n@@ -0,0 +1,12 @@\n+DATABASE_URL=postgres://app:{db_pass}@db.internal/x\n+password=\"{password}\"\n+refresh_token={refresh_tok}\n+id_token='{id_token}'\n+Authorization: Basic {basic}\n+GITHUB={ghp}\n+-----BEGIN RSA PRIVATE KEY-----\n+{pk_body}\n+-----END RSA PRIVATE KEY-----\n+<apiToken>\n+    {xml_tok}\n+</apiToken>\n"
+        "diff --git a/config.env b/config.env\nnew file mode 100644\n--- /dev/null\n+++ b/config.env\n@@ -0,0 +1,15 @@\n+DATABASE_URL=postgres://app:{db_pass}@db.internal/x\n+password=\"{password}\"\n+refresh_token={refresh_tok}\n+id_token='{id_token}'\n+Authorization: Basic {basic}\n+GITHUB={ghp}\n+-----BEGIN RSA PRIVATE KEY-----\n+{pk_body}\n+-----END RSA PRIVATE KEY-----\n+<apiToken>\n+    {xml_tok}\n+</apiToken>\n+<password>\n+  {weak}\n+</password>\n"
     );
     std::fs::write(dir.join("workspace.patch"), patch).unwrap();
     // The verifier is bound to the workspace's digest.
@@ -173,6 +175,7 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
             id_token,
             escaped_gh,
             xml_tok,
+            weak.to_string(),
             sensitive.to_string(),
         ],
         user: user.to_string(),
