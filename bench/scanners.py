@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scanners.py build GITLEAKS_SRC DETECT_SECRETS_SRC OUT_DIR [TRUFFLEHOG_SRC]
+"""scanners.py build GITLEAKS_SRC DETECT_SECRETS_SRC OUT_DIR [TRUFFLEHOG_SRC [NOSEYPARKER_SRC [KINGFISHER_SRC]]]
    scanners.py scan-coffer OUT_DIR COFFER_BIN
    scanners.py scan-detect-secrets OUT_DIR DETECT_SECRETS_BIN
    scanners.py score OUT_DIR TOOL FINDINGS_JSON
@@ -26,6 +26,8 @@ this repository):
   are a real token too far from the vendor's name for trufflehog's
   keyword window, or one character short of its regex, which a scrubber
   is right to redact.
+- Nosey Parker and Kingfisher (optional): each rule's `examples` and
+  `negative_examples` in its YAML rule files.
 
 OUT_DIR gets tp/ (positives as files), js/ (the same inside a JSONL string
 value), bare/ (known-prefix tokens alone), fp/ (the projects' negatives),
@@ -354,15 +356,20 @@ def trufflehog(src):
     return out
 
 
-def noseyparker(src):
+NOSEYPARKER_RULES = "crates/noseyparker/data/default/builtin/rules"
+KINGFISHER_RULES = "data/rules"
+
+
+def rule_examples(src, rules_dir):
     """{rule id: {"tps": examples, "fps": negative examples, "secrets":
-    [(text, secret)...], "keywords": []}} from a Nosey Parker checkout: its
-    rules carry their own examples. A secret is the rule's first capture
-    group where Python's `re` reads the pattern."""
+    [(text, secret)...], "keywords": []}} from a checkout whose rules carry
+    their own examples (Nosey Parker, and Kingfisher, which grew from it
+    and keeps its rule format). A secret is the rule's first capture group
+    where Python's `re` reads the pattern."""
     import yaml
 
     out = {}
-    root = os.path.join(src, "crates/noseyparker/data/default/builtin/rules")
+    root = os.path.join(src, rules_dir)
     for path in sorted(glob.glob(os.path.join(root, "*.yml"))):
         for rule in (yaml.safe_load(open(path)) or {}).get("rules", []):
             tps = [t for t in rule.get("examples") or [] if isinstance(t, str)]
@@ -403,7 +410,7 @@ def forms(s):
     }
 
 
-def build(gl_src, ds_src, out, th_src="", np_src=""):
+def build(gl_src, ds_src, out, th_src="", np_src="", kf_src=""):
     sample = Sampler(2026)
     corpus = {}
     for rule, v in gitleaks(gl_src, sample).items():
@@ -414,8 +421,11 @@ def build(gl_src, ds_src, out, th_src="", np_src=""):
         for det, v in trufflehog(th_src).items():
             corpus["trufflehog/" + det] = v
     if np_src:
-        for rule, v in noseyparker(np_src).items():
+        for rule, v in rule_examples(np_src, NOSEYPARKER_RULES).items():
             corpus["noseyparker/" + rule] = v
+    if kf_src:
+        for rule, v in rule_examples(kf_src, KINGFISHER_RULES).items():
+            corpus["kingfisher/" + rule] = v
     for d in ("tp", "js", "fp", "bare"):
         os.makedirs(os.path.join(out, d), exist_ok=True)
     meta, n = {}, 0
@@ -545,7 +555,7 @@ def survivors(out, export_dir):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "build":
-        build(*sys.argv[2:7])
+        build(*sys.argv[2:8])
     elif cmd == "score":
         score(*sys.argv[2:5])
     elif cmd == "scan-coffer":
