@@ -49,6 +49,10 @@ pub struct Rule {
     /// For a rule with no literal to prefilter on: a cheap byte test every
     /// match passes (checked by `prefilter_is_sound`).
     pub gate: Option<prefixed::Gate>,
+    /// For a rule with keywords: a cheap test of the text after a keyword
+    /// occurrence; the rule runs only where one passes (checked by
+    /// `prefilter_is_sound`).
+    pub after_keyword: Option<prefixed::Gate>,
     /// The compiled regex.
     pub regex: Regex,
     /// Extra check.
@@ -67,6 +71,28 @@ pub struct Hit {
 }
 
 type Spec = (&'static str, &'static [&'static str], &'static str, Check);
+
+/// Rules whose keywords occur far more often than their matches, and the
+/// test the text after a keyword must pass for the rule to run.
+const AFTER_KEYWORD: &[(&str, prefixed::Gate)] = &[("secret-label-spaced", spaced_value_follows)];
+
+/// After `token ` in `secret-label-spaced`: more blanks, perhaps a quote,
+/// then at least 16 characters of a value (most prose has a word there).
+fn spaced_value_follows(rest: &[u8]) -> bool {
+    let rest = &rest[rest
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t'))
+        .count()..];
+    let rest = rest
+        .strip_prefix(b"\"")
+        .or_else(|| rest.strip_prefix(b"'"))
+        .unwrap_or(rest);
+    rest.iter()
+        .take(16)
+        .take_while(|c| c.is_ascii_alphanumeric() || b"+/_.-".contains(c))
+        .count()
+        == 16
+}
 
 /// The built-in catalog (SCRUB.md). Order breaks ties between rules that
 /// claim the same span.
@@ -199,7 +225,7 @@ const CATALOG: &[Spec] = &[
     (
         "anthropic-api-key",
         &["sk-ant-"],
-        r"(?P<s>sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_-]{40,})",
+        r"(?P<s>sk-ant-[a-z]{2,8}[0-9]{2,4}-[A-Za-z0-9_-]{40,})",
         Check::Shape,
     ),
     (
@@ -250,7 +276,8 @@ const CATALOG: &[Spec] = &[
     (
         "authorization-header",
         &["authorization"],
-        r#"(?i)authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate)\s+)?(?P<s>[^\s"',;]{8,})"#,
+        // Any scheme: `Bearer`, `token`, Okta's `SSWS`, `GenieKey`, ...
+        r#"(?i)authorization["']?\s*[:=]\s*["']?(?:[a-z][a-z0-9_-]{1,30}\s+)?(?P<s>[^\s"',;]{8,})"#,
         Check::Value,
     ),
     (
@@ -317,6 +344,17 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     ),
     (
+        // A variable set by a command, with a space where shells put `=`:
+        // Dockerfile's `ENV NAME value`, fish's `set -gx NAME value`,
+        // csh's `setenv NAME value`, Windows' `setx NAME value`, macOS's
+        // `launchctl setenv NAME value`. The name is judged as an
+        // assignment's is.
+        "command-assignment",
+        &["ENV ", "setenv", "setx", "set -"],
+        r#"(?im)(?:^|[;&|(]|\s)(?:(?-i:ENV)|setenv|setx|set(?:[ \t]+-[a-z-]+)+)[ \t]+(?P<n>[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|private_?key|key|auth|credentials?)(?:_?[0-9]{1,2})?)[ \t]+(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|(?P<s>[^\s"'`;&|]+))"#,
+        Check::Assignment,
+    ),
+    (
         // `.netrc`: `machine HOST login USER password VALUE` on one line.
         "netrc-password",
         &["machine"],
@@ -375,6 +413,37 @@ const CATALOG: &[Spec] = &[
         "secret-label-is",
         &[" is "],
         r#"(?i)\b(?P<n>api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret|password|key)[ \t]* is [ \t]*["'`]?(?P<s>[A-Za-z0-9+/_=.-]{16,})"#,
+        Check::Assignment,
+    ),
+    (
+        // A name and its value with only spaces between: the rows of
+        // `vault kv get` and `vault read` tables (`password   A1a-…`),
+        // prose (`clarifai access key dkHL49…`), a vendor's name glued to
+        // the word (`weatherbitSECRET ff9c…`). Spaces separate words
+        // everywhere, so the value must look random: see
+        // `spaced_value_ok`.
+        "secret-label-spaced",
+        // The word and the space after it: far fewer strings hold those
+        // than the word alone (`max_tokens`, `"key":`).
+        &[
+            "secret ",
+            "token ",
+            "key ",
+            "password ",
+            "passwd ",
+            "pwd ",
+            "private ",
+            "access ",
+            "secret\t",
+            "token\t",
+            "key\t",
+            "password\t",
+            "passwd\t",
+            "pwd\t",
+            "private\t",
+            "access\t",
+        ],
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*?(?:secret|token|api_?key|key|passw(?:or)?d|pwd|private|access)(?:[ _-](?:secret|token|key|access)){0,2})[ \t]+["']?(?P<s>[A-Za-z0-9+/_.-]{16,}={0,2})"#,
         Check::Assignment,
     ),
     (
@@ -511,6 +580,10 @@ impl RuleSet {
                 .iter()
                 .find(|(g, _)| *g == id)
                 .map(|(_, f)| *f),
+            after_keyword: AFTER_KEYWORD
+                .iter()
+                .find(|(g, _)| *g == id)
+                .map(|(_, f)| *f),
         };
         // Shape rules first, then the vendors' prefixed tokens, then the
         // rules that read a value next to a label: where two claim one
@@ -535,6 +608,7 @@ impl RuleSet {
                 regex,
                 check: Check::Custom,
                 gate: None,
+                after_keyword: None,
             });
         }
         let mut keywords = Vec::new();
@@ -582,10 +656,12 @@ impl RuleSet {
                 any = true;
             }
         }
-        self.prefilter.each(hay, |k, _| {
+        self.prefilter.each(hay, |k, end| {
             let i = self.keyword_rule[k];
-            wanted[i / 64] |= 1 << (i % 64);
-            any = true;
+            if self.rules[i].after_keyword.is_none_or(|g| g(&hay[end..])) {
+                wanted[i / 64] |= 1 << (i % 64);
+                any = true;
+            }
         });
         if !any {
             return;
@@ -741,6 +817,12 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if caps.name("u").is_some_and(|u| u.as_bytes() == value) {
                     continue;
                 }
+                if r.id == "secret-label-spaced" {
+                    let n = caps.name("n").map_or(start, |n| n.start());
+                    if !spaced_value_ok(&hay[..n], value, hay.get(end).copied()) {
+                        continue;
+                    }
+                }
                 if r.check == Check::Assignment {
                     let name = caps.name("n").map(|n| n.as_bytes()).unwrap_or(b"");
                     // `log.info('token', 'creating')`, `delete('_token',
@@ -756,10 +838,13 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     {
                         continue;
                     }
-                    let env_style = caps.name("n").is_some_and(|n| {
-                        hay.get(n.end()) == Some(&b'=')
-                            && n.as_bytes().iter().all(|c| !c.is_ascii_lowercase())
-                    });
+                    // `API_KEY=value` and a command's `ENV API_KEY value`
+                    // set a literal, as a quoted value does.
+                    let env_style = r.id == "command-assignment"
+                        || caps.name("n").is_some_and(|n| {
+                            hay.get(n.end()) == Some(&b'=')
+                                && n.as_bytes().iter().all(|c| !c.is_ascii_lowercase())
+                        });
                     if !assignment_value_ok(name, value, quoted || env_style) {
                         continue;
                     }
@@ -1500,6 +1585,56 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
         return false;
     }
     value.len() >= 4
+}
+
+/// The value of `secret-label-spaced`, which only spaces separate from
+/// its name, with `before` the text before the name and `next` the byte
+/// after the value. A token mixes letters and digits; a value that runs
+/// into other text (`token api_key=…`, `key abc…:def`) or is made of
+/// words (`secret storage_backend_v2_path`) is something else.
+/// Upper-case hex is a key's id or fingerprint (`using RSA key 5DE3…`,
+/// `NO_PUBKEY 8719…`), and a name after `public`, `primary` or `cache`
+/// (`primary key`, `cache key 9f86…`) names no secret.
+fn spaced_value_ok(before: &[u8], value: &[u8], next: Option<u8>) -> bool {
+    if next.is_some_and(|c| !(c.is_ascii_whitespace() || b"\"',;".contains(&c))) {
+        return false;
+    }
+    if !value.iter().any(u8::is_ascii_digit)
+        || !value.iter().any(u8::is_ascii_alphabetic)
+        || words_name(value)
+    {
+        return false;
+    }
+    if value
+        .iter()
+        .all(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(c))
+    {
+        return false;
+    }
+    let word: Vec<u8> = before
+        .trim_ascii_end()
+        .rsplit(|c| !c.is_ascii_alphanumeric() && *c != b'_')
+        .next()
+        .unwrap_or(b"")
+        .to_ascii_lowercase();
+    ![
+        &b"public"[..],
+        b"pub",
+        b"primary",
+        b"foreign",
+        b"unique",
+        b"sort",
+        b"partition",
+        b"cache",
+        b"host",
+        b"signing",
+        b"rsa",
+        b"dsa",
+        b"ecdsa",
+        b"gpg",
+        b"pgp",
+    ]
+    .contains(&word.as_slice())
 }
 
 /// Whether a private-key block holds a key: a block that ends in this

@@ -122,8 +122,9 @@ pub const PREFIXED: &[Prefixed] = &[
             "dp.scim.",
             "dp.audit.",
         ],
-        r"(?P<s>dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44})",
-        "lit:dp.pt.|an:43",
+        // A service token names its environment: `dp.st.prd.…`.
+        r"(?P<s>dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,32}\.)?[A-Za-z0-9]{40,44})",
+        "lit:dp.st.dev.|an:43",
     ),
     (
         "duffel-api-token",
@@ -166,6 +167,18 @@ pub const PREFIXED: &[Prefixed] = &[
         &["fo1_", "fm1r_", "fm1a_", "fm2_"],
         r"(?:^|[^A-Za-z0-9+/_-])(?P<s>fo1_[A-Za-z0-9_-]{43}|fm(?:1[ar]|2)_[A-Za-z0-9+/]{100,}={0,3})",
         "lit:fo1_|url:43",
+    ),
+    (
+        "contentful-personal-access-token",
+        &["CFPAT-"],
+        r"\b(?P<s>CFPAT-[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)",
+        "lit:CFPAT-|url:43",
+    ),
+    (
+        "clickup-personal-token",
+        &["pk_"],
+        r"\b(?P<s>pk_[0-9]{6,10}_[0-9A-Z]{32})\b",
+        "lit:pk_|dig:8|lit:_|up:32",
     ),
     (
         "frameio-api-token",
@@ -349,9 +362,15 @@ pub const PREFIXED: &[Prefixed] = &[
         "lit:sm_pat_|an:16",
     ),
     (
+        "mongodb-atlas-service-account-secret",
+        &["mdb_sa_sk_"],
+        r"\b(?P<s>mdb_sa_sk_[A-Za-z0-9_-]{40})(?:[^A-Za-z0-9_-]|$)",
+        "lit:mdb_sa_sk_|url:40",
+    ),
+    (
         "shippo-api-token",
         &["shippo_"],
-        r"(?P<s>shippo_(?:live|test)_[a-f0-9]{40})",
+        r"(?P<s>shippo_(?:live|test)_[a-fA-F0-9]{40})",
         "lit:shippo_live_|hex:40",
     ),
     (
@@ -359,6 +378,12 @@ pub const PREFIXED: &[Prefixed] = &[
         &["shpat_", "shpca_", "shppa_", "shpss_"],
         r"(?P<s>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})",
         "lit:shpat_|hex:32",
+    ),
+    (
+        "segment-public-api-token",
+        &["sgp_"],
+        r"\b(?P<s>sgp_[A-Za-z0-9]{64})\b",
+        "lit:sgp_|an:64",
     ),
     (
         "sourcegraph-token",
@@ -391,6 +416,18 @@ pub const PREFIXED: &[Prefixed] = &[
         &["tfp_"],
         r"(?P<s>tfp_(?:[A-Za-z0-9_.=-]{59}|[A-Za-z0-9_]{40,58}\b))",
         "lit:tfp_|url:59",
+    ),
+    (
+        "teamwork-api-token",
+        &["tkn.v1_"],
+        r"\b(?P<s>tkn\.v1_[A-Za-z0-9+/]{60,}={0,2})",
+        "lit:tkn.v1_|an:71|lit:=",
+    ),
+    (
+        "voiceflow-api-key",
+        &["VF."],
+        r"\b(?P<s>VF\.(?:(?:DM|WS)\.)?[a-fA-F0-9]{24}\.[A-Za-z0-9]{16})\b",
+        "lit:VF.DM.|hex:24|lit:.|an:16",
     ),
     (
         "vault-token",

@@ -294,6 +294,34 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "\"authorization\": \"{}\"",
         g.alnum(32),
     );
+    for ctx in [
+        "Key          Value\n---          -----\napi_token    {}\nusername     ci",
+        "api_key\t{}",
+        "clarifai access key {}",
+        "weatherbitSECRET {}",
+        "the generated token '{}' expires in 1h",
+    ] {
+        add(
+            "secret-label-spaced",
+            ctx,
+            format!("{}9{}", g.alnum(12), g.alnum(12)),
+        );
+    }
+    for ctx in [
+        "FROM node:20\nENV API_TOKEN {}\nRUN npm ci",
+        "set -gx OPENAI_API_KEY {}",
+        "set -Ux service_password '{}'",
+        "setenv DB_PASSWORD \"{}\"",
+        "setx GH_TOKEN {} /M",
+        "launchctl setenv SECRET_KEY {}",
+    ] {
+        add("command-assignment", ctx, g.alnum(32));
+    }
+    add(
+        "authorization-header",
+        "curl -H 'Authorization: SSWS {}' https://x.okta.com/api/v1/users",
+        format!("00{}", g.alnum(40)),
+    );
     add(
         "bearer-token",
         "curl -H 'X: Bearer {}'",
@@ -692,6 +720,19 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "postgres://localhost:5432/db",
         "key: Enter",
         "sort_key = \"created_at\"",
+        "ENV NODE_ENV production",
+        "ENV API_TOKEN $API_TOKEN",
+        "set -x GITHUB_TOKEN (cat ~/.config/gh/token)",
+        "setenv SSH_AUTH_SOCK /tmp/ssh-agent.sock",
+        "set -euo pipefail; set -x PASSWORD_FILE /run/secrets/db",
+        "the env token is set by the runner",
+        "gpg: using RSA key 5DE3E0509C47EA3CF04A42D34AEE18F83AFDEB23",
+        "W: GPG error: NO_PUBKEY 871920D1991BC93C",
+        "Cache key 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "PRIMARY KEY fk_orders_customer_id_2",
+        "the token api_key_for_production=abc",
+        "token budget exceeded after 4096 tokens",
+        "secret storage_backend_v2_config_path",
         "AKIA is a prefix",
         "eyJhbGciOi is a header only",
         "hf_hub_download(repo_id)",
