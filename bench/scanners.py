@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scanners.py build GITLEAKS_SRC DETECT_SECRETS_SRC OUT_DIR [TRUFFLEHOG_SRC [NOSEYPARKER_SRC [KINGFISHER_SRC]]]
+"""scanners.py build GITLEAKS_SRC DETECT_SECRETS_SRC OUT_DIR [TRUFFLEHOG_SRC [NOSEYPARKER_SRC [KINGFISHER_SRC [SECRETLINT_SRC]]]]
    scanners.py scan-coffer OUT_DIR COFFER_BIN
    scanners.py scan-detect-secrets OUT_DIR DETECT_SECRETS_BIN
    scanners.py score OUT_DIR TOOL FINDINGS_JSON
@@ -28,6 +28,7 @@ this repository):
   is right to redact.
 - Nosey Parker and Kingfisher (optional): each rule's `examples` and
   `negative_examples` in its YAML rule files.
+- secretlint (optional): each rule's snapshot tests (see `secretlint`).
 
 OUT_DIR gets tp/ (positives as files), js/ (the same inside a JSONL string
 value), bare/ (known-prefix tokens alone), fp/ (the projects' negatives),
@@ -388,6 +389,49 @@ def rule_examples(src, rules_dir):
     return out
 
 
+SECRETLINT_SKIP = ("example", "filter-comments", "internal-test-cjs", "internal-test-esm",
+                   "no-dotenv", "no-k8s-kind-secret", "pattern", "preset-canary",
+                   "preset-recommend")
+
+
+def secretlint(src):
+    """{rule/case: {...}} from a secretlint checkout: each rule package's
+    test/snapshots/<case>/input* with the output.json secretlint wrote for
+    it. A case with messages is a positive: the lines of each message are
+    one, and the message's range is its secret. A case without messages
+    is a negative (its whole input). Cases run with their own options
+    (.secretlintrc.json), binary inputs, and rules that judge file names
+    or take their patterns from configuration are left out."""
+    out = {}
+    root = os.path.join(src, "packages/@secretlint")
+    for case in sorted(glob.glob(os.path.join(root, "secretlint-rule-*/test/snapshots/*/"))):
+        pkg = case[len(root) + 1:].split("/")[0][len("secretlint-rule-"):]
+        name = os.path.basename(case.rstrip("/"))
+        inputs = glob.glob(os.path.join(case, "input*"))
+        result = os.path.join(case, "output.json")
+        if (pkg in SECRETLINT_SKIP or len(inputs) != 1 or not os.path.exists(result)
+                or os.path.exists(os.path.join(case, ".secretlintrc.json"))):
+            continue
+        try:
+            text = open(inputs[0], encoding="utf-8").read()
+            msgs = json.load(open(result))["messages"]
+        except (UnicodeDecodeError, ValueError, KeyError):
+            continue
+        v = {"tps": [], "fps": [], "secrets": [], "keywords": []}
+        lines = text.split("\n")
+        for m in msgs:
+            a, b = m["loc"]["start"]["line"], m["loc"]["end"]["line"]
+            t = "\n".join(lines[a - 1:b])
+            v["tps"].append(t)
+            r = m.get("range")
+            if r and len(text[r[0]:r[1]]) >= 8 and text[r[0]:r[1]] in t:
+                v["secrets"].append((t, text[r[0]:r[1]]))
+        if not msgs:
+            v["fps"].append(text)
+        out[f"{pkg}/{name}"] = v
+    return out
+
+
 def b64_cores(s):
     """The base64 of `s` at each of the three byte alignments, without the
     characters that depend on the neighbouring bytes."""
@@ -410,7 +454,7 @@ def forms(s):
     }
 
 
-def build(gl_src, ds_src, out, th_src="", np_src="", kf_src=""):
+def build(gl_src, ds_src, out, th_src="", np_src="", kf_src="", sl_src=""):
     sample = Sampler(2026)
     corpus = {}
     for rule, v in gitleaks(gl_src, sample).items():
@@ -426,6 +470,9 @@ def build(gl_src, ds_src, out, th_src="", np_src="", kf_src=""):
     if kf_src:
         for rule, v in rule_examples(kf_src, KINGFISHER_RULES).items():
             corpus["kingfisher/" + rule] = v
+    if sl_src:
+        for rule, v in secretlint(sl_src).items():
+            corpus["secretlint/" + rule] = v
     for d in ("tp", "js", "fp", "bare"):
         os.makedirs(os.path.join(out, d), exist_ok=True)
     meta, n = {}, 0
@@ -555,7 +602,7 @@ def survivors(out, export_dir):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "build":
-        build(*sys.argv[2:8])
+        build(*sys.argv[2:9])
     elif cmd == "score":
         score(*sys.argv[2:5])
     elif cmd == "scan-coffer":

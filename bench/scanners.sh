@@ -9,15 +9,17 @@
 #
 #   GITLEAKS_SRC=~/src/gitleaks DETECT_SECRETS_SRC=~/src/detect-secrets \
 #     [TRUFFLEHOG_SRC=~/src/trufflehog] [NOSEYPARKER_SRC=~/src/noseyparker] \
-#     [KINGFISHER_SRC=~/src/kingfisher] \
+#     [KINGFISHER_SRC=~/src/kingfisher] [SECRETLINT_SRC=~/src/secretlint] \
 #     bench/scanners.sh
 #
 # (clones of github.com/gitleaks/gitleaks, github.com/Yelp/detect-secrets
 # and, optionally, github.com/trufflesecurity/trufflehog, whose detector
 # tests add positives, and github.com/praetorian-inc/noseyparker, whose
 # rules carry examples and negative examples, and github.com/mongodb/kingfisher,
-# whose rules, in Nosey Parker's format, add several hundred vendors; the
-# script skips with a message when the first two are not given).
+# whose rules, in Nosey Parker's format, add several hundred vendors, and
+# github.com/secretlint/secretlint, whose snapshot tests hold positives
+# and negatives; the script skips with a message when the first two are
+# not given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -d "${GITLEAKS_SRC:-}/cmd/generate/config/rules" ] || [ ! -d "${DETECT_SECRETS_SRC:-}/tests/plugins" ]; then
@@ -41,7 +43,10 @@ fi
 if [ -n "${KINGFISHER_SRC:-}" ] && [ ! -d "$KINGFISHER_SRC/data/rules" ]; then
   echo "KINGFISHER_SRC has no data/rules"; exit 1
 fi
-"$PY" bench/scanners.py build "$GITLEAKS_SRC" "$DETECT_SECRETS_SRC" "$B/corpus" "${TRUFFLEHOG_SRC:-}" "${NOSEYPARKER_SRC:-}" "${KINGFISHER_SRC:-}"
+if [ -n "${SECRETLINT_SRC:-}" ] && [ ! -d "$SECRETLINT_SRC/packages/@secretlint" ]; then
+  echo "SECRETLINT_SRC has no packages/@secretlint"; exit 1
+fi
+"$PY" bench/scanners.py build "$GITLEAKS_SRC" "$DETECT_SECRETS_SRC" "$B/corpus" "${TRUFFLEHOG_SRC:-}" "${NOSEYPARKER_SRC:-}" "${KINGFISHER_SRC:-}" "${SECRETLINT_SRC:-}"
 "$PY" bench/scanners.py scan-coffer "$B/corpus" "$COFFER"
 "$PY" bench/scanners.py score "$B/corpus" coffer "$B/corpus/findings-coffer.json"
 "$PY" bench/scanners.py scan-detect-secrets "$B/corpus" "$B/../venv/bin/detect-secrets"

@@ -261,6 +261,9 @@ pub fn normalize_is_innocent(n: &str) -> bool {
         // `public_key`, `publicToken`, `publishable_key`: public by name.
         || n.starts_with("public")
         || n.starts_with("publishable")
+        // `DOTENV_PUBLIC_KEY`, `VAPID_PUBLIC_KEY`, `ssh_pubkey`.
+        || n.ends_with("publickey")
+        || n.ends_with("pubkey")
         // Anti-forgery tokens are bound to a session and authenticate
         // nothing on their own.
         || n.starts_with("csrf")

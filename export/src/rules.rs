@@ -270,7 +270,8 @@ const CATALOG: &[Spec] = &[
     (
         "url-credentials",
         &["://"],
-        r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:@/"'<>]{1,256}:(?P<s>[^\s@/"'<>]{1,256})@[^\s@/"'<>]"#,
+        // `postgres://postgres:postgres@`: a user name repeated is a sample.
+        r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<u>[^\s:@/"'<>]{1,256}):(?P<s>[^\s@/"'<>]{1,256})@[^\s@/"'<>]"#,
         Check::Value,
     ),
     (

@@ -376,7 +376,7 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "shopify-token",
         &["shpat_", "shpca_", "shppa_", "shpss_"],
-        r"(?P<s>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})",
+        r"\b(?P<s>shp(?:at|ca|pa|ss)_[A-Za-z0-9]{32,64})\b",
         "lit:shpat_|hex:32",
     ),
     (
@@ -430,6 +430,14 @@ pub const PREFIXED: &[Prefixed] = &[
         "lit:VF.DM.|hex:24|lit:.|an:16",
     ),
     (
+        // Vercel's prefixed tokens: personal, integration, app access,
+        // app refresh, API key.
+        "vercel-token",
+        &["vcp_", "vci_", "vca_", "vcr_", "vck_"],
+        r"\b(?P<s>vc[pirak]_[A-Za-z0-9]{20,60})\b",
+        "lit:vcp_|an:40",
+    ),
+    (
         "vault-token",
         &["hvs.", "hvb.", "hvr."],
         r"\b(?P<s>hv[sbr]\.[A-Za-z0-9_-]{24,})",
@@ -444,8 +452,10 @@ pub const PREFIXED: &[Prefixed] = &[
     (
         "cloudflare-token",
         &["cfut_", "cfk_", "cfat_"],
-        r"(?P<s>cf(?:ut|k|at)_[A-Za-z0-9_-]{30,})",
-        "lit:cfut_|url:40",
+        // 40 characters and an 8-hex checksum, no letter before, nothing
+        // after.
+        r"(?:^|[^A-Za-z])(?P<s>cf(?:ut|k|at)_[A-Za-z0-9]{40}[0-9a-f]{8})(?:[^A-Za-z0-9]|$)",
+        "lit:cfut_|an:40|hex:8",
     ),
     (
         "deepseek-style-key",
