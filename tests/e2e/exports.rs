@@ -802,7 +802,9 @@ fn real_world_token_kinds_and_labelled_forms_are_removed_and_look_alikes_stay() 
         format!("ops_eyJ{}", g.chars(url, 250)),
         format!("hvs.{}", g.chars(url, 95)),
         format!("glc_{}", g.alnum(60)),
-        format!("cfut_{}", g.chars(url, 40)),
+        // 40 characters and an 8-hex checksum (trufflehog's and
+        // secretlint's rules agree).
+        format!("cfut_{}{}", g.alnum(40), g.chars(hex, 8)),
         format!("figd_{}", g.chars(url, 40)),
         format!("gsk_{}", g.alnum(52)),
         format!("ntn_{}{}", g.chars("0123456789", 11), g.alnum(35)),
