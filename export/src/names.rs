@@ -77,7 +77,8 @@ const SECRET_SUFFIXES: &[&str] = &[
 ];
 
 /// Names that end like a secret but are not (normalized).
-const INNOCENT: &[&str] = &["maxtoken", "tokenizer"];
+/// `Access-Control-Allow-Credentials: true` is a CORS switch.
+const INNOCENT: &[&str] = &["maxtoken", "tokenizer", "accesscontrolallowcredentials"];
 
 /// Endings that make a `…token` name innocent: pagination cursors
 /// (`nextPageToken`, `NextContinuationToken`, botocore's `input_token`),

@@ -826,6 +826,22 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 }
                 if r.check == Check::Assignment {
                     let name = caps.name("n").map(|n| n.as_bytes()).unwrap_or(b"");
+                    // `elif token == 'account'`, `name_token != "name"`:
+                    // code comparing a token's or a key's name with a word
+                    // tests a kind, not a secret. (A password compared
+                    // with a word, `password == 'logmein'`, is one.)
+                    let compared = caps.name("n").is_some_and(|n| {
+                        hay[n.end()..start]
+                            .windows(2)
+                            .any(|w| w == b"==" || w == b"!=")
+                    });
+                    let lower = name.to_ascii_lowercase();
+                    let password_like = [&b"pass"[..], b"pwd", b"passwd", b"password", b"secret"]
+                        .iter()
+                        .any(|w| lower.ends_with(w));
+                    if compared && !password_like && (bare_word(value) || words_name(value)) {
+                        continue;
+                    }
                     // `log.info('token', 'creating')`, `delete('_token',
                     // 'user')`: a name passed next to another argument
                     // labels a word or a phrase, not a value.
@@ -1313,7 +1329,17 @@ fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
     let has = |needle: &[u8]| value.windows(needle.len()).any(|w| w == needle);
     // `!publicKey.expires` (a negation), `/^Unexpected token…/` (a regex
     // literal).
-    if value.first().is_some_and(|c| b"(:[{.!".contains(c))
+    // `token = 1*tchar`: a grammar's repetition (ABNF), in HTTP's docs.
+    let abnf = value.iter().position(|c| *c == b'*').is_some_and(|i| {
+        value[..i].iter().all(u8::is_ascii_digit)
+            && value[i + 1..]
+                .iter()
+                .skip_while(|c| c.is_ascii_digit())
+                .all(|c| c.is_ascii_alphabetic() || *c == b'-')
+            && value[i + 1..].iter().any(u8::is_ascii_alphabetic)
+    });
+    if abnf
+        || value.first().is_some_and(|c| b"(:[{.!".contains(c))
         || value.starts_with(b"/^")
         || has(b"(")
         || has(b"::")
@@ -1553,14 +1579,7 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
     if public_der(value) {
         return false;
     }
-    // `colon2_token: node.colon2_token`: a field read from another value.
-    let lower = value.to_ascii_lowercase();
-    let own = name.to_ascii_lowercase();
-    if !own.is_empty()
-        && lower.len() > own.len()
-        && lower.ends_with(&own)
-        && lower[lower.len() - own.len() - 1] == b'.'
-    {
+    if names_itself(name, value, literal_syntax) {
         return false;
     }
     if weak_name(&n) {
@@ -1636,6 +1655,48 @@ fn spaced_value_ok(before: &[u8], value: &[u8], next: Option<u8>) -> bool {
         b"pgp",
     ]
     .contains(&word.as_slice())
+}
+
+/// A value that refers to its name instead of holding a secret: a field
+/// read from another value or an identifier built on the name
+/// (`colon2_token: node.colon2_token`, `self.dot2_token ==
+/// other.dot2_token`, `generate_private_key: x25519_generate_private_key`,
+/// `credential: AzureCredential`), or, quoted or not, a name made of words
+/// that ends in a secret's word (`AccessKey => "azure_storage_account_key"`).
+fn names_itself(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
+    let alnum = |b: &[u8]| -> Vec<u8> {
+        b.iter()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(u8::to_ascii_lowercase)
+            .collect()
+    };
+    let own = alnum(name.rsplit(|c| *c == b'.').next().unwrap_or(name));
+    let trimmed = value
+        .iter()
+        .rposition(u8::is_ascii_alphanumeric)
+        .map_or(&value[..0], |i| &value[..=i]);
+    let identifier = !trimmed.is_empty()
+        && trimmed
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'));
+    if !literal_syntax && identifier && own.len() >= 3 && alnum(trimmed).ends_with(&own) {
+        return true;
+    }
+    let last_word = value
+        .rsplit(|c| matches!(c, b'_' | b'-' | b'.'))
+        .next()
+        .unwrap_or(b"")
+        .to_ascii_lowercase();
+    words_name(value)
+        && [
+            &b"key"[..],
+            b"token",
+            b"secret",
+            b"password",
+            b"passwd",
+            b"credentials",
+        ]
+        .contains(&last_word.as_slice())
 }
 
 /// Whether a private-key block holds a key: a block that ends in this

@@ -534,6 +534,17 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         format!("{} {}", g.alnum(8), g.alnum(5)),
     );
     add("secret-assignment", "refresh_token={}", g.alnum(28));
+    // A password compared with a literal is hard-coded, even a word.
+    add(
+        "secret-assignment",
+        "if password == '{}':",
+        "logmein".into(),
+    );
+    add(
+        "secret-assignment",
+        "if creds.Secret != \"{}\" {{",
+        "open-sesame".into(),
+    );
     add("secret-assignment", "id_token='{}'", g.alnum(28));
     add("secret-assignment", "client_secret: {}", g.alnum(28));
     add(
@@ -733,6 +744,15 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "the token api_key_for_production=abc",
         "token budget exceeded after 4096 tokens",
         "secret storage_backend_v2_config_path",
+        "    && self.fields == other.fields && self.dot2_token == other.dot2_token",
+        "elif token == 'account':",
+        "if key != 'escape': continue",
+        "if name_token != \"name\" {",
+        "// token = 1*tchar",
+        "Access-Control-Allow-Credentials: hell\\x01o",
+        "    generate_private_key: x25519_generate_private_key,",
+        "let creds = |credential: AzureCredential| -> AzureCredentialProvider {",
+        "Self::AccessKey => \"azure_storage_account_key\",",
         "const DB = \"mongodb://mongodb:mongodb@localhost:27017/app\";",
         "DOTENV_PUBLIC_KEY=\"037cfbfc90234cfdab7eb540505662937b5ba6f3d39b7b4d5b8b2e1c9f4a3d2e1b\"",
         "xcfat_q8Lm2Rt5Vw9Yz3Bc6Df1Gh4Jk7Np0Qs2Tu5Wx8Za03fa099b",
