@@ -803,6 +803,24 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if r.id == "cli-secret-flag" && value.iter().all(u8::is_ascii_lowercase) {
                     continue;
                 }
+                // Values that are words, where only a random value is a
+                // credential: `Bearer static-token`, `?key=STRINGS`,
+                // `?key=test_error_package`, `_authToken=MYTOKEN`.
+                let upper = value.iter().take_while(|c| c.is_ascii_uppercase()).count();
+                // (A long run of letters may be a key: `?key=seugeupfknprstoe`.)
+                let word_like = words_name(value)
+                    || (value.len() <= 10 && value.iter().all(u8::is_ascii_alphabetic))
+                    || (upper >= 4 && value[upper..].iter().all(u8::is_ascii_digit));
+                let weak_query =
+                    r.id == "query-secret" && hay[..start].to_ascii_lowercase().ends_with(b"key=");
+                if word_like
+                    && (matches!(
+                        r.id.as_str(),
+                        "authorization-header" | "bearer-token" | "npmrc-auth"
+                    ) || weak_query)
+                {
+                    continue;
+                }
                 if is_code(value, hay.get(end..).unwrap_or(b""), quoted)
                     || label_text(value)
                     || concatenation(value)
@@ -1687,7 +1705,7 @@ fn names_itself(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
         .next()
         .unwrap_or(b"")
         .to_ascii_lowercase();
-    words_name(value)
+    if words_name(value)
         && [
             &b"key"[..],
             b"token",
@@ -1697,6 +1715,20 @@ fn names_itself(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
             b"credentials",
         ]
         .contains(&last_word.as_slice())
+    {
+        return true;
+    }
+    // One word of one case that ends in `token`, `key` or `secret`, and
+    // perhaps a digit: `_authToken=MYTOKEN1`, `api_key = "apikey"`.
+    let letters = value.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+    let word = value[..letters].to_ascii_lowercase();
+    letters > 0
+        && value[letters..].iter().all(u8::is_ascii_digit)
+        && (value[..letters].iter().all(u8::is_ascii_uppercase)
+            || value[..letters].iter().all(u8::is_ascii_lowercase))
+        && [&b"token"[..], b"key", b"secret"]
+            .iter()
+            .any(|w| word.ends_with(w))
 }
 
 /// Whether a private-key block holds a key: a block that ends in this
@@ -1707,7 +1739,27 @@ fn names_itself(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
 /// line (a PEM file read line by line) counts from its BEGIN line.
 fn key_body(block: &[u8]) -> bool {
     let Some(end) = block.windows(8).rposition(|w| w == b"-----END") else {
-        return true;
+        // No END here: the BEGIN line of a block read line by line, or a
+        // block cut short, ends at its marker or goes on with a body or
+        // header line (or an escaped line end); `r"-----BEGIN PRIVATE
+        // KEY-----");`, a pattern in code, goes on with punctuation.
+        let marker_end = block
+            .windows(5)
+            .skip(5)
+            .position(|w| w == b"-----")
+            .map_or(block.len(), |i| i + 10);
+        let rest = block[marker_end..].trim_ascii_start();
+        return match rest.first() {
+            None => true,
+            // A literal that closes on the marker: a key when it is
+            // joined to the next (`"…KEY-----" +`), not when a call or a
+            // statement ends there (`r"…KEY-----");`).
+            Some(b'"' | b'\'' | b'`') => {
+                let tail = rest[1..].trim_ascii_start();
+                tail.is_empty() || b"+.&\\".contains(&tail[0])
+            }
+            Some(c) => c.is_ascii_alphanumeric() || b"+/\\".contains(c),
+        };
     };
     let start = block
         .windows(16)

@@ -93,6 +93,14 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
             g.chars(B64, 70)
         ),
     );
+    // The first line of a key joined from literals (`"…" +`, one per
+    // line); a pattern that closes on the marker is not one (see the
+    // near misses).
+    add(
+        "private-key",
+        "key = {}",
+        "-----BEGIN RSA PRIVATE KEY-----\" +".into(),
+    );
     add(
         "private-key",
         "truncated {}",
@@ -534,6 +542,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         format!("{} {}", g.alnum(8), g.alnum(5)),
     );
     add("secret-assignment", "refresh_token={}", g.alnum(28));
+    add(
+        "query-secret",
+        "base_url: \"https://api.example.com/v1/user?key={}\"",
+        "seugeupfknprstoe".into(),
+    );
     // A password compared with a literal is hard-coded, even a word.
     add(
         "secret-assignment",
@@ -746,6 +759,12 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "secret storage_backend_v2_config_path",
         "    && self.fields == other.fields && self.dot2_token == other.dot2_token",
         "elif token == 'account':",
+        "consistent!(click_1, r\"-----BEGIN PRIVATE KEY-----\");",
+        "Authorization: Bearer static-token\\r",
+        "(\"topic?key=STRINGS\", \"Pydoc: TOPIC STRINGS\"),",
+        "text = self.call_url_handler(\"search?key=test_error_package\",",
+        "//registry.npmjs.org/:_authToken=MYTOKEN",
+        "//somewhere-else.com/myorg/:_authToken=MYTOKEN1",
         "if key != 'escape': continue",
         "if name_token != \"name\" {",
         "// token = 1*tchar",
