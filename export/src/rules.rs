@@ -866,9 +866,12 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     let comma = caps
                         .name("n")
                         .is_some_and(|n| hay[n.end()..start].contains(&b','));
+                    // (`scrypt(b'password', salt=b'salt')`: a keyword
+                    // argument follows, not a value.)
                     if comma
                         && (value.iter().all(u8::is_ascii_alphabetic)
                             || value.iter().any(u8::is_ascii_whitespace)
+                            || (!quoted && (value.contains(&b'=') || value.starts_with(b"**")))
                             || words_name(value))
                     {
                         continue;
@@ -1100,6 +1103,9 @@ pub fn looks_fake(v: &[u8]) -> bool {
             return true;
         }
     }
+    if counts_bytes(v) {
+        return true;
+    }
     let mut run = 1;
     for w in v.windows(2) {
         if w[0].is_ascii_alphabetic() && w[1] == w[0].wrapping_add(1) && w[1].is_ascii_alphabetic()
@@ -1113,6 +1119,31 @@ pub fn looks_fake(v: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// Hex that counts up byte by byte for eight bytes or more
+/// (`000102030405060708090a0b…`, the test key of many standards' vectors).
+fn counts_bytes(v: &[u8]) -> bool {
+    let nibble = |c: u8| (c as char).to_digit(16);
+    (0..2).any(|off| {
+        let bytes: Vec<Option<u32>> = v[off.min(v.len())..]
+            .chunks_exact(2)
+            .map(|p| Some(nibble(p[0])? * 16 + nibble(p[1])?))
+            .collect();
+        let mut run = 1;
+        for w in bytes.windows(2) {
+            match (w[0], w[1]) {
+                (Some(a), Some(b)) if b == a + 1 => {
+                    run += 1;
+                    if run >= 8 {
+                        return true;
+                    }
+                }
+                _ => run = 1,
+            }
+        }
+        false
+    })
 }
 
 /// `ACCESS_TOKEN`, `API_KEY`: a constant's name standing for its value.
@@ -1164,6 +1195,31 @@ fn concatenation(v: &[u8]) -> bool {
 /// A secret is one random run, not words between slashes.
 fn path_of_words(v: &[u8]) -> bool {
     if v.starts_with(b"arn:aws") {
+        return true;
+    }
+    // An AWS signature's credential scope (`AKID/20220809/us-east-1/s3/
+    // aws4_request`): a key id, a date and names, none of them secret.
+    if v.windows(13).any(|w| w == b"/aws4_request") {
+        return true;
+    }
+    // A file that holds the secret, named in its place
+    // (`key='param:secp384r1.pem'`, `private_key = "tls.key"`).
+    let lower = v.to_ascii_lowercase();
+    if [
+        &b".pem"[..],
+        b".key",
+        b".crt",
+        b".p12",
+        b".pfx",
+        b".jks",
+        b".der",
+        b".json",
+        b".txt",
+    ]
+    .iter()
+    .any(|e| lower.ends_with(e))
+        && lower.len() > 4
+    {
         return true;
     }
     let parts: Vec<&[u8]> = v
@@ -1598,6 +1654,16 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
         return false;
     }
     if names_itself(name, value, literal_syntax) {
+        return false;
+    }
+    // `token: "error"`, `Token => "invalid token"`: what is named only
+    // a token, a key or a secret is not a short lower-case word or a
+    // phrase (a password can be, and so can a named variable's value:
+    // `AWS_SECRET_ACCESS_KEY=bench`).
+    if ["token", "secret", "key"].contains(&n.as_str())
+        && value.iter().all(|c| c.is_ascii_lowercase() || *c == b' ')
+        && (value.contains(&b' ') || value.len() <= 10)
+    {
         return false;
     }
     if weak_name(&n) {
