@@ -483,11 +483,11 @@ pub const PREFIXED: &[Prefixed] = &[
     ),
     (
         // The first segment is the base64 of a decimal user id, so it
-        // starts with one of twelve pairs; there is no fixed literal, so
-        // the rule always runs.
+        // starts with M, N or O; there is no fixed literal, so the rule
+        // always runs behind its gate.
         "discord-bot-token",
         &[],
-        r"(?:^|[^A-Za-z0-9_-])(?P<s>[MNO][TDjz][A-Za-z0-9_-]{22,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})(?:[^A-Za-z0-9_-]|$)",
+        r"(?:^|[^A-Za-z0-9_-])(?P<s>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})(?:[^A-Za-z0-9_-]|$)",
         "lit:MT|an:22|lit:.|an:6|lit:.|an:38",
     ),
     (

@@ -268,6 +268,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     );
     add("npmrc-auth", "_auth = {}", g.alnum(24));
     add(
+        "discord-bot-token",
+        "DISCORD={}",
+        format!("MZ1y{}.{}.{}", g.alnum(20), g.alnum(6), g.alnum(27)),
+    );
+    add(
         "pypi-token",
         "password = {}",
         format!("pypi-AgEIcHlwaS5vcmc{}", g.chars(URLSAFE, 60)),
