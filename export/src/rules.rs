@@ -400,10 +400,11 @@ const CATALOG: &[Spec] = &[
         Check::Shape,
     ),
     (
-        // `the password is 'centipede'`: a quoted password in a sentence.
+        // `the password is 'centipede'`: a quoted password in a sentence,
+        // also `the password for user 'postgres' is 'admin'`.
         "password-is-quoted",
         &[" is "],
-        r#"(?i)\b(?P<n>password|passwd|passphrase)[ \t]+is[ \t]+(?:"(?P<q>[^"\s]{4,64})"|'(?P<a>[^'\s]{4,64})')"#,
+        r#"(?i)\b(?P<n>password|passwd|passphrase)(?:[ \t]+for(?:[ \t]+the)?[ \t]+(?:user|account|login)[ \t]+(?:"[^"\s]{1,64}"|'[^'\s]{1,64}'|[A-Za-z0-9_.@-]{1,64}))?[ \t]+is[ \t]+(?:"(?P<q>[^"\s]{4,64})"|'(?P<a>[^'\s]{4,64})')"#,
         Check::Assignment,
     ),
     (
@@ -1629,10 +1630,17 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
     }
     // `secretKey: api-key`: the value names a secret, it is not one; so
     // does a selector (`addPassword = "#add-password"`).
+    // (A password set to one lower-case word that only ends in
+    // `password`, `Password=thisismypassword`, is a weak password.)
     let named = value.strip_prefix(b"#").unwrap_or(value);
+    let weak_password = n.ends_with("password")
+        && value.len() > "password".len()
+        && value.ends_with(b"password")
+        && value.iter().all(u8::is_ascii_lowercase);
     if named
         .iter()
         .all(|c| c.is_ascii_alphabetic() || *c == b'-' || *c == b'_')
+        && !weak_password
         && crate::names::classify(&String::from_utf8_lossy(named), &[])
             == crate::names::FieldClass::Secret
     {

@@ -548,6 +548,16 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     );
     add("secret-assignment", "refresh_token={}", g.alnum(28));
     add(
+        "secret-assignment",
+        "[HELP_CLIENT]\nAUTO_SESSION_PASSWORD={}",
+        "mypassword".into(),
+    );
+    add(
+        "password-is-quoted",
+        "The default password for the user \"pyne-user\" is \"{}\".",
+        g.alnum(10),
+    );
+    add(
         "query-secret",
         "base_url: \"https://api.example.com/v1/user?key={}\"",
         "seugeupfknprstoe".into(),
