@@ -345,6 +345,18 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     ),
     (
+        // A literal default for a secret read from the environment, the
+        // code form of `${TOKEN:-literal}`: `process.env.API_KEY ||
+        // "…"` (or `??`), `os.environ.get("API_KEY", "…")`,
+        // `os.getenv("API_KEY", "…")`, Ruby's `ENV.fetch("API_KEY", "…")`
+        // and `ENV["API_KEY"] || "…"`. The variable's name is judged as an
+        // assignment's.
+        "env-default-literal",
+        &["process.env", "environ.get", "getenv", "ENV.fetch", "ENV["],
+        r#"(?:process\.env(?:\.|\[["'`])(?P<n>(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?))["'`]?\]?[ \t]*(?:\|\||\?\?)|\bos\.(?:environ\.get|getenv)\([ \t]*["'](?P<n2>(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?))["'][ \t]*,|\bENV\.fetch\([ \t]*["'](?P<n3>(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?))["'][ \t]*,|\bENV\[["'](?P<n4>(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?))["']\][ \t]*\|\|)[ \t]*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`)"#,
+        Check::Assignment,
+    ),
+    (
         // A variable set by a command, with a space where shells put `=`:
         // Dockerfile's `ENV NAME value`, fish's `set -gx NAME value`,
         // csh's `setenv NAME value`, Windows' `setx NAME value`, macOS's
@@ -814,10 +826,15 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     || (upper >= 4 && value[upper..].iter().all(u8::is_ascii_digit));
                 let weak_query =
                     r.id == "query-secret" && hay[..start].to_ascii_lowercase().ends_with(b"key=");
+                // (Also a default read from the environment: `|| "not-set"`
+                // is a sentinel.)
                 if word_like
                     && (matches!(
                         r.id.as_str(),
-                        "authorization-header" | "bearer-token" | "npmrc-auth"
+                        "authorization-header"
+                            | "bearer-token"
+                            | "npmrc-auth"
+                            | "env-default-literal"
                     ) || weak_query)
                 {
                     continue;
@@ -844,12 +861,15 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     }
                 }
                 if r.check == Check::Assignment {
-                    let name = caps.name("n").map(|n| n.as_bytes()).unwrap_or(b"");
+                    // The name's group: `n`, or one of the alternatives'
+                    // (`env-default-literal` reads four syntaxes).
+                    let name_m = ["n", "n2", "n3", "n4"].iter().find_map(|g| caps.name(g));
+                    let name = name_m.map(|n| n.as_bytes()).unwrap_or(b"");
                     // `elif token == 'account'`, `name_token != "name"`:
                     // code comparing a token's or a key's name with a word
                     // tests a kind, not a secret. (A password compared
                     // with a word, `password == 'logmein'`, is one.)
-                    let compared = caps.name("n").is_some_and(|n| {
+                    let compared = name_m.is_some_and(|n| {
                         hay[n.end()..start]
                             .windows(2)
                             .any(|w| w == b"==" || w == b"!=")
@@ -864,9 +884,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     // `log.info('token', 'creating')`, `delete('_token',
                     // 'user')`: a name passed next to another argument
                     // labels a word or a phrase, not a value.
-                    let comma = caps
-                        .name("n")
-                        .is_some_and(|n| hay[n.end()..start].contains(&b','));
+                    let comma = name_m.is_some_and(|n| hay[n.end()..start].contains(&b','));
                     // (`scrypt(b'password', salt=b'salt')`: a keyword
                     // argument follows, not a value.)
                     if comma
@@ -880,7 +898,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     // `API_KEY=value` and a command's `ENV API_KEY value`
                     // set a literal, as a quoted value does.
                     let env_style = r.id == "command-assignment"
-                        || caps.name("n").is_some_and(|n| {
+                        || name_m.is_some_and(|n| {
                             hay.get(n.end()) == Some(&b'=')
                                 && n.as_bytes().iter().all(|c| !c.is_ascii_lowercase())
                         });

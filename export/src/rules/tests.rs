@@ -321,6 +321,16 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         );
     }
     for ctx in [
+        "const key = process.env.ACCOUNT_KEY || \"{}\";",
+        "const pw = process.env[\"DB_PASSWORD\"] ?? '{}'",
+        "api_key = os.environ.get(\"OPENAI_API_KEY\", \"{}\")",
+        "token = os.getenv('GITHUB_TOKEN', '{}')",
+        "Stripe.api_key = ENV.fetch(\"STRIPE_SECRET\", \"{}\")",
+        "secret = ENV['APP_SECRET'] || '{}'",
+    ] {
+        add("env-default-literal", ctx, g.alnum(32));
+    }
+    for ctx in [
         "FROM node:20\nENV API_TOKEN {}\nRUN npm ci",
         "set -gx OPENAI_API_KEY {}",
         "set -Ux service_password '{}'",
@@ -760,6 +770,12 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "key: Enter",
         "sort_key = \"created_at\"",
         "ENV NODE_ENV production",
+        "const port = process.env.PORT || \"3000\";",
+        "key = os.environ.get(\"API_KEY\", \"\")",
+        "os.getenv(\"SECRET_KEY\", \"changeme\")",
+        "const t = process.env.API_TOKEN || undefined;",
+        "const mode = process.env.TOKEN_MODE || 'strict';",
+        "const password = process.env.REACT_APP_FIREBASE_DEV_PASSWORD || \"not-set\"",
         "ENV API_TOKEN $API_TOKEN",
         "set -x GITHUB_TOKEN (cat ~/.config/gh/token)",
         "setenv SSH_AUTH_SOCK /tmp/ssh-agent.sock",
