@@ -22,10 +22,24 @@ pub type Prefixed = (
 
 /// Rules without a literal prefix, and a byte test every match passes:
 /// a Discord token is `<24-26>.<6>.<27-40>`, two dots seven bytes apart.
-pub const GATES: &[(&str, Gate)] = &[("discord-bot-token", dots_seven_apart)];
+pub const GATES: &[(&str, Gate)] = &[
+    ("discord-bot-token", dots_seven_apart),
+    ("mailgun-api-key", hex_dash_hex_dash),
+];
 
 /// A byte test a rule's every match passes.
 pub type Gate = fn(&[u8]) -> bool;
+
+/// A Mailgun key is `<32 hex>-<8 hex>-<8 hex>`: a dash with eight hex
+/// digits and another dash after it, and 32 hex digits before it.
+fn hex_dash_hex_dash(hay: &[u8]) -> bool {
+    memchr::memchr_iter(b'-', hay).any(|i| {
+        i >= 32
+            && hay.get(i + 9) == Some(&b'-')
+            && hay[i + 1..i + 9].iter().all(u8::is_ascii_hexdigit)
+            && hay[i - 32..i].iter().all(u8::is_ascii_hexdigit)
+    })
+}
 
 fn dots_seven_apart(hay: &[u8]) -> bool {
     let mut last = None;
@@ -489,6 +503,14 @@ pub const PREFIXED: &[Prefixed] = &[
         &[],
         r"(?:^|[^A-Za-z0-9_-])(?P<s>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})(?:[^A-Za-z0-9_-]|$)",
         "lit:MT|an:22|lit:.|an:6|lit:.|an:38",
+    ),
+    (
+        // Mailgun's private API keys since 2023 (the older `key-…` form
+        // is also a cache key's shape, so it needs Mailgun's name).
+        "mailgun-api-key",
+        &[],
+        r"\b(?P<s>[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8})\b",
+        "hex:32|lit:-|hex:8|lit:-|hex:8",
     ),
     (
         "adafruit-io-key",
