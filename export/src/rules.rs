@@ -1646,24 +1646,6 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
     {
         return false;
     }
-    // `secretKey: api-key`: the value names a secret, it is not one; so
-    // does a selector (`addPassword = "#add-password"`).
-    // (A password set to one lower-case word that only ends in
-    // `password`, `Password=thisismypassword`, is a weak password.)
-    let named = value.strip_prefix(b"#").unwrap_or(value);
-    let weak_password = n.ends_with("password")
-        && value.len() > "password".len()
-        && value.ends_with(b"password")
-        && value.iter().all(u8::is_ascii_lowercase);
-    if named
-        .iter()
-        .all(|c| c.is_ascii_alphabetic() || *c == b'-' || *c == b'_')
-        && !weak_password
-        && crate::names::classify(&String::from_utf8_lossy(named), &[])
-            == crate::names::FieldClass::Secret
-    {
-        return false;
-    }
     if !literal_syntax && bare_word(value) {
         return false;
     }
@@ -1679,7 +1661,7 @@ fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool 
     if public_der(value) {
         return false;
     }
-    if names_itself(name, value, literal_syntax) {
+    if names_itself(name, &n, value, literal_syntax) {
         return false;
     }
     // `token: "error"`, `Token => "invalid token"`: what is named only
@@ -1767,13 +1749,31 @@ fn spaced_value_ok(before: &[u8], value: &[u8], next: Option<u8>) -> bool {
     .contains(&word.as_slice())
 }
 
-/// A value that refers to its name instead of holding a secret: a field
-/// read from another value or an identifier built on the name
-/// (`colon2_token: node.colon2_token`, `self.dot2_token ==
-/// other.dot2_token`, `generate_private_key: x25519_generate_private_key`,
-/// `credential: AzureCredential`), or, quoted or not, a name made of words
-/// that ends in a secret's word (`AccessKey => "azure_storage_account_key"`).
-fn names_itself(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
+/// A value that names a secret instead of holding one, `n` being the
+/// normalized name: a field read from another value or an identifier
+/// built on the name (`colon2_token: node.colon2_token`,
+/// `self.dot2_token == other.dot2_token`, `generate_private_key:
+/// x25519_generate_private_key`, `credential: AzureCredential`), a
+/// secret's name (`secretKey: api-key`, a selector `"#add-password"`),
+/// or, quoted or not, words that end in a secret's word
+/// (`AccessKey => "azure_storage_account_key"`, `MYTOKEN1`).
+fn names_itself(name: &[u8], n: &str, value: &[u8], literal_syntax: bool) -> bool {
+    // (A password set to one lower-case word that only ends in
+    // `password`, `Password=thisismypassword`, is a weak password.)
+    let named = value.strip_prefix(b"#").unwrap_or(value);
+    let weak_password = n.ends_with("password")
+        && value.len() > "password".len()
+        && value.ends_with(b"password")
+        && value.iter().all(u8::is_ascii_lowercase);
+    if named
+        .iter()
+        .all(|c| c.is_ascii_alphabetic() || *c == b'-' || *c == b'_')
+        && !weak_password
+        && crate::names::classify(&String::from_utf8_lossy(named), &[])
+            == crate::names::FieldClass::Secret
+    {
+        return true;
+    }
     let alnum = |b: &[u8]| -> Vec<u8> {
         b.iter()
             .filter(|c| c.is_ascii_alphanumeric())
