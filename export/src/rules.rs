@@ -819,24 +819,15 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 // Values that are words, where only a random value is a
                 // credential: `Bearer static-token`, `?key=STRINGS`,
                 // `?key=test_error_package`, `_authToken=MYTOKEN`.
-                let upper = value.iter().take_while(|c| c.is_ascii_uppercase()).count();
-                // (A long run of letters may be a key: `?key=seugeupfknprstoe`.)
-                let word_like = words_name(value)
-                    || (value.len() <= 10 && value.iter().all(u8::is_ascii_alphabetic))
-                    || (upper >= 4 && value[upper..].iter().all(u8::is_ascii_digit));
-                let weak_query =
-                    r.id == "query-secret" && hay[..start].to_ascii_lowercase().ends_with(b"key=");
                 // (Also a default read from the environment: `|| "not-set"`
                 // is a sentinel.)
-                if word_like
-                    && (matches!(
-                        r.id.as_str(),
-                        "authorization-header"
-                            | "bearer-token"
-                            | "npmrc-auth"
-                            | "env-default-literal"
-                    ) || weak_query)
-                {
+                let random_only = matches!(
+                    r.id.as_str(),
+                    "authorization-header" | "bearer-token" | "npmrc-auth" | "env-default-literal"
+                ) || (r.id == "query-secret"
+                    && start >= 4
+                    && hay[start - 4..start].eq_ignore_ascii_case(b"key="));
+                if random_only && word_like(value) {
                     continue;
                 }
                 if is_code(value, hay.get(end..).unwrap_or(b""), quoted)
@@ -1747,6 +1738,17 @@ fn spaced_value_ok(before: &[u8], value: &[u8], next: Option<u8>) -> bool {
         b"pgp",
     ]
     .contains(&word.as_slice())
+}
+
+/// A value of words, not random: a name made of words, a short run of
+/// letters, or an upper-case word and perhaps digits (`static-token`,
+/// `STRINGS`, `MYTOKEN1`). A long run of letters may be a key
+/// (`?key=seugeupfknprstoe`).
+fn word_like(value: &[u8]) -> bool {
+    let upper = value.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    words_name(value)
+        || (value.len() <= 10 && value.iter().all(u8::is_ascii_alphabetic))
+        || (upper >= 4 && value[upper..].iter().all(u8::is_ascii_digit))
 }
 
 /// A value that names a secret instead of holding one, `n` being the
