@@ -94,6 +94,14 @@ fn spaced_value_follows(rest: &[u8]) -> bool {
         == 16
 }
 
+/// A variable name that holds a secret, as `env-default-literal` reads
+/// it in each of its four syntaxes.
+macro_rules! env_secret_name {
+    () => {
+        r"(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?)"
+    };
+}
+
 /// The built-in catalog (SCRUB.md). Order breaks ties between rules that
 /// claim the same span.
 const CATALOG: &[Spec] = &[
@@ -353,7 +361,17 @@ const CATALOG: &[Spec] = &[
         // assignment's.
         "env-default-literal",
         &["process.env", "environ.get", "getenv", "ENV.fetch", "ENV["],
-        r#"(?:process\.env(?:\.|\[["'`])(?P<n>(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?))["'`]?\]?[ \t]*(?:\|\||\?\?)|\bos\.(?:environ\.get|getenv)\([ \t]*["'](?P<n2>(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?))["'][ \t]*,|\bENV\.fetch\([ \t]*["'](?P<n3>(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?))["'][ \t]*,|\bENV\[["'](?P<n4>(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?))["']\][ \t]*\|\|)[ \t]*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`)"#,
+        concat!(
+            r#"(?:process\.env(?:\.|\[["'`])(?P<n>"#,
+            env_secret_name!(),
+            r#")["'`]?\]?[ \t]*(?:\|\||\?\?)|\bos\.(?:environ\.get|getenv)\([ \t]*["'](?P<n2>"#,
+            env_secret_name!(),
+            r#")["'][ \t]*,|\bENV\.fetch\([ \t]*["'](?P<n3>"#,
+            env_secret_name!(),
+            r#")["'][ \t]*,|\bENV\[["'](?P<n4>"#,
+            env_secret_name!(),
+            r#")["']\][ \t]*\|\|)[ \t]*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`)"#,
+        ),
         Check::Assignment,
     ),
     (
