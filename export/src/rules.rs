@@ -688,7 +688,7 @@ impl RuleSet {
                 any = true;
             }
         }
-        self.prefilter.each(hay, |k, end| {
+        self.prefilter.each_unordered(hay, |k, end| {
             let i = self.keyword_rule[k];
             if self.rules[i].after_keyword.is_none_or(|g| g(&hay[end..])) {
                 wanted[i / 64] |= 1 << (i % 64);
