@@ -55,6 +55,9 @@ pub struct Rule {
     pub after_keyword: Option<prefixed::Gate>,
     /// The compiled regex.
     pub regex: Regex,
+    /// The fewest bytes a match of `regex` can span: a shorter string is
+    /// not searched.
+    pub min_len: usize,
     /// Extra check.
     pub check: Check,
 }
@@ -559,6 +562,8 @@ pub struct RuleSet {
     keyword_rule: Vec<usize>,
     /// Rules without keywords (always run).
     always: Vec<usize>,
+    /// The least `min_len` of any rule.
+    shortest: usize,
 }
 
 /// An extra rule from a policy (`extraRules`).
@@ -588,6 +593,18 @@ fn compile(src: &str) -> Result<Regex, regex::Error> {
         .build()
 }
 
+/// The fewest bytes a match of `src` (as [`compile`] reads it) can span;
+/// 0 when unknown, which never skips a string.
+fn min_len(src: &str) -> usize {
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(&format!("(?-u){src}"))
+        .ok()
+        .and_then(|hir| hir.properties().minimum_len())
+        .unwrap_or(0)
+}
+
 impl RuleSet {
     /// The built-in catalog plus `extra`. The built-in set is compiled once
     /// per process (regexes and automata are shared, cheap to clone).
@@ -607,6 +624,7 @@ impl RuleSet {
             id: id.to_string(),
             keywords: kws.iter().map(|k| k.to_string()).collect(),
             regex: compile(src).expect("built-in rules compile"),
+            min_len: min_len(src),
             check,
             gate: prefixed::GATES
                 .iter()
@@ -638,6 +656,7 @@ impl RuleSet {
                 id: e.id.clone(),
                 keywords: e.keywords.clone(),
                 regex,
+                min_len: min_len(&e.regex),
                 check: Check::Custom,
                 gate: None,
                 after_keyword: None,
@@ -657,6 +676,7 @@ impl RuleSet {
         }
         let prefilter = Walker::new(&keywords, true);
         Ok(RuleSet {
+            shortest: rules.iter().map(|r| r.min_len).min().unwrap_or(0),
             rules,
             prefilter,
             keyword_rule,
@@ -681,16 +701,21 @@ impl RuleSet {
             large.resize(self.rules.len().div_ceil(64), 0);
             &mut large
         };
+        if hay.len() < self.shortest {
+            return;
+        }
         let mut any = false;
         for i in &self.always {
-            if self.rules[*i].gate.is_none_or(|g| g(hay)) {
+            let r = &self.rules[*i];
+            if hay.len() >= r.min_len && r.gate.is_none_or(|g| g(hay)) {
                 wanted[i / 64] |= 1 << (i % 64);
                 any = true;
             }
         }
         self.prefilter.each_unordered(hay, |k, end| {
             let i = self.keyword_rule[k];
-            if self.rules[i].after_keyword.is_none_or(|g| g(&hay[end..])) {
+            let r = &self.rules[i];
+            if hay.len() >= r.min_len && r.after_keyword.is_none_or(|g| g(&hay[end..])) {
                 wanted[i / 64] |= 1 << (i % 64);
                 any = true;
             }
@@ -764,6 +789,9 @@ fn resolve(mut hits: Vec<Hit>, out: &mut Vec<Hit>) {
 }
 
 fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
+    if !r.regex.is_match(hay) {
+        return;
+    }
     for caps in r.regex.captures_iter(hay) {
         let m = ["s", "q", "a", "b"]
             .iter()

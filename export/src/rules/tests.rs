@@ -1038,6 +1038,33 @@ fn prefilter_is_sound() {
 }
 
 #[test]
+fn a_string_as_long_as_a_rules_shortest_match_is_searched() {
+    let rs = RuleSet::new(&[ExtraRule {
+        id: "acme-key".into(),
+        regex: r"\b(?P<s>acme_[0-9a-f]{16})\b".into(),
+        keywords: vec![],
+    }])
+    .unwrap();
+    let r = rs.rules().iter().find(|r| r.id == "acme-key").unwrap();
+    assert_eq!(r.min_len, 21);
+    let exact = "acme_0123456789abcdef";
+    assert_eq!(
+        hits_of(&rs, exact),
+        vec![("acme-key".to_string(), exact.to_string())]
+    );
+    assert!(hits_of(&rs, &exact[..20]).is_empty());
+    // Every built-in rule's bound is what its regex can match at least:
+    // each positive fixture's match is at least that long.
+    for seed in 1..4 {
+        for (id, _, secret) in positives(seed) {
+            let r = rs.rules().iter().find(|r| r.id == id).unwrap();
+            let m = r.regex.find(secret.as_bytes());
+            assert!(m.is_none_or(|m| m.len() >= r.min_len), "{id}: {secret}");
+        }
+    }
+}
+
+#[test]
 fn extra_rules_compile_and_fire() {
     let rs = RuleSet::new(&[ExtraRule {
         id: "acme-key".into(),
