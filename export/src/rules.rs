@@ -724,9 +724,13 @@ impl RuleSet {
             return;
         }
         let mut hits = Vec::new();
-        for (i, r) in self.rules.iter().enumerate() {
-            if wanted[i / 64] & (1 << (i % 64)) != 0 {
-                rule_hits(i, r, hay, &mut hits);
+        // The wanted rules in catalog order, one set bit at a time.
+        for (w, &word) in wanted.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                rule_hits(i, &self.rules[i], hay, &mut hits);
+                bits &= bits - 1;
             }
         }
         mask_placeholders(hay, &mut hits);

@@ -89,13 +89,16 @@ pub fn decoded_views(s: &[u8]) -> Vec<View> {
 }
 
 fn one_layer(s: &[u8], out: &mut Vec<View>) {
-    if memchr::memchr(b'\\', s).is_some() {
-        if let Some(v) = unescape(s) {
-            out.push(v);
+    // One search for both escape bytes: most strings hold neither.
+    if memchr::memchr2(b'\\', b'%', s).is_some() {
+        if memchr::memchr(b'\\', s).is_some() {
+            if let Some(v) = unescape(s) {
+                out.push(v);
+            }
         }
-    }
-    if has_percent_escape(s) {
-        out.push(percent_decode(s));
+        if has_percent_escape(s) {
+            out.push(percent_decode(s));
+        }
     }
     base64_runs(s, out);
 }
@@ -297,6 +300,25 @@ fn decode_text(run: &[u8]) -> Option<Vec<u8>> {
     } else {
         STANDARD_NO_PAD
     };
+    if head_is_not_text(&engine, trimmed) {
+        return None;
+    }
+    text_of(&engine, trimmed)
+}
+
+/// Whether the first six bytes `run` decodes to hold an invalid UTF-8
+/// sequence. Most runs are ids and hashes, whose bytes are not text, and
+/// [`text_of`] refuses any such run (the sequence is before byte 64), so
+/// this spares decoding them whole.
+fn head_is_not_text(engine: &base64::engine::GeneralPurpose, run: &[u8]) -> bool {
+    const _: () = assert!(MIN_BASE64_RUN > 8);
+    let mut head = [0u8; 6];
+    engine.decode_slice(&run[..8], &mut head).is_ok()
+        && std::str::from_utf8(&head).is_err_and(|e| e.error_len().is_some())
+}
+
+/// The text a base64 run decodes to, if it is text.
+fn text_of(engine: &base64::engine::GeneralPurpose, trimmed: &[u8]) -> Option<Vec<u8>> {
     // A run cut short (a log line truncated inside a blob) ends in bits
     // that do not complete a byte: decode the whole quads before them.
     let whole = &trimmed[..trimmed.len() - trimmed.len() % 4];
@@ -464,6 +486,43 @@ mod tests {
                 })
                 .collect();
             proptest::prop_assert_eq!(got, runs_bytewise(s.as_bytes()));
+        }
+    }
+
+    use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        /// The head test refuses only runs that the whole decoding refuses:
+        /// runs of encoded text (valid or damaged after some bytes) and of
+        /// random bytes, in both alphabets, cut to any length.
+        #[test]
+        fn a_run_refused_by_its_head_is_refused_whole(
+            bytes in proptest::prop_oneof![
+                // Text, with characters of two and three bytes.
+                "[a-z0-9 é€\n]{15,100}".prop_map(String::into_bytes),
+                // Text whose bytes are damaged somewhere.
+                ("[a-zé€ ]{15,100}", 0usize..200, proptest::num::u8::ANY).prop_map(
+                    |(t, at, b)| {
+                        let mut v = t.into_bytes();
+                        let n = v.len();
+                        v[at % n] = b;
+                        v
+                    }
+                ),
+                proptest::collection::vec(proptest::num::u8::ANY, 15..120),
+            ],
+            url in proptest::bool::ANY,
+            cut in 0usize..3,
+        ) {
+            use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+            use base64::Engine;
+            let engine = if url { URL_SAFE_NO_PAD } else { STANDARD_NO_PAD };
+            let encoded = engine.encode(&bytes);
+            let run = &encoded.as_bytes()[..encoded.len() - cut];
+            let trimmed = if run.len() % 4 == 1 { &run[..run.len() - 1] } else { run };
+            if head_is_not_text(&engine, trimmed) {
+                proptest::prop_assert_eq!(text_of(&engine, trimmed), None);
+            }
         }
     }
 }
