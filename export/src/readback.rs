@@ -1053,3 +1053,61 @@ fn reference_rules(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The codes the final scan gives a JSONL artifact holding `lines`.
+    fn jsonl_codes(exp: &Expectations<'_>, lines: &[&str]) -> Vec<(&'static str, String)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let mut scan = FinalScan::new(exp).unwrap();
+        scan.file(
+            std::fs::File::open(&path).unwrap(),
+            "session.jsonl",
+            "application/x-ndjson",
+        )
+        .unwrap();
+        scan.findings
+            .iter()
+            .map(|i| (i.code, i.pointer.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn original_identities_and_user_names_are_found_in_every_string_however_escaped() {
+        let exp = Expectations {
+            policy: None,
+            issued: None,
+            identities: vec!["run_8f14e45fceea167a".into()],
+            users: vec!["dorothea".into()],
+        };
+        let clean = r#"{"id":"evt_0","text":"nothing here","n":1}"#;
+        assert_eq!(jsonl_codes(&exp, &[clean]), []);
+        let got = jsonl_codes(
+            &exp,
+            &[
+                clean,
+                r#"{"id":"evt_1","text":"resumed run_8f14e45fceea167a"}"#,
+                // The same id with its first letter escaped: the raw line
+                // does not hold it, the string does.
+                r#"{"id":"evt_2","text":"resumed \u0072un_8f14e45fceea167a"}"#,
+                r#"{"id":"evt_3","by":{"who":"dorothea"}}"#,
+                // In a key.
+                r#"{"run_8f14e45fceea167a":true}"#,
+            ],
+        );
+        let id = "validation.identity_in_export";
+        assert_eq!(
+            got,
+            [
+                (id, "/1/text".to_string()),
+                (id, "/2/text".to_string()),
+                ("validation.local_user_in_export", "/3/by/who".to_string()),
+                (id, "/4/run_8f14e45fceea167a".to_string()),
+            ]
+        );
+    }
+}
