@@ -32,13 +32,13 @@ fn is_hex(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|c| c.is_ascii_hexdigit())
 }
 
+/// `8-4-4-4-12` hex digits.
 fn is_uuid(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('-').collect();
-    parts.len() == 5
-        && parts
-            .iter()
-            .zip([8, 4, 4, 4, 12])
-            .all(|(p, n)| p.len() == n && is_hex(p))
+    s.len() == 36
+        && s.bytes().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 /// Prefixes of the harness exchange schema's ids (and the model API's tool
@@ -75,8 +75,24 @@ pub enum Scope {
     Record,
 }
 
+/// The longest prefix in [`ID_PREFIXES`].
+const LONGEST_ID_PREFIX: usize = {
+    let (mut i, mut longest) = (0, 0);
+    while i < ID_PREFIXES.len() {
+        if ID_PREFIXES[i].0.len() > longest {
+            longest = ID_PREFIXES[i].0.len();
+        }
+        i += 1;
+    }
+    longest
+};
+
 /// The namespace and scope of a string shaped like a prefixed id.
 pub fn shaped_id(s: &str) -> Option<(&'static str, Scope)> {
+    // Asked of every string value: text is mostly longer.
+    if s.len() > LONGEST_ID_PREFIX + 1 + 64 {
+        return None;
+    }
     let (prefix, body) = s.split_once('_')?;
     let &(_, ns, scope) = ID_PREFIXES.iter().find(|(p, _, _)| *p == prefix)?;
     let ok = (12..=64).contains(&body.len())
@@ -111,29 +127,51 @@ fn prefixed_hex(s: &str) -> Option<(&str, &str)> {
     (id_prefix(prefix) && hex.len() == 32 && is_hex(hex)).then_some((prefix, hex))
 }
 
+/// Lower-case hex of `bytes` (a pseudonym is built for every record's
+/// ids: the `hex` crate's `encode` goes a char at a time).
+fn hex_lower(bytes: &[u8]) -> String {
+    let mut out = vec![0u8; bytes.len() * 2];
+    hex::encode_to_slice(bytes, &mut out).expect("the buffer is twice the input");
+    String::from_utf8(out).expect("hex digits are ASCII")
+}
+
 fn uuid_from(bytes: &[u8; 32]) -> String {
     let mut b = [0u8; 16];
     b.copy_from_slice(&bytes[..16]);
     b[6] = (b[6] & 0x0f) | 0x80;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h = hex::encode(b);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..]
-    )
+    let h = hex_lower(&b);
+    let mut u = String::with_capacity(36);
+    for (i, part) in [&h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..]]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            u.push('-');
+        }
+        u.push_str(part);
+    }
+    u
+}
+
+/// `prefix`, `sep`, then `body`, in one allocation.
+fn joined(prefix: &str, sep: char, body: &str) -> String {
+    let mut s = String::with_capacity(prefix.len() + 1 + body.len());
+    s.push_str(prefix);
+    s.push(sep);
+    s.push_str(body);
+    s
 }
 
 /// The pseudonym of `id` in `namespace`, in the id's shape.
 pub fn pseudonym(keys: &Keys, namespace: &str, id: &str) -> String {
     let p = keys.pseudonym(namespace, id);
     if let Some((prefix, hex)) = prefixed_hex(id) {
-        let new = hex::encode(&p[..16]);
-        let upper = hex.bytes().any(|c| c.is_ascii_uppercase());
-        return format!("{prefix}_{}", if upper { new.to_uppercase() } else { new });
+        let mut new = hex_lower(&p[..16]);
+        if hex.bytes().any(|c| c.is_ascii_uppercase()) {
+            new.make_ascii_uppercase();
+        }
+        return joined(prefix, '_', &new);
     }
     if let Some((prefix, body)) = prefixed_token(id) {
         // Same prefix, same length, same alphabet: `toolu_01A9…` stays a
@@ -144,17 +182,16 @@ pub fn pseudonym(keys: &Keys, namespace: &str, id: &str) -> String {
             .iter()
             .map(|b| BASE62[*b as usize % BASE62.len()] as char)
             .collect();
-        return format!("{prefix}_{new}");
+        return joined(prefix, '_', &new);
     }
     if is_uuid(id) {
-        let u = uuid_from(&p);
-        return if id.bytes().any(|c| c.is_ascii_uppercase()) {
-            u.to_uppercase()
-        } else {
-            u
-        };
+        let mut u = uuid_from(&p);
+        if id.bytes().any(|c| c.is_ascii_uppercase()) {
+            u.make_ascii_uppercase();
+        }
+        return u;
     }
-    format!("{namespace}-{}", hex::encode(&p[..12]))
+    joined(namespace, '-', &hex_lower(&p[..12]))
 }
 
 impl Identities {
@@ -272,6 +309,39 @@ mod tests {
     use super::*;
     use crate::key::ExportKey;
     use coffer_store::Digest;
+
+    #[test]
+    fn an_id_body_of_64_characters_after_the_longest_prefix_is_still_an_id() {
+        assert_eq!(LONGEST_ID_PREFIX, "approval".len());
+        let body = "a1".repeat(32);
+        assert_eq!(
+            shaped_id(&format!("approval_{body}")),
+            Some(("approval", Scope::Correlation))
+        );
+        assert_eq!(shaped_id(&format!("approval_{body}x")), None);
+        assert_eq!(
+            shaped_id("evt_0123456789ab"),
+            Some(("event", Scope::Record))
+        );
+        assert_eq!(shaped_id("evt_0123456789a"), None);
+    }
+
+    proptest::proptest! {
+        /// `is_uuid` is the five dash-separated groups of 8, 4, 4, 4 and
+        /// 12 hex digits.
+        #[test]
+        fn is_uuid_is_five_groups_of_hex(
+            s in "[0-9a-fA-F-]{30,40}|[0-9a-f]{8}-[0-9a-fA-F]{4}-[0-9a-f]{4}-[0-9a-fg]{4}-[0-9a-f-]{11,13}",
+        ) {
+            let parts: Vec<&str> = s.split('-').collect();
+            let groups = parts.len() == 5
+                && parts
+                    .iter()
+                    .zip([8, 4, 4, 4, 12])
+                    .all(|(p, n)| p.len() == n && is_hex(p));
+            proptest::prop_assert_eq!(is_uuid(&s), groups);
+        }
+    }
 
     fn keys() -> Keys {
         ExportKey::from_bytes([9; 32]).for_policy(&Digest::of(b"00"))
