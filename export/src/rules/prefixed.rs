@@ -414,6 +414,14 @@ pub const PREFIXED: &[Prefixed] = &[
         "lit:sq0csp-|url:43",
     ),
     (
+        // A personal access token's secret: 16 bytes in base64, a colon,
+        // 32 letters and digits.
+        "tableau-personal-access-token",
+        &["==:"],
+        r"(?:^|[^A-Za-z0-9+/=])(?P<s>[A-Za-z0-9+/]{22}==:[A-Za-z0-9]{32})(?:[^A-Za-z0-9]|$)",
+        "b64:22|lit:==:|an:32",
+    ),
+    (
         "tailscale-key",
         &["tskey-"],
         r"(?P<s>tskey-(?:[a-z]{3,8}-)?[A-Za-z0-9]{6,}-[A-Za-z0-9_]{10,})",
