@@ -44,7 +44,9 @@ pub struct Joined {
 ///   is element text (no `<` or `>`, not blank): `<name>text</`;
 /// - `prev` ends in `=`, `= (` or `:` and `line` starts with a quote, or
 ///   `prev` ends in a name and `line` starts with `=` and then a quote:
-///   the two joined by a space.
+///   the two joined by a space;
+/// - `prev` is `name: NAME` (perhaps a list item, the name perhaps
+///   quoted) and `line` is `value: …`: `NAME: …`.
 ///
 /// Anything else, `None`: this is tested on every line, so it looks at
 /// bytes only.
@@ -61,8 +63,13 @@ pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
     if prev.is_empty() || rest.is_empty() {
         return None;
     }
-    let in_line = line.len() - line[marker..].trim_start().len();
-    let (head, tail) = if let Some(tag) = opening_tag(prev) {
+    let mut in_line = line.len() - line[marker..].trim_start().len();
+    let mut rest = rest;
+    let (head, tail) = if let Some((name, value)) = yaml_name_value(prev, rest) {
+        in_line += rest.len() - value.len();
+        rest = value;
+        (format!("{name}: "), "")
+    } else if let Some(tag) = opening_tag(prev) {
         if rest.contains(['<', '>']) {
             return None;
         }
@@ -79,6 +86,24 @@ pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
         in_line,
         len: rest.len(),
     })
+}
+
+/// A YAML list item's name and the value on the line after it
+/// (`- name: DB_PASSWORD`, then `value: "…"`; Kubernetes' and compose
+/// files' `env` lists): the name, and `rest` after `value:`.
+fn yaml_name_value<'r>(prev: &str, rest: &'r str) -> Option<(String, &'r str)> {
+    let item = prev.strip_prefix('-').map_or(prev, str::trim_start);
+    let name = item.strip_prefix("name:")?.trim();
+    let name = ['"', '\'']
+        .iter()
+        .find_map(|q| name.strip_prefix(*q)?.strip_suffix(*q))
+        .unwrap_or(name);
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+    if name.is_empty() || !name.bytes().all(is_name) {
+        return None;
+    }
+    let value = rest.strip_prefix("value:")?.trim_start();
+    (!value.is_empty()).then(|| (name.to_string(), value))
 }
 
 /// `prev` when it is `<name>` alone.
@@ -157,6 +182,39 @@ mod tests {
             ("apiKey)", "= \"2afd90c1\""),
             ("const apiKey = f(", "\"2afd90c1\""),
             ("apiKey ||", "\"2afd90c1\""),
+        ] {
+            assert_eq!(join(prev.as_bytes(), line), None, "{prev} / {line}");
+        }
+    }
+
+    #[test]
+    fn a_name_item_then_its_value_joins_as_an_assignment() {
+        for (prev, line, text, part_of_line) in [
+            (
+                "  - name: DB_PASSWORD",
+                "    value: Zq8vLm3Nx7Rt2Wp",
+                "DB_PASSWORD: Zq8vLm3Nx7Rt2Wp",
+                "Zq8vLm3Nx7Rt2Wp",
+            ),
+            (
+                "- name: \"api-token\"",
+                "  value:   \"ghx8Fq2L\"  ",
+                "api-token: \"ghx8Fq2L\"",
+                "\"ghx8Fq2L\"",
+            ),
+            ("name: 'KEY_1'", "value: x", "KEY_1: x", "x"),
+        ] {
+            let j = join(prev.as_bytes(), line).unwrap();
+            assert_eq!(j.text, text);
+            assert_eq!(part(&j), part_of_line);
+            assert_eq!(&line[j.in_line..j.in_line + j.len], part_of_line);
+        }
+        for (prev, line) in [
+            ("- name: DB_PASSWORD", "  valueFrom:"),
+            ("- name: DB_PASSWORD", "  value:"),
+            ("- name: DB PASSWORD", "  value: x"),
+            ("- names: DB_PASSWORD", "  value: x"),
+            ("- name: DB_PASSWORD", "  # value: x"),
         ] {
             assert_eq!(join(prev.as_bytes(), line), None, "{prev} / {line}");
         }

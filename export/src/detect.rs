@@ -106,6 +106,30 @@ impl Detector {
         !found.is_empty()
     }
 
+    /// What the lines of a multi-line string (a tool's output in a
+    /// record) hold only with the line before them, as a text artifact's
+    /// lines are read ([`Detector::find_continued`]), in `s`'s coordinates.
+    fn line_pairs(&self, s: &[u8], raw: &mut Vec<(usize, usize, String)>) {
+        let mut ends = memchr::memchr_iter(b'\n', s);
+        let Some(first) = ends.next() else {
+            return;
+        };
+        let trim = |l: &'_ [u8]| -> usize { l.len() - usize::from(l.ends_with(b"\r")) };
+        let mut found = Vec::new();
+        let mut prev = &s[..trim(&s[..first])];
+        let mut at = first + 1;
+        for end in ends.chain(std::iter::once(s.len())) {
+            let line = &s[at..at + trim(&s[at..end])];
+            if let Ok(text) = std::str::from_utf8(line) {
+                found.clear();
+                self.find_continued(prev, text, &mut found);
+                raw.extend(found.drain(..).map(|f| (at + f.start, at + f.end, f.rule)));
+            }
+            prev = line;
+            at = end + 1;
+        }
+    }
+
     /// Every finding in `s`, over `s` and its decoded views, in `s`'s
     /// coordinates; deduplicated by span. Text inside a placeholder-shaped
     /// span (`[REDACTED_SECRET:rule:fp]`) is not a credential; with
@@ -143,6 +167,7 @@ impl Detector {
                 }
             }
         }
+        self.line_pairs(s, &mut raw);
         raw.retain(|(a, b, rule)| {
             rule == FORGERY_RULE || !placeholders.iter().any(|(x, y)| x <= a && b <= y)
         });
@@ -200,6 +225,30 @@ impl CleanCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_multi_line_string_is_read_as_lines_with_the_line_before_them() {
+        let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreExpected);
+        let value = "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB";
+        for s in [
+            format!(
+                "kubectl get deploy -o yaml\r\n  - name: DB_PASSWORD\r\n    value: {value}\r\n"
+            ),
+            format!("<config>\n  <apiToken>\n    {value}\n  </apiToken>\n</config>"),
+            format!("const apiKey =\n  \"{value}\";"),
+        ] {
+            let mut out = Vec::new();
+            det.find(s.as_bytes(), &mut out);
+            let spans: Vec<&str> = out.iter().map(|f| &s[f.start..f.end]).collect();
+            assert_eq!(spans, [value], "{s:?}");
+        }
+        let mut out = Vec::new();
+        det.find(
+            b"  - name: LOG_LEVEL\n    value: Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB",
+            &mut out,
+        );
+        assert_eq!(out, []);
+    }
 
     #[test]
     fn a_value_on_the_line_after_its_label_is_found_in_that_line_by_the_label_rules() {

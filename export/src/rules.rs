@@ -488,6 +488,16 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     ),
     (
+        // A variable written as a name and a value member: Kubernetes and
+        // ECS `env` lists, Azure `secrets`, Postman environments
+        // (`{"name": "DB_PASSWORD", "value": "…"}`, `"key"`/`"value"`).
+        // The name is judged as an assignment's.
+        "name-value-pair",
+        &["\"value\""],
+        r#"(?i)"(?:name|key)"[ \t]*:[ \t]*"(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|key|auth|credentials?)(?:[_-]?[0-9]{1,2})?)"[ \t]*,[ \t]*"value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
+        Check::Assignment,
+    ),
+    (
         "secret-assignment",
         &[
             "token",

@@ -112,6 +112,10 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
     let escaped_gh = format!("ghp_{}", g.alnum(36));
     // Pretty-printed XML: the value alone on the line after its name.
     let xml_tok = g.alnum(32);
+    // A tool's output holding a Kubernetes env list (the value on the
+    // line after its name) and a JSON name/value pair, as text.
+    let k8s_pass = g.alnum(18);
+    let nv_tok = g.alnum(24);
     // Too weak to be swept everywhere: only its line may lose it.
     let weak = "hunter2";
     let user = "jdoe7";
@@ -121,6 +125,7 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
         json!({"type": "tool.call", "input": {"command": format!("export AWS_ACCESS_KEY_ID={aws}\nls /home/{user}/.aws")}, "client_secret": client_secret, "private_key": format!("-----BEGIN RSA PRIVATE KEY-----\n{pk_body}\n-----END RSA PRIVATE KEY-----")}),
         json!({"type": "tool.result", "output": format!("{{\"config\": {{\"note\": \"{sensitive}\"}}}}"), "encoded": b64(&format!("value={sensitive}")), "url": format!("https://h.test/cb?x={}", pct(sensitive))}),
         json!({"type": "tool.result", "output": format!("token line\\n{escaped_gh} after escape")}),
+        json!({"type": "tool.result", "output": format!("env:\n  - name: LOG_LEVEL\n    value: debug\n  - name: DB_PASSWORD\n    value: {k8s_pass}\n"), "stdout": format!("[{{\"name\": \"API_TOKEN\", \"value\": \"{nv_tok}\"}}]")}),
         json!({"schema": "oneshot-v1", "type": "observation.agent_thinking", "id": "obs-9", "content": "hidden plan"}),
         json!({"type": "assistant.message", "text": "ran in /home/jdoe7/work/calc/src", "raw_response_body": {"id": "x"}}),
     ];
@@ -175,6 +180,8 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
             id_token,
             escaped_gh,
             xml_tok,
+            k8s_pass,
+            nv_tok,
             weak.to_string(),
             sensitive.to_string(),
         ],
