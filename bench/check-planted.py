@@ -12,10 +12,17 @@ import urllib.parse
 secrets = [l for l in open(sys.argv[1]).read().splitlines() if l]
 blob = bytearray()
 for p in sys.argv[2:]:
+    # A missing or empty path would count every secret as gone.
+    if not os.path.exists(p):
+        sys.exit(f"check-planted: {p} does not exist")
     paths = [p] if os.path.isfile(p) else [os.path.join(d, f) for d, _, fs in os.walk(p) for f in fs]
+    if not paths:
+        sys.exit(f"check-planted: {p} holds no files")
     for q in paths:
         blob += open(q, "rb").read()
 blob = bytes(blob)
+if not blob:
+    sys.exit("check-planted: nothing to check (the files are empty)")
 survivors = 0
 for v in secrets:
     forms = {
