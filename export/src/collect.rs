@@ -232,13 +232,8 @@ impl<'a> Collector<'a> {
                 self.dirty |=
                     thinking || v.get("schema").and_then(Node::as_str) == Some("oneshot-v1");
                 // {"name": "GITHUB_TOKEN", "value": "..."} pairs.
-                let pair_name = v
-                    .get("name")
-                    .or_else(|| v.get("key"))
-                    .and_then(Node::as_str)
-                    .map(normalize);
-                if let (Some(n), Some(val)) = (pair_name, v.get("value")) {
-                    if crate::names::is_secret_name(&n, self.allow) {
+                if let Some(val) = v.get("value") {
+                    if crate::names::names_its_value(|k| v.get(k), self.allow) {
                         self.dirty = true;
                         self.secret_value(val);
                     }

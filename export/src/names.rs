@@ -217,6 +217,19 @@ pub fn secret_pair<'v, V: StrLeaf>(a: &'v [V], allow: &[String]) -> Option<&'v V
     }
 }
 
+/// In an object whose `name` (or `key`) member is a secret's name, an env
+/// list's entry (`{"name": "GITHUB_TOKEN", "value": "…"}`), the `value`
+/// member is that secret; `member` looks a member up.
+pub fn names_its_value<'v, V: StrLeaf + 'v>(
+    member: impl Fn(&str) -> Option<&'v V>,
+    allow: &[String],
+) -> bool {
+    member("name")
+        .or_else(|| member("key"))
+        .and_then(StrLeaf::leaf_str)
+        .is_some_and(|n| is_secret_name(&normalize(n), allow))
+}
+
 /// A JSON value's string, for rules that read either tree the passes
 /// build (pass 1 looks at borrowed [`Node`]s, pass 2 rewrites `Value`s).
 pub trait StrLeaf {

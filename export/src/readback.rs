@@ -430,6 +430,9 @@ impl FinalScan {
                         "a thinking record keeps content".into(),
                     );
                 }
+                // `{"name": "GITHUB_TOKEN", "value": …}`: the writer
+                // redacts the value as a secret-named field's.
+                let pair_secret = crate::names::names_its_value(|k| v.get(k), &self.allow);
                 for (k, x) in m {
                     let len = pointer.len();
                     pointer.push('/');
@@ -440,7 +443,11 @@ impl FinalScan {
                     }
                     self.string(k, file, pointer);
                     let allow = &self.allow;
-                    match self.classes.get_or(k, |k| classify(k, allow)) {
+                    let class = match self.classes.get_or(k, |k| classify(k, allow)) {
+                        FieldClass::Plain if pair_secret && k == "value" => FieldClass::Secret,
+                        class => class,
+                    };
+                    match class {
                         FieldClass::Hidden | FieldClass::RawBody => self.finding(
                             "validation.forbidden_field",
                             file,
@@ -1074,6 +1081,33 @@ mod tests {
             .iter()
             .map(|i| (i.code, i.pointer.clone().unwrap_or_default()))
             .collect()
+    }
+
+    #[test]
+    fn a_value_named_by_a_secret_name_member_must_be_a_placeholder() {
+        let exp = Expectations {
+            policy: None,
+            issued: None,
+            identities: vec![],
+            users: vec![],
+        };
+        let got = jsonl_codes(
+            &exp,
+            &[
+                r#"{"env":[{"name":"LOG_LEVEL","value":"debug"},{"name":"DB_PASSWORD","value":"[REDACTED_SECRET:secret-field:0a1b2c3d]"}]}"#,
+                r#"{"env":[{"name":"DB_PASSWORD","value":"Zq8vLm"}]}"#,
+                r#"{"key":"apiToken","value":{"nested":1},"enabled":true}"#,
+                r#"{"key":"apiToken","value":null}"#,
+            ],
+        );
+        let code = "validation.secret_field_in_export";
+        assert_eq!(
+            got,
+            [
+                (code, "/1/env/0/value".to_string()),
+                (code, "/2/value".to_string())
+            ]
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::identity::{pseudonym, IdMap, RECORD_NAMESPACE};
 use crate::key::Keys;
 use crate::literals::{LiteralKind, Literals, LiteralsBuilder};
 use crate::local_paths::{self, LOCAL_HOST};
-use crate::names::{classify, normalize, FieldClass, THINKING_KEEP, THINKING_RECORD};
+use crate::names::{classify, FieldClass, THINKING_KEEP, THINKING_RECORD};
 
 /// Transformations made in one artifact (the export manifest's counts).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -435,11 +435,7 @@ impl<'a> Scrubber<'a> {
     ) -> Result<()> {
         let thinking = m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD);
         let oneshot = m.get("schema").and_then(Value::as_str) == Some("oneshot-v1");
-        let pair_secret = m
-            .get("name")
-            .or_else(|| m.get("key"))
-            .and_then(Value::as_str)
-            .is_some_and(|n| crate::names::is_secret_name(&normalize(n), &self.sweep.allow));
+        let pair_secret = crate::names::names_its_value(|k| m.get(k), &self.sweep.allow);
         let old = std::mem::take(m);
         for (k, mut val) in old {
             let class = classify(&k, &self.sweep.allow);
