@@ -46,7 +46,11 @@ pub struct Joined {
 ///   `prev` ends in a name and `line` starts with `=` and then a quote:
 ///   the two joined by a space;
 /// - `prev` is `name: NAME` (perhaps a list item, the name perhaps
-///   quoted) and `line` is `value: …`: `NAME: …`.
+///   quoted) and `line` is `value: …`: `NAME: …`;
+/// - `prev` ends in `,` and `line` starts with a `"value"` or `"Value"`
+///   member (pretty-printed JSON: an env entry's `"name": "DB_PASSWORD",`
+///   or an SSM parameter's `"Type": "SecureString",` before it): the two
+///   joined by a space.
 ///
 /// Anything else, `None`: this is tested on every line, so it looks at
 /// bytes only.
@@ -74,7 +78,7 @@ pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
             return None;
         }
         (tag.to_string(), "</")
-    } else if is_assigned(prev, rest) {
+    } else if is_assigned(prev, rest) || value_member_follows(prev, rest) {
         let head = prev.strip_suffix('(').map_or(prev, str::trim_end);
         (format!("{head} "), "")
     } else {
@@ -104,6 +108,12 @@ fn yaml_name_value<'r>(prev: &str, rest: &'r str) -> Option<(String, &'r str)> {
     }
     let value = rest.strip_prefix("value:")?.trim_start();
     (!value.is_empty()).then(|| (name.to_string(), value))
+}
+
+/// Whether `rest` is a `"value"` member after a member `prev` closed
+/// with a comma.
+fn value_member_follows(prev: &str, rest: &str) -> bool {
+    prev.ends_with(',') && (rest.starts_with("\"value\"") || rest.starts_with("\"Value\""))
 }
 
 /// `prev` when it is `<name>` alone.
@@ -218,6 +228,30 @@ mod tests {
         ] {
             assert_eq!(join(prev.as_bytes(), line), None, "{prev} / {line}");
         }
+    }
+
+    #[test]
+    fn a_value_member_joins_the_member_before_it() {
+        let j = join(
+            b"        \"Type\": \"SecureString\",",
+            "        \"Value\": \"hunter2-prod\",",
+        )
+        .unwrap();
+        assert_eq!(
+            j.text,
+            "\"Type\": \"SecureString\", \"Value\": \"hunter2-prod\","
+        );
+        assert_eq!(part(&j), "\"Value\": \"hunter2-prod\",");
+        let j = join(b"{\"name\": \"DB_PASSWORD\",", " \"value\": \"x\"}").unwrap();
+        assert_eq!(j.text, "{\"name\": \"DB_PASSWORD\", \"value\": \"x\"}");
+        assert_eq!(
+            join(b"\"Type\": \"SecureString\"", "\"Value\": \"x\""),
+            None
+        );
+        assert_eq!(
+            join(b"\"Type\": \"SecureString\",", "\"Version\": 1,"),
+            None
+        );
     }
 
     #[test]

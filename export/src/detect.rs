@@ -236,6 +236,8 @@ mod tests {
             ),
             format!("<config>\n  <apiToken>\n    {value}\n  </apiToken>\n</config>"),
             format!("const apiKey =\n  \"{value}\";"),
+            format!("{{\n  \"Parameter\": {{\n    \"Name\": \"/prod/db/pw\",\n    \"Type\": \"SecureString\",\n    \"Value\": \"{value}\",\n    \"Version\": 3\n  }}\n}}"),
+            format!("[\n  {{\n    \"name\": \"DB_PASSWORD\",\n    \"value\": \"{value}\"\n  }}\n]"),
         ] {
             let mut out = Vec::new();
             det.find(s.as_bytes(), &mut out);

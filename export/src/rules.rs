@@ -488,6 +488,15 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     ),
     (
+        // An AWS Systems Manager parameter read with decryption: the
+        // `Value` after `"Type": "SecureString"` (`aws ssm get-parameter
+        // --with-decryption`; pretty-printed, the two lines pair).
+        "ssm-secure-string",
+        &["SecureString"],
+        r#""Type"[ \t]*:[ \t]*"SecureString"[ \t]*,[ \t]*"Value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
+        Check::Value,
+    ),
+    (
         // A variable written as a name and a value member: Kubernetes and
         // ECS `env` lists, Azure `secrets`, Postman environments
         // (`{"name": "DB_PASSWORD", "value": "…"}`, `"key"`/`"value"`).

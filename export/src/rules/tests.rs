@@ -356,6 +356,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         add("name-value-pair", ctx, g.alnum(28));
     }
     add(
+        "ssm-secure-string",
+        r#"{"Parameter": {"Name": "/prod/db/pw", "Type": "SecureString", "Value": "{}", "Version": 3}}"#,
+        g.alnum(20),
+    );
+    add(
         "authorization-header",
         "curl -H 'Authorization: SSWS {}' https://x.okta.com/api/v1/users",
         format!("00{}", g.alnum(40)),
@@ -766,6 +771,8 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         r#"{"name": "DB_PASSWORD", "value": "$(DB_PASSWORD)"}"#,
         r#"{"name": "API_TOKEN", "value": "${API_TOKEN}"}"#,
         r#"{"key": "token", "value": "changeme"}"#,
+        r#"{"Name": "/prod/region", "Type": "String", "Value": "eu-west-1"}"#,
+        r#"{"Type": "SecureString", "Value": "${SSM_VALUE}"}"#,
         "max_tokens=4096",
         "token_count: 12",
         "GITHUB_TOKEN=$GITHUB_TOKEN",
