@@ -710,6 +710,9 @@ impl RuleSet {
 
     /// Credentials in `hay`, non-overlapping, in order of position.
     pub fn find(&self, hay: &[u8], out: &mut Vec<Hit>) {
+        if hay.len() < self.shortest {
+            return;
+        }
         // Called for every string: the set of rules to run lives on the
         // stack for up to 256 rules (the built-ins are about 110).
         let mut small = [0u64; 4];
@@ -720,9 +723,6 @@ impl RuleSet {
             large.resize(self.rules.len().div_ceil(64), 0);
             &mut large
         };
-        if hay.len() < self.shortest {
-            return;
-        }
         let mut any = false;
         for i in &self.always {
             let r = &self.rules[*i];
