@@ -714,7 +714,7 @@ impl RuleSet {
             return;
         }
         // Called for every string: the set of rules to run lives on the
-        // stack for up to 256 rules (the built-ins are 167).
+        // stack for up to 256 rules (the built-ins are about 170).
         let mut small = [0u64; 4];
         let mut large = Vec::new();
         let wanted: &mut [u64] = if self.rules.len() <= 256 {
