@@ -215,7 +215,7 @@ impl LiteralsBuilder {
     }
 }
 
-/// Bytes of each pattern the gate of a large literal set looks for.
+/// Bytes of each pattern the gate of a literal set looks for.
 const GATE_PREFIX: usize = 8;
 
 /// A DFA over the literals' first [`GATE_PREFIX`] bytes (fewer, and
