@@ -144,6 +144,20 @@ impl<'a> Collector<'a> {
         }
     }
 
+    /// Consecutive lines of a text artifact (one batch; `diff` for a
+    /// patch), after each was read on its own: what only shows across
+    /// lines (a Kubernetes Secret's data, see [`crate::kube`]).
+    pub fn text_lines<'l>(&mut self, lines: impl Iterator<Item = &'l [u8]> + Clone, diff: bool) {
+        let all = lines.clone();
+        for (i, span) in crate::kube::in_lines(lines, diff) {
+            if let Some(line) = all.clone().nth(i) {
+                if let Ok(v) = std::str::from_utf8(&line[span]) {
+                    self.secret(v, crate::kube::RULE);
+                }
+            }
+        }
+    }
+
     /// An identity from a typed field.
     pub fn identity(&mut self, namespace: &str, id: &str) {
         if self.found.ids.len() < MAX_SWEPT_IDS {
@@ -215,6 +229,20 @@ impl<'a> Collector<'a> {
         }
     }
 
+    /// A Kubernetes Secret's data: each entry's value is a secret; its
+    /// name is read as any key.
+    fn secret_entries(&mut self, v: &Node<'_>, depth: usize) {
+        match v {
+            Node::Object(m) => {
+                for (k, x) in m {
+                    self.string(k, depth);
+                    self.secret_value(x);
+                }
+            }
+            _ => self.secret_value(v),
+        }
+    }
+
     /// One JSON value (a record, a document, or JSON nested in a string).
     pub fn value(&mut self, v: &Node<'_>, depth: usize) {
         match v {
@@ -244,6 +272,13 @@ impl<'a> Collector<'a> {
                         continue;
                     }
                     self.string(k, depth);
+                    if crate::kube::data_member(k.as_bytes()).is_some()
+                        && crate::kube::is_secret_object(|k| v.get(k))
+                    {
+                        self.dirty = true;
+                        self.secret_entries(val, depth);
+                        continue;
+                    }
                     let allow = self.allow;
                     let class = self.classes.get_or(k, |k| classify(k, allow));
                     self.dirty |= class != FieldClass::Plain;

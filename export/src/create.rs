@@ -310,6 +310,11 @@ fn collect_batch(
             clean.push(n);
         }
     }
+    if !jsonl {
+        // Text is rewritten line by line with every literal swept, so a
+        // value found across lines needs no mark on its line.
+        c.text_lines(b.lines(), d.media_type == "text/x-diff");
+    }
     Ok(BatchFindings {
         found: std::mem::take(&mut c.found),
         clean,

@@ -168,6 +168,14 @@ impl Detector {
             }
         }
         self.line_pairs(s, &mut raw);
+        if crate::kube::might_hold(s) {
+            let mut data = Vec::new();
+            crate::kube::secret_values(s, &mut data);
+            raw.extend(
+                data.into_iter()
+                    .map(|r| (r.start, r.end, crate::kube::RULE.to_string())),
+            );
+        }
         raw.retain(|(a, b, rule)| {
             rule == FORGERY_RULE || !placeholders.iter().any(|(x, y)| x <= a && b <= y)
         });

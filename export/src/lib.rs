@@ -18,6 +18,7 @@ pub mod error;
 pub mod identity;
 pub mod in_memory;
 pub mod key;
+pub mod kube;
 pub mod lines;
 pub mod literals;
 pub mod local_paths;

@@ -96,7 +96,7 @@ impl Batch {
     }
 
     /// Its lines, in order.
-    pub fn lines(&self) -> impl Iterator<Item = &[u8]> {
+    pub fn lines(&self) -> impl Iterator<Item = &[u8]> + Clone {
         let mut start = 0;
         self.ends.iter().map(move |&end| {
             let line = &self.bytes[start..end];

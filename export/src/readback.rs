@@ -187,7 +187,12 @@ impl FinalScan {
             .map_err(|e| ExportError::usage("validation.policy_rule", &e.id, e.to_string()))?;
         let mut known_rules: BTreeSet<String> =
             rules.rules().iter().map(|r| r.id.clone()).collect();
-        for r in [SENSITIVE_RULE, FORGERY_RULE, SECRET_FIELD_RULE] {
+        for r in [
+            SENSITIVE_RULE,
+            FORGERY_RULE,
+            SECRET_FIELD_RULE,
+            crate::kube::RULE,
+        ] {
             known_rules.insert(r.to_string());
         }
         let values = exp
@@ -304,6 +309,38 @@ impl FinalScan {
         self.scratch.clear();
         self.det.find_continued(prev, line, &mut self.scratch);
         self.rule_findings(line, file, pointer);
+    }
+
+    /// Consecutive lines of a text file (one batch, the first numbered
+    /// `first`), after each was read on its own: what only shows across
+    /// lines (a Kubernetes Secret's data, see [`crate::kube`]).
+    fn text_lines<'a>(
+        &mut self,
+        lines: impl Iterator<Item = &'a [u8]> + Clone,
+        first: u64,
+        file: &str,
+        diff: bool,
+    ) {
+        let all = lines.clone();
+        for (i, span) in crate::kube::in_lines(lines, diff) {
+            let Some(line) = all.clone().nth(i).and_then(|l| std::str::from_utf8(l).ok()) else {
+                continue;
+            };
+            let n = first + i as u64;
+            if let Some(raw) = &mut self.locate {
+                raw.bytes.clear();
+                raw.bytes.extend_from_slice(line.as_bytes());
+                raw.first_line = n + 1;
+                raw.text = true;
+            }
+            self.scratch.clear();
+            self.scratch.push(Finding {
+                start: span.start,
+                end: span.end,
+                rule: crate::kube::RULE.to_string(),
+            });
+            self.rule_findings(line, file, &format!("/{n}"));
+        }
     }
 
     /// Reports the rule findings in `self.scratch`, found in `s`.
@@ -433,45 +470,59 @@ impl FinalScan {
                 // `{"name": "GITHUB_TOKEN", "value": …}`: the writer
                 // redacts the value as a secret-named field's.
                 let pair_secret = crate::names::names_its_value(|k| v.get(k), &self.allow);
+                // A Kubernetes Secret: each data entry as a secret field.
+                let kube = |k: &str| {
+                    crate::kube::data_member(k.as_bytes()).is_some()
+                        && crate::kube::is_secret_object(|k| v.get(k))
+                };
                 for (k, x) in m {
                     let len = pointer.len();
-                    pointer.push('/');
-                    if k.contains(['~', '/']) {
-                        pointer.push_str(&escape_pointer_token(k));
-                    } else {
-                        pointer.push_str(k);
-                    }
+                    push_token(pointer, k);
                     self.string(k, file, pointer);
                     let allow = &self.allow;
                     let class = match self.classes.get_or(k, |k| classify(k, allow)) {
                         FieldClass::Plain if pair_secret && k == "value" => FieldClass::Secret,
                         class => class,
                     };
-                    match class {
-                        FieldClass::Hidden | FieldClass::RawBody => self.finding(
+                    match (x, class) {
+                        (Node::Object(d), _) if kube(k) => {
+                            for (name, entry) in d {
+                                let len = pointer.len();
+                                push_token(pointer, name);
+                                self.string(name, file, pointer);
+                                self.secret_field(entry, file, pointer);
+                                pointer.truncate(len);
+                            }
+                        }
+                        (_, FieldClass::Hidden | FieldClass::RawBody) => self.finding(
                             "validation.forbidden_field",
                             file,
                             pointer,
                             "hidden reasoning or a raw API body".into(),
                         ),
-                        FieldClass::Secret => match x {
-                            Node::Null | Node::Bool(_) => {}
-                            Node::String(s) if is_placeholder(s.as_bytes()) => {
-                                self.string(s, file, pointer)
-                            }
-                            _ => self.finding(
-                                "validation.secret_field_in_export",
-                                file,
-                                pointer,
-                                "a secret-named field keeps a value".into(),
-                            ),
-                        },
+                        (_, FieldClass::Secret) => self.secret_field(x, file, pointer),
+                        _ if kube(k) => self.secret_field(x, file, pointer),
                         _ => self.value(x, file, pointer),
                     }
                     pointer.truncate(len);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A secret field's value: null, a boolean or a placeholder, which
+    /// is all the writer leaves.
+    fn secret_field(&mut self, x: &Node<'_>, file: &str, pointer: &str) {
+        match x {
+            Node::Null | Node::Bool(_) => {}
+            Node::String(s) if is_placeholder(s.as_bytes()) => self.string(s, file, pointer),
+            _ => self.finding(
+                "validation.secret_field_in_export",
+                file,
+                pointer,
+                "a secret-named field keeps a value".into(),
+            ),
         }
     }
 
@@ -500,7 +551,7 @@ impl FinalScan {
                 }
                 self.value(&Node::from(&v), rel, &mut String::new());
             }
-            media => self.lines(&mut r, rel, media == "application/x-ndjson")?,
+            media => self.lines(&mut r, rel, media)?,
         }
         let (d, size) = r.finish();
         self.report.bytes += size;
@@ -512,12 +563,12 @@ impl FinalScan {
     /// of the scan has no time for. Results join in line order,
     /// so findings, counts and the first error are those a single pass
     /// would give. Memory stays at a few batches.
-    fn lines(&mut self, r: &mut impl Read, rel: &str, jsonl: bool) -> Result<(), Issue> {
+    fn lines(&mut self, r: &mut impl Read, rel: &str, media: &str) -> Result<(), Issue> {
         let max = JsonlLimits::EVIDENCE.line.max_bytes;
         let mut br = BufReader::with_capacity(1 << 20, r);
         let (mut mine, mut theirs) = (self.fork(), self.fork());
         let (done, read) = two_core(&mut br, max, &mut mine, &mut theirs, |scan, b| {
-            scan.scanned(b, rel, jsonl)
+            scan.scanned(b, rel, media)
         });
         for scanned in done {
             let room = MAX_FINDINGS.saturating_sub(self.findings.len());
@@ -531,8 +582,8 @@ impl FinalScan {
     }
 
     /// Scans one batch and hands over what it found and counted.
-    fn scanned(&mut self, b: &Batch, rel: &str, jsonl: bool) -> Scanned {
-        let result = self.batch(b, rel, jsonl);
+    fn scanned(&mut self, b: &Batch, rel: &str, media: &str) -> Scanned {
+        let result = self.batch(b, rel, media);
         Scanned {
             findings: std::mem::take(&mut self.findings),
             strings: std::mem::take(&mut self.report.strings_scanned),
@@ -542,7 +593,8 @@ impl FinalScan {
     }
 
     /// One batch of lines.
-    fn batch(&mut self, b: &Batch, rel: &str, jsonl: bool) -> Result<(), Issue> {
+    fn batch(&mut self, b: &Batch, rel: &str, media: &str) -> Result<(), Issue> {
+        let jsonl = media == "application/x-ndjson";
         let limits = JsonlLimits::EVIDENCE.line;
         for (i, (prev, content)) in b.lines_with_previous().enumerate() {
             let n = b.first + i as u64;
@@ -577,6 +629,9 @@ impl FinalScan {
                     self.continued(prev, s, rel, &pointer);
                 }
             }
+        }
+        if !jsonl {
+            self.text_lines(b.lines(), b.first, rel, media == "text/x-diff");
         }
         Ok(())
     }
@@ -1061,6 +1116,17 @@ fn reference_rules(
     }
 }
 
+/// Appends one reference token to a JSON pointer.
+#[inline(always)]
+fn push_token(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    if token.contains(['~', '/']) {
+        pointer.push_str(&escape_pointer_token(token));
+    } else {
+        pointer.push_str(token);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1108,6 +1174,72 @@ mod tests {
                 (code, "/2/value".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn a_kubernetes_secrets_data_entries_must_be_placeholders_whatever_their_names() {
+        let exp = Expectations {
+            policy: None,
+            issued: None,
+            identities: vec![],
+            users: vec![],
+        };
+        let got = jsonl_codes(
+            &exp,
+            &[
+                r#"{"kind":"Secret","data":{"tls.key":"[REDACTED_SECRET:secret-field:0a1b2c3d]","ca":null}}"#,
+                r#"{"data":{"extra":"UyFCXCpkJHpEc2I9"},"kind":"Secret"}"#,
+                r#"{"kind":"ConfigMap","data":{"extra":"UyFCXCpkJHpEc2I9"}}"#,
+                r#"{"kind":"Secret","stringData":{"a/b":{"deep":"x"}}}"#,
+                r#"{"kind":"Secret","data":"c2VjcmV0LXZhbHVl"}"#,
+            ],
+        );
+        let code = "validation.secret_field_in_export";
+        assert_eq!(
+            got,
+            [
+                (code, "/1/data/extra".to_string()),
+                (code, "/3/stringData/a~1b".to_string()),
+                (code, "/4/data".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_kubernetes_secrets_data_is_found_across_the_lines_of_text_and_of_a_patch() {
+        let exp = Expectations {
+            policy: None,
+            issued: None,
+            identities: vec![],
+            users: vec![],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let codes = |name: &str, media: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            let mut scan = FinalScan::new(&exp).unwrap();
+            scan.file(std::fs::File::open(&path).unwrap(), name, media)
+                .unwrap();
+            scan.findings
+                .iter()
+                .map(|i| (i.code, i.pointer.clone().unwrap_or_default()))
+                .collect::<Vec<_>>()
+        };
+        let code = "validation.secret_in_export";
+        let yaml = "apiVersion: v1\ndata:\n  bundle: UyFCXCpkJHpEc2I9\n  extra: c2VjcmV0LXZhbHVl\nkind: Secret\n";
+        assert_eq!(
+            codes("s.yaml", "text/plain", yaml),
+            [(code, "/2".to_string()), (code, "/3".to_string())]
+        );
+        let patch =
+            "--- /dev/null\n+++ b/s.yaml\n+kind: Secret\n+data:\n+  extra: UyFCXCpkJHpEc2I9\n";
+        assert_eq!(
+            codes("w.patch", "text/x-diff", patch),
+            [(code, "/4".to_string())]
+        );
+        assert_eq!(codes("w.txt", "text/plain", patch), []);
+        let cm = "apiVersion: v1\ndata:\n  extra: UyFCXCpkJHpEc2I9\nkind: ConfigMap\n";
+        assert_eq!(codes("c.yaml", "text/plain", cm), []);
     }
 
     #[test]

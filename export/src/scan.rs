@@ -21,12 +21,15 @@ pub struct ScanOutcome {
 }
 
 /// How the scan reads a file, from its name: JSON Lines, a JSON document,
-/// or lines of text.
+/// a patch (lines whose content follows a `+`, `-` or space), or lines of
+/// text.
 pub fn media_type_of(name: &str) -> &'static str {
     if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
         "application/x-ndjson"
     } else if name.ends_with(".json") {
         "application/json"
+    } else if name.ends_with(".patch") || name.ends_with(".diff") {
+        "text/x-diff"
     } else {
         "text/plain"
     }
@@ -87,7 +90,9 @@ mod tests {
         assert_eq!(media_type_of("session.jsonl"), "application/x-ndjson");
         assert_eq!(media_type_of("x.ndjson"), "application/x-ndjson");
         assert_eq!(media_type_of("manifest.json"), "application/json");
-        assert_eq!(media_type_of("workspace.patch"), "text/plain");
+        assert_eq!(media_type_of("workspace.patch"), "text/x-diff");
+        assert_eq!(media_type_of("fix.diff"), "text/x-diff");
+        assert_eq!(media_type_of("notes.txt"), "text/plain");
         assert_eq!(media_type_of("json"), "text/plain");
     }
 }

@@ -52,16 +52,33 @@ impl AddAssign for Counts {
     }
 }
 
+/// Two keys of one object that scrubbing made equal: the export stops
+/// rather than drop one.
+fn key_collision() -> ExportError {
+    ExportError::invalid(
+        "validation.key_collision",
+        "",
+        "two keys of one object became equal after scrubbing",
+    )
+}
+
 /// Whether a collected value is swept across the whole export (with its
 /// encoded forms) or replaced only where a rule finds it. Swept: policy
-/// values, forged placeholders, anything a shape rule found (a token is a
-/// token wherever it stands), and credential-like values: at least 8
-/// bytes, no whitespace, two or more character classes, and at least 3
-/// bits of entropy per character (less for short values). A word, a name or a short value found
-/// next to a secret-sounding label would otherwise be replaced in every
-/// sentence and line of code that uses it.
+/// values, forged placeholders, a Kubernetes Secret's data, anything a
+/// shape rule found (a token is a token wherever it stands), and
+/// credential-like values: at least 8 bytes, no whitespace, two or more
+/// character classes, and at least 3 bits of entropy per character (less
+/// for short values). A word, a name or a short value found next to a
+/// secret-sounding label would otherwise be replaced in every sentence
+/// and line of code that uses it.
 fn swept_everywhere(det: &Detector, rule: &str, value: &str) -> bool {
-    if rule == crate::detect::FORGERY_RULE || rule == crate::detect::SENSITIVE_RULE {
+    if [
+        crate::detect::FORGERY_RULE,
+        crate::detect::SENSITIVE_RULE,
+        crate::kube::RULE,
+    ]
+    .contains(&rule)
+    {
         return true;
     }
     let shape = det
@@ -436,6 +453,8 @@ impl<'a> Scrubber<'a> {
         let thinking = m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD);
         let oneshot = m.get("schema").and_then(Value::as_str) == Some("oneshot-v1");
         let pair_secret = crate::names::names_its_value(|k| m.get(k), &self.sweep.allow);
+        let kube = (m.contains_key("data") || m.contains_key("stringData"))
+            && crate::kube::is_secret_object(|k| m.get(k));
         let old = std::mem::take(m);
         for (k, mut val) in old {
             let class = classify(&k, &self.sweep.allow);
@@ -446,6 +465,9 @@ impl<'a> Scrubber<'a> {
             }
             let key = self.string(&k, c);
             match class {
+                _ if kube && crate::kube::data_member(k.as_bytes()).is_some() => {
+                    val = self.secret_entries(val, c)?
+                }
                 FieldClass::Secret => val = self.secret_field(&val, c),
                 _ if pair_secret && k == "value" => val = self.secret_field(&val, c),
                 FieldClass::User if val.is_string() => {
@@ -474,14 +496,27 @@ impl<'a> Scrubber<'a> {
                 _ => self.value(&mut val, truncatable, c)?,
             }
             if m.insert(key.clone(), val).is_some() {
-                return Err(ExportError::invalid(
-                    "validation.key_collision",
-                    "",
-                    "two keys of one object became equal after scrubbing",
-                ));
+                return Err(key_collision());
             }
         }
         Ok(())
+    }
+
+    /// A Kubernetes Secret's data: each entry's value as a secret field's,
+    /// its name as any key.
+    fn secret_entries(&mut self, v: Value, c: &mut Counts) -> Result<Value> {
+        let Value::Object(m) = v else {
+            return Ok(self.secret_field(&v, c));
+        };
+        let mut out = Map::new();
+        for (k, x) in m {
+            let key = self.string(&k, c);
+            let x = self.secret_field(&x, c);
+            if out.insert(key, x).is_some() {
+                return Err(key_collision());
+            }
+        }
+        Ok(Value::Object(out))
     }
 
     fn note_removed(&mut self, name: &str, n: u64) {

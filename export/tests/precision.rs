@@ -147,6 +147,50 @@ fn a_value_in_a_name_value_pair_array_is_removed() {
 }
 
 #[test]
+fn a_kubernetes_secrets_data_goes_and_a_config_maps_stays() {
+    let (tls, cm) = (
+        "TFMwdExTMUNSVWRKVGlCUVVrbFdRVlJGSUV0RldTMHRMUzB0",
+        "ZGVidWctbGV2ZWw9aW5mbw==",
+    );
+    // `kubectl get secret,cm -o yaml`: data first, the kind after it.
+    let yaml = format!(
+        "apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    tls.key: {tls}\n  kind: Secret\n- apiVersion: v1\n  data:\n    settings: {cm}\n  kind: ConfigMap\nkind: List\n"
+    );
+    let out = run(&[&yaml]);
+    assert!(!out[0].contains(tls), "{}", out[0]);
+    assert!(
+        out[0].contains("    tls.key: [REDACTED_SECRET:kubernetes-secret:"),
+        "{}",
+        out[0]
+    );
+    assert!(
+        out[0].contains(&format!("    settings: {cm}\n")),
+        "{}",
+        out[0]
+    );
+
+    // The same objects as JSON in a record.
+    let key = "c2VjcmV0LXZhbHVlLWZvci10aGUtc3RydWN0dXJlZC1jYXNl";
+    let records = vec![
+        json!({"result": {"apiVersion": "v1", "data": {"tls.key": key, "ca.crt": null}, "kind": "Secret"}}),
+        json!({"result": {"data": {"settings": cm}, "kind": "ConfigMap"}}),
+    ];
+    let p = policy();
+    let out = sanitize(&records, &[], &p, &ExportKey::from_bytes([5; 32])).unwrap();
+    assert_eq!(final_scan(&out, &p).unwrap(), vec![]);
+    let data = &out.records[0]["result"]["data"];
+    assert!(
+        data["tls.key"]
+            .as_str()
+            .unwrap()
+            .starts_with("[REDACTED_SECRET:secret-field:"),
+        "{data}"
+    );
+    assert_eq!(data["ca.crt"], Value::Null);
+    assert_eq!(out.records[1], records[1]);
+}
+
+#[test]
 fn the_string_limit_applies_to_the_original_text() {
     let p = Policy::from_value(
         &json!({"schemaVersion": "coffer.export-policy/v1", "sharingClass": "partner",

@@ -116,6 +116,11 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
     // line after its name) and a JSON name/value pair, as text.
     let k8s_pass = g.alnum(18);
     let nv_tok = g.alnum(24);
+    // A Secret as `kubectl get secret -o yaml` prints it (its data before
+    // its kind, entries under any name) and as a structured result.
+    let kube_key = b64(&g.alnum(40));
+    let kube_struct = b64(&g.alnum(20));
+    let kube_patch = b64(&g.alnum(32));
     // Too weak to be swept everywhere: only its line may lose it.
     let weak = "hunter2";
     let user = "jdoe7";
@@ -126,6 +131,7 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
         json!({"type": "tool.result", "output": format!("{{\"config\": {{\"note\": \"{sensitive}\"}}}}"), "encoded": b64(&format!("value={sensitive}")), "url": format!("https://h.test/cb?x={}", pct(sensitive))}),
         json!({"type": "tool.result", "output": format!("token line\\n{escaped_gh} after escape")}),
         json!({"type": "tool.result", "output": format!("env:\n  - name: LOG_LEVEL\n    value: debug\n  - name: DB_PASSWORD\n    value: {k8s_pass}\n"), "stdout": format!("[{{\"name\": \"API_TOKEN\", \"value\": \"{nv_tok}\"}}]")}),
+        json!({"type": "tool.result", "output": format!("apiVersion: v1\ndata:\n  bundle.pem: {kube_key}\nkind: Secret\nmetadata:\n  name: web-tls\ntype: kubernetes.io/tls\n"), "resource": {"kind": "Secret", "data": {".dockerconfigjson": kube_struct}}}),
         json!({"schema": "oneshot-v1", "type": "observation.agent_thinking", "id": "obs-9", "content": "hidden plan"}),
         json!({"type": "assistant.message", "text": "ran in /home/jdoe7/work/calc/src", "raw_response_body": {"id": "x"}}),
     ];
@@ -147,7 +153,7 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
     )
     .unwrap();
     let patch = format!(
-        "diff --git a/config.env b/config.env\nnew file mode 100644\n--- /dev/null\n+++ b/config.env\n@@ -0,0 +1,15 @@\n+DATABASE_URL=postgres://app:{db_pass}@db.internal/x\n+password=\"{password}\"\n+refresh_token={refresh_tok}\n+id_token='{id_token}'\n+Authorization: Basic {basic}\n+GITHUB={ghp}\n+-----BEGIN RSA PRIVATE KEY-----\n+{pk_body}\n+-----END RSA PRIVATE KEY-----\n+<apiToken>\n+    {xml_tok}\n+</apiToken>\n+<password>\n+  {weak}\n+</password>\n"
+        "diff --git a/config.env b/config.env\nnew file mode 100644\n--- /dev/null\n+++ b/config.env\n@@ -0,0 +1,19 @@\n+DATABASE_URL=postgres://app:{db_pass}@db.internal/x\n+password=\"{password}\"\n+refresh_token={refresh_tok}\n+id_token='{id_token}'\n+Authorization: Basic {basic}\n+GITHUB={ghp}\n+-----BEGIN RSA PRIVATE KEY-----\n+{pk_body}\n+-----END RSA PRIVATE KEY-----\n+<apiToken>\n+    {xml_tok}\n+</apiToken>\n+<password>\n+  {weak}\n+</password>\n+apiVersion: v1\n+kind: Secret\n+data:\n+  bundle.pem: {kube_patch}\n"
     );
     std::fs::write(dir.join("workspace.patch"), patch).unwrap();
     // The verifier is bound to the workspace's digest.
@@ -182,6 +188,9 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
             xml_tok,
             k8s_pass,
             nv_tok,
+            kube_key,
+            kube_struct,
+            kube_patch,
             weak.to_string(),
             sensitive.to_string(),
         ],
