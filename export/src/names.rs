@@ -54,6 +54,10 @@ const SECRET_EXACT: &[&str] = &[
     "refreshtoken",
     "secret",
     "secretaccesskey",
+    // AWS Secrets Manager's values; Rails' key base.
+    "secretbinary",
+    "secretkeybase",
+    "secretstring",
     "token",
 ];
 
@@ -336,7 +340,15 @@ mod tests {
         ] {
             assert_eq!(classify(n, &[]), FieldClass::Plain, "{n}");
         }
-        for n in ["client_token", "SessionToken", "auth_token", "bot_token"] {
+        for n in [
+            "client_token",
+            "SessionToken",
+            "auth_token",
+            "bot_token",
+            "SecretString",
+            "SecretBinary",
+            "secret_key_base",
+        ] {
             assert_eq!(classify(n, &[]), FieldClass::Secret, "{n}");
         }
         assert_eq!(

@@ -519,7 +519,7 @@ const CATALOG: &[Spec] = &[
             "connection",
             "dsn",
         ],
-        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:[ \t]*:[ \t]*(?:str|string|String|&str|&'static str|Optional\[str\])[ \t]*=|(?:["'`]\]?)?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)\s*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`|(?P<s>[^\s"'`,;&<>)\]}]+))"#,
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|secret_?string|secret_?key_?base|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:[ \t]*:[ \t]*(?:str|string|String|&str|&'static str|Optional\[str\])[ \t]*=|(?:["'`]\]?)?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)\s*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`|(?P<s>[^\s"'`,;&<>)\]}]+))"#,
         Check::Assignment,
     ),
     (
@@ -934,6 +934,11 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                             .windows(2)
                             .any(|w| w == b"==" || w == b"!=")
                     });
+                    // `arn:aws:secretsmanager:…:secret:db-creds-a1B2c3`:
+                    // an ARN's resource type, then the resource's name.
+                    if name_m.is_some_and(|n| in_arn(&hay[..n.start()])) {
+                        continue;
+                    }
                     let lower = name.to_ascii_lowercase();
                     let password_like = [&b"pass"[..], b"pwd", b"passwd", b"password", b"secret"]
                         .iter()
@@ -1266,6 +1271,16 @@ fn concatenation(v: &[u8]) -> bool {
             || (!rest.is_empty() && rest.iter().all(u8::is_ascii_lowercase))
             || t.ends_with(b"+")
             || t.ends_with(b"."))
+}
+
+/// Whether the text before a name ends inside an ARN (`arn:aws:…:`, up
+/// to the name, with no blank or quote between).
+fn in_arn(before: &[u8]) -> bool {
+    let token = before
+        .iter()
+        .rposition(|c| c.is_ascii_whitespace() || b"\"'`=,([{<>".contains(c))
+        .map_or(before, |i| &before[i + 1..]);
+    token.starts_with(b"arn:") && token.ends_with(b":")
 }
 
 /// A path, route or resource name made of words: `cms/sites/passwords#update`,

@@ -571,6 +571,17 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         format!("{}xXxX{}", g.alnum(10), g.alnum(10)),
     );
     add("secret-assignment", "export GITHUB_TOKEN={}\n", g.alnum(30));
+    // AWS Secrets Manager's value, Rails' key base (`heroku config`).
+    add(
+        "secret-assignment",
+        "    \"SecretString\": \"{}\",",
+        g.alnum(24),
+    );
+    add(
+        "secret-assignment",
+        "SECRET_KEY_BASE: {}\n",
+        g.chars("0123456789abcdef", 64),
+    );
     add(
         "secret-assignment",
         "password=\"{}\"",
@@ -975,6 +986,7 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "\"/creating-a-strong-password\":\"/en/enterprise-server@3.0/authentication\"",
         "put '/forgot-password' => \"cms/sites/passwords#update\",",
         "IAMUserChangePassword = \"arn:aws:iam::aws:policy/IAMUserChangePassword\"",
+        "    \"ARN\": \"arn:aws:secretsmanager:us-east-1:123456789012:secret:MyTestSecret-a1b2c3\",",
         "this.addPassword = \"#add-password\";",
         "text << \"Password=#{password}, \"",
         "\"password\": \"&lt;YOURPASSWORD&gt;\"",
