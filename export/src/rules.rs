@@ -293,6 +293,16 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     ),
     (
+        // A session cookie is a bearer credential (`curl -v`, a HAR, a
+        // browser's request headers); other cookies in the header stay.
+        "session-cookie",
+        &["cookie"],
+        // (A value, not an assignment: a name ending in `id` is innocent
+        // as a variable's, and a session id is the credential.)
+        r#"(?i)\b(?:set-)?cookie["']?(?:\s*[:=]\s*|\s+)["']?(?:[^\r\n"']*?[;\s])?(?P<n>__(?:secure|host)-[a-z0-9_.-]+|[a-z0-9_.-]*(?:sess(?:ion)?(?:id)?|sid|auth|token|jwt|remember[a-z0-9_]*))=(?P<s>[^;\s"',]{16,})"#,
+        Check::Value,
+    ),
+    (
         "bearer-token",
         &["bearer"],
         r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/-]{16,}=*)",
@@ -883,6 +893,18 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 // `the --username and --password options`: prose names the
                 // option; a lower-case word after it is not its value.
                 if r.id == "cli-secret-flag" && value.iter().all(u8::is_ascii_lowercase) {
+                    continue;
+                }
+                // An anti-forgery cookie (`csrftoken`, `XSRF-TOKEN`) is bound
+                // to a session and authenticates nothing on its own.
+                if r.id == "session-cookie"
+                    && caps.name("n").is_some_and(|n| {
+                        let n = n.as_bytes();
+                        n.len() >= 4
+                            && (n[..4].eq_ignore_ascii_case(b"csrf")
+                                || n[..4].eq_ignore_ascii_case(b"xsrf"))
+                    })
+                {
                     continue;
                 }
                 // Values that are words, where only a random value is a

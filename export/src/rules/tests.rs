@@ -315,6 +315,15 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         g.alnum(32),
     );
     for ctx in [
+        "Cookie: theme=dark; sessionid={}; csrftoken=x",
+        "< Set-Cookie: laravel_session={}; path=/; httponly",
+        "curl --cookie \"connect.sid={}\" https://app.test/",
+        "cookie: __Secure-next-auth.session-token={}",
+        "\"Cookie\": \"PHPSESSID={}\"",
+    ] {
+        add("session-cookie", ctx, g.alnum(32));
+    }
+    for ctx in [
         "Key          Value\n---          -----\napi_token    {}\nusername     ci",
         "api_key\t{}",
         "clarifai access key {}",
@@ -986,6 +995,13 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "\"/creating-a-strong-password\":\"/en/enterprise-server@3.0/authentication\"",
         "put '/forgot-password' => \"cms/sites/passwords#update\",",
         "IAMUserChangePassword = \"arn:aws:iam::aws:policy/IAMUserChangePassword\"",
+        // Cookies that authenticate nothing, or hold no value.
+        "Cookie: csrftoken=Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB; theme=dark",
+        "set-cookie: XSRF-TOKEN=Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB; Path=/",
+        "Set-Cookie: theme=Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB; Path=/",
+        "Set-Cookie: sessionid=; expires=Thu, 01 Jan 1970 00:00:00 GMT",
+        "Set-Cookie: session={{ session_id_of_the_user }}; Path=/",
+        "the cookie sessionid=<your-session-id-goes-here>",
         "    \"ARN\": \"arn:aws:secretsmanager:us-east-1:123456789012:secret:MyTestSecret-a1b2c3\",",
         "this.addPassword = \"#add-password\";",
         "text << \"Password=#{password}, \"",
