@@ -12,6 +12,9 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use base64::Engine;
 use memchr::memmem::Finder;
 
 use crate::names::StrLeaf;
@@ -30,9 +33,20 @@ pub fn is_secret_object<'v, V: StrLeaf + 'v>(member: impl Fn(&str) -> Option<&'v
 
 /// The shortest value taken (the structured reading's bound, `collect.rs`).
 const MIN_VALUE: usize = 4;
+/// The longest decoded `data` value judged as a word.
+const MAX_WORD: usize = 40;
 /// The fewest bytes a base64 `data` value must hold: `YmFyCg==` (`bar\n`)
 /// and `YWRtaW4=` (`admin`) are examples, not credentials.
 const MIN_DECODED: usize = 6;
+
+/// Standard base64, padded or not (a block scalar's lines may be cut
+/// anywhere).
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
 
 static KIND: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"kind"));
 static ECRET: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"ecret"));
@@ -144,10 +158,18 @@ fn is_value(v: &[u8], base64: bool) -> bool {
         return false;
     }
     if base64 {
-        let pad = v.iter().rev().take_while(|c| **c == b'=').count();
-        return (v.len() - pad) * 3 / 4 >= MIN_DECODED
-            && v.iter()
-                .all(|c| c.is_ascii_alphanumeric() || b"+/=-_".contains(c));
+        // Kubernetes writes standard base64: a word with `_` or `-`, or
+        // of a length base64 never has, is a decoded value in a document
+        // (`password: example_pass`), not data.
+        let Ok(d) = BASE64.decode(v) else {
+            return false;
+        };
+        // A password-sized value encodes a word judged as any value:
+        // `<password>`, `changeme`, `xxxxxxxx` are examples. (A document,
+        // a `.dockercfg`, may name `example` and hold a credential.)
+        return d.len() >= MIN_DECODED
+            && (d.len() > MAX_WORD
+                || !(crate::rules::is_placeholder(&d) || crate::rules::looks_fake(&d)));
     }
     !(v.windows(2).any(|w| w == b"{{" || w == b"${" || w == b"$(")
         || (v.starts_with(b"<") && v.ends_with(b">"))
@@ -577,8 +599,10 @@ mod tests {
     fn config_maps_templates_and_other_kinds_keep_their_data() {
         let cm = format!("apiVersion: v1\ndata:\n  password: {PW}\nkind: ConfigMap\n");
         assert_eq!(found(&cm), Vec::<&str>::new());
-        // Too short to hold a credential: `bar\n`, `admin`; empty.
-        let short = "apiVersion: v1\ndata:\n  extra: YmFyCg==\n  user: YWRtaW4=\n  csrf: \"\"\nkind: Secret\n";
+        // Too short to hold a credential: `bar\n`, `admin`; empty; the
+        // base64 of `changeme`, `<password>` and `xxxxxxxx`; decoded
+        // values in a document.
+        let short = "apiVersion: v1\ndata:\n  extra: YmFyCg==\n  user: YWRtaW4=\n  csrf: \"\"\n  a: Y2hhbmdlbWU=\n  b: PHBhc3N3b3JkPg==\n  c: eHh4eHh4eHg=\n  password: example_pass\n  host: gen3-postgresql\nkind: Secret\n";
         assert_eq!(found(short), Vec::<&str>::new());
         let helm = "apiVersion: v1\nkind: Secret\ndata:\n  password: {{ .Values.password | b64enc }}\n  token: <base64>\nstringData:\n  url: ${DB_URL}\n";
         assert_eq!(found(helm), Vec::<&str>::new());
