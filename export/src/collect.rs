@@ -146,13 +146,13 @@ impl<'a> Collector<'a> {
 
     /// Consecutive lines of a text artifact (one batch; `diff` for a
     /// patch), after each was read on its own: what only shows across
-    /// lines (a Kubernetes Secret's data, see [`crate::kube`]).
+    /// lines (see [`crate::across`]).
     pub fn text_lines<'l>(&mut self, lines: impl Iterator<Item = &'l [u8]> + Clone, diff: bool) {
         let all = lines.clone();
-        for (i, span) in crate::kube::in_lines(lines, diff) {
+        for (i, span, rule) in crate::across::in_lines(lines, diff) {
             if let Some(line) = all.clone().nth(i) {
                 if let Ok(v) = std::str::from_utf8(&line[span]) {
-                    self.secret(v, crate::kube::RULE);
+                    self.secret(v, rule);
                 }
             }
         }

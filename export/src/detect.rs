@@ -168,12 +168,13 @@ impl Detector {
             }
         }
         self.line_pairs(s, &mut raw);
-        if crate::kube::might_hold(s) {
-            let mut data = Vec::new();
-            crate::kube::secret_values(s, &mut data);
+        if crate::across::might_hold(s) {
+            let mut found = Vec::new();
+            crate::across::find(s, &mut found);
             raw.extend(
-                data.into_iter()
-                    .map(|r| (r.start, r.end, crate::kube::RULE.to_string())),
+                found
+                    .into_iter()
+                    .map(|(r, rule)| (r.start, r.end, rule.to_string())),
             );
         }
         raw.retain(|(a, b, rule)| {

@@ -66,7 +66,17 @@ const MAX_DEPTH: usize = 64;
 /// [`secret_values`] (most strings are short, and few say `kind`).
 #[inline]
 pub fn might_hold(s: &[u8]) -> bool {
-    s.len() >= MIN_TEXT && KIND.find(s).is_some()
+    s.len() >= MIN_TEXT && mentions_kind(s)
+}
+
+/// Whether `s` says `kind` (a line of a manifest may be short).
+pub fn mentions_kind(s: &[u8]) -> bool {
+    KIND.find(s).is_some()
+}
+
+/// Whether `s` says `secret` (or `Secret`).
+pub fn mentions_secret(s: &[u8]) -> bool {
+    ECRET.find(s).is_some()
 }
 
 /// The spans of every Secret data value in `s`.
@@ -99,7 +109,7 @@ pub fn secret_values(s: &[u8], out: &mut Vec<Range<usize>>) {
 /// One window of text, at `base` in the whole.
 fn window(w: &[u8], base: usize, out: &mut Vec<Range<usize>>) {
     // Gate: both words occur, so the readers below run on almost nothing.
-    if w.len() < MIN_TEXT || KIND.find(w).is_none() || ECRET.find(w).is_none() {
+    if w.len() < MIN_TEXT || !mentions_kind(w) || !mentions_secret(w) {
         return;
     }
     let from = out.len();
@@ -108,47 +118,6 @@ fn window(w: &[u8], base: usize, out: &mut Vec<Range<usize>>) {
     for r in &mut out[from..] {
         *r = r.start + base..r.end + base;
     }
-}
-
-/// The Secret data values in consecutive lines of text (a batch of a
-/// text artifact's lines, without their terminators), each as the index
-/// of its line and its span there. In a `diff` the manifest is read from
-/// the lines' content after their `+`, `-` or space (headers read as
-/// blank lines). A manifest that a batch boundary cuts is read in the
-/// parts each batch holds.
-pub fn in_lines<'a>(
-    lines: impl Iterator<Item = &'a [u8]> + Clone,
-    diff: bool,
-) -> Vec<(usize, Range<usize>)> {
-    if !(lines.clone().any(|l| KIND.find(l).is_some())
-        && lines.clone().any(|l| ECRET.find(l).is_some()))
-    {
-        return Vec::new();
-    }
-    // Each line's start in `text`, and where its content starts in it.
-    let (mut text, mut starts) = (Vec::new(), Vec::new());
-    for l in lines {
-        let skip = match l.first() {
-            _ if !diff => 0,
-            Some(b'+' | b'-') if l.starts_with(b"+++ ") || l.starts_with(b"--- ") => l.len(),
-            Some(b'+' | b'-' | b' ') => 1,
-            _ => l.len(),
-        };
-        starts.push((text.len(), skip));
-        text.extend_from_slice(&l[skip..]);
-        text.push(b'\n');
-    }
-    let mut spans = Vec::new();
-    secret_values(&text, &mut spans);
-    spans
-        .into_iter()
-        .filter_map(|r| {
-            let i = starts.partition_point(|(s, _)| *s <= r.start) - 1;
-            let (start, skip) = starts[i];
-            let line_end = starts.get(i + 1).map_or(text.len(), |(n, _)| n - 1);
-            (r.end <= line_end).then(|| (i, r.start - start + skip..r.end - start + skip))
-        })
-        .collect()
 }
 
 /// Whether a value may be a secret: not a template or a placeholder
@@ -639,26 +608,6 @@ mod tests {
         // Cut short: the Secret's kind is known, its data counts.
         let cut = format!("{{\"kind\":\"Secret\",\"data\":{{\"password\":\"{PW}\",\"user");
         assert_eq!(found(&cut), [PW]);
-    }
-
-    #[test]
-    fn lines_of_text_give_each_value_with_its_line() {
-        let text = format!("$ kubectl get secret db -o yaml\napiVersion: v1\ndata:\n  password: {PW}\nkind: Secret");
-        let lines: Vec<&[u8]> = text.lines().map(str::as_bytes).collect();
-        assert_eq!(
-            in_lines(lines.iter().copied(), false),
-            [(3, 12..12 + PW.len())]
-        );
-        let plain: Vec<&[u8]> = vec![b"data:", b"  password: x"];
-        assert_eq!(in_lines(plain.into_iter(), false), []);
-        // A patch that adds a manifest: the span is in the patch's line.
-        let patch = format!("diff --git a/s.yaml b/s.yaml\n--- /dev/null\n+++ b/s.yaml\n@@ -0,0 +1,4 @@\n+apiVersion: v1\n+kind: Secret\n+data:\n+  extra: {PW}");
-        let lines: Vec<&[u8]> = patch.lines().map(str::as_bytes).collect();
-        assert_eq!(
-            in_lines(lines.iter().copied(), true),
-            [(7, 10..10 + PW.len())]
-        );
-        assert_eq!(in_lines(lines.iter().copied(), false), []);
     }
 
     #[test]

@@ -10,11 +10,13 @@
 //! then read back by an independent reader ([`readback`]) before it is
 //! published.
 
+pub mod across;
 pub mod collect;
 pub mod continued;
 pub mod create;
 pub mod detect;
 pub mod error;
+pub mod hcl;
 pub mod identity;
 pub mod in_memory;
 pub mod key;

@@ -187,12 +187,10 @@ impl FinalScan {
             .map_err(|e| ExportError::usage("validation.policy_rule", &e.id, e.to_string()))?;
         let mut known_rules: BTreeSet<String> =
             rules.rules().iter().map(|r| r.id.clone()).collect();
-        for r in [
-            SENSITIVE_RULE,
-            FORGERY_RULE,
-            SECRET_FIELD_RULE,
-            crate::kube::RULE,
-        ] {
+        for r in [SENSITIVE_RULE, FORGERY_RULE, SECRET_FIELD_RULE]
+            .into_iter()
+            .chain(crate::across::RULES)
+        {
             known_rules.insert(r.to_string());
         }
         let values = exp
@@ -313,7 +311,7 @@ impl FinalScan {
 
     /// Consecutive lines of a text file (one batch, the first numbered
     /// `first`), after each was read on its own: what only shows across
-    /// lines (a Kubernetes Secret's data, see [`crate::kube`]).
+    /// lines (see [`crate::across`]).
     fn text_lines<'a>(
         &mut self,
         lines: impl Iterator<Item = &'a [u8]> + Clone,
@@ -322,7 +320,7 @@ impl FinalScan {
         diff: bool,
     ) {
         let all = lines.clone();
-        for (i, span) in crate::kube::in_lines(lines, diff) {
+        for (i, span, rule) in crate::across::in_lines(lines, diff) {
             let Some(line) = all.clone().nth(i).and_then(|l| std::str::from_utf8(l).ok()) else {
                 continue;
             };
@@ -337,7 +335,7 @@ impl FinalScan {
             self.scratch.push(Finding {
                 start: span.start,
                 end: span.end,
-                rule: crate::kube::RULE.to_string(),
+                rule: rule.to_string(),
             });
             self.rule_findings(line, file, &format!("/{n}"));
         }

@@ -1728,7 +1728,7 @@ fn versioned_name(value: &[u8]) -> bool {
             .all(|c| c.is_ascii_alphabetic() || matches!(c, b'-' | b'_' | b'.' | b':'))
 }
 
-fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
+pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
     // `API_KEY_2`, `token1`: a numbered name is judged as the name.
     let n = crate::names::normalize(&String::from_utf8_lossy(name));
     let n = match n.trim_end_matches(|c: char| c.is_ascii_digit()) {

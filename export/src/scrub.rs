@@ -64,7 +64,7 @@ fn key_collision() -> ExportError {
 
 /// Whether a collected value is swept across the whole export (with its
 /// encoded forms) or replaced only where a rule finds it. Swept: policy
-/// values, forged placeholders, a Kubernetes Secret's data, anything a
+/// values, forged placeholders, what shows only across lines, anything a
 /// shape rule found (a token is a token wherever it stands), and
 /// credential-like values: at least 8 bytes, no whitespace, two or more
 /// character classes, and at least 3 bits of entropy per character (less
@@ -72,12 +72,8 @@ fn key_collision() -> ExportError {
 /// secret-sounding label would otherwise be replaced in every sentence
 /// and line of code that uses it.
 fn swept_everywhere(det: &Detector, rule: &str, value: &str) -> bool {
-    if [
-        crate::detect::FORGERY_RULE,
-        crate::detect::SENSITIVE_RULE,
-        crate::kube::RULE,
-    ]
-    .contains(&rule)
+    if [crate::detect::FORGERY_RULE, crate::detect::SENSITIVE_RULE].contains(&rule)
+        || crate::across::RULES.contains(&rule)
     {
         return true;
     }

@@ -121,6 +121,8 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
     let kube_key = b64(&g.alnum(40));
     let kube_struct = b64(&g.alnum(20));
     let kube_patch = b64(&g.alnum(32));
+    // A Terraform variable's default, two lines below its name.
+    let tf_default = g.alnum(26);
     // Too weak to be swept everywhere: only its line may lose it.
     let weak = "hunter2";
     let user = "jdoe7";
@@ -153,7 +155,7 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
     )
     .unwrap();
     let patch = format!(
-        "diff --git a/config.env b/config.env\nnew file mode 100644\n--- /dev/null\n+++ b/config.env\n@@ -0,0 +1,19 @@\n+DATABASE_URL=postgres://app:{db_pass}@db.internal/x\n+password=\"{password}\"\n+refresh_token={refresh_tok}\n+id_token='{id_token}'\n+Authorization: Basic {basic}\n+GITHUB={ghp}\n+-----BEGIN RSA PRIVATE KEY-----\n+{pk_body}\n+-----END RSA PRIVATE KEY-----\n+<apiToken>\n+    {xml_tok}\n+</apiToken>\n+<password>\n+  {weak}\n+</password>\n+apiVersion: v1\n+kind: Secret\n+data:\n+  bundle.pem: {kube_patch}\n"
+        "diff --git a/config.env b/config.env\nnew file mode 100644\n--- /dev/null\n+++ b/config.env\n@@ -0,0 +1,23 @@\n+DATABASE_URL=postgres://app:{db_pass}@db.internal/x\n+password=\"{password}\"\n+refresh_token={refresh_tok}\n+id_token='{id_token}'\n+Authorization: Basic {basic}\n+GITHUB={ghp}\n+-----BEGIN RSA PRIVATE KEY-----\n+{pk_body}\n+-----END RSA PRIVATE KEY-----\n+<apiToken>\n+    {xml_tok}\n+</apiToken>\n+<password>\n+  {weak}\n+</password>\n+apiVersion: v1\n+kind: Secret\n+data:\n+  bundle.pem: {kube_patch}\n+variable \"db_password\" {{\n+  type    = string\n+  default = \"{tf_default}\"\n+}}\n"
     );
     std::fs::write(dir.join("workspace.patch"), patch).unwrap();
     // The verifier is bound to the workspace's digest.
@@ -191,6 +193,7 @@ pub fn planted_bundle(env: &Env, name: &str, sensitive: &str) -> Planted {
             kube_key,
             kube_struct,
             kube_patch,
+            tf_default,
             weak.to_string(),
             sensitive.to_string(),
         ],

@@ -1,0 +1,114 @@
+//! Secrets that show only across lines, read over a whole string (a
+//! tool's output in a record) or over a batch of a text artifact's lines:
+//! a Kubernetes Secret's data ([`crate::kube`]) and a Terraform
+//! variable's default ([`crate::hcl`]). Both readers' values are swept
+//! everywhere, so the line-by-line rewrite of text needs neither.
+
+use std::ops::Range;
+
+/// Rule ids of the readers here.
+pub const RULES: [&str; 2] = [crate::kube::RULE, crate::hcl::RULE];
+
+/// Whether `s` may hold anything the readers find (each reader's own
+/// word search: one packed search for both words costs more per call).
+#[inline]
+pub fn might_hold(s: &[u8]) -> bool {
+    crate::kube::might_hold(s) || crate::hcl::might_hold(s)
+}
+
+/// Every value the readers find in `s`, with its rule id.
+pub fn find(s: &[u8], out: &mut Vec<(Range<usize>, &'static str)>) {
+    let mut spans = Vec::new();
+    if crate::kube::might_hold(s) {
+        crate::kube::secret_values(s, &mut spans);
+        out.extend(spans.drain(..).map(|r| (r, crate::kube::RULE)));
+    }
+    if crate::hcl::might_hold(s) {
+        crate::hcl::secret_defaults(s, &mut spans);
+        out.extend(spans.drain(..).map(|r| (r, crate::hcl::RULE)));
+    }
+}
+
+/// What the readers find in consecutive lines of text (a batch of a
+/// text artifact's lines, without their terminators): each value as the
+/// index of its line, its span there and its rule id. In a `diff` the
+/// lines are read from their content after their `+`, `-` or space
+/// (headers read as blank lines). A block that a batch boundary cuts is
+/// read in the parts each batch holds.
+pub fn in_lines<'a>(
+    lines: impl Iterator<Item = &'a [u8]> + Clone,
+    diff: bool,
+) -> Vec<(usize, Range<usize>, &'static str)> {
+    if !lines_might_hold(lines.clone()) {
+        return Vec::new();
+    }
+    // Each line's start in `text`, and how much of it was skipped.
+    let (mut text, mut starts) = (Vec::new(), Vec::new());
+    for l in lines {
+        let skip = match l.first() {
+            _ if !diff => 0,
+            Some(b'+' | b'-') if l.starts_with(b"+++ ") || l.starts_with(b"--- ") => l.len(),
+            Some(b'+' | b'-' | b' ') => 1,
+            _ => l.len(),
+        };
+        starts.push((text.len(), skip));
+        text.extend_from_slice(&l[skip..]);
+        text.push(b'\n');
+    }
+    let mut found = Vec::new();
+    find(&text, &mut found);
+    found
+        .into_iter()
+        .filter_map(|(r, rule)| {
+            let i = starts.partition_point(|(s, _)| *s <= r.start) - 1;
+            let (start, skip) = starts[i];
+            let line_end = starts.get(i + 1).map_or(text.len(), |(n, _)| n - 1);
+            (r.end <= line_end).then(|| (i, r.start - start + skip..r.end - start + skip, rule))
+        })
+        .collect()
+}
+
+/// Whether the lines hold the words a reader needs: `kind` and
+/// `secret` (on any lines), or `variable`.
+fn lines_might_hold<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
+    let (mut kind, mut secret) = (false, false);
+    for l in lines {
+        if crate::hcl::mentions_variable(l) {
+            return true;
+        }
+        kind = kind || crate::kube::mentions_kind(l);
+        secret = secret || crate::kube::mentions_secret(l);
+    }
+    kind && secret
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PW: &str = "UyFCXCpkJHpEc2I9";
+
+    #[test]
+    fn lines_of_text_give_each_value_with_its_line_and_rule() {
+        let text = format!("$ kubectl get secret db -o yaml\napiVersion: v1\ndata:\n  password: {PW}\nkind: Secret");
+        let lines: Vec<&[u8]> = text.lines().map(str::as_bytes).collect();
+        assert_eq!(
+            in_lines(lines.iter().copied(), false),
+            [(3, 12..12 + PW.len(), crate::kube::RULE)]
+        );
+        let plain: Vec<&[u8]> = vec![b"data:", b"  password: x"];
+        assert_eq!(in_lines(plain.into_iter(), false), []);
+        // A patch that adds a manifest and a variable: the spans are in
+        // the patch's lines.
+        let patch = format!("diff --git a/s.yaml b/s.yaml\n--- /dev/null\n+++ b/s.yaml\n@@ -0,0 +1,4 @@\n+apiVersion: v1\n+kind: Secret\n+data:\n+  extra: {PW}\n+variable \"api_token\" {{\n+  type    = string\n+  default = \"{PW}\"\n+}}");
+        let lines: Vec<&[u8]> = patch.lines().map(str::as_bytes).collect();
+        assert_eq!(
+            in_lines(lines.iter().copied(), true),
+            [
+                (7, 10..10 + PW.len(), crate::kube::RULE),
+                (10, 14..14 + PW.len(), crate::hcl::RULE)
+            ]
+        );
+        assert_eq!(in_lines(lines.iter().copied(), false), []);
+    }
+}
