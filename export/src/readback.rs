@@ -1147,14 +1147,19 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_value_named_by_a_secret_name_member_must_be_a_placeholder() {
-        let exp = Expectations {
+    /// No policy, placeholders, identities or users: the rules alone.
+    fn nothing_expected() -> Expectations<'static> {
+        Expectations {
             policy: None,
             issued: None,
             identities: vec![],
             users: vec![],
-        };
+        }
+    }
+
+    #[test]
+    fn a_value_named_by_a_secret_name_member_must_be_a_placeholder() {
+        let exp = nothing_expected();
         let got = jsonl_codes(
             &exp,
             &[
@@ -1176,12 +1181,7 @@ mod tests {
 
     #[test]
     fn a_kubernetes_secrets_data_entries_must_be_placeholders_whatever_their_names() {
-        let exp = Expectations {
-            policy: None,
-            issued: None,
-            identities: vec![],
-            users: vec![],
-        };
+        let exp = nothing_expected();
         let got = jsonl_codes(
             &exp,
             &[
@@ -1205,12 +1205,7 @@ mod tests {
 
     #[test]
     fn a_kubernetes_secrets_data_is_found_across_the_lines_of_text_and_of_a_patch() {
-        let exp = Expectations {
-            policy: None,
-            issued: None,
-            identities: vec![],
-            users: vec![],
-        };
+        let exp = nothing_expected();
         let dir = tempfile::tempdir().unwrap();
         let codes = |name: &str, media: &str, text: &str| {
             let path = dir.path().join(name);
