@@ -141,6 +141,13 @@ impl<'a> Collector<'a> {
             self.found
                 .secrets
                 .insert(value.to_string(), rule.to_string());
+            // What a Secret's data encodes goes too: an agent that
+            // decodes it (`| base64 -d`) prints it bare.
+            if rule == crate::kube::RULE {
+                if let Some(plain) = crate::kube::decoded_credential(value) {
+                    self.secret(&plain, rule);
+                }
+            }
         }
     }
 
@@ -231,12 +238,17 @@ impl<'a> Collector<'a> {
 
     /// A Kubernetes Secret's data: each entry's value is a secret; its
     /// name is read as any key.
-    fn secret_entries(&mut self, v: &Node<'_>, depth: usize) {
+    fn secret_entries(&mut self, v: &Node<'_>, depth: usize, base64: bool) {
         match v {
             Node::Object(m) => {
                 for (k, x) in m {
                     self.string(k, depth);
                     self.secret_value(x);
+                    if let (true, Some(s)) = (base64, x.as_str()) {
+                        if let Some(plain) = crate::kube::decoded_credential(s) {
+                            self.secret(&plain, crate::kube::RULE);
+                        }
+                    }
                 }
             }
             _ => self.secret_value(v),
@@ -272,11 +284,11 @@ impl<'a> Collector<'a> {
                         continue;
                     }
                     self.string(k, depth);
-                    if crate::kube::data_member(k.as_bytes()).is_some()
-                        && crate::kube::is_secret_object(|k| v.get(k))
+                    if let Some(base64) = crate::kube::data_member(k.as_bytes())
+                        .filter(|_| crate::kube::is_secret_object(|k| v.get(k)))
                     {
                         self.dirty = true;
-                        self.secret_entries(val, depth);
+                        self.secret_entries(val, depth, base64);
                         continue;
                     }
                     let allow = self.allow;

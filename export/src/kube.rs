@@ -33,6 +33,8 @@ pub fn is_secret_object<'v, V: StrLeaf + 'v>(member: impl Fn(&str) -> Option<&'v
 
 /// The shortest value taken (the structured reading's bound, `collect.rs`).
 const MIN_VALUE: usize = 4;
+/// The longest decoded value swept in its plain form too.
+const MAX_PLAIN: usize = 1024;
 /// The longest decoded `data` value judged as a word.
 const MAX_WORD: usize = 40;
 /// The fewest bytes a base64 `data` value must hold: `YmFyCg==` (`bar\n`)
@@ -118,6 +120,16 @@ fn window(w: &[u8], base: usize, out: &mut Vec<Range<usize>>) {
     for r in &mut out[from..] {
         *r = r.start + base..r.end + base;
     }
+}
+
+/// What a base64 `data` value encodes, when that is a credential on its
+/// own line (credential-like, as the sweep judges a value; a trailing line
+/// end dropped): the plain form an agent prints after `| base64 -d`.
+pub fn decoded_credential(v: &str) -> Option<String> {
+    let d = BASE64.decode(v).ok()?;
+    let t = String::from_utf8(d).ok()?;
+    let t = t.strip_suffix('\n').unwrap_or(&t);
+    (t.len() <= MAX_PLAIN && crate::scrub::credential_like(t.as_bytes())).then(|| t.to_string())
 }
 
 /// Whether a value may be a secret: not a template or a placeholder
@@ -608,6 +620,24 @@ mod tests {
         // Cut short: the Secret's kind is known, its data counts.
         let cut = format!("{{\"kind\":\"Secret\",\"data\":{{\"password\":\"{PW}\",\"user");
         assert_eq!(found(&cut), [PW]);
+    }
+
+    #[test]
+    fn a_data_value_decodes_to_its_plain_credential_when_it_is_one() {
+        // `pR0d-S3cret-2024x` and `admin`, `bar\n`, a document, binary.
+        assert_eq!(
+            decoded_credential("cFIwZC1TM2NyZXQtMjAyNHgK").as_deref(),
+            Some("pR0d-S3cret-2024x")
+        );
+        for v in [
+            "YWRtaW4=",
+            "YmFyCg==",
+            "eyJhIjogImIgYyJ9",
+            "/w==",
+            "not base64!",
+        ] {
+            assert_eq!(decoded_credential(v), None, "{v}");
+        }
     }
 
     #[test]

@@ -156,6 +156,17 @@ fn a_kubernetes_secrets_data_goes_and_a_config_maps_stays() {
     let yaml = format!(
         "apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    tls.key: {tls}\n  kind: Secret\n- apiVersion: v1\n  data:\n    settings: {cm}\n  kind: ConfigMap\nkind: List\n"
     );
+    // The same Secret's password, decoded later in the session.
+    let (encoded, plain) = ("cFIwZC1TM2NyZXQtMjAyNHgK", "pR0d-S3cret-2024x");
+    let decoded = format!("apiVersion: v1\ndata:\n  password: {encoded}\nkind: Secret\n");
+    let out = run(&[
+        &decoded,
+        &format!("$ kubectl get secret db -o jsonpath='{{.data.password}}' | base64 -d\n{plain}"),
+    ]);
+    assert!(
+        !out[0].contains(encoded) && !out[1].contains(plain),
+        "{out:?}"
+    );
     let out = run(&[&yaml]);
     assert!(!out[0].contains(tls), "{}", out[0]);
     assert!(
@@ -174,6 +185,8 @@ fn a_kubernetes_secrets_data_goes_and_a_config_maps_stays() {
     let records = vec![
         json!({"result": {"apiVersion": "v1", "data": {"tls.key": key, "ca.crt": null}, "kind": "Secret"}}),
         json!({"result": {"data": {"settings": cm}, "kind": "ConfigMap"}}),
+        // What `key` encodes, printed bare by a later `base64 -d`.
+        json!({"output": "secret-value-for-the-structured-case"}),
     ];
     let p = policy();
     let out = sanitize(&records, &[], &p, &ExportKey::from_bytes([5; 32])).unwrap();
@@ -188,6 +201,7 @@ fn a_kubernetes_secrets_data_goes_and_a_config_maps_stays() {
     );
     assert_eq!(data["ca.crt"], Value::Null);
     assert_eq!(out.records[1], records[1]);
+    assert_ne!(out.records[2], records[2]);
 }
 
 #[test]
