@@ -129,7 +129,7 @@ pub fn decoded_credential(v: &str) -> Option<String> {
     let d = BASE64.decode(v).ok()?;
     let t = String::from_utf8(d).ok()?;
     let t = t.strip_suffix('\n').unwrap_or(&t);
-    (t.len() <= MAX_PLAIN && crate::scrub::credential_like(t.as_bytes())).then(|| t.to_string())
+    (t.len() <= MAX_PLAIN && crate::rules::credential_like(t.as_bytes())).then(|| t.to_string())
 }
 
 /// Whether a value may be a secret: not a template or a placeholder

@@ -1693,6 +1693,28 @@ fn sample_name(n: &str) -> bool {
 }
 
 /// Shannon entropy of `v`, in bits per byte.
+/// A credential-like value: at least 8 bytes, no whitespace, two or more
+/// character classes, and enough entropy per character (the export's
+/// sweep takes such values across a whole export, `scrub.rs`).
+pub fn credential_like(v: &[u8]) -> bool {
+    if v.len() < 8 || v.iter().any(u8::is_ascii_whitespace) {
+        return false;
+    }
+    let classes = [
+        v.iter().any(u8::is_ascii_lowercase),
+        v.iter().any(u8::is_ascii_uppercase),
+        v.iter().any(u8::is_ascii_digit),
+        v.iter().any(|c| !c.is_ascii_alphanumeric()),
+    ];
+    if classes.iter().filter(|c| **c).count() < 2 {
+        return false;
+    }
+    // Short values cannot reach 3 bits per character: ask what their
+    // length allows, less half a bit.
+    let n = v.len() as f64;
+    entropy(v) >= 3.0_f64.min(n.log2() - 0.5)
+}
+
 fn entropy(v: &[u8]) -> f64 {
     let mut counts = [0u32; 256];
     for c in v {

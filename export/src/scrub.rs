@@ -82,41 +82,7 @@ fn swept_everywhere(det: &Detector, rule: &str, value: &str) -> bool {
         .rules()
         .iter()
         .any(|r| r.id == rule && r.check.by_shape());
-    shape || credential_like(value.as_bytes())
-}
-
-/// A credential-like value: at least 8 bytes, no whitespace, two or more
-/// character classes, and enough entropy per character (see
-/// `swept_everywhere`, which sweeps such values across a whole export).
-pub fn credential_like(v: &[u8]) -> bool {
-    if v.len() < 8 || v.iter().any(u8::is_ascii_whitespace) {
-        return false;
-    }
-    let classes = [
-        v.iter().any(u8::is_ascii_lowercase),
-        v.iter().any(u8::is_ascii_uppercase),
-        v.iter().any(u8::is_ascii_digit),
-        v.iter().any(|c| !c.is_ascii_alphanumeric()),
-    ];
-    if classes.iter().filter(|c| **c).count() < 2 {
-        return false;
-    }
-    let mut counts = [0u32; 256];
-    for &c in v {
-        counts[c as usize] += 1;
-    }
-    let n = v.len() as f64;
-    let entropy: f64 = counts
-        .iter()
-        .filter(|&&k| k > 0)
-        .map(|&k| {
-            let p = k as f64 / n;
-            -p * p.log2()
-        })
-        .sum();
-    // Short values cannot reach 3 bits per character: ask what their
-    // length allows, less half a bit.
-    entropy >= 3.0_f64.min(n.log2() - 0.5)
+    shape || crate::rules::credential_like(value.as_bytes())
 }
 
 /// The placeholder of a secret.
