@@ -29,22 +29,33 @@ pub fn find(s: &[u8], out: &mut Vec<(Range<usize>, &'static str)>) {
     }
 }
 
+/// A value found across lines, in the line that holds it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct InLine<'a> {
+    /// The line's index among those given.
+    pub index: usize,
+    /// The line.
+    pub line: &'a [u8],
+    /// The value's span in it.
+    pub span: Range<usize>,
+    /// The reader's rule id.
+    pub rule: &'static str,
+}
+
 /// What the readers find in consecutive lines of text (a batch of a
-/// text artifact's lines, without their terminators): each value as the
-/// index of its line, its span there and its rule id. In a `diff` the
+/// text artifact's lines, without their terminators): each value in its
+/// line. In a `diff` the
 /// lines are read from their content after their `+`, `-` or space
 /// (headers read as blank lines). A block that a batch boundary cuts is
 /// read in the parts each batch holds.
-pub fn in_lines<'a>(
-    lines: impl Iterator<Item = &'a [u8]> + Clone,
-    diff: bool,
-) -> Vec<(usize, Range<usize>, &'static str)> {
+pub fn in_lines<'a>(lines: impl Iterator<Item = &'a [u8]> + Clone, diff: bool) -> Vec<InLine<'a>> {
     if !lines_might_hold(lines.clone()) {
         return Vec::new();
     }
     // Each line's start in `text`, and how much of it was skipped.
-    let (mut text, mut starts) = (Vec::new(), Vec::new());
+    let (mut text, mut starts, mut all) = (Vec::new(), Vec::new(), Vec::new());
     for l in lines {
+        all.push(l);
         let skip = match l.first() {
             _ if !diff => 0,
             Some(b'+' | b'-') if l.starts_with(b"+++ ") || l.starts_with(b"--- ") => l.len(),
@@ -63,7 +74,12 @@ pub fn in_lines<'a>(
             let i = starts.partition_point(|(s, _)| *s <= r.start) - 1;
             let (start, skip) = starts[i];
             let line_end = starts.get(i + 1).map_or(text.len(), |(n, _)| n - 1);
-            (r.end <= line_end).then(|| (i, r.start - start + skip..r.end - start + skip, rule))
+            (r.end <= line_end).then(|| InLine {
+                index: i,
+                line: all[i],
+                span: r.start - start + skip..r.end - start + skip,
+                rule,
+            })
         })
         .collect()
 }
@@ -92,23 +108,29 @@ mod tests {
     fn lines_of_text_give_each_value_with_its_line_and_rule() {
         let text = format!("$ kubectl get secret db -o yaml\napiVersion: v1\ndata:\n  password: {PW}\nkind: Secret");
         let lines: Vec<&[u8]> = text.lines().map(str::as_bytes).collect();
+        let found = |lines: &[&[u8]], diff| {
+            in_lines(lines.iter().copied(), diff)
+                .into_iter()
+                .map(|f| (f.index, f.span, f.rule))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
-            in_lines(lines.iter().copied(), false),
+            found(&lines, false),
             [(3, 12..12 + PW.len(), crate::kube::RULE)]
         );
         let plain: Vec<&[u8]> = vec![b"data:", b"  password: x"];
-        assert_eq!(in_lines(plain.into_iter(), false), []);
+        assert_eq!(found(&plain, false), []);
         // A patch that adds a manifest and a variable: the spans are in
         // the patch's lines.
         let patch = format!("diff --git a/s.yaml b/s.yaml\n--- /dev/null\n+++ b/s.yaml\n@@ -0,0 +1,4 @@\n+apiVersion: v1\n+kind: Secret\n+data:\n+  extra: {PW}\n+variable \"api_token\" {{\n+  type    = string\n+  default = \"{PW}\"\n+}}");
         let lines: Vec<&[u8]> = patch.lines().map(str::as_bytes).collect();
         assert_eq!(
-            in_lines(lines.iter().copied(), true),
+            found(&lines, true),
             [
                 (7, 10..10 + PW.len(), crate::kube::RULE),
                 (10, 14..14 + PW.len(), crate::hcl::RULE)
             ]
         );
-        assert_eq!(in_lines(lines.iter().copied(), false), []);
+        assert_eq!(found(&lines, false), []);
     }
 }

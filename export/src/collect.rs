@@ -141,13 +141,17 @@ impl<'a> Collector<'a> {
             self.found
                 .secrets
                 .insert(value.to_string(), rule.to_string());
-            // What a Secret's data encodes goes too: an agent that
-            // decodes it (`| base64 -d`) prints it bare.
             if rule == crate::kube::RULE {
-                if let Some(plain) = crate::kube::decoded_credential(value) {
-                    self.secret(&plain, rule);
-                }
+                self.decoded_secret(value);
             }
+        }
+    }
+
+    /// What a Secret's base64 data value encodes goes too: an agent that
+    /// decodes it (`| base64 -d`) prints it bare.
+    fn decoded_secret(&mut self, encoded: &str) {
+        if let Some(plain) = crate::kube::decoded_credential(encoded) {
+            self.secret(&plain, crate::kube::RULE);
         }
     }
 
@@ -155,12 +159,9 @@ impl<'a> Collector<'a> {
     /// patch), after each was read on its own: what only shows across
     /// lines (see [`crate::across`]).
     pub fn text_lines<'l>(&mut self, lines: impl Iterator<Item = &'l [u8]> + Clone, diff: bool) {
-        let all = lines.clone();
-        for (i, span, rule) in crate::across::in_lines(lines, diff) {
-            if let Some(line) = all.clone().nth(i) {
-                if let Ok(v) = std::str::from_utf8(&line[span]) {
-                    self.secret(v, rule);
-                }
+        for f in crate::across::in_lines(lines, diff) {
+            if let Ok(v) = std::str::from_utf8(&f.line[f.span]) {
+                self.secret(v, f.rule);
             }
         }
     }
@@ -245,9 +246,7 @@ impl<'a> Collector<'a> {
                     self.string(k, depth);
                     self.secret_value(x);
                     if let (true, Some(s)) = (base64, x.as_str()) {
-                        if let Some(plain) = crate::kube::decoded_credential(s) {
-                            self.secret(&plain, crate::kube::RULE);
-                        }
+                        self.decoded_secret(s);
                     }
                 }
             }

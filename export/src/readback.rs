@@ -319,12 +319,11 @@ impl FinalScan {
         file: &str,
         diff: bool,
     ) {
-        let all = lines.clone();
-        for (i, span, rule) in crate::across::in_lines(lines, diff) {
-            let Some(line) = all.clone().nth(i).and_then(|l| std::str::from_utf8(l).ok()) else {
+        for f in crate::across::in_lines(lines, diff) {
+            let Ok(line) = std::str::from_utf8(f.line) else {
                 continue;
             };
-            let n = first + i as u64;
+            let n = first + f.index as u64;
             if let Some(raw) = &mut self.locate {
                 raw.bytes.clear();
                 raw.bytes.extend_from_slice(line.as_bytes());
@@ -333,9 +332,9 @@ impl FinalScan {
             }
             self.scratch.clear();
             self.scratch.push(Finding {
-                start: span.start,
-                end: span.end,
-                rule: rule.to_string(),
+                start: f.span.start,
+                end: f.span.end,
+                rule: f.rule.to_string(),
             });
             self.rule_findings(line, file, &format!("/{n}"));
         }
