@@ -40,6 +40,9 @@ pub struct Joined {
 /// The pair as one line, when `prev` (at most [`MAX_OPENING_LINE`] bytes)
 /// and `line` are one of the layouts above, both perhaps behind the same
 /// patch marker (`+` or `-`):
+/// - `prev` is a name element (`<name>NAME</name>`, `<key>NAME</key>`)
+///   and `line` starts with a `<value>` or `<string>` element: the two
+///   joined;
 /// - `prev` is an opening tag alone (`<name>`, no attributes) and `line`
 ///   is element text (no `<` or `>`, not blank): `<name>text</`;
 /// - `prev` ends in `=`, `= (` or `:` and `line` starts with a quote, or
@@ -73,6 +76,8 @@ pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
         in_line += rest.len() - value.len();
         rest = value;
         (format!("{name}: "), "")
+    } else if named_element(prev) && value_element(rest) {
+        (prev.to_string(), "")
     } else if let Some(tag) = opening_tag(prev) {
         if rest.contains(['<', '>']) {
             return None;
@@ -116,6 +121,21 @@ fn value_member_follows(prev: &str, rest: &str) -> bool {
     prev.ends_with(',') && (rest.starts_with("\"value\"") || rest.starts_with("\"Value\""))
 }
 
+/// Whether `prev` is a name element alone: `<name>…</name>` (a Hadoop
+/// property) or `<key>…</key>` (a property list).
+fn named_element(prev: &str) -> bool {
+    ["name", "key"].iter().any(|t| {
+        prev.strip_prefix(&format!("<{t}>"))
+            .and_then(|p| p.strip_suffix(&format!("</{t}>")))
+            .is_some_and(|n| !n.contains(['<', '>']))
+    })
+}
+
+/// Whether `rest` opens the value element that follows a name element.
+fn value_element(rest: &str) -> bool {
+    rest.starts_with("<value>") || rest.starts_with("<string>")
+}
+
 /// `prev` when it is `<name>` alone.
 fn opening_tag(prev: &str) -> Option<&str> {
     let name = prev.strip_prefix('<')?.strip_suffix('>')?;
@@ -154,6 +174,30 @@ mod tests {
         assert_eq!(j.text, "<apiToken>2afd90c1</");
         assert_eq!(part(&j), "2afd90c1");
         assert_eq!((j.in_line, j.len), (3, 8));
+    }
+
+    #[test]
+    fn a_name_element_and_a_value_element_join() {
+        for (prev, line) in [
+            (
+                "  <name>fs.s3a.secret.key</name>",
+                "  <value>2afd90c1</value>",
+            ),
+            ("\t<key>API_SECRET</key>", "\t<string>2afd90c1</string>"),
+        ] {
+            let j = join(prev.as_bytes(), line).unwrap();
+            assert_eq!(j.text, format!("{}{}", prev.trim(), line.trim()));
+            assert_eq!(part(&j), line.trim());
+        }
+        for (prev, line) in [
+            ("<name>a</name><name>b</name>", "<value>2afd90c1</value>"),
+            (
+                "<name>fs.s3a.secret.key</name>",
+                "<description>x</description>",
+            ),
+        ] {
+            assert_eq!(join(prev.as_bytes(), line), None, "{prev} / {line}");
+        }
     }
 
     #[test]

@@ -247,6 +247,7 @@ mod tests {
             format!("const apiKey =\n  \"{value}\";"),
             format!("{{\n  \"Parameter\": {{\n    \"Name\": \"/prod/db/pw\",\n    \"Type\": \"SecureString\",\n    \"Value\": \"{value}\",\n    \"Version\": 3\n  }}\n}}"),
             format!("[\n  {{\n    \"name\": \"DB_PASSWORD\",\n    \"value\": \"{value}\"\n  }}\n]"),
+            format!("<property>\n  <name>fs.s3a.secret.key</name>\n  <value>{value}</value>\n</property>"),
         ] {
             let mut out = Vec::new();
             det.find(s.as_bytes(), &mut out);
@@ -275,6 +276,13 @@ mod tests {
         assert_eq!(
             found("  <genericToken>", &format!("    {value}  ")),
             [(value.to_string(), "secret-element".to_string())]
+        );
+        assert_eq!(
+            found(
+                "  <name>fs.s3a.secret.key</name>",
+                &format!("  <value>{value}</value>")
+            ),
+            [(value.to_string(), "xml-name-value".to_string())]
         );
         // Found on the line alone (a prefixed token): the line's finding,
         // not reported again.

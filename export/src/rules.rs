@@ -180,14 +180,17 @@ const CATALOG: &[Spec] = &[
     (
         "github-app-installation-token",
         &["ghs_"],
-        // Newer ones carry `_` inside (`ghs_RWGUZ6kS8_Ut7…`).
-        r"(?P<s>ghs_[A-Za-z0-9_]{36,}[A-Za-z0-9._-]*)",
+        // Newer ones carry `_` inside (`ghs_RWGUZ6kS8_Ut7…`). A letter or
+        // digit before the prefix makes it part of a word
+        // (`Soghs_ICANVAS…`), as it does for the other prefixes below; an
+        // escaped line end (`\nghs_…` in a log's JSON) does not.
+        r"(?:^|[^A-Za-z0-9]|\\[nrt])(?P<s>ghs_[A-Za-z0-9_]{36,}[A-Za-z0-9._-]*)",
         Check::Shape,
     ),
     (
         "github-token",
         &["ghp_", "gho_", "ghu_", "ghr_"],
-        r"(?P<s>gh[pour]_[A-Za-z0-9]{36,255})",
+        r"(?:^|[^A-Za-z0-9]|\\[nrt])(?P<s>gh[pour]_[A-Za-z0-9]{36,255})",
         Check::Shape,
     ),
     (
@@ -325,7 +328,7 @@ const CATALOG: &[Spec] = &[
     (
         "curl-user",
         &["-u"],
-        r#"(?:\s|^)(?:-u|--user)(?:\s+|=)["']?(?P<u>[^\s:"'\[<]{1,128})["']?:["']?(?P<s>[^\s"'\[]{1,256})"#,
+        r#"(?:\s|^)(?:-u|--user|-U|--proxy-user)(?:\s+|=)["']?(?P<u>[^\s:"'\[<]{1,128})["']?:["']?(?P<s>[^\s"'\[]{1,256})"#,
         Check::Value,
     ),
     (
@@ -345,13 +348,15 @@ const CATALOG: &[Spec] = &[
             "_secret",
             "storepass",
             "keypass",
+            "tlspassword",
         ],
         // `--api-key`, `--softlayer-api-key`, `--client_secret`: the last
         // word follows `-` or `_`, which is what the keywords hold. One
         // dash too: PowerShell's `-Password VALUE`, keytool's `-storepass`
-        // and `-keypass`. A value holds no `=` but its padding:
+        // and `-keypass`; curl's `--tlspassword` and
+        // `--proxy-tlspassword`. A value holds no `=` but its padding:
         // `--secret id=npmrc,src=…` names a file, it is not one.
-        r#"(?i)(?:\s|^)--?(?:(?:[a-z0-9]+[-_])*(?:api[-_]?key|token|password|secret)|(?:src|dest|new)?(?:store|key)pass)(?:\s+|=)["']?(?P<s>[^\s"'=]{6,}={0,2})(?:[\s"']|$)"#,
+        r#"(?i)(?:\s|^)--?(?:(?:[a-z0-9]+[-_])*(?:api[-_]?key|token|password|secret)|(?:src|dest|new)?(?:store|key)pass|(?:proxy-)?tlspassword)(?:\s+|=)["']?(?P<s>[^\s"'=]{6,}={0,2})(?:[\s"']|$)"#,
         Check::Value,
     ),
     (
@@ -514,6 +519,16 @@ const CATALOG: &[Spec] = &[
         "name-value-pair",
         &["\"value\""],
         r#"(?i)"(?:name|key)"[ \t]*:[ \t]*"(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|key|auth|credentials?)(?:[_-]?[0-9]{1,2})?)"[ \t]*,[ \t]*"value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
+        Check::Assignment,
+    ),
+    (
+        // The same pair in XML: a Hadoop or Hive property
+        // (`<name>fs.s3a.secret.key</name>` then `<value>…</value>`) and a
+        // property list's `<key>API_SECRET</key>` then `<string>…</string>`,
+        // on one line or, through `continued.rs`, on two.
+        "xml-name-value",
+        &["<value>", "<string>"],
+        r#"(?i)<(?:name|key)>[ \t]*(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|key|auth|credentials?)(?:[_-]?[0-9]{1,2})?)[ \t]*</(?:name|key)>\s*<(?:value|string)>[ \t]*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)[ \t]*</"#,
         Check::Assignment,
     ),
     (
@@ -877,7 +892,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     || (value.len() >= 16 && entropy(value) < 2.0)
                     || uuid_v1(value)
                     || constant_name(value)
-                    || value.to_ascii_lowercase().windows(4).any(|w| w == b"fake")
+                    || marked_fake(value)
                 {
                     continue;
                 }
@@ -1116,7 +1131,9 @@ fn format_only(v: &[u8]) -> bool {
                 let Some(len) = v[i..].iter().position(|c| *c == b'}') else {
                     return false;
                 };
-                let inner = &v[i + 1..i + len];
+                // (`{ password }`: spaces around the name, as templates
+                // write it.)
+                let inner = v[i + 1..i + len].trim_ascii();
                 let named = inner
                     .iter()
                     .all(|c| c.is_ascii_alphabetic() || b"_.-".contains(c));
@@ -1647,12 +1664,36 @@ const CODE_OBJECTS: &[&str] = &[
 
 /// Whether an unquoted value is an identifier with no digit: in code, a
 /// variable (`password = password`, `token = tok`); kept as a literal only
-/// in env-file style `NAME=value`.
+/// in env-file style `NAME=value`. Letters whose case flips at every other
+/// one (`YXNkZmZmZmZm_HARDcoded`) name no variable: that is base64 or a
+/// random token, a literal in YAML's `apikey: …`.
 fn bare_word(value: &[u8]) -> bool {
     !value.is_empty()
         && value
             .iter()
             .all(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'-')
+        && !random_case(value)
+}
+
+/// `ConnectionString`: capitalized humps of two lower-case letters or more.
+fn camel_word(w: &[u8]) -> bool {
+    w.first().is_some_and(u8::is_ascii_uppercase)
+        && w.split(u8::is_ascii_uppercase)
+            .skip(1)
+            .all(|h| h.len() >= 2 && h.iter().all(u8::is_ascii_lowercase))
+}
+
+/// A run of eight letters or more whose case changes at least at every
+/// other letter. Identifiers change case once a word (`getAccessToken`,
+/// `XMLHttpRequest`: 4 and 3 changes in 14 letters).
+fn random_case(value: &[u8]) -> bool {
+    value.split(|c| !c.is_ascii_alphabetic()).any(|run| {
+        let flips = run
+            .windows(2)
+            .filter(|w| w[0].is_ascii_uppercase() != w[1].is_ascii_uppercase())
+            .count();
+        run.len() >= 8 && flips * 2 >= run.len()
+    })
 }
 
 /// `"doesnt start right"`, `"Foreign key constraint failed"`: three or
@@ -1661,6 +1702,36 @@ fn prose(value: &[u8]) -> bool {
     value.iter().filter(|c| **c == b' ').count() >= 2
         && value.iter().any(u8::is_ascii_lowercase)
         && value.iter().all(|c| c.is_ascii_alphabetic() || *c == b' ')
+}
+
+/// A value that says it is a test value: `fake` in it, unless what is
+/// left without it is still a random token (`PA3XsxZ8d8cPQLmnZzFAKEdzC6…`,
+/// a scanner suite's stand-in shaped exactly like a key, which a leak of
+/// the real one would look like too): 16 characters or more that mix
+/// lower case, upper case and digits, hold fewer than three separators
+/// (`a-fake-api-key` is words) and spread over at least 3.5 bits each.
+fn marked_fake(value: &[u8]) -> bool {
+    let lower = value.to_ascii_lowercase();
+    if !lower.windows(4).any(|w| w == b"fake") {
+        return false;
+    }
+    let mut rest = Vec::with_capacity(value.len());
+    let mut i = 0;
+    while i < value.len() {
+        if lower[i..].starts_with(b"fake") {
+            i += 4;
+        } else {
+            rest.push(value[i]);
+            i += 1;
+        }
+    }
+    let random = rest.len() >= 16
+        && rest.iter().any(u8::is_ascii_lowercase)
+        && rest.iter().any(u8::is_ascii_uppercase)
+        && rest.iter().any(u8::is_ascii_digit)
+        && rest.iter().filter(|c| b"-_. ".contains(c)).count() < 3
+        && entropy(&rest) >= 3.5;
+    !random
 }
 
 /// A time-based (version 1) UUID: a timestamp and a node id, an identifier
@@ -1799,9 +1870,11 @@ pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: boo
         // word, a name made of words or a phrase, not a credential.
         // (A dotted name is words too; a JWT or a token with dots inside
         // has random parts and stays a value.)
+        // (`key="ConnectionString1"`: a name numbered.)
         if words_name(value)
             || value.iter().any(u8::is_ascii_whitespace)
-            || value.iter().all(u8::is_ascii_alphabetic)
+            || (value.iter().all(u8::is_ascii_alphabetic) && !random_case(value))
+            || word_then_digits(value).is_some_and(|w| w.len() + 2 >= value.len() && camel_word(w))
         {
             return false;
         }

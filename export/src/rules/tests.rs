@@ -206,6 +206,12 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     for p in ["ghp_", "gho_", "ghu_", "ghr_"] {
         add("github-token", "GH {} x", format!("{p}{}", g.alnum(36)));
     }
+    // After an escaped line end, in a log line's JSON.
+    add(
+        "github-token",
+        r#"{\"log\": \"pushed\n{}\"}"#,
+        format!("ghp_{}", g.alnum(36)),
+    );
     add("gitlab-token", "{}", format!("glpat-{}", g.alnum(20)));
     add("gitlab-token", "t={}", format!("glrt-{}", g.alnum(26)));
     add(
@@ -364,6 +370,13 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     ] {
         add("name-value-pair", ctx, g.alnum(28));
     }
+    for ctx in [
+        "<property><name>fs.s3a.secret.key</name><value>{}</value></property>",
+        "  <name>javax.jdo.option.ConnectionPassword</name>\n  <value>{}</value>",
+        "<key>API_SECRET</key>\n\t<string>{}</string>",
+    ] {
+        add("xml-name-value", ctx, g.alnum(30));
+    }
     add(
         "ssm-secure-string",
         r#"{"Parameter": {"Name": "/prod/db/pw", "Type": "SecureString", "Value": "{}", "Version": 3}}"#,
@@ -390,6 +403,16 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     }
     add("curl-user", "curl -u admin:{} https://h", g.alnum(14));
     add("curl-user", "curl --user=ci:{} https://h", g.alnum(14));
+    add(
+        "curl-user",
+        "curl --proxy-user admin:{} --proxy https://p:8080 https://h",
+        g.alnum(14),
+    );
+    add(
+        "cli-secret-flag",
+        "curl --proxy-tlspassword {} https://h",
+        g.alnum(14),
+    );
     add("cli-secret-flag", "tool --api-key {} run", g.alnum(24));
     add(
         "cli-login-password",
@@ -580,6 +603,18 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         format!("{}xXxX{}", g.alnum(10), g.alnum(10)),
     );
     add("secret-assignment", "export GITHUB_TOKEN={}\n", g.alnum(30));
+    // Unquoted letters in YAML: base64, not a variable's name.
+    add(
+        "secret-assignment",
+        "  TRAVEL_API_KEY: {}\n",
+        "YXNkZmZmZmZm_HARDcoded".into(),
+    );
+    // `fake` inside a value that is random without it: shaped like a key.
+    add(
+        "secret-assignment",
+        "api_token = \"{}\"",
+        format!("{}fake{}", g.alnum(12), g.alnum(16)),
+    );
     // AWS Secrets Manager's value, Rails' key base (`heroku config`).
     add(
         "secret-assignment",
@@ -811,6 +846,10 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "api_key=...",
         "Basic configuration is done",
         "-----BEGIN PUBLIC KEY-----",
+        // A prefix inside a longer word (trivy's wrapped-secret cases).
+        "Sogho_ICANVASRENDERINGVIACONTEXT2D3D5D7D8D",
+        "Bighr_ICANVASRENDERINGVIACONTEXT2D3D5D7D8DICANVASRENDERINGVIACONTEXT2D3D5D7D8D9D22",
+        "Soghs_ICANVASRENDERINGVIACONTEXT2D3D5D7D8Dx",
         "sk-short",
         "the disk-partition is full",
         "https://github.com/org/repo/pull/1",
@@ -907,6 +946,17 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         // character over and over, anti-forgery tokens.
         "nonMatchingToken := \"sm_pat_3ubepvjlo5\"",
         "fakeApiKey = \"Zf3D0LXCM3EIMbgJpUNnkRtOfOue\"",
+        "variable_password7 = \"{ password }\";",
+        "<item key=\"ConnectionString1\">",
+        "<name>fs.s3a.endpoint</name><value>s3.eu-west-1.amazonaws.com</value>",
+        "<key>pro_password</key><value>${PRO_PASSWORD}</value>",
+        // Identifiers, in code: a variable is no literal.
+        "const opts = { user: name, password: getAccessToken }",
+        "request.password = XMLHttpRequest",
+        // `fake` in a value that is words, or short, without it.
+        "cloudant_password = \"a-fake-tooshort-key\"",
+        "sheet_token := \"fakeiq999fakeecyfake3ifake\"",
+        "api_token = \"this-is-a-fake-token-for-Tests-2024\"",
         "_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
         "someotherpassword = \"doesnt start right\"",
         "ibm-cloud-pwd = shorter-version",
