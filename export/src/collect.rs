@@ -125,8 +125,7 @@ impl<'a> Collector<'a> {
             self.secret(&value, &rule);
         }
         self.found.overflow |= other.overflow;
-        self.found.names.users.extend(other.names.users);
-        self.found.names.hosts.extend(other.names.hosts);
+        self.found.names.absorb(other.names);
         for (id, namespace) in other.ids.iter() {
             self.identity(namespace, id);
         }
@@ -298,7 +297,7 @@ impl<'a> Collector<'a> {
                         FieldClass::Secret => self.secret_value(val),
                         FieldClass::User => {
                             if let Some(u) = val.as_str() {
-                                self.found.names.users.insert(u.to_string());
+                                self.found.names.vouch(u);
                             }
                             self.value(val, depth);
                         }

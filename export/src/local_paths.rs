@@ -6,7 +6,7 @@
 //! alone, so a patch still applies. One-segment paths (`/help`) are kept:
 //! agent transcripts are full of slash commands and they name no place.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::walker::Walker;
 
@@ -499,6 +499,14 @@ pub fn marked_forms(name: &str, replacement: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Strings a name must follow a home marker in, when nothing else says
+/// it names the local user, before it is swept as a word everywhere. A
+/// user's home is in every path an agent's tools touch; a name that only
+/// a few strings put after `/home/` is as likely a document's example
+/// (clap's doc tests say `/home/clap`, and the crate's name is on every
+/// line of its sources).
+pub const HOME_STRINGS_TO_SWEEP: u32 = 3;
+
 /// What a string reveals about local users and hosts.
 #[derive(Debug, Default, Clone)]
 pub struct LocalNames {
@@ -506,6 +514,11 @@ pub struct LocalNames {
     pub users: BTreeSet<String>,
     /// Host names.
     pub hosts: BTreeSet<String>,
+    /// User names that something besides a home path names as the local
+    /// user: a typed field, `USER=`, a shell prompt.
+    pub vouched: BTreeSet<String>,
+    /// For each user name, how many strings hold it after a home marker.
+    pub home_strings: BTreeMap<String, u32>,
 }
 
 /// The name at `start`: `[A-Za-z0-9._-]+`, holding a letter or digit and
@@ -522,6 +535,33 @@ fn name_at(s: &str, start: usize) -> Option<&str> {
 }
 
 impl LocalNames {
+    /// Takes what another collector found (counts add up, so the order
+    /// in which batches are taken changes nothing).
+    pub fn absorb(&mut self, other: LocalNames) {
+        self.users.extend(other.users);
+        self.hosts.extend(other.hosts);
+        self.vouched.extend(other.vouched);
+        for (u, n) in other.home_strings {
+            *self.home_strings.entry(u).or_insert(0) += n;
+        }
+    }
+
+    /// A user name a typed field holds.
+    pub fn vouch(&mut self, user: &str) {
+        self.users.insert(user.to_string());
+        self.vouched.insert(user.to_string());
+    }
+
+    /// Whether user name `u` is swept as a word across the whole export:
+    /// not too common a word, and shown to be the local user's (see
+    /// [`HOME_STRINGS_TO_SWEEP`]). Other names go where a marker names
+    /// them ([`marked_forms`]).
+    pub fn swept(&self, u: &str) -> bool {
+        sweepable_name(u)
+            && (self.vouched.contains(u)
+                || self.home_strings.get(u).copied().unwrap_or(0) >= HOME_STRINGS_TO_SWEEP)
+    }
+
     /// Collects user and host names from home paths, prompts and
     /// `USER=`/`HOME=`/`HOSTNAME=` assignments in `s`; whether any was found.
     pub fn collect(&mut self, s: &str) -> bool {
@@ -543,6 +583,7 @@ impl LocalNames {
     /// whether `s` holds any marker.
     fn markers(&mut self, s: &str) -> bool {
         let mut marked = false;
+        let mut homes: BTreeSet<&str> = BTreeSet::new();
         // One pass over the string finds every marker.
         markers().each(s.as_bytes(), |i, end| {
             marked = true;
@@ -552,13 +593,21 @@ impl LocalNames {
                 at += 1;
             }
             if let Some(n) = name_at(s, at) {
-                if kind == Marker::Host {
-                    self.hosts.insert(n.to_string());
-                } else {
-                    self.users.insert(n.to_string());
+                match kind {
+                    Marker::Host => {
+                        self.hosts.insert(n.to_string());
+                    }
+                    Marker::Home => {
+                        self.users.insert(n.to_string());
+                        homes.insert(n);
+                    }
+                    Marker::User => self.vouch(n),
                 }
             }
         });
+        for n in homes {
+            *self.home_strings.entry(n.to_string()).or_insert(0) += 1;
+        }
         marked
     }
 
@@ -593,7 +642,7 @@ impl LocalNames {
                     Some(b'$') | Some(b'#') | Some(b'%') | Some(b'>')
                 )
             {
-                self.users.insert(s[ustart..at].to_string());
+                self.vouch(&s[ustart..at]);
                 self.hosts.insert(host.to_string());
             }
         }

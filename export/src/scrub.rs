@@ -112,6 +112,9 @@ struct Sweep<'a> {
     local_only: Option<aho_corasick::AhoCorasick>,
     ids: IdMap,
     users: BTreeMap<String, usize>,
+    /// The users swept as words everywhere
+    /// ([`crate::local_paths::LocalNames::swept`]).
+    swept: BTreeSet<String>,
     roots: Vec<String>,
     allow: Vec<String>,
     max_string: usize,
@@ -185,13 +188,19 @@ impl<'a> Scrubber<'a> {
             .enumerate()
             .map(|(i, u)| ((*u).clone(), i + 1))
             .collect();
+        let swept: BTreeSet<String> = users
+            .keys()
+            .filter(|u| collected.names.swept(u))
+            .cloned()
+            .collect();
         for (u, n) in &users {
             let placeholder = format!("[LOCAL_USER:{n}]");
-            if local_paths::sweepable_name(u) {
+            if swept.contains(u) {
                 b.add_with_variants(u, &placeholder, LiteralKind::LocalName);
             } else {
-                // Too common a word to sweep: replaced where a marker says
-                // it names a local user.
+                // Too common a word to sweep, or only a few home paths
+                // name it: replaced where a marker says it names a local
+                // user.
                 for (form, replacement) in local_paths::marked_forms(u, &placeholder) {
                     b.add_with_variants(&form, &replacement, LiteralKind::LocalName);
                 }
@@ -210,6 +219,7 @@ impl<'a> Scrubber<'a> {
                 lits: b.build(),
                 ids,
                 users,
+                swept,
                 roots: roots.to_vec(),
                 allow: allow.to_vec(),
                 max_string,
@@ -270,13 +280,10 @@ impl<'a> Scrubber<'a> {
     }
 
     /// User names swept across the whole export (for the final scan, which
-    /// looks for them everywhere; names too common to sweep are not).
+    /// looks for them everywhere; names too common or too weakly shown to
+    /// be the local user's to sweep are not).
     pub fn users(&self) -> impl Iterator<Item = &str> {
-        self.sweep
-            .users
-            .keys()
-            .map(String::as_str)
-            .filter(|u| local_paths::sweepable_name(u))
+        self.sweep.swept.iter().map(String::as_str)
     }
 
     /// The pseudonym of an identity (collected, or per-record).
@@ -677,6 +684,36 @@ mod tests {
         assert!(a.starts_with("[LOCAL_USER:") && b.starts_with("[LOCAL_USER:"));
         assert_eq!(out[1]["text"], format!("{b} and {a} met"));
         assert!(c.redacted_local >= 4);
+    }
+
+    #[test]
+    fn a_name_only_a_few_home_paths_show_is_replaced_there_and_kept_as_a_word() {
+        // clap's doc tests say `/home/clap`; the crate's name is a word on
+        // every line of its sources.
+        let doc =
+            serde_json::json!({"output": "assert_eq!(loc, \"/home/clap\");\n$ cargo add clap"});
+        let (out, _) = scrub_records(&[doc.clone(), doc], 1 << 20);
+        let t = out[0]["output"].as_str().unwrap();
+        assert!(t.contains("$ cargo add clap"), "{t}");
+        assert!(!t.contains("/home/clap"), "{t}");
+        // Three strings with the home path: the local user's, swept.
+        let rec = |i: u32| serde_json::json!({"cmd": format!("ls /home/dave9/p{i}"), "out": "dave9 wrote it"});
+        let (out, _) = scrub_records(&[rec(1), rec(2), rec(3)], 1 << 20);
+        assert!(
+            out.iter().all(|r| !r.to_string().contains("dave9")),
+            "{out:?}"
+        );
+        let (out, _) = scrub_records(&[rec(1), rec(2)], 1 << 20);
+        assert_eq!(out[0]["out"], "dave9 wrote it");
+        assert!(!out[0]["cmd"].to_string().contains("dave9"));
+        // `USER=` or a prompt says it at once.
+        for shown in ["USER=dave9", "dave9@devbox:~/src$ ls"] {
+            let (out, _) = scrub_records(
+                &[serde_json::json!({"a": shown, "b": "dave9 wrote it"})],
+                1 << 20,
+            );
+            assert!(!out[0].to_string().contains("dave9"), "{shown}: {out:?}");
+        }
     }
 
     #[test]
