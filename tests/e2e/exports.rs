@@ -1157,6 +1157,35 @@ fn user_names_in_percent_encoded_and_unc_paths_are_removed() {
 }
 
 #[test]
+fn a_name_a_document_puts_under_home_stays_a_word_and_the_users_name_goes() {
+    // clap's doc tests say `/home/clap`: the path goes, the crate's name
+    // on the other lines stays. The local user's name, which `USER=` and
+    // the agent's paths show, goes everywhere, also where it stands alone.
+    let env = Env::new();
+    let outputs = [
+        "assert_eq!(m.get_one::<String>(\"location\").unwrap(), \"/home/clap\");",
+        "$ cargo add clap --features derive",
+        "USER=qjones7",
+        "ls -l /home/qjones7/work\n-rw-r--r-- 1 qjones7 staff 12 a.txt",
+    ];
+    let mut session =
+        String::from("{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}\n");
+    for (i, o) in outputs.iter().enumerate() {
+        session.push_str(&json!({"type": "tool.result", "seq": i, "output": o}).to_string());
+        session.push('\n');
+    }
+    let dir = session_bundle(&env, "src", &session, ("docs", "attempt-docs"));
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
+    assert_eq!(code, 0, "{v}");
+    let out = std::fs::read_to_string(env.path("out/session.jsonl")).unwrap();
+    assert!(out.contains("$ cargo add clap --features derive"), "{out}");
+    assert!(!out.contains("/home/clap"), "{out}");
+    assert!(!out.contains("qjones7"), "{out}");
+    assert!(out.contains("1 [LOCAL_USER:"), "{out}");
+}
+
+#[test]
 fn the_leaks_of_issue_16_are_closed_through_the_binary() {
     // Each leak the issue lists, planted through the real binary: a policy
     // value written in NFD while the policy has NFC; a secret in a
