@@ -174,7 +174,9 @@ const CATALOG: &[Spec] = &[
     (
         "github-fine-grained-pat",
         &["github_pat_"],
-        r"(?P<s>github_pat_[A-Za-z0-9_]{50,255})",
+        // 82 characters as GitHub issues them; 30 or more of a token cut
+        // short in a log line are still most of one.
+        r"(?P<s>github_pat_[A-Za-z0-9_]{30,255})",
         Check::Shape,
     ),
     (
@@ -584,6 +586,14 @@ const CATALOG: &[Spec] = &[
         &["<add"],
         r#"(?i)<add\s+key\s*=\s*"(?P<n>[^"]{0,64}(?:password|secret|token|apikey)[^"]{0,64})"\s+value\s*=\s*"(?P<q>[^"\r\n]+)""#,
         Check::Assignment,
+    ),
+    (
+        // Maven's `settings-security.xml`: the master password, encrypted
+        // with a key every Maven holds, so as good as plain.
+        "maven-master-password",
+        &["<master>"],
+        r"<master>\s*(?P<s>\{[A-Za-z0-9+/=\\]{20,}\}?)\s*</master>",
+        Check::Shape,
     ),
     (
         "secret-element",

@@ -747,6 +747,16 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "<svcToken>\n    {}\n</svcToken>",
         g.alnum(30),
     );
+    add(
+        "maven-master-password",
+        "<settingsSecurity>\n  <master>{}</master>\n</settingsSecurity>",
+        format!("{{{}=}}", g.chars(B64, 43)),
+    );
+    add(
+        "github-fine-grained-pat",
+        "token: {} (cut)",
+        format!("github_pat_{}", g.alnum(36)),
+    );
     // Jenkins `credentials.xml`: braces and a space are part of the value.
     add(
         "secret-element",
@@ -948,6 +958,8 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "fakeApiKey = \"Zf3D0LXCM3EIMbgJpUNnkRtOfOue\"",
         "variable_password7 = \"{ password }\";",
         "<item key=\"ConnectionString1\">",
+        "<master>true</master>",
+        "github_pat_11ABCDEFG",
         "<name>fs.s3a.endpoint</name><value>s3.eu-west-1.amazonaws.com</value>",
         "<key>pro_password</key><value>${PRO_PASSWORD}</value>",
         // Identifiers, in code: a variable is no literal.
