@@ -754,6 +754,15 @@ pub const PREFIXED: &[Prefixed] = &[
         r"\b(?P<s>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})\b",
         "an:76|lit:AZDO|an:4",
     ),
+    // Azure's other identifiable keys of the same 84-character format
+    // (AI services, Container Registry, App Configuration, ...): a fixed
+    // `JQQJ9` after the first 52 characters, the service's tag near the end.
+    (
+        "azure-identifiable-key",
+        &["JQQJ9"],
+        r"(?:^|[^A-Za-z0-9+/])(?P<s>[A-Za-z0-9+/]{52}JQQJ9[A-Za-z0-9+/]{27})(?:[^A-Za-z0-9+/]|$)",
+        "an:52|lit:JQQJ99|an:26",
+    ),
     (
         "sonarcloud-token",
         &["sqco_"],
