@@ -983,7 +983,9 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     });
                     // `arn:aws:secretsmanager:…:secret:db-creds-a1B2c3`:
                     // an ARN's resource type, then the resource's name.
-                    if name_m.is_some_and(|n| in_arn(&hay[..n.start()])) {
+                    if name_m.is_some_and(|n| {
+                        in_arn(&hay[..n.start()]) || in_base64(&hay[..n.start()], n.as_bytes())
+                    }) {
                         continue;
                     }
                     let lower = name.to_ascii_lowercase();
@@ -1330,6 +1332,32 @@ fn in_arn(before: &[u8]) -> bool {
         .rposition(|c| c.is_ascii_whitespace() || b"\"'`=,([{<>".contains(c))
         .map_or(before, |i| &before[i + 1..]);
     token.starts_with(b"arn:") && token.ends_with(b":")
+}
+
+/// Whether a name is the end of a base64 run, its padding read as an
+/// operator: `integrity="sha384-…YWV+pw==" crossorigin="…"` is no
+/// comparison of `pw`, nor `…abcDkey=" x="…` an assignment to `key`. The
+/// name follows a `+` or `/` that ends 16 or more base64 characters mixing
+/// cases and digits, or is itself a long run whose case flips like
+/// base64's. (A patch's `+password=` starts its line; a comment's
+/// `//token =` and a path's `config/token` are no such run.)
+fn in_base64(before: &[u8], name: &[u8]) -> bool {
+    let glued = before
+        .strip_suffix(b"+")
+        .or_else(|| before.strip_suffix(b"/"))
+        .is_some_and(|b| {
+            let n = b
+                .iter()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || b"+/".contains(c))
+                .count();
+            let run = &b[b.len() - n..];
+            n >= 16
+                && run.iter().any(u8::is_ascii_lowercase)
+                && run.iter().any(u8::is_ascii_uppercase)
+                && run.iter().any(u8::is_ascii_digit)
+        });
+    glued || (name.len() >= 16 && random_case(name))
 }
 
 /// A path, route or resource name made of words: `cms/sites/passwords#update`,

@@ -609,6 +609,12 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "  TRAVEL_API_KEY: {}\n",
         "YXNkZmZmZmZm_HARDcoded".into(),
     );
+    // After a comment's slashes: a name, not the end of a base64 run.
+    add(
+        "secret-assignment",
+        "  //mapboxgl.accessToken = '{}';",
+        g.alnum(40),
+    );
     // `fake` inside a value that is random without it: shaped like a key.
     add(
         "secret-assignment",
@@ -959,6 +965,9 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "variable_password7 = \"{ password }\";",
         "<item key=\"ConnectionString1\">",
         "<master>true</master>",
+        // Base64 padding after a run that ends in a name's letters.
+        "<script nonce=\"OtIyo8s8c12U6540YWV+pw==\" integrity=\"sha384-UOWxKBM+dU13cbVDvCvQS\">",
+        "<link integrity=\"sha384-Q1wX7kZb9YtRm2Lp4VnHs8JdCe6FgTqAzKxUoMiPkEy=\" crossorigin=\"anonymous\">",
         "github_pat_11ABCDEFG",
         "<name>fs.s3a.endpoint</name><value>s3.eu-west-1.amazonaws.com</value>",
         "<key>pro_password</key><value>${PRO_PASSWORD}</value>",
