@@ -128,6 +128,14 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     ),
     (
+        // An STS session token (`aws sts assume-role`, `AWS_SESSION_TOKEN`):
+        // its serialized header makes the same base64 opening every time.
+        "aws-session-token",
+        &["IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE"],
+        r"(?P<s>(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/]{100,}={0,2})",
+        Check::Shape,
+    ),
+    (
         "aws-bedrock-api-key",
         &["ABSK", "bedrock-api-key-"],
         r"(?P<s>\bABSK[A-Za-z0-9+/]{40,}={0,2}|bedrock-api-key-(?:YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]*|[A-Za-z0-9+/=%]{40,}))",
@@ -287,7 +295,8 @@ const CATALOG: &[Spec] = &[
         "url-credentials",
         &["://"],
         // `postgres://postgres:postgres@`: a user name repeated is a sample.
-        r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<u>[^\s:@/"'<>]{1,256}):(?P<s>[^\s@/"'<>]{1,256})@[^\s@/"'<>]"#,
+        // Redis URLs carry no user (`redis://:password@host`).
+        r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<u>[^\s:@/"'<>]{0,256}):(?P<s>[^\s@/"'<>]{1,256})@[^\s@/"'<>]"#,
         Check::Value,
     ),
     (

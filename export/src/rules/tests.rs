@@ -609,6 +609,21 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "  TRAVEL_API_KEY: {}\n",
         "YXNkZmZmZmZm_HARDcoded".into(),
     );
+    add(
+        "url-credentials",
+        "REDIS_URL=redis://:{}@cache:6379/0",
+        g.alnum(32),
+    );
+    add(
+        "aws-session-token",
+        "{\"SessionToken\": \"{}\"}",
+        format!("IQoJb3JpZ2luX2Vj{}", g.chars(B64, 300)),
+    );
+    add(
+        "aws-session-token",
+        "log: assumed role, token {} expires",
+        format!("FwoGZXIvYXdzE{}=", g.chars(B64, 200)),
+    );
     // After a comment's slashes: a name, not the end of a base64 run.
     add(
         "secret-assignment",
@@ -965,6 +980,7 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "variable_password7 = \"{ password }\";",
         "<item key=\"ConnectionString1\">",
         "<master>true</master>",
+        "http://:8080/status",
         // Base64 padding after a run that ends in a name's letters.
         "<script nonce=\"OtIyo8s8c12U6540YWV+pw==\" integrity=\"sha384-UOWxKBM+dU13cbVDvCvQS\">",
         "<link integrity=\"sha384-Q1wX7kZb9YtRm2Lp4VnHs8JdCe6FgTqAzKxUoMiPkEy=\" crossorigin=\"anonymous\">",
