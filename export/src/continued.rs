@@ -124,11 +124,13 @@ fn value_member_follows(prev: &str, rest: &str) -> bool {
 /// Whether `prev` is a name element alone: `<name>…</name>` (a Hadoop
 /// property) or `<key>…</key>` (a property list).
 fn named_element(prev: &str) -> bool {
-    ["name", "key"].iter().any(|t| {
-        prev.strip_prefix(&format!("<{t}>"))
-            .and_then(|p| p.strip_suffix(&format!("</{t}>")))
-            .is_some_and(|n| !n.contains(['<', '>']))
-    })
+    [("<name>", "</name>"), ("<key>", "</key>")]
+        .iter()
+        .any(|(open, close)| {
+            prev.strip_prefix(open)
+                .and_then(|p| p.strip_suffix(close))
+                .is_some_and(|n| !n.contains(['<', '>']))
+        })
 }
 
 /// Whether `rest` opens the value element that follows a name element.
