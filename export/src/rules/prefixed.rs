@@ -749,6 +749,13 @@ pub const PREFIXED: &[Prefixed] = &[
         "lit:live_|dig:9|lit:_|an:30",
     ),
     (
+        // CircleCI's personal and project API tokens.
+        "circleci-token",
+        &["CCIPAT_", "CCIPRJ_"],
+        r"\b(?P<s>CCIP(?:AT|RJ)_[A-Za-z0-9]{22}_[0-9a-fA-F]{40})\b",
+        "lit:CCIPAT_|an:22|lit:_|hex:40",
+    ),
+    (
         "azure-devops-pat",
         &["AZDO"],
         r"\b(?P<s>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})\b",
