@@ -611,6 +611,14 @@ pub const PREFIXED: &[Prefixed] = &[
         "lit:sbp_|low:40",
     ),
     (
+        // The secret API key of Supabase's key system since 2025 (the
+        // `sb_publishable_` one is meant for browsers).
+        "supabase-secret-key",
+        &["sb_secret_"],
+        r"\b(?P<s>sb_secret_[A-Za-z0-9_-]{20,})",
+        "lit:sb_secret_|url:31",
+    ),
+    (
         "ubidots-token",
         &["BBFF-"],
         r"\b(?P<s>BBFF-[A-Za-z0-9]{30})\b",
