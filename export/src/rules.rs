@@ -1092,6 +1092,7 @@ pub fn is_placeholder(v: &[u8]) -> bool {
         "...",
         "changeme",
         "change_me",
+        "change-me",
         "example",
         "your_",
         "your-",
@@ -1110,8 +1111,13 @@ pub fn is_placeholder(v: &[u8]) -> bool {
         return true;
     }
     // Filler in one case (as in `looks_fake`): a random token holds a
-    // mixed-case `XxXx` about once in 20,000.
-    if v.windows(4).any(|w| w == b"xxxx" || w == b"XXXX") {
+    // mixed-case `XxXx` about once in 20,000. An example file ends a
+    // vendor's prefix with three (`sk_test_xxx`, `ghp_xxx`), which a
+    // random token does once in 200,000.
+    if v.windows(4).any(|w| w == b"xxxx" || w == b"XXXX")
+        || v.ends_with(b"xxx")
+        || v.ends_with(b"XXX")
+    {
         return true;
     }
     // Whole values only: a long random token holds `NOnE` or `tRuE` now

@@ -980,6 +980,11 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "variable_password7 = \"{ password }\";",
         "<item key=\"ConnectionString1\">",
         "<master>true</master>",
+        // An example file's stand-ins.
+        "STRIPE_SECRET_KEY=sk_test_xxx",
+        "SUPABASE_SECRET_KEY=sb_secret_xxx",
+        "GITHUB_TOKEN=ghp_xxx",
+        "JWT_SECRET=change-me",
         "http://:8080/status",
         // Base64 padding after a run that ends in a name's letters.
         "<script nonce=\"OtIyo8s8c12U6540YWV+pw==\" integrity=\"sha384-UOWxKBM+dU13cbVDvCvQS\">",
