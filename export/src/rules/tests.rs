@@ -403,6 +403,8 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     }
     add("curl-user", "curl -u admin:{} https://h", g.alnum(14));
     add("curl-user", "curl --user=ci:{} https://h", g.alnum(14));
+    // An API key as the password of no user.
+    add("curl-user", "curl -u :{} https://api.x.com", g.alnum(24));
     add(
         "curl-user",
         "curl --proxy-user admin:{} --proxy https://p:8080 https://h",
