@@ -970,6 +970,11 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if caps.name("u").is_some_and(|u| u.as_bytes() == value) {
                     continue;
                 }
+                // No user and a colon after it: CVS's
+                // `:pserver:anoncvs@host:/cvs`, not a password.
+                if caps.name("u").is_some_and(|u| u.is_empty()) && value.contains(&b':') {
+                    continue;
+                }
                 if r.id == "secret-label-spaced" {
                     let n = caps.name("n").map_or(start, |n| n.start());
                     if !spaced_value_ok(&hay[..n], value, hay.get(end).copied()) {

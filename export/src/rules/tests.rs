@@ -988,6 +988,7 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "GITHUB_TOKEN=ghp_xxx",
         "JWT_SECRET=change-me",
         "http://:8080/status",
+        "  cvs://:pserver:anoncvs@sources.redhat.com:/cvs/src",
         // Base64 padding after a run that ends in a name's letters.
         "<script nonce=\"OtIyo8s8c12U6540YWV+pw==\" integrity=\"sha384-UOWxKBM+dU13cbVDvCvQS\">",
         "<link integrity=\"sha384-Q1wX7kZb9YtRm2Lp4VnHs8JdCe6FgTqAzKxUoMiPkEy=\" crossorigin=\"anonymous\">",
