@@ -1126,6 +1126,21 @@ fn exclude_unverifiable_changes_nothing_when_every_record_verifies() {
     assert!(m.get("excludedRecords").is_none());
 }
 
+/// Exports, into `out` under a partner policy, a session whose tool
+/// results are `outputs`; the export must be accepted.
+fn export_outputs(env: &Env, outputs: &[&str], ids: (&str, &str)) {
+    let mut session =
+        String::from("{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}\n");
+    for (i, o) in outputs.iter().enumerate() {
+        session.push_str(&json!({"type": "tool.result", "seq": i, "output": o}).to_string());
+        session.push('\n');
+    }
+    let dir = session_bundle(env, "src", &session, ids);
+    let policy = write_policy(env, "policy.json", "partner", &[]);
+    let (code, v) = export(env, dir.to_str().unwrap(), &policy, "out", &[]);
+    assert_eq!(code, 0, "{v}");
+}
+
 #[test]
 fn user_names_in_percent_encoded_and_unc_paths_are_removed() {
     // `%2Fhome%2F<user>` and `C%3A%5CUsers%5C<user>`: a percent-encoded
@@ -1136,16 +1151,7 @@ fn user_names_in_percent_encoded_and_unc_paths_are_removed() {
         "see C%3A%5CUsers%5Cgrace9%5Cproj now",
         "copied to \\\\fs01\\team$\\henry4\\notes.txt",
     ];
-    let mut session =
-        String::from("{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}\n");
-    for (i, o) in outputs.iter().enumerate() {
-        session.push_str(&json!({"type": "tool.result", "seq": i, "output": o}).to_string());
-        session.push('\n');
-    }
-    let dir = session_bundle(&env, "src", &session, ("pct", "attempt-pct"));
-    let policy = write_policy(&env, "policy.json", "partner", &[]);
-    let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
-    assert_eq!(code, 0, "{v}");
+    export_outputs(&env, &outputs, ("pct", "attempt-pct"));
     let bytes = all_bytes(&env.path("out"));
     for user in ["jdoe7", "grace9", "henry4", "fs01"] {
         assert!(!contains(&bytes, user), "{user} survived");
@@ -1168,16 +1174,7 @@ fn a_name_a_document_puts_under_home_stays_a_word_and_the_users_name_goes() {
         "USER=qjones7",
         "ls -l /home/qjones7/work\n-rw-r--r-- 1 qjones7 staff 12 a.txt",
     ];
-    let mut session =
-        String::from("{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}\n");
-    for (i, o) in outputs.iter().enumerate() {
-        session.push_str(&json!({"type": "tool.result", "seq": i, "output": o}).to_string());
-        session.push('\n');
-    }
-    let dir = session_bundle(&env, "src", &session, ("docs", "attempt-docs"));
-    let policy = write_policy(&env, "policy.json", "partner", &[]);
-    let (code, v) = export(&env, dir.to_str().unwrap(), &policy, "out", &[]);
-    assert_eq!(code, 0, "{v}");
+    export_outputs(&env, &outputs, ("docs", "attempt-docs"));
     let out = std::fs::read_to_string(env.path("out/session.jsonl")).unwrap();
     assert!(out.contains("$ cargo add clap --features derive"), "{out}");
     assert!(!out.contains("/home/clap"), "{out}");
