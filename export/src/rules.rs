@@ -105,6 +105,14 @@ macro_rules! env_secret_name {
     };
 }
 
+/// The name in a name/value pair (`{"name": …, "value": …}`,
+/// `<name>…</name><value>…</value>`) that makes the value a secret.
+macro_rules! pair_secret_name {
+    () => {
+        r"[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|key|auth|credentials?)(?:[_-]?[0-9]{1,2})?"
+    };
+}
+
 /// The built-in catalog (SCRUB.md). Order breaks ties between rules that
 /// claim the same span.
 const CATALOG: &[Spec] = &[
@@ -529,7 +537,11 @@ const CATALOG: &[Spec] = &[
         // The name is judged as an assignment's.
         "name-value-pair",
         &["\"value\""],
-        r#"(?i)"(?:name|key)"[ \t]*:[ \t]*"(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|key|auth|credentials?)(?:[_-]?[0-9]{1,2})?)"[ \t]*,[ \t]*"value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
+        concat!(
+            r#"(?i)"(?:name|key)"[ \t]*:[ \t]*"(?P<n>"#,
+            pair_secret_name!(),
+            r#")"[ \t]*,[ \t]*"value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
+        ),
         Check::Assignment,
     ),
     (
@@ -539,7 +551,11 @@ const CATALOG: &[Spec] = &[
         // on one line or, through `continued.rs`, on two.
         "xml-name-value",
         &["<value>", "<string>"],
-        r#"(?i)<(?:name|key)>[ \t]*(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|key|auth|credentials?)(?:[_-]?[0-9]{1,2})?)[ \t]*</(?:name|key)>\s*<(?:value|string)>[ \t]*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)[ \t]*</"#,
+        concat!(
+            r#"(?i)<(?:name|key)>[ \t]*(?P<n>"#,
+            pair_secret_name!(),
+            r#")[ \t]*</(?:name|key)>\s*<(?:value|string)>[ \t]*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)[ \t]*</"#,
+        ),
         Check::Assignment,
     ),
     (
@@ -1372,10 +1388,7 @@ fn in_base64(before: &[u8], name: &[u8]) -> bool {
                 .take_while(|c| c.is_ascii_alphanumeric() || b"+/".contains(c))
                 .count();
             let run = &b[b.len() - n..];
-            n >= 16
-                && run.iter().any(u8::is_ascii_lowercase)
-                && run.iter().any(u8::is_ascii_uppercase)
-                && run.iter().any(u8::is_ascii_digit)
+            n >= 16 && cases_and_digits(run)
         });
     glued || (name.len() >= 16 && random_case(name))
 }
@@ -1733,6 +1746,13 @@ fn bare_word(value: &[u8]) -> bool {
         && !random_case(value)
 }
 
+/// Lower case, upper case and digits all in `v`, as in a random token.
+fn cases_and_digits(v: &[u8]) -> bool {
+    v.iter().any(u8::is_ascii_lowercase)
+        && v.iter().any(u8::is_ascii_uppercase)
+        && v.iter().any(u8::is_ascii_digit)
+}
+
 /// `ConnectionString`: capitalized humps of two lower-case letters or more.
 fn camel_word(w: &[u8]) -> bool {
     w.first().is_some_and(u8::is_ascii_uppercase)
@@ -1784,9 +1804,7 @@ fn marked_fake(value: &[u8]) -> bool {
         }
     }
     let random = rest.len() >= 16
-        && rest.iter().any(u8::is_ascii_lowercase)
-        && rest.iter().any(u8::is_ascii_uppercase)
-        && rest.iter().any(u8::is_ascii_digit)
+        && cases_and_digits(&rest)
         && rest.iter().filter(|c| b"-_. ".contains(c)).count() < 3
         && entropy(&rest) >= 3.5;
     !random
@@ -2165,16 +2183,11 @@ fn words_name(v: &[u8]) -> bool {
         && parts.iter().all(|p| {
             // Capitalized humps of two lower-case letters or more
             // (`PythonCore`); random tokens break that almost at once.
-            let humps = |w: &[u8]| {
-                w.split(u8::is_ascii_uppercase)
-                    .skip(1)
-                    .all(|h| h.len() >= 2 && h.iter().all(u8::is_ascii_lowercase))
-            };
             let one_case_word = word_then_digits(p).is_some_and(|w| {
                 !w.is_empty()
                     && (w[1..].iter().all(u8::is_ascii_lowercase)
                         || w.iter().all(u8::is_ascii_uppercase)
-                        || (w[0].is_ascii_uppercase() && humps(w)))
+                        || camel_word(w))
             });
             one_case_word || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
         })
