@@ -140,6 +140,37 @@ pub struct Root {
     pub name: String,
 }
 
+/// Publishes the rows a catalog transaction inserted (as a record and its
+/// ref: see `refs`), in two steps around the wait for the objects they
+/// name to be durable.
+pub trait Seal {
+    /// The rows written down, not yet published.
+    type Staged;
+    /// Writes `rows` down durably; publishes nothing.
+    fn stage(&self, rows: &[crate::capture::Row]) -> Result<Self::Staged>;
+    /// Removes what [`Seal::stage`] wrote, when it will not be published.
+    fn discard(&self, staged: Self::Staged);
+    /// Publishes what was staged, inside the transaction, once the objects
+    /// its rows name are durable.
+    fn seal(&self, tx: &rusqlite::Transaction<'_>, staged: Self::Staged) -> Result<()>;
+}
+
+/// The sealer of a transaction that writes no record ([`Catalog::record`]).
+enum NoRecord {}
+
+impl Seal for NoRecord {
+    type Staged = ();
+    fn stage(&self, _: &[crate::capture::Row]) -> Result<()> {
+        match *self {}
+    }
+    fn discard(&self, _: ()) {
+        match *self {}
+    }
+    fn seal(&self, _: &rusqlite::Transaction<'_>, _: ()) -> Result<()> {
+        match *self {}
+    }
+}
+
 /// Totals over the catalog.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -423,19 +454,23 @@ impl Catalog {
     /// Records objects (already durable on disk) and the roots holding them,
     /// in one transaction. Existing rows are left as they are.
     pub fn record(&mut self, objects: &[(ObjectRow, Option<Root>)]) -> Result<()> {
-        self.record_with(objects, |_| Ok(()), |_, _| Ok(()))
+        self.record_with(objects, |_| Ok(()), || Ok(()), None::<&NoRecord>)
     }
 
     /// Like [`Catalog::record`], and runs `extra` in the same transaction
-    /// (e.g. the rows of a bundle that names these objects); then hands
-    /// every row the transaction inserted to `seal` (which publishes them
-    /// as a record and its ref) before committing. If `extra` or `seal`
-    /// fails, nothing is recorded.
-    pub fn record_with(
+    /// (e.g. the rows of a bundle that names these objects); then has
+    /// `sealer` stage every row the transaction inserted as a record,
+    /// waits for `durable` (the objects may still be on their way to the
+    /// disk while all this is done), and has `sealer` publish the record
+    /// and its ref before committing. If `extra`, `durable` or the sealer
+    /// fails, nothing is recorded. Without a sealer (tests), no record is
+    /// written.
+    pub fn record_with<S: Seal>(
         &mut self,
         objects: &[(ObjectRow, Option<Root>)],
         extra: impl FnOnce(&crate::rows::Writer<'_>) -> Result<()>,
-        seal: impl FnOnce(&rusqlite::Transaction<'_>, Vec<crate::capture::Row>) -> Result<()>,
+        durable: impl FnOnce() -> Result<()>,
+        sealer: Option<&S>,
     ) -> Result<()> {
         crate::crash::point("catalog_before_txn");
         // A batch inserts thousands of rows at random keys, touching most
@@ -473,8 +508,20 @@ impl Catalog {
         }
         extra(&crate::rows::Writer::new(&tx))?;
         let rows = crate::capture::take_capture(&tx)?;
-        if !rows.is_empty() {
-            seal(&tx, rows)?;
+        let staged = match sealer {
+            Some(sealer) if !rows.is_empty() => Some((sealer, sealer.stage(&rows)?)),
+            _ => None,
+        };
+        drop(rows);
+        crate::crash::point("catalog_rows_inserted");
+        if let Err(e) = durable() {
+            if let Some((sealer, r)) = staged {
+                sealer.discard(r);
+            }
+            return Err(e);
+        }
+        if let Some((sealer, r)) = staged {
+            sealer.seal(&tx, r)?;
         }
         crate::crash::point("catalog_in_txn");
         tx.commit()?;

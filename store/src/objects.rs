@@ -232,6 +232,45 @@ impl ObjectDirs {
         Ok(())
     }
 
+    /// Makes a batch's objects durable under their names: syncs the temps
+    /// not yet synced, publishes them all ([`ObjectDirs::publish_each`]),
+    /// then syncs the published names of every object in `digests` (new,
+    /// or found by dedup: an orphan left by a crashed writer may not be
+    /// durable yet). Returns whether each publication created its object,
+    /// with its index. On error, temps not published are removed.
+    pub fn publish_durably(
+        &self,
+        staged: &[(usize, Staged)],
+        digests: &[Digest],
+    ) -> Result<Vec<(usize, bool)>> {
+        let unsynced: Vec<&Staged> = staged
+            .iter()
+            .map(|(_, s)| s)
+            .filter(|s| !s.synced)
+            .collect();
+        if let Err(e) = self.sync_staged(&unsynced) {
+            staged.iter().for_each(|(_, s)| self.discard(s));
+            return Err(e);
+        }
+        let mut first_err = None;
+        let mut created = Vec::with_capacity(staged.len());
+        for ((i, r), (_, s)) in self.publish_each(staged).into_iter().zip(staged) {
+            match r {
+                Ok(c) => created.push((i, c)),
+                Err(e) => {
+                    self.discard(s);
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        self.sync_published(digests)?;
+        crate::crash::point("shards_synced");
+        Ok(created)
+    }
+
     /// Publishes every staged temp (no-replace renames, or uploads), on two
     /// threads for a large local batch and several for a bucket; returns
     /// each entry's result (created or found) with its index, in order.

@@ -299,7 +299,7 @@ impl NewTree {
     /// before the tree is published, on a thread of its own: the caller
     /// goes on writing the next file, or reading the tree back, while the
     /// disk catches up. [`NewTree::publish`] waits for every such sync.
-    /// Past [`SYNCED_ONE_BY_ONE`] files, `f` is only closed, and
+    /// Past `SYNCED_ONE_BY_ONE` files, `f` is only closed, and
     /// publication syncs the filesystem once instead.
     pub fn sync_later(&mut self, f: fs::File, rel: &str) -> Result<()> {
         self.handed += 1;

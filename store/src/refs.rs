@@ -203,67 +203,99 @@ fn insert_ref_rows(
     Ok(())
 }
 
-/// Publishes the rows a transaction inserted as a record and its ref
-/// (see the module documentation); runs inside that transaction.
-pub(crate) fn seal(
-    dirs: &ObjectDirs,
-    recorded: &[&str],
-    tx: &Transaction<'_>,
-    rows: Vec<Row>,
-    named: Option<&RefSpec>,
-    created_ms: i64,
-) -> Result<()> {
-    let record = record_bytes(named, created_ms, &rows);
-    let digest = Digest::of(&record);
-    let mut enc =
-        SmallEncoder::new().map_err(|e| StoreError::io(dirs.tmp.path(), "compress", e))?;
-    let staged = stage_small(&dirs.tmp, &record, digest, &mut enc)?;
-    let synced = dirs
-        .tmp
-        .open_file(&staged.tmp_name)
-        .and_then(|f| f.sync_all());
-    if let Err(e) = synced {
-        dirs.discard(&staged);
-        return Err(StoreError::io(dirs.tmp.join(&staged.tmp_name), "fsync", e));
-    }
-    dirs.publish(&staged)?;
-    dirs.sync_published(&[digest])?;
-    crate::crash::point("record_published");
-    let (key, target) = match named {
-        Some(n) => (n.key.clone(), n.target),
-        None => (format!("{REFS_PREFIX}records/{}", digest.hex()), digest),
-    };
-    let ours = RefDoc {
-        target,
-        record: digest,
-        created_ms,
-    };
-    match dirs.backend.put_bytes(&key, &ref_bytes(&ours))? {
-        Put::Created => {
-            crate::crash::point("ref_published");
-            insert_ref_rows(
-                tx,
-                &key,
-                &ours,
-                record.len() as u64,
-                staged.encoded.stored_size,
-            )
+/// What a catalog transaction needs to publish its rows as a record and
+/// its ref (see the module documentation), in two steps: staging writes
+/// the record to a durable temp while the objects its rows name may still
+/// be on their way to the disk; sealing publishes it and the ref once they
+/// are durable (see [`crate::catalog::Seal`]).
+pub(crate) struct Sealer<'a> {
+    /// Where the record and the ref go.
+    pub dirs: &'a ObjectDirs,
+    /// The tables a record may hold rows of.
+    pub recorded: &'a [&'a str],
+    /// The named ref to create, if any (else `refs/records/<hex>`).
+    pub named: Option<&'a RefSpec>,
+    /// The record's and the ref's time.
+    pub created_ms: i64,
+}
+
+/// A transaction's record, durable in `tmp/`, not yet published.
+pub struct StagedRecord {
+    staged: crate::objects::Staged,
+    size: u64,
+}
+
+impl crate::catalog::Seal for Sealer<'_> {
+    type Staged = StagedRecord;
+
+    /// Writes the record of `rows` to a temp and syncs it; publishes
+    /// nothing.
+    fn stage(&self, rows: &[Row]) -> Result<StagedRecord> {
+        let dirs = self.dirs;
+        let record = record_bytes(self.named, self.created_ms, rows);
+        let digest = Digest::of(&record);
+        let mut enc =
+            SmallEncoder::new().map_err(|e| StoreError::io(dirs.tmp.path(), "compress", e))?;
+        let staged = stage_small(&dirs.tmp, &record, digest, &mut enc)?;
+        let synced = dirs
+            .tmp
+            .open_file(&staged.tmp_name)
+            .and_then(|f| f.sync_all());
+        if let Err(e) = synced {
+            dirs.discard(&staged);
+            return Err(StoreError::io(dirs.tmp.join(&staged.tmp_name), "fsync", e));
         }
-        Put::Existed => {
-            let found = read_ref(dirs, &key)?;
-            if found.target != target {
-                let n = named.expect("an anonymous ref is named by its own record");
-                return Err(StoreError::Conflict {
-                    code: n.conflict,
-                    message: format!(
-                        "{key} already names {} (written by another store or process); this one has {target}",
-                        found.target
-                    ),
-                    subject: key,
-                });
+        Ok(StagedRecord {
+            staged,
+            size: record.len() as u64,
+        })
+    }
+
+    /// Removes a staged record that will not be published.
+    fn discard(&self, r: StagedRecord) {
+        self.dirs.discard(&r.staged);
+    }
+
+    /// Publishes the staged record and its ref, and inserts their rows;
+    /// runs inside the transaction whose rows the record holds, once the
+    /// objects those rows name are durable.
+    fn seal(&self, tx: &Transaction<'_>, r: StagedRecord) -> Result<()> {
+        let (dirs, named, created_ms) = (self.dirs, self.named, self.created_ms);
+        let StagedRecord { staged, size } = r;
+        let digest = staged.encoded.digest;
+        dirs.publish(&staged)?;
+        dirs.sync_published(&[digest])?;
+        crate::crash::point("record_published");
+        let (key, target) = match named {
+            Some(n) => (n.key.clone(), n.target),
+            None => (format!("{REFS_PREFIX}records/{}", digest.hex()), digest),
+        };
+        let ours = RefDoc {
+            target,
+            record: digest,
+            created_ms,
+        };
+        match dirs.backend.put_bytes(&key, &ref_bytes(&ours))? {
+            Put::Created => {
+                crate::crash::point("ref_published");
+                insert_ref_rows(tx, &key, &ours, size, staged.encoded.stored_size)
             }
-            // The same content, recorded first elsewhere: theirs is the record.
-            apply(dirs, recorded, tx, &key, &found)
+            Put::Existed => {
+                let found = read_ref(dirs, &key)?;
+                if found.target != target {
+                    let n = named.expect("an anonymous ref is named by its own record");
+                    return Err(StoreError::Conflict {
+                        code: n.conflict,
+                        message: format!(
+                            "{key} already names {} (written by another store or process); this one has {target}",
+                            found.target
+                        ),
+                        subject: key,
+                    });
+                }
+                // The same content, recorded first elsewhere: theirs is the record.
+                apply(dirs, self.recorded, tx, &key, &found)
+            }
         }
     }
 }

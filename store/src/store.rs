@@ -721,19 +721,14 @@ impl<'s> Batch<'s> {
         extra: impl FnOnce(&crate::rows::Writer<'_>) -> Result<()>,
     ) -> Result<Vec<PutOutcome>> {
         self.collect_staged()?;
-        let dirs = &self.store.dirs;
-        let unsynced: Vec<&Staged> = self
-            .entries
-            .iter()
-            .filter_map(|e| e.staged.as_ref())
-            .filter(|s| !s.synced)
-            .collect();
-        dirs.sync_staged(&unsynced)?;
         let mut created = vec![false; self.entries.len()];
         let mut stored = vec![0u64; self.entries.len()];
         for (i, e) in self.entries.iter().enumerate() {
             if let Some((s, c)) = e.published {
                 (stored[i], created[i]) = (s, c);
+            }
+            if let Some(s) = &e.staged {
+                stored[i] = s.encoded.stored_size;
             }
         }
         let staged: Vec<(usize, Staged)> = self
@@ -742,34 +737,19 @@ impl<'s> Batch<'s> {
             .enumerate()
             .filter_map(|(i, e)| e.staged.take().map(|s| (i, s)))
             .collect();
-        let results = dirs.publish_each(&staged);
-        let mut first_err = None;
-        for ((i, r), (_, s)) in results.into_iter().zip(staged.iter()) {
-            stored[i] = s.encoded.stored_size;
-            match r {
-                Ok(c) => created[i] = c,
-                Err(e) => {
-                    dirs.discard(s);
-                    first_err.get_or_insert(e);
-                }
-            }
-        }
-        if let Some(e) = first_err {
-            return Err(e);
-        }
-        // The published names (new, or found by dedup: an orphan left by a
-        // crashed writer may not be durable yet) must be durable before the
-        // catalog names them.
-        let digests: Vec<Digest> = self.entries.iter().map(|e| e.digest).collect();
-        dirs.sync_published(&digests)?;
-        crate::crash::point("shards_synced");
         let now = now_ms();
         let mut rows = Vec::with_capacity(self.entries.len());
         for (i, e) in self.entries.iter().enumerate() {
             if stored[i] == 0 {
                 stored[i] = match self.in_batch.get(&e.digest) {
                     Some(&first) if stored[first] > 0 => stored[first],
-                    _ => self.existing_stored_size(&e.digest)?,
+                    _ => match self.existing_stored_size(&e.digest) {
+                        Ok(n) => n,
+                        Err(err) => {
+                            staged.iter().for_each(|(_, s)| self.store.dirs.discard(s));
+                            return Err(err);
+                        }
+                    },
                 };
             }
             rows.push((
@@ -782,13 +762,46 @@ impl<'s> Batch<'s> {
                 e.root.clone(),
             ));
         }
+        let digests: Vec<Digest> = self.entries.iter().map(|e| e.digest).collect();
         let named = self.named.as_ref();
-        let recorded = self.store.catalog.schema().recorded;
-        self.store
-            .catalog
-            .record_with(&rows, extra, |tx, captured| {
-                crate::refs::seal(dirs, recorded, tx, captured, named, now)
-            })?;
+        let Store { dirs, catalog, .. } = &mut *self.store;
+        let dirs = &*dirs;
+        let recorded = catalog.schema().recorded;
+        let publish = || dirs.publish_durably(&staged, &digests);
+        // A local store's objects become durable (syncs and renames, mostly
+        // waiting on the disk) on a thread of their own while the rows are
+        // inserted into the still uncommitted transaction and their record
+        // is staged: the record and its ref are published, and the rows
+        // committed, only once every object is durable, so what reaches the
+        // disk, and in what order, is as documented. A bucket's uploads are
+        // not overlapped: the catalog's write lock is not held across the
+        // network.
+        let published = std::thread::scope(|sc| -> Result<Vec<(usize, bool)>> {
+            let mut done = None;
+            let overlapped = if dirs.backend.shared() {
+                done = Some(publish()?);
+                None
+            } else {
+                Some(sc.spawn(publish))
+            };
+            let sealer = crate::refs::Sealer {
+                dirs,
+                recorded,
+                named,
+                created_ms: now,
+            };
+            let durable = || {
+                if let Some(h) = overlapped {
+                    done = Some(h.join().expect("publishing thread panicked")?);
+                }
+                Ok(())
+            };
+            catalog.record_with(&rows, extra, durable, Some(&sealer))?;
+            Ok(done.expect("published before the catalog committed"))
+        })?;
+        for (i, c) in published {
+            created[i] = c;
+        }
         Ok(self
             .entries
             .iter()
@@ -928,6 +941,36 @@ mod tests {
         }
         let report = s.fsck(true, &|_| {}).unwrap();
         assert!(report.findings.is_empty(), "{:?}", report.findings);
+    }
+
+    #[test]
+    fn a_batch_whose_publication_fails_catalogs_nothing() {
+        // The rows are inserted while the objects are published; the
+        // transaction must still wait for every publication and commit
+        // nothing (no row, no record, no ref) when one fails.
+        let (t, mut s) = store();
+        let mut b = s.batch().unwrap();
+        let digests: Vec<Digest> = (0..PARALLEL_PUBLISH_MIN + 100)
+            .map(|i| add(&mut b, format!("doomed {i}").as_bytes()))
+            .collect();
+        let shard = t.path().join("s/objects/sha256").join(digests[7].shard());
+        let _ = std::fs::remove_dir(&shard);
+        std::fs::write(&shard, b"not a directory").unwrap();
+        let err = match b.commit() {
+            Ok(_) => panic!("the batch committed without one of its objects"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains("publish"), "{err}");
+        for d in &digests {
+            assert!(s.catalog.object(d).unwrap().is_none(), "{d} was cataloged");
+        }
+        let refs = t.path().join("s/refs");
+        let written = walkdir::WalkDir::new(&refs)
+            .into_iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_file())
+            .count();
+        assert_eq!(written, 0, "a ref was written for an uncommitted batch");
     }
 
     #[test]

@@ -17,6 +17,8 @@ const PUBLICATION: &[&str] = &[
     "published",
     "shards_synced",
     "catalog_before_txn",
+    // The rows are in the open transaction; the objects may not be durable yet.
+    "catalog_rows_inserted",
     "record_published",
     "ref_published",
     "catalog_in_txn",
