@@ -137,10 +137,12 @@ const CATALOG: &[Spec] = &[
     ),
     (
         // An STS session token (`aws sts assume-role`, `AWS_SESSION_TOKEN`):
-        // its serialized header makes the same base64 opening every time.
+        // its serialized header makes the same base64 opening every time
+        // (`FQoG…`, in AWS's documentation, is the older one; `//////////`
+        // runs are part of real tokens).
         "aws-session-token",
-        &["IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE"],
-        r"(?P<s>(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/]{100,}={0,2})",
+        &["IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE", "FQoGZXIvYXdzE"],
+        r"(?P<s>(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE)[A-Za-z0-9+/]{100,}={0,2})",
         Check::Shape,
     ),
     (
@@ -571,7 +573,7 @@ const CATALOG: &[Spec] = &[
             "connection",
             "dsn",
         ],
-        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|secret_?string|secret_?key_?base|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:[ \t]*:[ \t]*(?:str|string|String|&str|&'static str|Optional\[str\])[ \t]*=|(?:["'`]\]?)?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)\s*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`|(?P<s>[^\s"'`,;&<>)\]}]+))"#,
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|secret_?string|secret_?key_?base|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:[ \t]*:[ \t]*(?:str|string|String|&str|&'static str|Optional\[str\])[ \t]*=|(?:["'`]\]?)?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)\s*(?:(?:@|[bBrRuU]|[rR][bB]|[bB][rR])?"(?P<q>[^"\r\n]+)"|(?:[bBrRuU]|[rR][bB]|[bB][rR])?'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`|(?P<s>[^\s"'`,;&<>)\]}]+))"#,
         Check::Assignment,
     ),
     (
@@ -606,10 +608,38 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     ),
     (
-        // NuGet and .NET config: `<add key="ClearTextPassword" value="…"/>`.
+        // A setting as an element's name and value attributes: NuGet and
+        // .NET config (`<add key="ClearTextPassword" value="…"/>`), Spring
+        // and Ant (`<property name="db.password" value="…"/>`), `<param>`,
+        // `<setting>`, `<env>`. The name ends in a secret's word, so
+        // `TokenCacheMode` holds a setting.
         "config-key-value",
-        &["<add"],
-        r#"(?i)<add\s+key\s*=\s*"(?P<n>[^"]{0,64}(?:password|secret|token|apikey)[^"]{0,64})"\s+value\s*=\s*"(?P<q>[^"\r\n]+)""#,
+        &[
+            "<add",
+            "<property",
+            "<param",
+            "<setting",
+            "<env",
+            "<variable",
+        ],
+        concat!(
+            r#"(?i)<(?:add|property|param|parameter|setting|env|variable)\s+(?:key|name)\s*=\s*"(?P<n>"#,
+            pair_secret_name!(),
+            r#")"\s+value\s*=\s*"(?P<q>[^"\r\n]+)""#,
+        ),
+        Check::Assignment,
+    ),
+    (
+        // A named element's text: an Android string resource
+        // (`<string name="maps_api_key" translatable="false">…</string>`),
+        // Java's XML properties (`<entry key="db.password">…</entry>`).
+        "xml-named-text",
+        &["<string", "<entry"],
+        concat!(
+            r#"(?i)<(?P<e>string|entry)\s+(?:name|key)\s*=\s*"(?P<n>"#,
+            pair_secret_name!(),
+            r#")"(?:\s+[^<>/]*)?>[ \t]*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)[ \t]*</(?:string|entry)>"#,
+        ),
         Check::Assignment,
     ),
     (
@@ -928,6 +958,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     || uuid_v1(value)
                     || constant_name(value)
                     || marked_fake(value)
+                    || binary_data(value)
                 {
                     continue;
                 }
@@ -991,6 +1022,15 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if caps.name("u").is_some_and(|u| u.is_empty()) && value.contains(&b':') {
                     continue;
                 }
+                // An element's text is mostly what a user reads
+                // (`Forgot password?`, `API Key`), and a setting's value
+                // may name another (`auth_key_name`): a value is one
+                // without blanks, not made of words.
+                if matches!(r.id.as_str(), "xml-named-text" | "config-key-value")
+                    && (value.iter().any(u8::is_ascii_whitespace) || words_name(value))
+                {
+                    continue;
+                }
                 if r.id == "secret-label-spaced" {
                     let n = caps.name("n").map_or(start, |n| n.start());
                     if !spaced_value_ok(&hay[..n], value, hay.get(end).copied()) {
@@ -1036,6 +1076,17 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                             || value.iter().any(u8::is_ascii_whitespace)
                             || (!quoted && (value.contains(&b'=') || value.starts_with(b"**")))
                             || words_name(value))
+                    {
+                        continue;
+                    }
+                    // `ExporterMasterSecret => b"exp master"`,
+                    // `Self::RsaPrivateKey => "RSA PRIVATE KEY"`: a match
+                    // arm maps a variant (a capitalized name, no Ruby
+                    // symbol's colon before it) to a constant; only a
+                    // random value there is a credential.
+                    if name_m.is_some_and(|n| {
+                        match_arm(&hay[..n.start()], n.as_bytes(), &hay[n.end()..start])
+                    }) && !credential_like(value)
                     {
                         continue;
                     }
@@ -1398,7 +1449,7 @@ fn in_base64(before: &[u8], name: &[u8]) -> bool {
 /// (`arn:aws:iam::aws:policy/…`).
 /// A secret is one random run, not words between slashes.
 fn path_of_words(v: &[u8]) -> bool {
-    if v.starts_with(b"arn:aws") {
+    if v.starts_with(b"arn:aws") || windows_path(v) {
         return true;
     }
     // An AWS signature's credential scope (`AKID/20220809/us-east-1/s3/
@@ -1438,6 +1489,47 @@ fn path_of_words(v: &[u8]) -> bool {
                 w.is_empty() || w.len() <= 3 || w[1..].iter().all(u8::is_ascii_lowercase)
             }) || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
         })
+}
+
+/// A Windows path or registry key (`SOFTWARE\Microsoft\MSBuild`,
+/// `C:\Program Files\…`, `\\server\share`): names, not a secret.
+fn windows_path(v: &[u8]) -> bool {
+    let first = v.split(|c| *c == b'\\').next().unwrap_or(b"");
+    v.contains(&b'\\')
+        && (v.starts_with(br"\\")
+            || (first.len() == 2 && first[0].is_ascii_alphabetic() && first[1] == b':')
+            || first.starts_with(b"HKEY_")
+            || [
+                &b"SOFTWARE"[..],
+                b"SYSTEM",
+                b"HKLM",
+                b"HKCU",
+                b"HKCR",
+                b"HKU",
+            ]
+            .iter()
+            .any(|root| first.eq_ignore_ascii_case(root)))
+}
+
+/// A name and operator of a match arm or a table of variants:
+/// `ExporterMasterSecret =>`, `Self::PrivateKey =>` (a capitalized name
+/// with no `_`, not a Ruby symbol's `:password =>`).
+fn match_arm(before: &[u8], name: &[u8], between: &[u8]) -> bool {
+    between.trim_ascii().starts_with(b"=>")
+        && name.first().is_some_and(u8::is_ascii_uppercase)
+        && name.iter().any(u8::is_ascii_lowercase)
+        && name.iter().all(u8::is_ascii_alphanumeric)
+        && (!before.ends_with(b":") || before.ends_with(b"::"))
+}
+
+/// Binary data, not a token that could leak as text: bytes written as
+/// escapes (`"\xb0\x32\x35…"`, a test vector's key in code), or what
+/// they decode to (invalid UTF-8, control bytes).
+fn binary_data(v: &[u8]) -> bool {
+    let escapes = v.windows(2).filter(|w| w == br"\x").count();
+    (escapes >= 8 && escapes * 16 >= v.len() * 3)
+        || std::str::from_utf8(v).is_err()
+        || v.iter().any(|c| *c < 0x20 && *c != b'\t')
 }
 
 /// A value that is itself a label or a statement: `token:`, `key =`,
@@ -2170,13 +2262,13 @@ fn public_der(v: &[u8]) -> bool {
 
 /// `project-cache-v5-`, `aws_sse_customer_key_base64`, `X-Goog-Signature`,
 /// `Software\Python\PythonCore\{sys_version}`: two or more parts split
-/// by `-`, `_`, `.`, `/`, `\`, `{` or `}`, each a word (letters in one
+/// by `-`, `_`, `.`, `/`, `\`, `{`, `}` or `:` (`webpages:Enabled`), each a word (letters in one
 /// case, capitalized, or in capitalized humps, then perhaps digits:
 /// `base64`, `PythonCore`) or at most three characters. A random token's
 /// parts mix cases.
 fn words_name(v: &[u8]) -> bool {
     let parts: Vec<&[u8]> = v
-        .split(|c| b"-_./\\{}".contains(c))
+        .split(|c| b"-_./\\{}:".contains(c))
         .filter(|p| !p.is_empty())
         .collect();
     parts.len() >= 2

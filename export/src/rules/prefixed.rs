@@ -803,4 +803,36 @@ pub const PREFIXED: &[Prefixed] = &[
         r"(?P<s>https://outlook\.office(?:365)?\.com/webhook/[0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36})",
         "lit:https://outlook.office.com/webhook/|hex:8|lit:-1a2b-3c4d-5e6f-|hex:12|lit:@|hex:8|lit:-1a2b-3c4d-5e6f-|hex:12|lit:/IncomingWebhook/|hex:32|lit:/|hex:8|lit:-1a2b-3c4d-5e6f-|hex:12",
     ),
+    (
+        "amazon-mws-auth-token",
+        &["amzn.mws."],
+        r"\b(?P<s>amzn\.mws\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+        "lit:amzn.mws.|hex:8|lit:-|hex:4|lit:-|hex:4|lit:-|hex:4|lit:-|hex:12",
+    ),
+    (
+        // An AppSync GraphQL API's key (`x-api-key`).
+        "aws-appsync-api-key",
+        &["da2-"],
+        r"\b(?P<s>da2-[a-z0-9]{26})\b",
+        "lit:da2-|low:26",
+    ),
+    (
+        "kolide-api-key",
+        &["k2sk_v"],
+        r"\b(?P<s>k2sk_v[0-9]_[A-Za-z0-9]{24})\b",
+        "lit:k2sk_v1_|an:24",
+    ),
+    (
+        // Live and sandbox tokens, with a region (`api_live_us.`) or not.
+        "onfido-api-token",
+        &["api_live", "api_sandbox"],
+        r"\b(?P<s>api_(?:live|sandbox)(?:_[a-z]{2})?\.[A-Za-z0-9_-]{11}\.[A-Za-z0-9_-]{32})(?:[^A-Za-z0-9_-]|$)",
+        "lit:api_live.|url:11|lit:.|url:32",
+    ),
+    (
+        "braintree-access-token",
+        &["access_token$production$", "access_token$sandbox$"],
+        r"\b(?P<s>access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32})\b",
+        "lit:access_token$production$|low:16|lit:$|hex:32",
+    ),
 ];

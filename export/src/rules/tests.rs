@@ -626,6 +626,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "log: assumed role, token {} expires",
         format!("FwoGZXIvYXdzE{}=", g.chars(B64, 200)),
     );
+    add(
+        "aws-session-token",
+        "export AWS_SESSION_TOKEN={}",
+        format!("FQoGZXIvYXdzENv//////////wEa{}", g.chars(B64, 200)),
+    );
     // After a comment's slashes: a name, not the end of a base64 run.
     add(
         "secret-assignment",
@@ -825,11 +830,31 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         ),
     );
     add("sonar-login", "SONAR_LOGIN := \"{}\"", g.alnum(40));
-    add(
-        "config-key-value",
+    for ctx in [
         "<add key=\"ClearTextPassword\" value=\"{}\" />",
-        g.alnum(14),
-    );
+        "<property name=\"db.password\" value=\"{}\"/>",
+        "<param name=\"apiKey\" value=\"{}\">",
+    ] {
+        add("config-key-value", ctx, g.alnum(14));
+    }
+    for ctx in [
+        "<string name=\"hockeyapp_key\">{}</string>",
+        "<string name=\"google_maps_key\" templateMergeStrategy=\"preserve\" translatable=\"false\">{}</string>",
+        "<entry key=\"jdbc.password\">{}</entry>",
+    ] {
+        add("xml-named-text", ctx, g.alnum(24));
+    }
+    // String literals with a prefix: C#'s verbatim `@"…"`, Python's
+    // bytes and raw strings.
+    for ctx in [
+        "private const string UserCreationPasswordSecretKey =@\"{}\";",
+        "SECRET_KEY = b\"{}\"",
+        "api_token = rb'{}'",
+        // A random value in a match arm is one.
+        "        ApiSecret => \"{}\",",
+    ] {
+        add("secret-assignment", ctx, g.alnum(24));
+    }
     // Suffixed names and comparisons (issue 16), and a template-like value.
     add(
         "secret-assignment",
@@ -1106,6 +1131,23 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "<key>CFBundleIdentifier</key>",
         "<key>com.apple.security.app-sandbox</key>",
         "<key>key inside an array2</key><real>3</real>",
+        // Settings and UI text under secret-sounding names.
+        "<add key=\"TokenCacheMode\" value=\"InMemory\" />",
+        "<add key=\"webpages:Enabled\" value=\"false\" />",
+        "<param name=\"authKey\" value=\"auth_key_name\"/>",
+        "<property name=\"password\" value=\"${jdbc.password}\"/>",
+        "<string name=\"title_activity_api_key\">API Key</string>",
+        "<string name=\"action_forgot_password\">Forgot password?</string>",
+        "<string name=\"msg_invalid_token\">Invalid token, please sign in again.</string>",
+        "<string name=\"pref_key_auth_token\">auth_token</string>",
+        "<entry key=\"db.password\">${db.password}</entry>",
+        // Constants in match arms, a registry key, a test vector's bytes.
+        "            ExporterMasterSecret => b\"exp master\",",
+        "            Self::RsaPrivateKey => b\"RSA PRIVATE KEY\",",
+        r#"        let key = r"SOFTWARE\Microsoft\MSBuild\ToolsVersions";"#,
+        r#"        let secret = b"\xb0\x32\x35\x23\xc1\x85\x35\x99\x58\x4d\x88\x56\x8b\xbb\x05\xeb";"#,
+        // `f"…"` is a template.
+        "password = f\"{base}{suffix}\"",
         "d[\"password\"] = password",
         "headers[\"token\"] = f\"Bearer {token}\"",
         // Arithmetic on characters next to secret names; numbered
