@@ -98,7 +98,7 @@ fn spaced_value_follows(rest: &[u8]) -> bool {
 }
 
 /// A variable name that holds a secret, as `env-default-literal` reads
-/// it in each of its four syntaxes.
+/// it in each of its five syntaxes.
 macro_rules! env_secret_name {
     () => {
         r"(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?)"
@@ -395,11 +395,19 @@ const CATALOG: &[Spec] = &[
         // A literal default for a secret read from the environment, the
         // code form of `${TOKEN:-literal}`: `process.env.API_KEY ||
         // "…"` (or `??`), `os.environ.get("API_KEY", "…")`,
-        // `os.getenv("API_KEY", "…")`, Ruby's `ENV.fetch("API_KEY", "…")`
-        // and `ENV["API_KEY"] || "…"`. The variable's name is judged as an
-        // assignment's.
+        // `os.getenv("API_KEY", "…")`, Ruby's `ENV.fetch("API_KEY", "…")`,
+        // `ENV["API_KEY"] || "…"` and django-environ's
+        // `env("SECRET_KEY", default="…")`. The variable's name is judged
+        // as an assignment's.
         "env-default-literal",
-        &["process.env", "environ.get", "getenv", "ENV.fetch", "ENV["],
+        &[
+            "process.env",
+            "environ.get",
+            "getenv",
+            "ENV.fetch",
+            "ENV[",
+            "env(",
+        ],
         concat!(
             r#"(?:process\.env(?:\.|\[["'`])(?P<n>"#,
             env_secret_name!(),
@@ -409,7 +417,9 @@ const CATALOG: &[Spec] = &[
             env_secret_name!(),
             r#")["'][ \t]*,|\bENV\[["'](?P<n4>"#,
             env_secret_name!(),
-            r#")["']\][ \t]*\|\|)[ \t]*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`)"#,
+            r#")["']\][ \t]*\|\||\benv\([ \t]*["'](?P<n5>"#,
+            env_secret_name!(),
+            r#")["'][ \t]*,[ \t]*default[ \t]*=)[ \t]*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`)"#,
         ),
         Check::Assignment,
     ),
@@ -421,7 +431,7 @@ const CATALOG: &[Spec] = &[
         // assignment's is.
         "command-assignment",
         &["ENV ", "setenv", "setx", "set -"],
-        r#"(?im)(?:^|[;&|(]|\s)(?:(?-i:ENV)|setenv|setx|set(?:[ \t]+-[a-z-]+)+)[ \t]+(?P<n>[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|private_?key|key|auth|credentials?)(?:_?[0-9]{1,2})?)[ \t]+(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|(?P<s>[^\s"'`;&|]+))"#,
+        r#"(?im)(?:^|[;&|(]|\s)(?:(?-i:ENV)|setenv|setx|set(?:[ \t]+-[a-z-]+)+)[ \t]+"?(?P<n>[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|private_?key|key|auth|credentials?)(?:_?[0-9]{1,2})?)"?[ \t]+(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|(?P<s>[^\s"'`;&|]+))"#,
         Check::Assignment,
     ),
     (
@@ -520,7 +530,7 @@ const CATALOG: &[Spec] = &[
     (
         "query-secret",
         &["token=", "key=", "secret=", "password=", "passwd="],
-        r#"(?i)[?&](?:[a-z_]*token|api_?key|key|[a-z_]*secret|password|passwd)=(?P<s>[^&\s"'#<>]{6,})"#,
+        r#"(?i)[?&](?:[a-z_]*token|api_?key|key|[a-z_]*secret|password|passwd)=(?P<s>[^&\s"'`#<>]{6,})"#,
         Check::Value,
     ),
     (
@@ -558,6 +568,42 @@ const CATALOG: &[Spec] = &[
             pair_secret_name!(),
             r#")[ \t]*</(?:name|key)>\s*<(?:value|string)>[ \t]*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)[ \t]*</"#,
         ),
+        Check::Assignment,
+    ),
+    (
+        // An Infura project's key, in its endpoint's path.
+        "infura-api-key",
+        &["infura.io/"],
+        r"infura\.io/(?:ws/)?v3/(?P<s>[0-9a-f]{32})\b",
+        Check::Shape,
+    ),
+    (
+        // A classic OAuth token (40 hex) as a clone URL's user.
+        "github-url-token",
+        &["@github.com"],
+        r"://(?P<s>[0-9a-f]{40})@github\.com\b",
+        Check::Shape,
+    ),
+    (
+        // A whole line of a `.env` file or a shell's `export`: an
+        // upper-case name, `=`, and the rest of the line, which may hold
+        // `&`, `)`, `;` or `#` (Django's generated keys do:
+        // `SECRET_KEY=r&lvyb…*k+qq)=x-!=0yd5…#1gx…`), where the
+        // assignment rule's value stops at the first of them.
+        "env-file-line",
+        &[
+            "SECRET=",
+            "TOKEN=",
+            "PASS=",
+            "PASSWORD=",
+            "PASSWD=",
+            "PWD=",
+            "KEY=",
+            "CREDENTIALS=",
+            "CREDENTIAL=",
+            "AUTH=",
+        ],
+        r#"(?m)^[ \t]*(?:export[ \t]+)?(?P<n>[A-Z][A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASS|PWD|KEY|CREDENTIALS?|AUTH))=(?P<s>[^\s"'`]*[&;)#<>,\]}][^\s"'`]*)[ \t]*$"#,
         Check::Assignment,
     ),
     (
@@ -604,7 +650,7 @@ const CATALOG: &[Spec] = &[
     (
         "sonar-login",
         &["sonar"],
-        r#"(?i)sonar[._-]?login["']?\s*(?:=>|:{1,3}=|[?]?=|:|,)\s*["']?(?P<s>[A-Za-z0-9_]{40,44})"#,
+        r#"(?i)sonar[._-]?login["']?(?:\s*(?:=>|:{1,3}=|[?]?=|:|,)|\s+value\s*=)\s*["']?(?P<s>[A-Za-z0-9_]{40,44})"#,
         Check::Value,
     ),
     (
@@ -912,6 +958,16 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
             .or_else(|| caps.get(0))
             .expect("group 0 always matches");
         let (mut start, mut end) = (m.start(), m.end());
+        // `https://TOKEN:x-oauth-basic@github.com/…`: GitHub's fixed
+        // password; the user is the token.
+        let oauth_user =
+            r.id == "url-credentials" && hay[start..end].eq_ignore_ascii_case(b"x-oauth-basic");
+        if oauth_user {
+            let Some(u) = caps.name("u").filter(|u| !u.is_empty()) else {
+                continue;
+            };
+            (start, end) = (u.start(), u.end());
+        }
         let value = &hay[start..end];
         match r.check {
             Check::Custom => {}
@@ -1014,7 +1070,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     continue;
                 }
                 // `-u test:test`: a user name repeated is a sample.
-                if caps.name("u").is_some_and(|u| u.as_bytes() == value) {
+                if !oauth_user && caps.name("u").is_some_and(|u| u.as_bytes() == value) {
                     continue;
                 }
                 // No user and a colon after it: CVS's
@@ -1039,8 +1095,10 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 }
                 if r.check == Check::Assignment {
                     // The name's group: `n`, or one of the alternatives'
-                    // (`env-default-literal` reads four syntaxes).
-                    let name_m = ["n", "n2", "n3", "n4"].iter().find_map(|g| caps.name(g));
+                    // (`env-default-literal` reads five syntaxes).
+                    let name_m = ["n", "n2", "n3", "n4", "n5"]
+                        .iter()
+                        .find_map(|g| caps.name(g));
                     let name = name_m.map(|n| n.as_bytes()).unwrap_or(b"");
                     // `elif token == 'account'`, `name_token != "name"`:
                     // code comparing a token's or a key's name with a word
@@ -1097,6 +1155,12 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                             hay.get(n.end()) == Some(&b'=')
                                 && n.as_bytes().iter().all(|c| !c.is_ascii_lowercase())
                         });
+                    // A connection string is a secret by the credential
+                    // it holds: `Server=db;Trusted_Connection=True`, or a
+                    // `Password={CONFIGURE_ME}`, holds none.
+                    if connection_credential(value) == Some(false) {
+                        continue;
+                    }
                     if !assignment_value_ok(name, value, quoted || env_style) {
                         continue;
                     }
@@ -1132,10 +1196,14 @@ fn literal_part(v: &[u8]) -> Option<usize> {
         }
         return None;
     }
-    // `"'$PRECOMPILE_PASSWORD'"`: shell quotes around a reference.
+    // `"'$PRECOMPILE_PASSWORD'"`: shell quotes around a reference; and
+    // `\$PASSWORD`, the dollar escaped for a shell the line is passed to.
     let v = &v[v.iter().take_while(|c| matches!(c, b'\'' | b'"')).count()..];
+    let v = v.strip_prefix(b"\\$").map_or(v, |_| &v[1..]);
     let refs: &[&[u8]] = &[
         b"$",
+        // A 1Password secret reference, read by `op run`.
+        b"op://",
         b"process.env",
         b"os.environ",
         b"os.getenv",
@@ -1178,8 +1246,21 @@ pub fn is_placeholder(v: &[u8]) -> bool {
         "dummy",
         "replace_me",
         "replaceme",
+        // Microsoft's SQL Server samples: `YourStrong@Passw0rd`.
+        "yourstrong",
     ];
     if markers.iter().any(|m| s.contains(m)) {
+        return true;
+    }
+    // `password=DBPASSWORD`, `MY_API_TOKEN`: a constant's name in the
+    // value's place, upper-case letters and `_` around a secret's word.
+    // (A key may open with such a word: Finage's `API_KEY` and 32
+    // random characters.)
+    if v.iter().all(|c| c.is_ascii_uppercase() || *c == b'_')
+        && ["PASSWORD", "PASSWD", "SECRET", "TOKEN", "APIKEY", "API_KEY"]
+            .iter()
+            .any(|w| v.len() <= w.len() + 8 && v.windows(w.len()).any(|x| x == w.as_bytes()))
+    {
         return true;
     }
     // Filler in one case (as in `looks_fake`): a random token holds a
@@ -1509,6 +1590,46 @@ fn windows_path(v: &[u8]) -> bool {
             ]
             .iter()
             .any(|root| first.eq_ignore_ascii_case(root)))
+}
+
+/// For a connection string of `key=value;` fields (ADO.NET, ODBC, Azure
+/// Storage), whether a credential field (`Password`, `Pwd`, `AccountKey`,
+/// `SharedAccessKey`, …) holds a literal that is not a placeholder;
+/// `None` for any other value.
+fn connection_credential(v: &[u8]) -> Option<bool> {
+    let fields: Vec<&[u8]> = v
+        .split(|c| *c == b';')
+        .filter(|f| !f.trim_ascii().is_empty())
+        .collect();
+    if fields.len() < 2 || !fields.iter().all(|f| f.contains(&b'=')) {
+        return None;
+    }
+    const CREDENTIALS: &[&str] = &[
+        "password",
+        "pwd",
+        "accountkey",
+        "sharedaccesskey",
+        "sharedaccesssignature",
+        "clientsecret",
+        "secret",
+        "token",
+        "apikey",
+        "accesskey",
+    ];
+    Some(fields.iter().any(|f| {
+        let eq = f.iter().position(|c| *c == b'=').expect("checked");
+        let key: Vec<u8> = f[..eq]
+            .iter()
+            .filter(|c| !c.is_ascii_whitespace())
+            .map(u8::to_ascii_lowercase)
+            .collect();
+        let val = f[eq + 1..].trim_ascii();
+        CREDENTIALS.iter().any(|k| key == k.as_bytes())
+            && !val.is_empty()
+            && !val.starts_with(b"{")
+            && literal_part(val).is_some()
+            && !is_placeholder(val)
+    }))
 }
 
 /// A name and operator of a match arm or a table of variants:

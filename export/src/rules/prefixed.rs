@@ -835,4 +835,21 @@ pub const PREFIXED: &[Prefixed] = &[
         r"\b(?P<s>access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32})\b",
         "lit:access_token$production$|low:16|lit:$|hex:32",
     ),
+    (
+        // A swarm's join token: the cluster CA's digest, then the secret.
+        "docker-swarm-join-token",
+        &["SWMTKN-1-"],
+        r"\b(?P<s>SWMTKN-1-[0-9a-z]{50}-[0-9a-z]{25})\b",
+        "lit:SWMTKN-1-|low:50|lit:-|low:25",
+    ),
+    (
+        // A private key's DER in base64 without its PEM lines: PKCS#8
+        // RSA (`MII…IBADANBgkqhkiG9w0BAQEFAAS`), PKCS#1 RSA
+        // (`MII…IBAAKC`), SEC1 EC keys on P-256, secp256k1, P-384 and
+        // P-521. (A public key or a certificate opens otherwise.)
+        "private-key-der",
+        &["MII", "MHcCAQEEI", "MHQCAQEEI", "MIGkAgEBBDA", "MIHcAgEBBEIB"],
+        r"(?:^|[^A-Za-z0-9+/])(?P<s>(?:MII[A-Za-z0-9+/]{3}IBADANBgkqhkiG9w0BAQEFAAS|MII[A-Za-z0-9+/]{3}IBAAKC|MHcCAQEEI|MHQCAQEEI|MIGkAgEBBDA|MIHcAgEBBEIB)[A-Za-z0-9+/]{100,}={0,2})(?:[^A-Za-z0-9+/=]|$)",
+        "lit:MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ|b64:400|lit:==",
+    ),
 ];

@@ -837,6 +837,58 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     ] {
         add("config-key-value", ctx, g.alnum(14));
     }
+    add(
+        "infura-api-key",
+        "const RPC = 'https://mainnet.infura.io/v3/{}';",
+        g.chars("0123456789abcdef", 32),
+    );
+    add(
+        "github-url-token",
+        "git clone https://{}@github.com/acme/repo.git",
+        g.chars("0123456789abcdef", 40),
+    );
+    add(
+        "url-credentials",
+        "git clone https://{}:x-oauth-basic@gitlab.example.com/a/b.git",
+        g.alnum(32),
+    );
+    add(
+        "env-default-literal",
+        "SECRET_KEY = env(\"SECRET_KEY\", default=\"{}\")",
+        g.alnum(40),
+    );
+    add(
+        "command-assignment",
+        "setx \"SONAR_TOKEN\" \"{}\"",
+        g.alnum(40),
+    );
+    add(
+        "sonar-login",
+        "<property name=\"sonar.login\" value=\"{}\" />",
+        g.chars("0123456789abcdef", 40),
+    );
+    add(
+        "secret-assignment",
+        "connection_string = \"{}\"",
+        format!(
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey={}=",
+            g.alnum(43)
+        ),
+    );
+    // A `.env` line whose value holds what ends an assignment's value.
+    for ctx in ["SECRET_KEY={}\n", "export DB_PASSWORD={}\n"] {
+        add(
+            "env-file-line",
+            ctx,
+            format!(
+                "{}&{})={}#{}",
+                g.alnum(12),
+                g.alnum(6),
+                g.alnum(8),
+                g.alnum(6)
+            ),
+        );
+    }
     for ctx in [
         "<string name=\"hockeyapp_key\">{}</string>",
         "<string name=\"google_maps_key\" templateMergeStrategy=\"preserve\" translatable=\"false\">{}</string>",
@@ -1146,6 +1198,17 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "            Self::RsaPrivateKey => b\"RSA PRIVATE KEY\",",
         r#"        let key = r"SOFTWARE\Microsoft\MSBuild\ToolsVersions";"#,
         r#"        let secret = b"\xb0\x32\x35\x23\xc1\x85\x35\x99\x58\x4d\x88\x56\x8b\xbb\x05\xeb";"#,
+        // References and placeholders: an escaped shell variable, a
+        // 1Password reference, GitHub's fixed OAuth password, a
+        // constant's name, Microsoft's sample password, a connection
+        // string without a credential.
+        r"echo mysql -u user -h127.0.0.1 --password=\$ENVVAR",
+        r#"MYSQL_PASSWORD='op://vault/"quoted folder"/secret'"#,
+        "git clone https://$GITHUB_TOKEN:x-oauth-basic@github.com/somerepo.git",
+        "return `jdbc:postgresql://db/DBNAME?user=${u}&password=DBPASSWORD`",
+        r#""ApplicationDBContext": "Server=127.0.0.1;User ID=sa;Password=YourStrong@Passw0rd;""#,
+        r#"connectionString="Server=db;Database=x;Trusted_Connection=True;""#,
+        r#"<add name="Default" connectionString="Data Source=localhost;User ID={CONFIGURE_ME};Password={CONFIGURE_ME}" />"#,
         // `f"…"` is a template.
         "password = f\"{base}{suffix}\"",
         "d[\"password\"] = password",
