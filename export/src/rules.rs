@@ -571,6 +571,26 @@ const CATALOG: &[Spec] = &[
         Check::Assignment,
     ),
     (
+        // A literal key handed to a signing call, where no name says what
+        // it is: `crypto.createHmac('sha256', '…')`, `jwt.sign(payload,
+        // '…')` and `jwt.encode(…, '…')` (jsonwebtoken, PyJWT, Ruby's
+        // `JWT.encode payload, '…'`), java-jwt's `Algorithm.HMAC256("…")`,
+        // Python's `hmac.new(b'…', …)`. Only a random value counts
+        // (`'shhhhh'`, `'secret'` are samples).
+        "signing-key-literal",
+        &[
+            "createHmac",
+            "jwt.",
+            "JWT.",
+            "HMAC256",
+            "HMAC384",
+            "HMAC512",
+            "hmac.new",
+        ],
+        r#"(?:\bcreateHmac\([ \t]*["'][\w-]+["'][ \t]*,|\b(?:jwt|JWT)\.(?:sign|encode|verify|decode)[ \t]*\(?[ \t]*(?:[\w.]+(?:\([^()]*\))?|\{[^{}]*\})[ \t]*,|\bAlgorithm\.HMAC(?:256|384|512)\(|\bhmac\.new\()[ \t]*b?(?:"(?P<q>[^"\r\n]{8,})"|'(?P<a>[^'\r\n]{8,})')"#,
+        Check::Value,
+    ),
+    (
         // An Infura project's key, in its endpoint's path.
         "infura-api-key",
         &["infura.io/"],
@@ -1025,6 +1045,9 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if (quoted && format_applied(hay.get(end + 1..).unwrap_or(b"")))
                     || !value.iter().any(u8::is_ascii_alphanumeric)
                 {
+                    continue;
+                }
+                if r.id == "signing-key-literal" && !credential_like(value) {
                     continue;
                 }
                 // `the --username and --password options`: prose names the

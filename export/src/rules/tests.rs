@@ -875,6 +875,16 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
             g.alnum(43)
         ),
     );
+    for ctx in [
+        "exports.hmac = data => crypto.createHmac('sha256', '{}').update(data)",
+        "const t = jwt.sign(payload, '{}')",
+        "encoded = jwt.encode({'some': 'payload'}, '{}', algorithm='HS256')",
+        "Algorithm algorithm = Algorithm.HMAC256(\"{}\");",
+        "h = hmac.new(b'{}', msg, 'sha256')",
+        "token = JWT.encode payload, '{}', 'HS256'",
+    ] {
+        add("signing-key-literal", ctx, g.alnum(24));
+    }
     // A `.env` line whose value holds what ends an assignment's value.
     for ctx in ["SECRET_KEY={}\n", "export DB_PASSWORD={}\n"] {
         add(
@@ -1209,6 +1219,11 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         r#""ApplicationDBContext": "Server=127.0.0.1;User ID=sa;Password=YourStrong@Passw0rd;""#,
         r#"connectionString="Server=db;Database=x;Trusted_Connection=True;""#,
         r#"<add name="Default" connectionString="Data Source=localhost;User ID={CONFIGURE_ME};Password={CONFIGURE_ME}" />"#,
+        // A sample key or a variable handed to a signing call.
+        "jwt.sign(payload, 'shhhhh')",
+        "jwt.sign(payload, secret)",
+        "hmac.new(b'key', b'The quick brown fox jumps over the lazy dog', 'md5')",
+        "jwt.decode(token, options={'verify_signature': False})",
         // `f"…"` is a template.
         "password = f\"{base}{suffix}\"",
         "d[\"password\"] = password",
