@@ -1081,7 +1081,10 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if random_only && word_like(value) {
                     continue;
                 }
-                if is_code(value, hay.get(end..).unwrap_or(b""), quoted)
+                // A URL's password stands where no type name can
+                // (`mysql://python:HelloSecretScanning@host`).
+                let password_in_url = r.id == "url-credentials" && type_name(value);
+                if (is_code(value, hay.get(end..).unwrap_or(b""), quoted) && !password_in_url)
                     || label_text(value)
                     || concatenation(value)
                     || path_of_words(value)

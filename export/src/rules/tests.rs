@@ -885,6 +885,12 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     ] {
         add("signing-key-literal", ctx, g.alnum(24));
     }
+    // A URL's password made of capitalized words is no type name.
+    add(
+        "url-credentials",
+        "app.config['SQLALCHEMY_DATABASE_URI'] = 'mysql://python:{}@myhost1:1111/db'",
+        "HelloSecretScanning".into(),
+    );
     // A `.env` line whose value holds what ends an assignment's value.
     for ctx in ["SECRET_KEY={}\n", "export DB_PASSWORD={}\n"] {
         add(
