@@ -22,6 +22,8 @@ import re
 import subprocess
 import sys
 
+from tally import Tally
+
 ANNOTATION = re.compile(r"\b(ruleid|ok|todoruleid|todook)\s*:")
 
 
@@ -54,8 +56,7 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     coffer, dirs = sys.argv[1], sys.argv[2:]
-    pos = neg = pos_hit = neg_hit = 0
-    missed, false_pos = [], []
+    tally = Tally()
     for d in dirs:
         for root, _, files in os.walk(d):
             for f in sorted(files):
@@ -66,24 +67,8 @@ def main():
                     lines = fh.read().split("\n")
                 hit = flagged_lines(coffer, path)
                 for ln, positive in cases(lines):
-                    shown = f"{path}:{ln}: {lines[ln - 1][:120]}"
-                    if positive:
-                        pos += 1
-                        pos_hit += ln in hit
-                        if ln not in hit:
-                            missed.append(shown)
-                    else:
-                        neg += 1
-                        neg_hit += ln in hit
-                        if ln in hit:
-                            false_pos.append(shown)
-    print(f"positives flagged: {pos_hit} of {pos}")
-    print(f"negatives flagged: {neg_hit} of {neg}")
-    for title, rows in (("missed", missed), ("flagged negatives", false_pos)):
-        print(f"\n{title}:")
-        for r in rows:
-            print(f"  {r}")
-
+                    tally.add(positive, ln in hit, f"{path}:{ln}: {lines[ln - 1][:120]}")
+    tally.report()
 
 if __name__ == "__main__":
     main()

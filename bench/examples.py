@@ -26,6 +26,7 @@ import sys
 import tempfile
 
 import yaml
+from tally import Tally
 
 INCLUDE = re.compile(r"(?m)^\s*\$\{[^}]*\}\s*$")
 
@@ -47,8 +48,7 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     coffer, root = sys.argv[1:]
-    pos = neg = pos_hit = neg_hit = 0
-    missed, false_pos = [], []
+    tally = Tally()
     with tempfile.TemporaryDirectory() as work:
         for n, (tag, ex) in enumerate(examples(root)):
             text = ex.get("text") or ""
@@ -62,23 +62,8 @@ def main():
             ).stdout
             found = json.loads(out)["result"].get("findings", 0) > 0
             shown = f"{tag} | {text.strip().replace(chr(10), ' / ')[:160]}"
-            if ex.get("containsSecret"):
-                pos += 1
-                pos_hit += found
-                if not found:
-                    missed.append(shown)
-            else:
-                neg += 1
-                neg_hit += found
-                if found:
-                    false_pos.append(shown)
-    print(f"positives flagged: {pos_hit} of {pos}")
-    print(f"negatives flagged: {neg_hit} of {neg}")
-    for title, rows in (("missed", missed), ("flagged negatives", false_pos)):
-        print(f"\n{title}:")
-        for r in rows:
-            print(f"  {r}")
-
+            tally.add(bool(ex.get("containsSecret")), found, shown)
+    tally.report()
 
 if __name__ == "__main__":
     main()
