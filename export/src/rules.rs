@@ -702,7 +702,7 @@ const CATALOG: &[Spec] = &[
         "xml-named-text",
         &["<string", "<entry"],
         concat!(
-            r#"(?i)<(?P<e>string|entry)\s+(?:name|key)\s*=\s*"(?P<n>"#,
+            r#"(?i)<(?:string|entry)\s+(?:name|key)\s*=\s*"(?P<n>"#,
             pair_secret_name!(),
             r#")"(?:\s+[^<>/]*)?>[ \t]*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)[ \t]*</(?:string|entry)>"#,
         ),
