@@ -1427,6 +1427,7 @@ proptest::proptest! {
     #[test]
     fn value_tests_take_any_bytes(v in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48)) {
         let _ = (format_only(&v), is_placeholder(&v), looks_fake(&v), constant_name_or_empty(&v), words_name(&v));
+        let _ = (connection_credential(&v), windows_path(&v), binary_data(&v), match_arm(&v, &v, &v));
     }
 }
 
