@@ -978,6 +978,17 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
             .or_else(|| caps.get(0))
             .expect("group 0 always matches");
         let (mut start, mut end) = (m.start(), m.end());
+        // `postgresql://${DB_USER:-app}@db`: the colon is inside an
+        // interpolation that the user opens, not between a user and a
+        // password.
+        if r.id == "url-credentials"
+            && caps.name("u").is_some_and(|u| {
+                let u = u.as_bytes();
+                memchr::memmem::rfind(u, b"${").is_some_and(|i| !u[i..].contains(&b'}'))
+            })
+        {
+            continue;
+        }
         // `https://TOKEN:x-oauth-basic@github.com/…`: GitHub's fixed
         // password; the user is the token.
         let oauth_user =
@@ -1305,12 +1316,15 @@ pub fn is_placeholder(v: &[u8]) -> bool {
         return true;
     }
     // `<secret>`, `{{ secrets.TOKEN }}`: a template, not a value (a
-    // password may well contain `<` or `{{` inside).
+    // password may well contain `<` or `{{` inside). So is a value that
+    // interpolates a variable anywhere (`user}:${self:custom.db.password}`
+    // in a serverless URL); `${VAR:-literal}` reaches here as its literal.
     // Ruby's `#{password}` and an HTML-escaped `&lt;YOUR_PASSWORD&gt;`
     // are templates too.
     if s.starts_with('<')
         || s.starts_with("{{")
         || s.starts_with("${{")
+        || interpolates(v)
         || s.starts_with("#{")
         || (s.starts_with("&lt;") && s.ends_with("&gt;"))
     {
@@ -1324,6 +1338,21 @@ pub fn is_placeholder(v: &[u8]) -> bool {
     distinct.sort_unstable();
     distinct.dedup();
     distinct.len() <= 2
+}
+
+/// Whether `v` interpolates a variable somewhere (`${self:custom.db.password}`,
+/// `${DB_HOST}`): `${`, a name (letters, digits, `_`, `.`, `:`, `-`), `}`
+/// or the value's end.
+/// (`m{{h}o)p${e]Q7…` is a password with `${` in it.)
+fn interpolates(v: &[u8]) -> bool {
+    memchr::memmem::find_iter(v, b"${").any(|i| {
+        let name = v[i + 2..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || b"_.:-".contains(c))
+            .count();
+        // (An unquoted value may end before the `}`.)
+        name > 0 && matches!(v.get(i + 2 + name), Some(b'}') | None)
+    })
 }
 
 /// A format string with nothing but fields and punctuation: `{password}`,

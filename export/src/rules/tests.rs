@@ -1230,6 +1230,9 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "jwt.sign(payload, secret)",
         "hmac.new(b'key', b'The quick brown fox jumps over the lazy dog', 'md5')",
         "jwt.decode(token, options={'verify_signature': False})",
+        // A URL that interpolates variables (serverless, a JS template).
+        r#"DATABASE_URL: "postgresql://${self:custom.db_credentials.username}:${self:custom.db_credentials.password}@${self:custom.db_host}/blink""#,
+        "DATABASE_URL: postgresql://${DB_USER:-app}@db:5432/x",
         // `f"…"` is a template.
         "password = f\"{base}{suffix}\"",
         "d[\"password\"] = password",
