@@ -2,7 +2,7 @@
 //! checksum flag on and the content size in the header, written while the raw
 //! bytes are hashed.
 //!
-//! Large inputs are read in 1 MiB chunks; each chunk goes to a hashing thread
+//! Large inputs are read in 256 KiB chunks; each chunk goes to a hashing thread
 //! and to the compressor at the same time, so SHA-256 runs beside zstd instead
 //! of after it. Memory is bounded by the chunk queue and zstd's job buffers,
 //! whatever the input size. A 64 KiB probe of the first chunk decides the
@@ -10,8 +10,7 @@
 //! zstd emits raw blocks almost at copy speed.
 
 use std::io::{self, BufWriter, Read, Write};
-use std::sync::mpsc::sync_channel;
-use std::sync::Arc;
+use std::sync::mpsc::{channel, sync_channel};
 
 use zstd::zstd_safe::CParameter;
 
@@ -19,10 +18,16 @@ use crate::digest::{Digest, Hasher};
 
 /// Inputs up to this size are read whole into memory and compressed in one call.
 pub const SMALL_OBJECT_MAX: usize = 1 << 20;
-/// Chunk size of the streaming path.
-const CHUNK: usize = 1 << 20;
+/// Chunk size of the streaming path. A chunk is read, copied into zstd's
+/// job buffer and hashed on another core: at 256 KiB it is still in cache
+/// for the second and third touch (1 MiB chunks made a 256 MiB put 8-12%
+/// slower; see bench/RESULTS.md, twenty-fifth session).
+const CHUNK: usize = 256 << 10;
 /// Chunks queued for the hashing thread (bounds memory).
-const HASH_QUEUE: usize = 4;
+const HASH_QUEUE: usize = 8;
+/// Output buffer of the streaming path: 1 MiB writes into the page cache
+/// took three times as long per byte as 64 KiB writes here.
+const OUT_BUF: usize = 64 << 10;
 /// Level for data that compresses.
 pub const LEVEL: i32 = 3;
 /// Level for data the probe found incompressible.
@@ -153,7 +158,7 @@ pub fn encode_stream<W: Write>(
     let incompressible = level == FAST_LEVEL;
 
     let counting = CountingWriter {
-        inner: BufWriter::with_capacity(CHUNK, out),
+        inner: BufWriter::with_capacity(OUT_BUF, out),
         count: 0,
     };
     let mut enc = zstd::stream::write::Encoder::new(counting, level).map_err(EncodeError::Write)?;
@@ -167,12 +172,18 @@ pub fn encode_stream<W: Write>(
             .map_err(EncodeError::Write)?;
     }
 
-    let (tx, rx) = sync_channel::<Arc<Vec<u8>>>(HASH_QUEUE);
+    // Chunks travel to the hashing thread and come back to be refilled: a
+    // fresh 1 MiB buffer per chunk cost a page-zeroing pass each (5% of a
+    // large put's CPU). At most HASH_QUEUE + 2 buffers ever exist.
+    let (tx, rx) = sync_channel::<Vec<u8>>(HASH_QUEUE);
+    let (back_tx, back_rx) = channel::<Vec<u8>>();
     let result = std::thread::scope(|s| {
         let hashing = s.spawn(move || {
             let mut h = Hasher::new();
             for chunk in rx {
                 h.update(&chunk);
+                // The feeder may be gone already (the last chunk).
+                let _ = back_tx.send(chunk);
             }
             h
         });
@@ -187,12 +198,11 @@ pub fn encode_stream<W: Write>(
                 if total > size {
                     return Err(EncodeError::SizeChanged);
                 }
-                let chunk_arc = Arc::new(chunk);
+                enc.write_all(&chunk).map_err(EncodeError::Write)?;
+                progress(chunk.len() as u64);
                 // The hashing thread only stops early if it panicked; join reports that.
-                let _ = tx.send(Arc::clone(&chunk_arc));
-                enc.write_all(&chunk_arc).map_err(EncodeError::Write)?;
-                progress(chunk_arc.len() as u64);
-                let mut next = Arc::try_unwrap(chunk_arc).unwrap_or_else(|_| vec![0u8; CHUNK]);
+                let _ = tx.send(chunk);
+                let mut next = back_rx.try_recv().unwrap_or_default();
                 next.resize(CHUNK, 0);
                 let k = read_full(input, &mut next).map_err(EncodeError::Read)?;
                 next.truncate(k);

@@ -28,6 +28,43 @@ pub(crate) const PARALLEL_PUBLISH_MIN: usize = 512;
 /// Uploads in flight at once when publishing a batch to a bucket.
 const REMOTE_PUBLISH_THREADS: usize = 8;
 
+/// Bytes of a streamed temp whose writeback is started at once.
+const WRITEBACK_STEP: u64 = 8 << 20;
+
+/// Writes a temp that will be fsynced, starting the writeback of each
+/// [`WRITEBACK_STEP`] as it is written, so the final fsync finds little
+/// left to write instead of the whole frame (30 ms of a 256 MiB put's
+/// 0.65 s on this machine). Only the timing of the temp's own writes
+/// changes: it is published after its fsync as before.
+struct WritebackAhead<'a> {
+    file: &'a File,
+    written: u64,
+    started: u64,
+    enabled: bool,
+}
+
+impl Write for WritebackAhead<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        if self.enabled && self.written - self.started >= WRITEBACK_STEP {
+            // DONTNEED starts writeback of the dirty range without waiting
+            // for it; a failure only loses the head start.
+            let _ = rustix::fs::fadvise(
+                self.file,
+                self.started,
+                std::num::NonZeroU64::new(self.written - self.started),
+                rustix::fs::Advice::DontNeed,
+            );
+            self.started = self.written;
+        }
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// The store's local staging directory plus the backend objects are
 /// published to (the root's own directories, or a bucket).
 #[derive(Debug)]
@@ -162,7 +199,14 @@ impl ObjectDirs {
         progress: &dyn Fn(u64),
     ) -> Result<Staged> {
         let (name, f) = self.create_temp()?;
-        let result = frame::encode_stream(input, size, &f, progress).and_then(|enc| {
+        let out = WritebackAhead {
+            file: &f,
+            written: 0,
+            started: 0,
+            // A bucket's temps are uploaded, not synced (see sync_staged).
+            enabled: !self.backend.shared(),
+        };
+        let result = frame::encode_stream(input, size, out, progress).and_then(|enc| {
             if sync {
                 f.sync_all().map_err(EncodeError::Write)?;
             }
@@ -331,5 +375,33 @@ impl ObjectDirs {
         let name = format!("{}.{}", d.hex(), now_ms());
         self.backend.quarantine(&object_key(d), &name)?;
         Ok(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writeback_ahead_passes_every_byte_and_starts_writeback_by_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = File::create(dir.path().join("t")).unwrap();
+        let mut w = WritebackAhead {
+            file: &f,
+            written: 0,
+            started: 0,
+            enabled: true,
+        };
+        let block: Vec<u8> = (0..=255u8).cycle().take(3 << 20).collect();
+        for _ in 0..7 {
+            w.write_all(&block).unwrap();
+        }
+        w.flush().unwrap();
+        assert_eq!(w.written, 21 << 20);
+        // 3 MiB writes: writeback starts at 9 MiB and at 18 MiB written.
+        assert_eq!(w.started, 18 << 20);
+        let back = std::fs::read(dir.path().join("t")).unwrap();
+        assert_eq!(back.len(), 21 << 20);
+        assert!(back.chunks(3 << 20).all(|c| c == &block[..]));
     }
 }
