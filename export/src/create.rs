@@ -875,7 +875,7 @@ fn write_artifacts(
         };
         let id = scrubber.string(&d.id, &mut unused);
         let f = tree.create_file(&rel, 0o755, 0o644)?;
-        let mut w = HashingWriter::new(BufWriter::with_capacity(1 << 20, f));
+        let mut w = HashingWriter::new(BufWriter::with_capacity(coffer_store::WRITE_BUF, f));
         let skip: BTreeSet<u64> = skipped
             .iter()
             .filter(|r| r.artifact_id == d.id)

@@ -25,9 +25,12 @@ pub const SMALL_OBJECT_MAX: usize = 1 << 20;
 const CHUNK: usize = 256 << 10;
 /// Chunks queued for the hashing thread (bounds memory).
 const HASH_QUEUE: usize = 8;
-/// Output buffer of the streaming path: 1 MiB writes into the page cache
-/// took three times as long per byte as 64 KiB writes here.
-const OUT_BUF: usize = 64 << 10;
+/// The buffer bytes are written to files through (and, for copies out of
+/// an object, decoded and hashed in): on this project's machine, 1 MiB
+/// writes into the page cache took three times as long per byte as 64 KiB
+/// writes, whose source is still in cache (see bench/RESULTS.md,
+/// twenty-fifth session).
+pub const WRITE_BUF: usize = 64 << 10;
 /// Level for data that compresses.
 pub const LEVEL: i32 = 3;
 /// Level for data the probe found incompressible.
@@ -158,7 +161,7 @@ pub fn encode_stream<W: Write>(
     let incompressible = level == FAST_LEVEL;
 
     let counting = CountingWriter {
-        inner: BufWriter::with_capacity(OUT_BUF, out),
+        inner: BufWriter::with_capacity(WRITE_BUF, out),
         count: 0,
     };
     let mut enc = zstd::stream::write::Encoder::new(counting, level).map_err(EncodeError::Write)?;

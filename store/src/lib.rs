@@ -70,7 +70,7 @@ pub use backend::{Backend, BackendConfig};
 pub use catalog::{Catalog, CatalogStats, ObjectRow, Root, RootKindTotals};
 pub use digest::Digest;
 pub use error::{Result, StoreError};
-pub use frame::MULTITHREAD_MIN;
+pub use frame::{MULTITHREAD_MIN, WRITE_BUF};
 pub use fsck::{Finding, FsckReport};
 pub use gc::GcReport;
 pub use mirror::MirrorReport;

@@ -17,6 +17,7 @@ use crate::backend::{BackendConfig, Body};
 use crate::catalog::{Catalog, CatalogStats, ObjectRow, Root, Schema};
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
+use crate::frame::WRITE_BUF;
 use crate::frame::{self, Verdict, VerifyFailed, VerifyingDecoder, SMALL_OBJECT_MAX};
 use crate::layout::{self, LockMode, StoreLock};
 use crate::names::CATALOG_FILE;
@@ -337,14 +338,13 @@ impl Store {
     /// copy must never be visible.
     pub fn copy_object(&self, d: &Digest, out: &mut dyn Write) -> Result<u64> {
         let mut r = self.open_object(d)?;
-        // Sized to the object (the reader knows its size), up to 1 MiB: a
-        // small object must not pay for zeroing a 1 MiB buffer, which the
-        // allocator hands out from its heap, not as fresh pages, once one
-        // has been freed. One byte more than the object leaves room for
-        // the read that finds its end and verifies it.
-        let cap = r
-            .expected_size
-            .map_or(1 << 20, |n| n.saturating_add(1).min(1 << 20)) as usize;
+        // Sized to the object (the reader knows its size), up to WRITE_BUF: a
+        // small object must not pay for zeroing a larger buffer. One byte
+        // more than the object leaves room for the read that finds its end
+        // and verifies it.
+        let cap = r.expected_size.map_or(WRITE_BUF as u64, |n| {
+            n.saturating_add(1).min(WRITE_BUF as u64)
+        }) as usize;
         let mut buf = vec![0u8; cap];
         let mut n = 0u64;
         loop {

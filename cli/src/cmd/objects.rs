@@ -160,7 +160,10 @@ pub(super) fn write_object(ctx: &Ctx, store: &Store, d: &Digest, output: Option<
             // Verify the whole object before the first byte leaves, so a
             // pipeline never consumes corrupt bytes; the copy verifies again.
             let copied = store.verify_object(&d).and_then(|_| {
-                let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+                let mut out = std::io::BufWriter::with_capacity(
+                    coffer_store::WRITE_BUF,
+                    std::io::stdout().lock(),
+                );
                 let n = store.copy_object(&d, &mut out)?;
                 out.flush()
                     .map_err(|e| coffer_store::StoreError::io("<stdout>", "write", e))?;
