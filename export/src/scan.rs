@@ -67,10 +67,28 @@ pub fn scan_paths(paths: &[PathBuf], exp: &Expectations<'_>) -> Result<ScanOutco
     for p in &files {
         let shown = coffer_store::input::escaped(p);
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let opened =
-            coffer_store::input::open(p).map_err(|e| Issue::file(e.code(), &shown, e.to_string()));
-        if let Err(i) = opened.and_then(|f| scan.file(f, &shown, media_type_of(name))) {
-            issues.push(i);
+        let open = || {
+            coffer_store::input::open(p).map_err(|e| Issue::file(e.code(), &shown, e.to_string()))
+        };
+        let media = media_type_of(name);
+        let (found, report) = (scan.findings.len(), scan.report.clone());
+        match open().and_then(|f| scan.file(f, &shown, media)) {
+            Ok(_) => {}
+            Err(i) if media.starts_with("application/") && malformed(&i) => {
+                // A malformed document is still read, as lines of text, so
+                // the secrets in it are reported beside the error instead
+                // of hidden behind it. What its structured pass found
+                // before it stopped is found again by the text pass.
+                scan.findings.truncate(found);
+                scan.report = report;
+                let code = i.code;
+                issues.push(i);
+                match open().and_then(|f| scan.file(f, &shown, "text/plain")) {
+                    Err(again) if again.code != code => issues.push(again),
+                    _ => {}
+                }
+            }
+            Err(i) => issues.push(i),
         }
     }
     issues.append(&mut scan.findings);
@@ -79,6 +97,11 @@ pub fn scan_paths(paths: &[PathBuf], exp: &Expectations<'_>) -> Result<ScanOutco
         report: scan.report,
         issues,
     })
+}
+
+/// True for a file refused for its content (not for a failure to read it).
+fn malformed(i: &Issue) -> bool {
+    i.code.starts_with("validation.") || i.code.starts_with("limit.")
 }
 
 #[cfg(test)]

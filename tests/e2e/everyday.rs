@@ -557,6 +557,48 @@ fn scan_prints_findings_on_stdout_as_path_line_col_and_never_the_value() {
     );
 }
 
+#[test]
+fn scan_reads_a_malformed_json_file_as_text_and_reports_both() {
+    let env = Env::new();
+    let token = "ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8";
+    // Not strict JSON (an integer past 2^53, a comment): the secrets in it
+    // are reported beside the parse error, each once, on its own line.
+    env.write(
+        "t/big.json",
+        format!("{{\n  \"n\": 1925483168813050783076,\n  \"k\": \"{token}\"\n}}\n").as_bytes(),
+    );
+    env.write(
+        "t/c.json",
+        format!("// settings\n{{\"k\": \"{token}\"}}\n").as_bytes(),
+    );
+    // A JSON Lines file whose second line is cut: the first line's secret
+    // is reported once, the third line's too.
+    env.write(
+        "t/s.jsonl",
+        format!("{{\"a\":\"{token}\"}}\n{{\"b\":\n{{\"c\":\"{token}\"}}\n").as_bytes(),
+    );
+    let (code, v) = env.json(&["scan", env.path("t").to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let codes: Vec<(&str, &str)> = v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["code"].as_str().unwrap(), i["message"].as_str().unwrap()))
+        .collect();
+    let count = |c: &str| codes.iter().filter(|(k, _)| *k == c).count();
+    assert_eq!(count("validation.integer_out_of_range"), 1, "{codes:?}");
+    assert_eq!(count("validation.invalid_json"), 2, "{codes:?}");
+    assert_eq!(count("validation.secret_in_export"), 4, "{codes:?}");
+    let lines: Vec<(u64, u64)> = v["result"]["locations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["line"].as_u64().unwrap(), l["column"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(lines, [(3, 9), (2, 8), (1, 7), (3, 7)], "{v}");
+    assert!(!v.to_string().contains(token));
+}
+
 /// The SARIF 2.1.0 schema, when `COFFER_SARIF_SCHEMA` names it (CI
 /// fetches it, pinned by digest, in `.ci/run`); `None` with a message
 /// otherwise.
