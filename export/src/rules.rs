@@ -1342,16 +1342,37 @@ pub fn is_placeholder(v: &[u8]) -> bool {
 
 /// Whether `v` interpolates a variable somewhere (`${self:custom.db.password}`,
 /// `${DB_HOST}`): `${`, a name (letters, digits, `_`, `.`, `:`, `-`), `}`
-/// or the value's end.
+/// or the value's end; or holds a named format field ([`format_field`]).
 /// (`m{{h}o)p${e]Q7…` is a password with `${` in it.)
 fn interpolates(v: &[u8]) -> bool {
-    memchr::memmem::find_iter(v, b"${").any(|i| {
-        let name = v[i + 2..]
+    format_field(v)
+        || memchr::memmem::find_iter(v, b"${").any(|i| {
+            let name = v[i + 2..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || b"_.:-".contains(c))
+                .count();
+            // (An unquoted value may end before the `}`.)
+            name > 0 && matches!(v.get(i + 2 + name), Some(b'}') | None)
+        })
+}
+
+/// Whether `v` holds a named format field, `{bucket}` or `{self.api_key}`,
+/// as Python's `str.format` and f-strings, C#'s interpolated strings and
+/// Rust's `format!` write them: `{`, a lower-case letter or `_`, at least
+/// two more letters, `_` or `.` (no digits), `}`. A random token has no
+/// braces, and a random password's braces seldom hold such a name
+/// (`aX9{kL2}mQ7…` stays a value).
+fn format_field(v: &[u8]) -> bool {
+    memchr::memchr_iter(b'{', v).any(|i| {
+        let rest = &v[i + 1..];
+        let starts = rest
+            .first()
+            .is_some_and(|c| c.is_ascii_lowercase() || *c == b'_');
+        let name = rest
             .iter()
-            .take_while(|c| c.is_ascii_alphanumeric() || b"_.:-".contains(c))
+            .take_while(|c| c.is_ascii_alphabetic() || b"_.".contains(c))
             .count();
-        // (An unquoted value may end before the `}`.)
-        name > 0 && matches!(v.get(i + 2 + name), Some(b'}') | None)
+        starts && name >= 3 && rest.get(name) == Some(&b'}')
     })
 }
 

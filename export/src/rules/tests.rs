@@ -935,6 +935,12 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "password = \"{}\"",
         format!("m{{{{h}}o)p${{e]{}", g.alnum(10)),
     );
+    // Braces around a short mixed run are a password's, not a field.
+    add(
+        "secret-assignment",
+        "password = \"{}\"",
+        format!("aX9{{kL2}}{}", g.alnum(12)),
+    );
     add(
         "jwt",
         "unsigned {} end",
@@ -1233,6 +1239,9 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         // A URL that interpolates variables (serverless, a JS template).
         r#"DATABASE_URL: "postgresql://${self:custom.db_credentials.username}:${self:custom.db_credentials.password}@${self:custom.db_host}/blink""#,
         "DATABASE_URL: postgresql://${DB_USER:-app}@db:5432/x",
+        // A value with named format fields is a template, f-string or not.
+        "write_key: 's3://{bucket}/deduped_events/schema_type={schema}/dt={date}'",
+        "api_token = \"{self.api_prefix}-{region}\"",
         // `f"…"` is a template.
         "password = f\"{base}{suffix}\"",
         "d[\"password\"] = password",
@@ -1426,10 +1435,25 @@ proptest::proptest! {
         proptest::prop_assert!(!format_only(with.as_bytes()), "{with:?}");
     }
 
+    /// A named field anywhere makes a value a template; a field with a
+    /// digit, an upper-case start or fewer than three letters does not.
+    #[test]
+    fn a_named_format_field_makes_a_template(
+        before in "[A-Za-z0-9:/_-]{0,12}",
+        name in "[a-z_][a-z_.]{2,10}",
+        odd in proptest::prop_oneof!["[A-Z][a-z]{2,6}", "[a-z]{1,3}[0-9]", "[a-z]{1,2}"],
+        after in "[A-Za-z0-9:/_-]{0,12}",
+    ) {
+        let named = format!("{before}{{{name}}}{after}");
+        proptest::prop_assert!(format_field(named.as_bytes()), "{named:?}");
+        let not = format!("{before}{{{odd}}}{after}");
+        proptest::prop_assert!(!format_field(not.as_bytes()), "{not:?}");
+    }
+
     /// The value tests take any bytes without panicking.
     #[test]
     fn value_tests_take_any_bytes(v in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48)) {
-        let _ = (format_only(&v), is_placeholder(&v), looks_fake(&v), constant_name_or_empty(&v), words_name(&v));
+        let _ = (format_only(&v), format_field(&v), is_placeholder(&v), looks_fake(&v), constant_name_or_empty(&v), words_name(&v));
         let _ = (connection_credential(&v), windows_path(&v), binary_data(&v), match_arm(&v, &v, &v));
     }
 }
