@@ -468,14 +468,15 @@ const CATALOG: &[Spec] = &[
     ),
     (
         // A crypt(3) or Kerberos hash of a password: bcrypt `$2b$`, SHA-crypt
-        // `$5$`/`$6$`, MD5-crypt `$1$`, Cisco `$8$`/`$9$`, and the AS-REP and
+        // `$5$`/`$6$`, MD5-crypt `$1$` and Apache's `$apr1$` (`htpasswd -m`),
+        // Cisco `$8$`/`$9$`, and the AS-REP and
         // TGS hashes of Kerberos roasting. Offline cracking turns one into
         // the password.
         "password-hash",
         &[
-            "$2a$", "$2b$", "$2x$", "$2y$", "$1$", "$5$", "$6$", "$8$", "$9$", "$krb5",
+            "$2a$", "$2b$", "$2x$", "$2y$", "$1$", "$apr1$", "$5$", "$6$", "$8$", "$9$", "$krb5",
         ],
-        r#"(?P<s>\$2[abxy]\$[0-9]{2}\$[./A-Za-z0-9]{53}|\$[56]\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}|\$1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|\$[89]\$[./A-Za-z0-9]{14}\$[./A-Za-z0-9]{43}|\$krb5(?:asrep|tgs)\$[0-9]{2}\$[^\s"'<>]{32,})"#,
+        r#"(?P<s>\$2[abxy]\$[0-9]{2}\$[./A-Za-z0-9]{53}|\$[56]\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}|\$(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|\$[89]\$[./A-Za-z0-9]{14}\$[./A-Za-z0-9]{43}|\$krb5(?:asrep|tgs)\$[0-9]{2}\$[^\s"'<>]{32,})"#,
         Check::Shape,
     ),
     (

@@ -564,6 +564,15 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     );
     add(
         "password-hash",
+        "deploy:{}",
+        format!(
+            "$apr1${}${}",
+            g.alnum(8),
+            g.chars(B64.replace('+', ".").as_str(), 22)
+        ),
+    );
+    add(
+        "password-hash",
         "hash: {}",
         format!(
             "$krb5asrep$23$user@domain.test:{}${}",
