@@ -19,9 +19,9 @@ use crate::digest::{Digest, Hasher};
 /// Inputs up to this size are read whole into memory and compressed in one call.
 pub const SMALL_OBJECT_MAX: usize = 1 << 20;
 /// Chunk size of the streaming path. A chunk is read, copied into zstd's
-/// job buffer and hashed on another core: at 256 KiB it is still in cache
-/// for the second and third touch (1 MiB chunks made a 256 MiB put 8-12%
-/// slower; see bench/RESULTS.md, twenty-fifth session).
+/// job buffer and hashed on another core: at 256 KiB it is more likely
+/// still in cache for the second and third touch (five interleaved 256 MiB
+/// puts were 1-2% faster than with 1 MiB chunks, and no run slower).
 const CHUNK: usize = 256 << 10;
 /// Chunks queued for the hashing thread (bounds memory).
 const HASH_QUEUE: usize = 8;
@@ -176,8 +176,8 @@ pub fn encode_stream<W: Write>(
     }
 
     // Chunks travel to the hashing thread and come back to be refilled: a
-    // fresh 1 MiB buffer per chunk cost a page-zeroing pass each (5% of a
-    // large put's CPU). At most HASH_QUEUE + 2 buffers ever exist.
+    // fresh zeroed buffer per chunk cost 5% of a large put's CPU in memset
+    // and page clearing. At most HASH_QUEUE + 2 buffers ever exist.
     let (tx, rx) = sync_channel::<Vec<u8>>(HASH_QUEUE);
     let (back_tx, back_rx) = channel::<Vec<u8>>();
     let result = std::thread::scope(|s| {
