@@ -33,7 +33,11 @@ rm -rf "$B"; mkdir -p "$B"
 S="$B/store"
 "$COFFER" --store "$S" init -q
 
-# batch N DIR: 10,000 unique files of 0.5-4 KiB under DIR (seeded by N).
+# batch N DIR: 10,000 unique files of 0.5-4 KiB under DIR (seeded by N),
+# written over the previous batch's files of the same names: deleting each
+# batch beside the growing store made this journal-less ext4's inode
+# allocator scan past the freed inodes (`recently_deleted`), which the
+# put then paid for (see RESULTS.md, twenty-fifth session).
 batch() {
   python3 bench/gen.py small "$2" "$1"
 }
@@ -60,11 +64,11 @@ echo one > "$B/one"; one=$("$COFFER" --store "$S" put -q "$B/one"; "$COFFER" --s
 n=0
 for target in $CHECKPOINTS; do
   while [ "$(count)" -lt "$target" ]; do
-    n=$((n + 1)); rm -rf "$B/in"; batch "$n" "$B/in"
+    n=$((n + 1)); batch "$n" "$B/in"
     "$COFFER" --store "$S" put -q "$B/in" >/dev/null
   done
   objects=$(count)
-  n=$((n + 1)); rm -rf "$B/in" "$B/fresh"; batch "$n" "$B/in"; sync; sleep "${PAUSE:-1}"
+  n=$((n + 1)); rm -rf "$B/fresh"; batch "$n" "$B/in"; sync; sleep "${PAUSE:-1}"
   cat "$B"/in/*/* >/dev/null
   read -r put_s _ < <(seconds "$COFFER" --store "$S" put -q "$B/in")
   "$COFFER" --store "$B/fresh" init -q
