@@ -430,7 +430,6 @@ fn copy_object(src: &ObjectDirs, dest: &ObjectDirs, d: &Digest) -> Result<Copied
                 size,
                 stored_size,
             },
-            synced: false,
         })),
         Ok((n, _, true)) => {
             let _ = tmp.remove_file(&name);

@@ -84,8 +84,6 @@ pub struct Staged {
     pub tmp_name: String,
     /// What it encodes.
     pub encoded: Encoded,
-    /// Whether its data was already fsynced.
-    pub synced: bool,
 }
 
 /// Creates a new object temp file in `tmp`.
@@ -121,7 +119,6 @@ pub fn stage_small(
             size: data.len() as u64,
             stored_size: frame.len() as u64,
         },
-        synced: false,
     })
 }
 
@@ -188,14 +185,13 @@ impl ObjectDirs {
         create_temp(&self.tmp)
     }
 
-    /// Stages a streamed object of exactly `size` bytes; `subject` names the
-    /// input in errors. With `sync`, the temp is fsynced before returning.
+    /// Stages a streamed object of exactly `size` bytes (not yet synced);
+    /// `subject` names the input in errors.
     pub fn stage_stream(
         &self,
         input: &mut dyn Read,
         size: u64,
         subject: &std::path::Path,
-        sync: bool,
         progress: &dyn Fn(u64),
     ) -> Result<Staged> {
         let (name, f) = self.create_temp()?;
@@ -206,12 +202,7 @@ impl ObjectDirs {
             // A bucket's temps are uploaded, not synced (see sync_staged).
             enabled: !self.backend.shared(),
         };
-        let result = frame::encode_stream(input, size, out, progress).and_then(|enc| {
-            if sync {
-                f.sync_all().map_err(EncodeError::Write)?;
-            }
-            Ok(enc)
-        });
+        let result = frame::encode_stream(input, size, out, progress);
         if result.is_ok() {
             crate::crash::point("temp_written");
         }
@@ -219,7 +210,6 @@ impl ObjectDirs {
             Ok(encoded) => Ok(Staged {
                 tmp_name: name,
                 encoded,
-                synced: sync,
             }),
             Err(e) => {
                 let _ = self.tmp.remove_file(&name);
@@ -276,8 +266,8 @@ impl ObjectDirs {
         Ok(())
     }
 
-    /// Makes a batch's objects durable under their names: syncs the temps
-    /// not yet synced, publishes them all ([`ObjectDirs::publish_each`]),
+    /// Makes a batch's objects durable under their names: syncs the temps,
+    /// publishes them all ([`ObjectDirs::publish_each`]),
     /// then syncs the published names of every object in `digests` (new,
     /// or found by dedup: an orphan left by a crashed writer may not be
     /// durable yet). Returns whether each publication created its object,
@@ -287,12 +277,8 @@ impl ObjectDirs {
         staged: &[(usize, Staged)],
         digests: &[Digest],
     ) -> Result<Vec<(usize, bool)>> {
-        let unsynced: Vec<&Staged> = staged
-            .iter()
-            .map(|(_, s)| s)
-            .filter(|s| !s.synced)
-            .collect();
-        if let Err(e) = self.sync_staged(&unsynced) {
+        let temps: Vec<&Staged> = staged.iter().map(|(_, s)| s).collect();
+        if let Err(e) = self.sync_staged(&temps) {
             staged.iter().for_each(|(_, s)| self.discard(s));
             return Err(e);
         }

@@ -639,7 +639,7 @@ impl<'s> Batch<'s> {
             (digest, None)
         } else {
             let tick = |n| self.tick(n);
-            let staged = dirs.stage_stream(input, size, subject, false, &tick)?;
+            let staged = dirs.stage_stream(input, size, subject, &tick)?;
             let digest = staged.encoded.digest;
             if let Err(e) = check_expected(&opts, subject, digest).and_then(|()| {
                 // A damaged frame under this name is moved aside, so the
