@@ -18,8 +18,13 @@ catalog. Variants change one thing each:
             not one path per file
   intref    roots refer to objects by an integer id (objects get a
             rowid and a unique digest index) instead of the digest
+  noindex   no index of roots by object (the roots table's key only)
+  distinct  each batch's paths under a directory of its own (a user
+            putting a new run directory), not the same paths again
 
-  python3 bench/catalog.py                  # all variants, 500k rows
+Variants combine with "+" (e.g. blob+noindex).
+
+  python3 bench/catalog.py                  # the first five variants, 500k rows
   ROWS=1000000 python3 bench/catalog.py base blob
 """
 import hashlib
@@ -58,36 +63,40 @@ class Catalog:
     def __init__(self, path, variant):
         self.variant, self.k = variant, 0
         self.c = sqlite3.connect(path, isolation_level=None)
-        if variant == "page1k":
+        self.parts = set(variant.split("+"))
+        if "page1k" in self.parts:
             self.c.execute("PRAGMA page_size=1024")
         self.c.execute("PRAGMA journal_mode=WAL")
         self.c.execute("PRAGMA synchronous=FULL")
         self.c.execute("PRAGMA cache_size=-65536")
-        if variant == "intref":
+        if "intref" in self.parts:
             self.c.executescript(INTREF)
         else:
-            self.c.executescript(schema("BLOB" if variant == "blob" else "TEXT"))
+            self.c.executescript(schema("BLOB" if "blob" in self.parts else "TEXT"))
+        if "noindex" in self.parts:
+            self.c.execute("DROP INDEX " + ("roots_by_object" if "intref" in self.parts else "roots_by_digest"))
 
     def batch(self):
-        rows = []
+        rows, b = [], self.k // BATCH
         for i in range(BATCH):
             h = hashlib.sha256(b"%d" % self.k)
             self.k += 1
-            d = h.digest() if self.variant == "blob" else "sha256:" + h.hexdigest()
-            name = f"/home/user/runs/in/{i % 100:02d}/{i}"
-            rows.append((d, f"/home/user/runs/in#{self.k // BATCH}" if self.variant == "onename" else name))
-        if self.variant == "sorted":
+            d = h.digest() if "blob" in self.parts else "sha256:" + h.hexdigest()
+            run = f"in-{b}" if "distinct" in self.parts else "in"
+            name = f"/home/user/runs/{run}/{i % 100:02d}/{i}"
+            rows.append((d, f"/home/user/runs/in#{b}" if "onename" in self.parts else name))
+        if "sorted" in self.parts:
             rows.sort()
         t = time.perf_counter()
         self.c.execute("BEGIN IMMEDIATE")
         for d, name in rows:
-            if self.variant == "intref":
+            if "intref" in self.parts:
                 cur = self.c.execute("INSERT INTO objects (digest, size, stored_size, first_seen_ms) "
                                      "VALUES (?,?,?,?)", (d, 2000, 2100, self.k))
                 self.c.execute("INSERT INTO roots VALUES ('put',?,?,?)", (name, cur.lastrowid, self.k))
                 continue
             self.c.execute("INSERT INTO objects VALUES (?,?,?,?)", (d, 2000, 2100, self.k))
-            if self.variant != "noroots":
+            if "noroots" not in self.parts:
                 self.c.execute("INSERT INTO roots VALUES ('put',?,?,?)", (name, d, self.k))
         self.c.execute("COMMIT")
         return time.perf_counter() - t
