@@ -4,7 +4,8 @@
 build: makes a session of real, benign content that any machine with the
 Rust toolchain and Python has, as tool outputs of an agent session:
   - crate sources from the cargo registry (~/.cargo/registry/src),
-  - Python standard-library modules,
+  - Python standard-library modules (or, with PY_SRC=DIR, the Python
+    files under DIR, such as a venv's site-packages),
   - doc texts (/usr/share/common-licenses, /usr/share/doc/*/copyright),
 and, as the workspace patch, a real `diff -ruN` between two versions of one
 crate in the registry. Files are taken in sorted order, so two runs on one
@@ -66,7 +67,14 @@ def build(out, mib):
         for d in registry_dirs()
         for f in sorted(glob.glob(os.path.join(d, "src", "**", "*.rs"), recursive=True))
     ]
-    py = sorted(glob.glob("/usr/lib/python3*/*.py"))
+    # PY_SRC: Python from another tree instead of the standard library
+    # (a venv's site-packages: third-party code, moto's fake credentials).
+    py_src = os.environ.get("PY_SRC")
+    py = sorted(
+        glob.glob(os.path.join(py_src, "**", "*.py"), recursive=True)
+        if py_src
+        else glob.glob("/usr/lib/python3*/*.py")
+    )
     docs = sorted(glob.glob("/usr/share/common-licenses/*")) + sorted(
         glob.glob("/usr/share/doc/*/copyright")
     )

@@ -9,14 +9,19 @@
 #
 #   bench/benign.sh              # 10 MiB session
 #   MIB=2 bench/benign.sh        # smoke run
+#   COFFER=path/to/coffer bench/benign.sh   # another build (A/B)
+#   PY_SRC=target/ci-venv/lib/python3.11/site-packages bench/benign.sh
+#                                # third-party Python instead of the stdlib
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MIB=${MIB:-10}
 B=${BENCH_DIR:-$PWD/target/bench}/benign
 rm -rf "$B"
 mkdir -p "$B"
-cargo build --release -q -p coffer-cli
-COFFER=$PWD/target/release/coffer
+if [ -z "${COFFER:-}" ]; then
+  cargo build --release -q -p coffer-cli
+  COFFER=$PWD/target/release/coffer
+fi
 python3 bench/benign.py build "$B/src" "$MIB"
 python3 bench/make-bundle.py "$B/src/session.jsonl" fixtures/run-bundles/observational-completed "$B/bundle" "$B/src/workspace.patch"
 cat > "$B/policy.json" <<'P'

@@ -87,7 +87,8 @@ const INNOCENT: &[&str] = &["maxtoken", "tokenizer", "accesscontrolallowcredenti
 /// Endings that make a `…token` name innocent: pagination cursors
 /// (`nextPageToken`, `NextContinuationToken`, botocore's `input_token`),
 /// idempotency keys, a tokenizer's special tokens (`eos_token: "</s>"`),
-/// and the `ASKPASS` programs.
+/// the `ASKPASS` programs, and words that only end like a secret's
+/// (`compass`, `seamonkey`).
 /// Not `clienttoken` or `sessiontoken`: some services authenticate with
 /// those.
 const INNOCENT_SUFFIXES: &[&str] = &[
@@ -107,6 +108,15 @@ const INNOCENT_SUFFIXES: &[&str] = &[
     "masktoken",
     // `GIT_ASKPASS`, `SSH_ASKPASS`: a program that asks for one.
     "askpass",
+    // Words that end in `key`: `BROWSER=…:seamonkey:mozilla:…`.
+    "monkey",
+    "turkey",
+    "hockey",
+    "jockey",
+    "donkey",
+    "whiskey",
+    "hotkey",
+    "turnkey",
     // Words that end in `pass`.
     "compass",
     "bypass",

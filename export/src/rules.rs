@@ -628,6 +628,11 @@ const CATALOG: &[Spec] = &[
         Check::Assignment,
     ),
     (
+        // A secret's name, an operator and a value. A quoted value may
+        // follow a line break (`const apiKey =` then the string, as
+        // Prettier wraps a long one); a bare one on a later line (`l`)
+        // must stand alone there and look random (`## Save pass:`, a
+        // blank line, the password; not `class ApiKey:` then `@property`).
         "secret-assignment",
         &[
             "token",
@@ -639,8 +644,11 @@ const CATALOG: &[Spec] = &[
             "database",
             "connection",
             "dsn",
+            // (`auth` alone is a name: without it the rule ran on such a
+            // line only when another keyword was near.)
+            "auth",
         ],
-        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|secret_?string|secret_?key_?base|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:[ \t]*:[ \t]*(?:str|string|String|&str|&'static str|Optional\[str\])[ \t]*=|(?:["'`]\]?)?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)\s*(?:(?:@|[bBrRuU]|[rR][bB]|[bB][rR])?"(?P<q>[^"\r\n]+)"|(?:[bBrRuU]|[rR][bB]|[bB][rR])?'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`|(?P<s>[^\s"'`,;&<>)\]}]+))"#,
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|secret_?string|secret_?key_?base|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:[ \t]*:[ \t]*(?:str|string|String|&str|&'static str|Optional\[str\])[ \t]*=|(?:["'`]\]?)?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)(?:\s*(?:(?:@|[bBrRuU]|[rR][bB]|[bB][rR])?"(?P<q>[^"\r\n]+)"|(?:[bBrRuU]|[rR][bB]|[bB][rR])?'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`)|[ \t]*(?P<s>[^\s"'`,;&<>)\]}]+)|[ \t]*\r?\n\s*(?P<l>[^\s"'`,;&<>)\]}]{16,}))"#,
         Check::Assignment,
     ),
     (
@@ -973,7 +981,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
         return;
     }
     for caps in r.regex.captures_iter(hay) {
-        let m = ["s", "q", "a", "b"]
+        let m = ["s", "q", "a", "b", "l"]
             .iter()
             .find_map(|g| caps.name(g))
             .or_else(|| caps.get(0))
@@ -1064,7 +1072,14 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 }
                 // `the --username and --password options`: prose names the
                 // option; a lower-case word after it is not its value.
-                if r.id == "cli-secret-flag" && value.iter().all(u8::is_ascii_lowercase) {
+                // (A sentence may end on it: `the new --password options.`)
+                let sentence_word = value.strip_suffix(b".").unwrap_or(value);
+                if r.id == "cli-secret-flag" && sentence_word.iter().all(u8::is_ascii_lowercase) {
+                    continue;
+                }
+                // `?key=6254792024915968`: digits alone in a query are an
+                // id (a fuzzer's test case), not a key.
+                if r.id == "query-secret" && value.iter().all(u8::is_ascii_digit) {
                     continue;
                 }
                 // An anti-forgery cookie (`csrftoken`, `XSRF-TOKEN`) is bound
@@ -1091,6 +1106,18 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     && start >= 4
                     && hay[start - 4..start].eq_ignore_ascii_case(b"key="));
                 if random_only && word_like(value) {
+                    continue;
+                }
+                // `authorization=authorization,`: a keyword argument
+                // handing on a variable of that name.
+                if r.id == "authorization-header"
+                    && hay[..start].ends_with(b"=")
+                    && value
+                        .strip_suffix(b")")
+                        .unwrap_or(value)
+                        .iter()
+                        .all(|c| c.is_ascii_lowercase() || *c == b'_')
+                {
                     continue;
                 }
                 // A URL's password stands where no type name can
@@ -1130,6 +1157,17 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     if !spaced_value_ok(&hay[..n], value, hay.get(end).copied()) {
                         continue;
                     }
+                    // `typedef struct set_mem_access set_mem_access_t;`: a
+                    // name, then a name built on it.
+                    if caps.name("n").is_some_and(|n| {
+                        value.len() > n.len() && value[..n.len()].eq_ignore_ascii_case(n.as_bytes())
+                    }) {
+                        continue;
+                    }
+                }
+                // `if this token is write-protected.`: prose names a state.
+                if r.id == "secret-label-is" && words_name(value) {
+                    continue;
                 }
                 if r.check == Check::Assignment {
                     // The name's group: `n`, or one of the alternatives'
@@ -1138,15 +1176,14 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                         .iter()
                         .find_map(|g| caps.name(g));
                     let name = name_m.map(|n| n.as_bytes()).unwrap_or(b"");
+                    // What stands between the name and its value (`" = "`,
+                    // `":\n  '`); empty without a name.
+                    let sep: &[u8] = name_m.map_or(&[][..], |n| &hay[n.end()..start]);
                     // `elif token == 'account'`, `name_token != "name"`:
                     // code comparing a token's or a key's name with a word
                     // tests a kind, not a secret. (A password compared
                     // with a word, `password == 'logmein'`, is one.)
-                    let compared = name_m.is_some_and(|n| {
-                        hay[n.end()..start]
-                            .windows(2)
-                            .any(|w| w == b"==" || w == b"!=")
-                    });
+                    let compared = sep.windows(2).any(|w| w == b"==" || w == b"!=");
                     // `arn:aws:secretsmanager:…:secret:db-creds-a1B2c3`:
                     // an ARN's resource type, then the resource's name.
                     if name_m.is_some_and(|n| {
@@ -1158,17 +1195,121 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     let password_like = [&b"pass"[..], b"pwd", b"passwd", b"password", b"secret"]
                         .iter()
                         .any(|w| lower.ends_with(w));
-                    if compared && !password_like && (bare_word(value) || words_name(value)) {
+                    // (`elif token == "#bygroup"`: a marker word.)
+                    let marked = value.strip_prefix(b"#").unwrap_or(value);
+                    if compared && !password_like && (bare_word(marked) || words_name(marked)) {
+                        continue;
+                    }
+                    // `def t_FLOAT(self, t: _RuleToken) -> _RuleToken:` then
+                    // a docstring, `class ApiToken:` then its body: the
+                    // colon ends a block's header.
+                    if name_m.is_some_and(|n| {
+                        let sep = sep.trim_ascii_start();
+                        sep.first() == Some(&b':')
+                            && !sep.contains(&b'=')
+                            && block_header(&hay[..n.start()])
+                    }) {
                         continue;
                     }
                     // `log.info('token', 'creating')`, `delete('_token',
                     // 'user')`: a name passed next to another argument
                     // labels a word or a phrase, not a value.
-                    let comma = name_m.is_some_and(|n| hay[n.end()..start].contains(&b','));
+                    let comma = sep.contains(&b',');
+                    if caps.name("l").is_some()
+                        && !(matches!(hay.get(end), None | Some(b'\r' | b'\n'))
+                            && value.iter().any(u8::is_ascii_digit)
+                            && value.iter().any(u8::is_ascii_alphabetic))
+                    {
+                        continue;
+                    }
+                    // `f"{self.seq_token:056d}"`, `"{key:>8}".format(…)`: a
+                    // format field's spec after the name it formats.
+                    if name_m
+                        .is_some_and(|n| n.start() > 0 && hay[n.start() - 1] == b'{' && sep == b":")
+                        && hay.get(end) == Some(&b'}')
+                        && format_spec(value)
+                    {
+                        continue;
+                    }
+                    // `share_token += "-principals"`: a suffix appended
+                    // to a token built in code.
+                    if sep.windows(2).any(|w| w == b"+=")
+                        && value.len() > 1
+                        && b"-_./:".contains(&value[0])
+                        && value[1..]
+                            .iter()
+                            .all(|c| c.is_ascii_lowercase() || b"-_".contains(c))
+                    {
+                        continue;
+                    }
+                    // `-auth=anonymous:$FROM_EMAIL`: a user, and the
+                    // password a variable holds.
+                    if let Some(colon) = value.iter().position(|c| *c == b':') {
+                        let (user, pass) = (&value[..colon], &value[colon + 1..]);
+                        let reference = pass.strip_prefix(b"$").is_some_and(|r| {
+                            let r = r
+                                .strip_prefix(b"{")
+                                .and_then(|r| r.strip_suffix(b"}"))
+                                .unwrap_or(r);
+                            !r.is_empty()
+                                && r.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                        });
+                        if reference
+                            && user
+                                .iter()
+                                .all(|c| c.is_ascii_alphanumeric() || b"_.-".contains(c))
+                        {
+                            continue;
+                        }
+                    }
+                    // `'Pod::Simple::PullParserEndToken' => 'cpan'`: a
+                    // module's name, quoted, keys a word.
+                    if name_m.is_some_and(|n| {
+                        let path = hay[..n.start()]
+                            .iter()
+                            .rev()
+                            .take_while(|c| c.is_ascii_alphanumeric() || b"_:".contains(c))
+                            .count();
+                        let head = &hay[n.start() - path..n.start()];
+                        head.ends_with(b"::")
+                            && n.start() > path
+                            && matches!(hay[n.start() - path - 1], b'\'' | b'"')
+                    }) && value.len() <= 10
+                        && value.iter().all(u8::is_ascii_lowercase)
+                    {
+                        continue;
+                    }
+                    // `GnuPG key: 0x7EC2DBB6F4DBF434`: an OpenPGP key's id
+                    // or fingerprint, which is public.
+                    if name_m.is_some_and(|n| {
+                        let before = hay[..n.start()].trim_ascii_end();
+                        let word = before
+                            .iter()
+                            .rev()
+                            .take_while(|c| c.is_ascii_alphanumeric())
+                            .count();
+                        let word = before[before.len() - word..].to_ascii_lowercase();
+                        ["gpg", "gnupg", "pgp", "openpgp"]
+                            .contains(&String::from_utf8_lossy(&word).as_ref())
+                    }) && {
+                        let hex = value.strip_prefix(b"0x").unwrap_or(value);
+                        (8..=40).contains(&hex.len()) && hex.iter().all(u8::is_ascii_hexdigit)
+                    } {
+                        continue;
+                    }
+                    // `otpauth://…`: a URL's scheme, not a name.
+                    if name_m.is_some_and(|n| hay[n.end()..].starts_with(b"://")) {
+                        continue;
+                    }
+                    // A list broken over lines (`'_token',` then
+                    // `'_tokenStart'`) holds items, not a name and its value.
+                    if comma && sep.contains(&b'\n') {
+                        continue;
+                    }
                     // (`scrypt(b'password', salt=b'salt')`: a keyword
                     // argument follows, not a value.)
                     if comma
-                        && (value.iter().all(u8::is_ascii_alphabetic)
+                        && (value.iter().all(|c| c.is_ascii_alphabetic() || *c == b'_')
                             || value.iter().any(u8::is_ascii_whitespace)
                             || (!quoted && (value.contains(&b'=') || value.starts_with(b"**")))
                             || words_name(value))
@@ -1180,9 +1321,8 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     // arm maps a variant (a capitalized name, no Ruby
                     // symbol's colon before it) to a constant; only a
                     // random value there is a credential.
-                    if name_m.is_some_and(|n| {
-                        match_arm(&hay[..n.start()], n.as_bytes(), &hay[n.end()..start])
-                    }) && !credential_like(value)
+                    if name_m.is_some_and(|n| match_arm(&hay[..n.start()], n.as_bytes(), sep))
+                        && !credential_like(value)
                     {
                         continue;
                     }
@@ -1213,6 +1353,45 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
             });
         }
     }
+}
+
+/// Whether the line that `before` ends opens a block: a Python `def`,
+/// `class`, `if`, `elif`, `else`, `for`, `while`, `with`, `try` or
+/// `except` (perhaps `async`), whose `:` ends a header, not a label.
+fn block_header(before: &[u8]) -> bool {
+    let line = before
+        .iter()
+        .rposition(|c| *c == b'\n')
+        .map_or(before, |i| &before[i + 1..])
+        .trim_ascii_start();
+    let line = line.strip_prefix(b"async ").unwrap_or(line);
+    [
+        &b"def"[..],
+        b"class",
+        b"if",
+        b"elif",
+        b"else",
+        b"for",
+        b"while",
+        b"with",
+        b"try",
+        b"except",
+    ]
+    .iter()
+    .any(|k| {
+        line.starts_with(k)
+            && line
+                .get(k.len())
+                .is_none_or(|c| matches!(c, b' ' | b'\t' | b':' | b'('))
+    })
+}
+
+/// Whether `v` is a Python format spec (`056d`, `>8`, `,.2f`): fill,
+/// alignment, sign, width, grouping, precision and type characters only.
+fn format_spec(v: &[u8]) -> bool {
+    v.len() <= 12
+        && v.iter()
+            .all(|c| b"0123456789<>^=+- #,_.%bcdeEfFgGnosxX".contains(c))
 }
 
 /// For a value that references a variable, the offset of its literal part
@@ -1556,6 +1735,13 @@ fn format_applied(after: &[u8]) -> bool {
 /// `"Password: " + getPassword() + ","`, `'password = '.$p['x']`,
 /// `"…:_password = "+new Buffer(…)`.
 fn concatenation(v: &[u8]) -> bool {
+    // (`'Unknown token: "' . $unk->raw . '"'`: the value opens with the
+    // quote that closes the label's string in another quoting; `"Token: ",
+    // $token->dump, "\n"`: an argument list goes on.)
+    let v = v.strip_prefix(b"'").unwrap_or(v);
+    if v.trim_ascii_start().starts_with(b",") && (v.contains(&b'$') || v.contains(&b'(')) {
+        return true;
+    }
     let t = v.trim_ascii();
     let Some((&op, rest)) = t.split_first() else {
         return false;
@@ -1570,13 +1756,27 @@ fn concatenation(v: &[u8]) -> bool {
 }
 
 /// Whether the text before a name ends inside an ARN (`arn:aws:…:`, up
-/// to the name, with no blank or quote between).
+/// to the name, with no blank or quote between) or a URN
+/// (`urn:ietf:params:oauth:grant-type:jwt-bearer`). An ARN a template builds
+/// (`f"arn:aws:secretsmanager:{region}:{account}:secret:…"`) is read
+/// through its interpolations.
 fn in_arn(before: &[u8]) -> bool {
-    let token = before
-        .iter()
-        .rposition(|c| c.is_ascii_whitespace() || b"\"'`=,([{<>".contains(c))
-        .map_or(before, |i| &before[i + 1..]);
-    token.starts_with(b"arn:") && token.ends_with(b":")
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, &c) in before.iter().enumerate().rev() {
+        match c {
+            b'}' => depth += 1,
+            b'{' if depth > 0 => depth -= 1,
+            _ if depth > 0 => {}
+            _ if c.is_ascii_whitespace() || b"\"'`=,([{<>".contains(&c) => {
+                start = i + 1;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let token = &before[start..];
+    (token.starts_with(b"arn:") || token.starts_with(b"urn:")) && token.ends_with(b":")
 }
 
 /// Whether a name is the end of a base64 run, its padding read as an
@@ -1778,6 +1978,9 @@ const CODE_WORDS: &[&str] = &[
     "undefined",
     "true",
     "false",
+    // Perl's `Config.sh`: `d_pwpasswd='define'`, `i_pwd='undef'`.
+    "define",
+    "undef",
     "str",
     "string",
     "int",
@@ -1906,7 +2109,22 @@ fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
                 .all(|c| c.is_ascii_alphabetic() || *c == b'-')
             && value[i + 1..].iter().any(u8::is_ascii_alphabetic)
     });
+    // `1ULL << 35` (an integer literal's suffix), `\undef` (Perl's
+    // reference).
+    let digits = value.iter().take_while(|c| c.is_ascii_digit()).count();
+    let int_suffix = digits > 0
+        && (1..=3).contains(&(value.len() - digits))
+        && value[digits..].iter().all(|c| b"uUlL".contains(c));
+    let perl_ref = value.first() == Some(&b'\\')
+        && value
+            .get(1)
+            .is_some_and(|c| c.is_ascii_alphabetic() || b"$@%&".contains(c))
+        && value[1..]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"_$@%&:".contains(c));
     if abnf
+        || int_suffix
+        || perl_ref
         || value.first().is_some_and(|c| b"(:[{.!".contains(c))
         || value.starts_with(b"/^")
         || has(b"(")
@@ -1947,6 +2165,39 @@ fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
             || segments.iter().all(|s| !s.iter().any(u8::is_ascii_digit))
     };
     if member_path(value) {
+        return true;
+    }
+    // Python's annotations: `key: PrivateKeyTypes | None`,
+    // `startToken:Token=None` (a capitalized type, then a union or a
+    // default of nothing).
+    let capitalized = |w: &[u8]| ident(w) && w[0].is_ascii_uppercase();
+    let nothing = |w: &[u8]| [&b"None"[..], b"null", b"nil"].contains(&w);
+    if capitalized(value)
+        && after
+            .trim_ascii_start()
+            .strip_prefix(b"|")
+            .is_some_and(|t| {
+                capitalized(
+                    t.trim_ascii_start()
+                        .split(|c| !c.is_ascii_alphanumeric() && *c != b'_')
+                        .next()
+                        .unwrap_or(b""),
+                )
+            })
+    {
+        return true;
+    }
+    if let Some(i) = value.iter().position(|c| *c == b'=') {
+        if capitalized(&value[..i]) && nothing(&value[i + 1..]) {
+            return true;
+        }
+    }
+    // `ssl.need.client.auth=true|false`: the choices a setting takes.
+    if value.contains(&b'|')
+        && value
+            .split(|c| *c == b'|')
+            .all(|w| CODE_WORDS.contains(&String::from_utf8_lossy(w).to_ascii_lowercase().as_str()))
+    {
         return true;
     }
     if value.contains(&b'=') {
@@ -2049,6 +2300,13 @@ fn camel_word(w: &[u8]) -> bool {
         && w.split(u8::is_ascii_uppercase)
             .skip(1)
             .all(|h| h.len() >= 2 && h.iter().all(u8::is_ascii_lowercase))
+}
+
+/// `owningService`: a lower-case word of two letters or more, then
+/// [`camel_word`]'s humps.
+fn lower_camel_word(w: &[u8]) -> bool {
+    let head = w.iter().take_while(|c| c.is_ascii_lowercase()).count();
+    head >= 2 && head < w.len() && camel_word(&w[head..])
 }
 
 /// A run of eight letters or more whose case changes at least at every
@@ -2205,6 +2463,26 @@ pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: boo
     if !literal_syntax && bare_word(value) {
         return false;
     }
+    // `* signing-key: Updated.`: a word that ends a sentence.
+    if !literal_syntax && value.strip_suffix(b".").is_some_and(plain_word) {
+        return false;
+    }
+    // `password_last_used = "not_supported"`: words after the password's
+    // name make it an attribute of one (`password_super_secure` keeps a
+    // random value); and `NOPASSWORD = "no-password-required"`: three
+    // words or more, one a secret's, name a kind of secret.
+    let suffixed = n.contains("passw")
+        && !["password", "passwd", "pass", "pwd"]
+            .iter()
+            .any(|w| n.ends_with(w));
+    if words_name(value)
+        && (suffixed
+            || letter_words(value).is_some_and(|w| {
+                w.len() >= 3 && w.iter().any(|w| SECRET_WORDS.contains(&w.as_str()))
+            }))
+    {
+        return false;
+    }
     // `credentials: 'include'`, `=== 'same-origin'`: the Fetch API's modes;
     // `credentials` names a structure, and a word in it is a setting.
     if n.ends_with("credentials")
@@ -2222,11 +2500,18 @@ pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: boo
     }
     // `token: "error"`, `Token => "invalid token"`: what is named only
     // a token, a key or a secret is not a short lower-case word or a
-    // phrase (a password can be, and so can a named variable's value:
-    // `AWS_SECRET_ACCESS_KEY=bench`).
-    if ["token", "secret", "key"].contains(&n.as_str())
-        && value.iter().all(|c| c.is_ascii_lowercase() || *c == b' ')
-        && (value.contains(&b' ') || value.len() <= 10)
+    // phrase, whose words may be capitalized (`Invalid Token: 'Invalid
+    // token'`); nor is what an auth setting names, its scheme
+    // (`httpBearerAuth: 'bearer'`) or a message (`SQLITE_AUTH =>
+    // "Authorization denied"`). A password can be, and so can a named
+    // variable's value: `AWS_SECRET_ACCESS_KEY=bench`.
+    if (["token", "secret", "key"].contains(&n.as_str()) || n.ends_with("auth"))
+        && ((value.iter().all(u8::is_ascii_lowercase) && value.len() <= 10)
+            || (value.contains(&b' ')
+                && value
+                    .split(|c| *c == b' ')
+                    .filter(|w| !w.is_empty())
+                    .all(plain_word)))
     {
         return false;
     }
@@ -2313,7 +2598,12 @@ fn spaced_value_ok(before: &[u8], value: &[u8], next: Option<u8>) -> bool {
 /// (`?key=seugeupfknprstoe`).
 fn word_like(value: &[u8]) -> bool {
     let upper = value.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    // (`'Authorization'`: one capitalized word, any length.)
+    let capitalized = value.len() > 1
+        && value[0].is_ascii_uppercase()
+        && value[1..].iter().all(u8::is_ascii_lowercase);
     words_name(value)
+        || capitalized
         || (value.len() <= 10 && value.iter().all(u8::is_ascii_alphabetic))
         || (upper >= 4 && value[upper..].iter().all(u8::is_ascii_digit))
 }
@@ -2361,22 +2651,27 @@ fn names_itself(name: &[u8], n: &str, value: &[u8], literal_syntax: bool) -> boo
     if !literal_syntax && identifier && own.len() >= 3 && alnum(trimmed).ends_with(&own) {
         return true;
     }
+    // `ACCESS_KEY = 'aws_access_key_id'`, `'AWSAccessKeyId'`,
+    // `SERVER_AUTH: "serverAuth"`: the name of a setting or a field, or
+    // the name itself, as the value.
+    if let Some(words) = letter_words(value) {
+        let setting = words.len() >= 2
+            && SECRET_WORDS.contains(&words[words.len() - 2].as_str())
+            && [
+                "id", "name", "file", "path", "env", "var", "field", "header", "param", "arn",
+                "type", "types",
+            ]
+            .contains(&words[words.len() - 1].as_str());
+        if setting || (own.len() >= 3 && words.concat() == String::from_utf8_lossy(&own)) {
+            return true;
+        }
+    }
     let last_word = value
         .rsplit(|c| matches!(c, b'_' | b'-' | b'.'))
         .next()
         .unwrap_or(b"")
         .to_ascii_lowercase();
-    if words_name(value)
-        && [
-            &b"key"[..],
-            b"token",
-            b"secret",
-            b"password",
-            b"passwd",
-            b"credentials",
-        ]
-        .contains(&last_word.as_slice())
-    {
+    if words_name(value) && SECRET_WORDS.contains(&String::from_utf8_lossy(&last_word).as_ref()) {
         return true;
     }
     // One word of one case that ends in `token`, `key` or `secret`, and
@@ -2390,6 +2685,57 @@ fn names_itself(name: &[u8], n: &str, value: &[u8], literal_syntax: bool) -> boo
         && [&b"token"[..], b"key", b"secret"]
             .iter()
             .any(|w| word.ends_with(w))
+}
+
+/// Words that name a secret in a value made of words (`aws_access_key_id`,
+/// `no-password-required`, `api_token`).
+const SECRET_WORDS: &[&str] = &[
+    "key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "credential",
+    "credentials",
+    "auth",
+];
+
+/// One word of letters, its first perhaps capitalized (`Updated`,
+/// `token`).
+fn plain_word(w: &[u8]) -> bool {
+    w.first().is_some_and(u8::is_ascii_alphabetic) && w[1..].iter().all(u8::is_ascii_lowercase)
+}
+
+/// The lower-cased words of an identifier, split at `_`, `-`, `.` and
+/// case humps (`AWSAccessKeyId`: aws, access, key, id; `PKCS7KeyTypes`:
+/// pkcs7, key, types); `None` when it holds anything else.
+fn letter_words(v: &[u8]) -> Option<Vec<String>> {
+    if v.is_empty()
+        || !v
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"_-.".contains(c))
+    {
+        return None;
+    }
+    let mut words = Vec::new();
+    for part in v.split(|c| b"_-.".contains(c)).filter(|p| !p.is_empty()) {
+        let mut start = 0;
+        for i in 1..part.len() {
+            let (prev, cur) = (part[i - 1], part[i]);
+            let next_lower = part.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            if cur.is_ascii_uppercase() && (prev.is_ascii_lowercase() || next_lower) {
+                words.push(part[start..i].to_ascii_lowercase());
+                start = i;
+            }
+        }
+        words.push(part[start..].to_ascii_lowercase());
+    }
+    Some(
+        words
+            .into_iter()
+            .map(|w| String::from_utf8(w).expect("ASCII"))
+            .collect(),
+    )
 }
 
 /// Whether a private-key block holds a key: a block that ends in this
@@ -2472,12 +2818,14 @@ fn words_name(v: &[u8]) -> bool {
     parts.len() >= 2
         && parts.iter().all(|p| {
             // Capitalized humps of two lower-case letters or more
-            // (`PythonCore`); random tokens break that almost at once.
+            // (`PythonCore`, `owningService`); random tokens break that
+            // almost at once.
             let one_case_word = word_then_digits(p).is_some_and(|w| {
                 !w.is_empty()
                     && (w[1..].iter().all(u8::is_ascii_lowercase)
                         || w.iter().all(u8::is_ascii_uppercase)
-                        || camel_word(w))
+                        || camel_word(w)
+                        || lower_camel_word(w))
             });
             one_case_word || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
         })

@@ -614,6 +614,40 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         format!("{}xXxX{}", g.alnum(10), g.alnum(10)),
     );
     add("secret-assignment", "export GITHUB_TOKEN={}\n", g.alnum(30));
+    // A quoted value may follow a line break (Prettier wraps a long one);
+    // a list's pair on one line is a pair; a format spec is no random value.
+    add(
+        "secret-assignment",
+        "const apiKey =\n  \"{}\";\n",
+        g.alnum(32),
+    );
+    // A name that only starts like a block's keyword is a name.
+    add("secret-assignment", "elsewhere_token: {}\n", g.alnum(26));
+    add(
+        "secret-assignment",
+        "class ApiKey:\n    token = \"{}\"\n",
+        g.alnum(30),
+    );
+    add(
+        "secret-assignment",
+        "## Save pass:\n\n\t{}\n\n## Run\n",
+        format!("{}+q7{}", g.alnum(20), g.alnum(20)),
+    );
+    add(
+        "secret-assignment",
+        "env = [(\"API_TOKEN\", \"{}\")]",
+        g.alnum(28),
+    );
+    add(
+        "secret-assignment",
+        "f\"{token:{}}\"",
+        format!("{}Qz", g.alnum(14)),
+    );
+    add(
+        "secret-assignment",
+        "portfolio_token += \"{}\"",
+        g.alnum(24),
+    );
     // Unquoted letters in YAML: base64, not a variable's name.
     add(
         "secret-assignment",
@@ -1262,6 +1296,65 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "key1 = \"value1\"",
         // `auth` that is not base64 of `user:password`.
         "{\"auth\": \"bm9jb2xvbg==\"}",
+        // Real code (third-party Python packages) that a name of a
+        // secret's word sits next to: a class header and the decorator on
+        // the next line; string lists broken over lines; an f-string's
+        // format spec; an error message; tags keyed `Key`; an ARN built
+        // from interpolations; a suffix appended to a token.
+        "class IAMUserAccessKey:\n    @property\n    def access_key(self):",
+        "class ApiKeyHolder:\n    accessKeyIdentifier99 = compute()\n",
+        "__slots__ = (\n    '_factory', '_token',\n    '_tokenStartCharIndex', '_tokenStartLine',\n)",
+        "ACTIONS = [\n    \"AWSCognitoIdentityProviderService.ForgotPassword\",\n    \"AWSCognitoIdentityProviderService.InitiateAuth\",\n]",
+        "return f\"{self.upload_sequence_token:056d}\"",
+        "raise InvalidToken(\"Invalid Token: 'Invalid token'\")",
+        "tags = [{\"Key\": \"aws:secretsmanager:owningService\", \"Value\": service}]",
+        "self.secret_arn = f\"arn:aws:secretsmanager:{region_name}:{account_id}:secret:timestream-influxdb/{self.id}/auth-params\"",
+        "portfolio_share_token += \"-principals\"",
+        "endpoint = OriginEndpoint(\n    arn=arn,\n    authorization=authorization,\n)",
+        "make(authorization=authorization_header)",
+        // More of the same packages: a tuple of names on one line; a
+        // setting's name as the value (`…_key_id`, `AWSAccessKeyId`, an
+        // enum's own name); type annotations; an auth scheme's mode; a
+        // URL scheme ending in `auth`.
+        "__slots__ = ('tokens', 'sourceName', 'pos', 'eofToken', '_factory')",
+        "    ACCESS_KEY = 'aws_access_key_id'",
+        "    ACCESS_KEY = 'AWSAccessKeyId'",
+        "static_keys = ['aws_secret_access_key', 'aws_access_key_id']",
+        "    access_key=aws_access_key_id,",
+        "    ExtendedKeyUsageOID.SERVER_AUTH: \"serverAuth\",",
+        "def load(name: bytes | None, key: PKCS12PrivateKeyTypes | None, cert: Cert):",
+        "def __init__(self, recognizer:Parser, input:TokenStream=None, startToken:Token=None):",
+        "    'smithy.api#httpBearerAuth': 'bearer',",
+        "return f\"otpauth://{type_name}/{label}?{urlencode(parameters)}\"",
+        "grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&scope=read",
+        "        super::SQLITE_AUTH      => \"Authorization denied\",",
+        "def sign(data, private_key: PKCS7PrivateKeyTypes, options):",
+        "        password_last_used = \"not_supported\"",
+        // C headers and Perl's library.
+        "    AEK_PAUTH =       1ULL << 35,",
+        "typedef struct vki_xen_hvm_altp2m_set_mem_access vki_xen_hvm_altp2m_set_mem_access_t;",
+        "        * This routine returns CK_TRUE if this token is write-protected.",
+        "    my $header = $mode eq 'proxy' ? 'Proxy-Authorization' : 'Authorization';",
+        "our $exists_token = \\undef;",
+        "    'Pod::Simple::PullParserEndToken'=> 'cpan',",
+        "    $DEBUG and print STDERR \"Token: \", $token->dump, \"\\n\";",
+        "                        'Unknown TAP token: \"' . $unk->raw . '\"' );",
+        "d_grpasswd='define'",
+        // /etc and /usr/bin.
+        "        BROWSER=x-www-browser:firefox:iceweasel:seamonkey:mozilla:epiphany:konqueror:$BROWSER",
+        "# com.sun.management.jmxremote.ssl.need.client.auth=true|false",
+        // Debian changelogs.
+        "    + Add file (GnuPG key: 0x7EC2DBB6F4DBF434).",
+        "  * signing-key: Updated.",
+        "    [subset] fuzzer fix: https://oss-fuzz.com/testcase?key=6254792024915968",
+        "\tthe new --password options.",
+        "            \"-auth=anonymous:$FROM_EMAIL\",",
+        "    NOPASSWORD = \"no-password-required\"",
+        "                        elif token == \"#bygroup\":",
+        "    def t_FLOAT(self, t: _RuleToken) -> _RuleToken:\n        r\"-?\\d+\\.\\d+\"\n",
+        "class ApiToken:\n    'The token of a user.'\n",
+        "    client_context['disable_s3_express_session_auth'] = (\n        s3_disable_express_session_auth\n    )",
+        "    EPRBuiltins.AWS_S3_DISABLE_EXPRESS_SESSION_AUTH: (\n        s3_disable_express_session_auth\n    ),",
         // A JWT-looking pair whose header is not JSON.
         "eyJhbasdGciOiJIUaddasdasfsasdasdzI1NiIasdsInR5cCI6IkpXVCasdJasd9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ",
     ]
@@ -1407,6 +1500,28 @@ fn past_256_rules_every_rule_still_runs_when_wanted() {
 }
 
 #[test]
+fn identifiers_split_into_words_at_separators_and_humps() {
+    let words = |v: &str| letter_words(v.as_bytes());
+    let list = |w: &[&str]| Some(w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        words("AWSAccessKeyId"),
+        list(&["aws", "access", "key", "id"])
+    );
+    assert_eq!(
+        words("aws_access_key_id"),
+        list(&["aws", "access", "key", "id"])
+    );
+    assert_eq!(words("serverAuth"), list(&["server", "auth"]));
+    assert_eq!(words("HTTPServer.x-y"), list(&["http", "server", "x", "y"]));
+    assert_eq!(
+        words("PKCS7PrivateKeyTypes"),
+        list(&["pkcs7", "private", "key", "types"])
+    );
+    assert_eq!(words("key 2"), None, "a blank is no identifier");
+    assert_eq!(words(""), None);
+}
+
+#[test]
 fn filler_is_one_case_and_a_mixed_case_run_stays_a_token() {
     // Found by the planted-secret property on a plain clone: a random
     // body that held `XXxX` was taken for `xxxx` filler and survived.
@@ -1459,11 +1574,35 @@ proptest::proptest! {
         proptest::prop_assert!(!format_field(not.as_bytes()), "{not:?}");
     }
 
+    /// A name that ends a line (`class ApiKey:`, `token =`) does not
+    /// take the next line's code as its value (a word, a decorator, an
+    /// identifier shorter than a token); a random value alone on the
+    /// next line is still one.
+    #[test]
+    fn a_bare_value_on_the_next_line_must_stand_alone_and_look_random(
+        name in proptest::sample::select(vec!["ApiKey", "SecretKey", "AccessToken", "api_token", "db_password", "client_secret", "STRIPE_KEY"]),
+        op in proptest::prop_oneof![proptest::strategy::Just(":"), proptest::strategy::Just(" ="), proptest::strategy::Just(":=")],
+        indent in "[ \t]{0,8}",
+        code in "[@_]?[a-z][a-zA-Z_.()]{0,14}",
+        rest in proptest::prop_oneof![proptest::strategy::Just(""), proptest::strategy::Just(" = 1"), proptest::strategy::Just("(self):")],
+        // (`Q7`: no base64 of a DER structure's header, `MAow…`, which
+        // is a public key's.)
+        secret in "Q7[A-Za-z]{6}[0-9][A-Za-z0-9+/]{15}",
+    ) {
+        let rs = RuleSet::new(&[]).unwrap();
+        let text = format!("{name}{op}\n{indent}{code}{rest}\n");
+        proptest::prop_assert_eq!(hits_of(&rs, &text), vec![], "{:?}", text);
+        let text = format!("{name}{op}\n{indent}{secret}\n");
+        let hits = hits_of(&rs, &text);
+        proptest::prop_assert!(hits.iter().any(|(_, v)| *v == secret), "{:?}: {:?}", text, hits);
+    }
+
     /// The value tests take any bytes without panicking.
     #[test]
     fn value_tests_take_any_bytes(v in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48)) {
         let _ = (format_only(&v), format_field(&v), is_placeholder(&v), looks_fake(&v), constant_name_or_empty(&v), words_name(&v));
         let _ = (connection_credential(&v), windows_path(&v), binary_data(&v), match_arm(&v, &v, &v));
+        let _ = (letter_words(&v), format_spec(&v), in_arn(&v));
     }
 }
 
