@@ -353,6 +353,22 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     ),
     (
+        // `curl -u "sk_live_…:"`: an API key given as the user with an
+        // empty password (the password form is `curl-user`).
+        "curl-user-key",
+        &["-u"],
+        r#"(?:\s|^)(?:-u|--user)(?:\s+|=)["']?(?P<s>[^\s:"'\[<{}$]{12,128}):(?:["']|\s|$)"#,
+        Check::Value,
+    ),
+    (
+        // An app access token, `<app id>|<app secret or signature>`; no
+        // fixed literal, so behind its gate.
+        "facebook-app-access-token",
+        &[],
+        r"(?:^|[^A-Za-z0-9_])(?P<s>[0-9]{15,16}\|[A-Za-z0-9_-]{27,40})(?:[^A-Za-z0-9_-]|$)",
+        Check::Shape,
+    ),
+    (
         "cli-secret-flag",
         &[
             "-api-key",
@@ -1019,6 +1035,21 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if r.id == "private-key" && !key_body(value) {
                     continue;
                 }
+                // The secret after an app id's bar is random (an app
+                // secret's 32 hex digits, or a signature), not words.
+                if r.id == "facebook-app-access-token"
+                    && value.iter().position(|c| *c == b'|').is_some_and(|bar| {
+                        let v = &value[bar + 1..];
+                        let hex = v.len() == 32
+                            && v.iter()
+                                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+                            && v.iter().any(u8::is_ascii_digit)
+                            && v.iter().any(u8::is_ascii_lowercase);
+                        !hex && !cases_and_digits(v)
+                    })
+                {
+                    continue;
+                }
             }
             Check::Jwt => {
                 // An unsigned `header.payload` must prove it is one.
@@ -1051,7 +1082,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if is_placeholder(value)
                     || looks_fake(value)
                     || (value.len() >= 16 && entropy(value) < 2.0)
-                    || uuid_v1(value)
+                    || (uuid_v1(value) && !(r.id == "npmrc-auth" && registry_scoped(&hay[..start])))
                     || constant_name(value)
                     || marked_fake(value)
                     || binary_data(value)
@@ -1068,6 +1099,11 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     continue;
                 }
                 if r.id == "signing-key-literal" && !credential_like(value) {
+                    continue;
+                }
+                // A user with no password (`-u administrator:`) is a key
+                // only when it mixes cases and digits.
+                if r.id == "curl-user-key" && !cases_and_digits(value) {
                     continue;
                 }
                 // `the --username and --password options`: prose names the
@@ -2356,6 +2392,17 @@ fn marked_fake(value: &[u8]) -> bool {
         && rest.iter().filter(|c| b"-_. ".contains(c)).count() < 3
         && entropy(&rest) >= 3.5;
     !random
+}
+
+/// Whether the line before an `.npmrc` value names its registry
+/// (`//registry.npmjs.org/:_authToken=`): there a UUID is one of npm's
+/// legacy tokens, whatever its version.
+fn registry_scoped(before: &[u8]) -> bool {
+    let line = before.rsplit(|c| *c == b'\n').next().unwrap_or(before);
+    let line = line.trim_ascii_start();
+    line.starts_with(b"//")
+        && line.get(2).is_some_and(|c| !matches!(c, b'/' | b':'))
+        && memchr::memmem::find(line, b"/:_").is_some()
 }
 
 /// A time-based (version 1) UUID: a timestamp and a node id, an identifier

@@ -25,6 +25,8 @@ pub type Prefixed = (
 pub const GATES: &[(&str, Gate)] = &[
     ("discord-bot-token", dots_seven_apart),
     ("mailgun-api-key", hex_dash_hex_dash),
+    ("asana-personal-access-token", colon_then_hex32),
+    ("facebook-app-access-token", digits_then_bar),
 ];
 
 /// A byte test a rule's every match passes.
@@ -39,6 +41,24 @@ fn hex_dash_hex_dash(hay: &[u8]) -> bool {
             && hay[i + 1..i + 9].iter().all(u8::is_ascii_hexdigit)
             && hay[i - 32..i].iter().all(u8::is_ascii_hexdigit)
     })
+}
+
+/// An Asana token is `<digits>:<32 hex>`: a colon after a digit, with
+/// 32 hex digits after it.
+fn colon_then_hex32(hay: &[u8]) -> bool {
+    memchr::memchr_iter(b':', hay).any(|i| {
+        i > 0
+            && hay[i - 1].is_ascii_digit()
+            && hay
+                .get(i + 1..i + 33)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    })
+}
+
+/// A Facebook app token is `<15-16 digit app id>|<secret>`: a bar after
+/// fifteen digits.
+fn digits_then_bar(hay: &[u8]) -> bool {
+    memchr::memchr_iter(b'|', hay).any(|i| i >= 15 && hay[i - 15..i].iter().all(u8::is_ascii_digit))
 }
 
 fn dots_seven_apart(hay: &[u8]) -> bool {
@@ -410,7 +430,7 @@ pub const PREFIXED: &[Prefixed] = &[
         &["sq0atp-", "sq0csp-", "EAAA"],
         // Alone, not a look-alike inside a base64 run (`…AAB/EAAAoBUA…`
         // in an embedded wasm module).
-        r"(?:^|[^A-Za-z0-9+/_-])(?P<s>sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}|EAAA[A-Za-z0-9_-]{22,60})(?:[^A-Za-z0-9+/_-]|$)",
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<s>sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}|EAAA[A-Za-z0-9_-]{22,64})(?:[^A-Za-z0-9+/_-]|$)",
         "lit:sq0csp-|url:43",
     ),
     (
@@ -519,6 +539,29 @@ pub const PREFIXED: &[Prefixed] = &[
         &[],
         r"\b(?P<s>[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8})\b",
         "hex:32|lit:-|hex:8|lit:-|hex:8",
+    ),
+    (
+        // A personal access token: `1/<user id>:<32 hex>`, or since 2023
+        // `2/<user id>/<app id>:<32 hex>`; no fixed literal, so behind its
+        // gate.
+        "asana-personal-access-token",
+        &[],
+        r"(?:^|[^A-Za-z0-9_./-])(?P<s>[12]/[0-9]{10,19}(?:/[0-9]{10,19})?:[0-9a-f]{32})\b",
+        "lit:1/|dig:16|lit::|hex:32",
+    ),
+    (
+        // A session id: the 15-character org id (`00D…`), `!`, then the
+        // session's secret.
+        "salesforce-access-token",
+        &["00D"],
+        r"\b(?P<s>00D[A-Za-z0-9]{12}![A-Za-z0-9_.]{80,120})",
+        "lit:00D|an:12|lit:!|an:96",
+    ),
+    (
+        "ionic-personal-access-token",
+        &["ion_"],
+        r"\b(?P<s>ion_[A-Za-z0-9]{42})\b",
+        "lit:ion_|an:42",
     ),
     (
         "adafruit-io-key",

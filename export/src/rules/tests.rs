@@ -280,6 +280,12 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         g.alnum(30),
     );
     add("npmrc-auth", "_auth = {}", g.alnum(24));
+    // npm's legacy tokens are UUIDs, some of them time-based.
+    add(
+        "npmrc-auth",
+        "//registry.npmjs.org/:_authToken={}\n",
+        "743b294a-cd03-11ec-9d64-0242ac120002".to_string(),
+    );
     add(
         "discord-bot-token",
         "DISCORD={}",
@@ -402,6 +408,23 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         );
     }
     add("curl-user", "curl -u admin:{} https://h", g.alnum(14));
+    // An API key as the user of no password.
+    add("curl-user-key", "curl -u \"{}:\" https://h", g.alnum(16));
+    add(
+        "curl-user-key",
+        "curl https://api.x.com -u {}: -d a=1",
+        g.alnum(32),
+    );
+    add(
+        "facebook-app-access-token",
+        "fb = '{}'",
+        format!("1308742762612587|{}", g.alnum(27)),
+    );
+    add(
+        "facebook-app-access-token",
+        "{}",
+        format!("130874276261258|{}", g.chars("0123456789abcdef", 32)),
+    );
     add("curl-user", "curl --user=ci:{} https://h", g.alnum(14));
     // An API key as the password of no user.
     add("curl-user", "curl -u :{} https://api.x.com", g.alnum(24));
@@ -1145,6 +1168,19 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "sheet_token := \"fakeiq999fakeecyfake3ifake\"",
         "api_token = \"this-is-a-fake-token-for-Tests-2024\"",
         "_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
+        // A time-based UUID is npm's token only under a registry's name.
+        "registry.npmjs.org/:_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
+        "///:_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
+        // A user with no password is a key only when it looks random.
+        "curl -u username: https://x",
+        "curl -u \"$STRIPE_API_KEY:\" https://api.stripe.com",
+        "curl --user administrator: https://x",
+        // Fifteen digits and a bar: a table row, made-up filler.
+        "| 123456789012345|aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa |",
+        "id 1234567890123456|the_second_column_is_words_x",
+        // Asana's shape needs the user id's digits and 32 hex.
+        "ratio 1/12345:d3d7e52e5c4a5d4c9bc424d2d882324d",
+        "v1/1248440223456784:d3d7e52e5c4a5d4c9bc424d2d882324d",
         "someotherpassword = \"doesnt start right\"",
         "ibm-cloud-pwd = shorter-version",
         "password = \"abababababababababab12\"",
