@@ -5,7 +5,8 @@ build: makes a session of real, benign content that any machine with the
 Rust toolchain and Python has, as tool outputs of an agent session:
   - crate sources from the cargo registry (~/.cargo/registry/src),
   - Python standard-library modules (or, with PY_SRC=DIR, the Python
-    files under DIR, such as a venv's site-packages),
+    files under DIR, such as a venv's site-packages; or, with JS_SRC=DIR,
+    the JavaScript and TypeScript files under DIR, such as a node_modules),
   - doc texts (/usr/share/common-licenses, /usr/share/doc/*/copyright),
 and, as the workspace patch, a real `diff -ruN` between two versions of one
 crate in the registry. Files are taken in sorted order, so two runs on one
@@ -75,6 +76,15 @@ def build(out, mib):
         if py_src
         else glob.glob("/usr/lib/python3*/*.py")
     )
+    # JS_SRC: JavaScript and TypeScript from a tree (a node_modules) in
+    # the Python share's place.
+    js_src = os.environ.get("JS_SRC")
+    if js_src:
+        py = sorted(
+            f
+            for ext in ("js", "mjs", "cjs", "ts")
+            for f in glob.glob(os.path.join(js_src, "**", "*." + ext), recursive=True)
+        )
     docs = sorted(glob.glob("/usr/share/common-licenses/*")) + sorted(
         glob.glob("/usr/share/doc/*/copyright")
     )

@@ -12,6 +12,7 @@
 #   COFFER=path/to/coffer bench/benign.sh   # another build (A/B)
 #   PY_SRC=target/ci-venv/lib/python3.11/site-packages bench/benign.sh
 #                                # third-party Python instead of the stdlib
+#   JS_SRC=path/to/node_modules bench/benign.sh   # JavaScript and TypeScript
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MIB=${MIB:-10}

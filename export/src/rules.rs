@@ -1159,15 +1159,39 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 // A URL's password stands where no type name can
                 // (`mysql://python:HelloSecretScanning@host`).
                 let password_in_url = r.id == "url-credentials" && type_name(value);
-                if (is_code(value, hay.get(end..).unwrap_or(b""), quoted) && !password_in_url)
+                if (is_code(&hay[..start], value, hay.get(end..).unwrap_or(b""), quoted)
+                    && !password_in_url)
                     || label_text(value)
                     || concatenation(value)
                     || path_of_words(value)
                 {
                     continue;
                 }
-                // Shell command substitution: `` `etcdctl get /x` ``.
-                if caps.name("b").is_some() && value.iter().any(u8::is_ascii_whitespace) {
+                // A coverage badge's `graph/badge.svg?token=`: Codecov's
+                // graph token, public by design (it only shows the badge).
+                if hay[..start].ends_with(b"badge.svg?token=") {
+                    continue;
+                }
+                // Shell command substitution: `` `etcdctl get /x` ``; a
+                // JavaScript template literal: `` `r${next++}` ``.
+                if caps.name("b").is_some()
+                    && (value.iter().any(u8::is_ascii_whitespace)
+                        || memchr::memmem::find(value, b"${").is_some())
+                {
+                    continue;
+                }
+                // `http://abc:xyz@example.com`: a short word (eight
+                // letters or fewer) as the password of a host RFC 2606
+                // reserves for documentation (anything more, `secret123`,
+                // `awfasefsd`, counts as a leak there too, as the scanners'
+                // suites have it);
+                // `unix://[user[:password]@]`: a syntax's optional parts.
+                if r.id == "url-credentials"
+                    && ((documentation_host(hay.get(end + 1..).unwrap_or(b""))
+                        && value.len() <= 8
+                        && value.iter().all(u8::is_ascii_alphabetic))
+                        || caps.name("u").is_some_and(|u| u.as_bytes().contains(&b'[')))
+                {
                     continue;
                 }
                 // `-u test:test`: a user name repeated is a sample.
@@ -1505,6 +1529,17 @@ pub fn is_placeholder(v: &[u8]) -> bool {
     if markers.iter().any(|m| s.contains(m)) {
         return true;
     }
+    // `https://<DATABASE_NAME>.firebaseio.com`: a name in angle brackets
+    // stands for what the reader fills in.
+    if let Some(open) = memchr::memchr(b'<', v) {
+        let name = v[open + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || b"_-".contains(c))
+            .count();
+        if name > 0 && v.get(open + 1 + name) == Some(&b'>') {
+            return true;
+        }
+    }
     // `password=DBPASSWORD`, `MY_API_TOKEN`: a constant's name in the
     // value's place, upper-case letters and `_` around a secret's word.
     // (A key may open with such a word: Finage's `API_KEY` and 32
@@ -1741,11 +1776,12 @@ fn counts_bytes(v: &[u8]) -> bool {
     })
 }
 
-/// `ACCESS_TOKEN`, `API_KEY`: a constant's name standing for its value.
+/// `ACCESS_TOKEN`, `API_KEY`, `HEADER.PAYLOAD.SIGNATURE`: a constant's name (or
+/// names) standing for its value.
 fn constant_name(v: &[u8]) -> bool {
-    v.contains(&b'_')
+    (v.contains(&b'_') || v.contains(&b'.'))
         && v[0].is_ascii_uppercase()
-        && v.split(|c| *c == b'_').all(|part| {
+        && v.split(|c| *c == b'_' || *c == b'.').all(|part| {
             word_then_digits(part).is_some_and(|w| w.iter().all(u8::is_ascii_uppercase))
         })
 }
@@ -2123,7 +2159,7 @@ const CODE_WORDS: &[&str] = &[
 /// A value next to a secret name that is code, not a literal credential:
 /// a call, a path, a method chain, a type or keyword, or (unquoted) a
 /// bare identifier followed by a generic (`Option<`), a call or a path.
-fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
+fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -> bool {
     let lower = value.to_ascii_lowercase();
     let word = std::str::from_utf8(&lower).unwrap_or("");
     if CODE_WORDS.contains(&word) {
@@ -2158,9 +2194,19 @@ fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
         && value[1..]
             .iter()
             .all(|c| c.is_ascii_alphanumeric() || b"_$@%&:".contains(c));
+    // `lastToken === 43`: a comparison, not an assignment.
+    let op = before.trim_ascii_end();
+    let compared = [&b"=="[..], b"!=", b"<=", b">="]
+        .iter()
+        .any(|o| op.ends_with(o));
     if abnf
         || int_suffix
         || perl_ref
+        || compared
+        // Optional chaining and nullish defaults (`options?.createKey`,
+        // `a ?? b`): JavaScript.
+        || has(b"?.")
+        || has(b"??")
         || value.first().is_some_and(|c| b"(:[{.!".contains(c))
         || value.starts_with(b"/^")
         || has(b"(")
@@ -2171,11 +2217,51 @@ fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
     {
         return true;
     }
+    // (`$` as JavaScript allows it: `app$1`, `CommaToken$1`.)
     let ident = |w: &[u8]| {
         !w.is_empty()
             && (w[0].is_ascii_alphabetic() || w[0] == b'_')
-            && w.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            && w.iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"_$".contains(c))
     };
+    // A bundler's or compiler's renaming suffix (`CommaToken$1`,
+    // `messages_1`) is no digit of the name's own.
+    let renamed = |w: &[u8]| {
+        let digits = w.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+        digits > 0 && digits < w.len() && b"$_".contains(&w[w.len() - digits - 1])
+    };
+    if ident(value) && value.contains(&b'$') && renamed(value) {
+        return true;
+    }
+    // A statement's end or the next member after `name: value` or
+    // `name = value` in code: `public streamToken: Uint8Array;`,
+    // `withXSRFToken: defaultToConfig2,`, `this.password = arg2;` (a
+    // type or a variable; `.env` and YAML write neither `;` nor `, `
+    // after a bare value). Letters whose case flips at every other one
+    // are a token all the same.
+    let code_op = op.ends_with(b":")
+        || (before.ends_with(b" ") && op.ends_with(b"="))
+        || before.ends_with(b"private ");
+    // A name's words around digits (`defaultToConfig2`, `Uint8Array`);
+    // not `Q7yWk6WLjKNiwxX4vXVx`.
+    let words_around_digits = |v: &[u8]| {
+        !random_case(v)
+            && v.split(|c| c.is_ascii_digit() || b"_$".contains(c))
+                .filter(|p| !p.is_empty())
+                .all(|p| {
+                    // Humps that each end in lower-case letters.
+                    p.split_inclusive(u8::is_ascii_lowercase)
+                        .all(|h| h.iter().filter(|c| c.is_ascii_uppercase()).count() <= 1)
+                        && p.last().is_some_and(u8::is_ascii_lowercase)
+                })
+    };
+    if code_op
+        && ident(value)
+        && (after.starts_with(b";")
+            || ((after.starts_with(b",") || after.starts_with(b")")) && words_around_digits(value)))
+    {
+        return true;
+    }
     // Declarations in C and Rust bindings: `secret: *const u8`,
     // `token: __u64` (reserved names), `TOKEN: _bindgen_ty_5 = …` (a
     // type, then the value).
@@ -2192,13 +2278,23 @@ fn is_code(value: &[u8], after: &[u8], quoted: bool) -> bool {
     // `EncapsulationKey::new`, `tokens[0]`, `exports2.STRICT_TOKEN`; and
     // minified chained assignments (`P.isWritable=P.isReadable=void`).
     let member_path = |v: &[u8]| {
-        let segments: Vec<&[u8]> = v.split(|c| *c == b'.').collect();
+        // (After the first, JavaScript's private `#field` and `$__field`.)
+        let segments: Vec<&[u8]> = v
+            .split(|c| *c == b'.')
+            .enumerate()
+            .map(|(i, s)| match s.first() {
+                Some(b'#' | b'$') if i > 0 => &s[1..],
+                _ => s,
+            })
+            .collect();
         if segments.len() < 2 || !segments.iter().all(|s| ident(s)) {
             return false;
         }
         let first = String::from_utf8_lossy(segments[0]).to_ascii_lowercase();
         CODE_OBJECTS.contains(&first.trim_end_matches(|c: char| c.is_ascii_digit()))
-            || segments.iter().all(|s| !s.iter().any(u8::is_ascii_digit))
+            || segments
+                .iter()
+                .all(|s| renamed(s) || !s.iter().any(u8::is_ascii_digit))
     };
     if member_path(value) {
         return true;
@@ -2403,6 +2499,24 @@ fn registry_scoped(before: &[u8]) -> bool {
     line.starts_with(b"//")
         && line.get(2).is_some_and(|c| !matches!(c, b'/' | b':'))
         && memchr::memmem::find(line, b"/:_").is_some()
+}
+
+/// Whether the host that opens `rest` (what follows a URL's `@`) is one
+/// RFC 2606 reserves for documentation: `example.com` (`.net`, `.org`)
+/// or a name under `.example`, `.test` or `.invalid`.
+fn documentation_host(rest: &[u8]) -> bool {
+    let host = rest
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || b".-".contains(c))
+        .count();
+    let host = rest[..host].to_ascii_lowercase();
+    let host = host.strip_suffix(b".").unwrap_or(&host);
+    ["example.com", "example.net", "example.org"]
+        .iter()
+        .any(|d| host == d.as_bytes() || host.ends_with(format!(".{d}").as_bytes()))
+        || [".example", ".test", ".invalid"]
+            .iter()
+            .any(|t| host.ends_with(t.as_bytes()))
 }
 
 /// A time-based (version 1) UUID: a timestamp and a node id, an identifier

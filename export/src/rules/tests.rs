@@ -408,6 +408,15 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         );
     }
     add("curl-user", "curl -u admin:{} https://h", g.alnum(14));
+    // A random value is a literal before `,` or `)` all the same (a
+    // YAML flow mapping, a call), and a password of letters and digits
+    // on a documentation host is one.
+    add("secret-assignment", "{password: {}, user: a}", g.alnum(20));
+    add(
+        "url-credentials",
+        "https://user:{}@api.example.com/x",
+        "secret123".to_string(),
+    );
     // An API key as the user of no password.
     add("curl-user-key", "curl -u \"{}:\" https://h", g.alnum(16));
     add(
@@ -1168,6 +1177,35 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "sheet_token := \"fakeiq999fakeecyfake3ifake\"",
         "api_token = \"this-is-a-fake-token-for-Tests-2024\"",
         "_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
+        // TypeScript and JavaScript: a type after `name:` and before
+        // `;`, a variable before `,`, optional chaining, a bundler's
+        // renamed identifier, a comparison, a template literal, a
+        // private field.
+        "  public streamToken: Uint8Array;",
+        "export declare const DEFAULT_SECRET: Uint8Array;",
+        "  readonly endOfFileToken: EndOfFile;",
+        "type OAuth2 = XOAuth2Options;",
+        "type CommaToken = CommaToken$1;",
+        "  withXSRFToken: defaultToConfig2,",
+        "  this.password = arg2;",
+        "  this.serverAppAppCheckToken = app$1.settings.appCheckToken;",
+        "  createKey: options?.createKey,",
+        "  refresh_token: this.credentials?.refresh_token ? '***' : undefined,",
+        "  !(lastToken === 43/*+*/ && x)",
+        "var m = this.v ? messages_1.Messages.UnexpectedToken : messages_1.Messages.MissingFromClause;",
+        "  key = `r${nextRegExpKey++}`;",
+        "  private createHttp2Server;",
+        "  Authorization: authorizationHeader,",
+        "const versionKey = document.$__schema.options.versionKey;",
+        "  client_secret: this.#clientAuthentication.clientSecret",
+        // Placeholders: a name in angle brackets, dotted constants.
+        " *   databaseURL: \"https://<DATABASE_NAME>.firebaseio.com\"",
+        " *   \"id_token\": \"HEADER.PAYLOAD.SIGNATURE\",",
+        // Made-up passwords of documentation hosts, a syntax's brackets,
+        // a coverage badge's public token.
+        "const options = new URL('http://abc:xyz@example.com');",
+        "// unix://[user[:password]@]/path/to/sock[?db=N]",
+        "[![codecov](https://codecov.io/gh/o/r/graph/badge.svg?token=OcQREPvC7r)](https://codecov.io/gh/o/r)",
         // A time-based UUID is npm's token only under a registry's name.
         "registry.npmjs.org/:_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
         "///:_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
