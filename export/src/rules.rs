@@ -77,7 +77,25 @@ type Spec = (&'static str, &'static [&'static str], &'static str, Check);
 
 /// Rules whose keywords occur far more often than their matches, and the
 /// test the text after a keyword must pass for the rule to run.
-const AFTER_KEYWORD: &[(&str, prefixed::Gate)] = &[("secret-label-spaced", spaced_value_follows)];
+const AFTER_KEYWORD: &[(&str, prefixed::Gate)] = &[
+    ("secret-label-spaced", spaced_value_follows),
+    // `ion_` ends `session_`, `version_`, `region_`: the token's 42
+    // letters and digits must follow.
+    ("ionic-personal-access-token", |rest| {
+        rest.len() >= 42 && rest[..42].iter().all(u8::is_ascii_alphanumeric)
+    }),
+    // `-u` in words (`re-use`, `x-user-id`): an option's blank, `=` or
+    // the rest of `--user`.
+    ("curl-user-key", |rest| {
+        rest.first()
+            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'='))
+            || rest.starts_with(b"ser")
+    }),
+    // `00D` in hex and numbers: the org id's 12 characters and `!`.
+    ("salesforce-access-token", |rest| {
+        rest.get(12) == Some(&b'!') && rest[..12].iter().all(u8::is_ascii_alphanumeric)
+    }),
+];
 
 /// After `token ` in `secret-label-spaced`: more blanks, perhaps a quote,
 /// then at least 16 characters of a value (most prose has a word there).
