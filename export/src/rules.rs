@@ -2935,6 +2935,28 @@ fn key_body(block: &[u8]) -> bool {
             .position(|w| w == b"-----")
             .map_or(block.len(), |i| i + 10);
         let rest = block[marker_end..].trim_ascii_start();
+        // `'…KEY-----\nXXXXXXXXXXX...'`, `…KEY-----\nMIIEow…...`: filler
+        // or a body cut short with an ellipsis is documentation.
+        let mut body = rest;
+        while let Some(r) = body
+            .strip_prefix(br"\n")
+            .or_else(|| body.strip_prefix(br"\r"))
+        {
+            body = r.trim_ascii_start();
+        }
+        let run = body
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || b"+/=".contains(c))
+            .count();
+        if run > 0 {
+            let mut distinct = body[..run].to_vec();
+            distinct.sort_unstable();
+            distinct.dedup();
+            let cut = body[run..].starts_with(b"...") || body[run..].starts_with("…".as_bytes());
+            if cut || (run >= 4 && distinct.len() <= 2) {
+                return false;
+            }
+        }
         return match rest.first() {
             None => true,
             // A literal that closes on the marker: a key when it is
@@ -2951,7 +2973,14 @@ fn key_body(block: &[u8]) -> bool {
         .windows(16)
         .position(|w| w == b"PRIVATE KEY-----")
         .map_or(0, |i| i + 16);
-    block[start.min(end)..end]
+    let inside = &block[start.min(end)..end];
+    // Cut short and marked so (`…cUDqmxiieR. -----END`): a scanner's
+    // suite shortens keys too, but without the mark, and counts them.
+    let marked = inside.contains(&b'.') || memchr::memmem::find(inside, "…".as_bytes()).is_some();
+    if marked && der_cut_short(inside) {
+        return false;
+    }
+    inside
         .split(|c| !(c.is_ascii_alphanumeric() || b"+/=".contains(c)))
         .any(|run| {
             let mut distinct = run.to_vec();
@@ -2959,6 +2988,32 @@ fn key_body(block: &[u8]) -> bool {
             distinct.dedup();
             run.len() >= 24 && distinct.len() >= 8
         })
+}
+
+/// Whether the base64 between a block's markers is a DER SEQUENCE (as
+/// PKCS #1, PKCS #8 and SEC 1 keys are) whose header claims at least
+/// twice the bytes the block holds: a key cut short (documentation's
+/// `MIIEpQIBAAKCAQEAuyf/…(64 characters). -----END…`, where a real
+/// 2048-bit key runs to about 1,600).
+fn der_cut_short(inside: &[u8]) -> bool {
+    use base64::Engine;
+    let b64: Vec<u8> = inside
+        .iter()
+        .copied()
+        .filter(|c| c.is_ascii_alphanumeric() || b"+/=".contains(c))
+        .collect();
+    let Some(head) = b64.get(..8) else {
+        return false;
+    };
+    let Ok(h) = base64::engine::general_purpose::STANDARD.decode(head) else {
+        return false;
+    };
+    let claimed = match h[..] {
+        [0x30, 0x81, n, ..] => usize::from(n) + 3,
+        [0x30, 0x82, a, b, ..] => (usize::from(a) << 8 | usize::from(b)) + 4,
+        _ => return false,
+    };
+    b64.len() * 3 / 4 * 2 < claimed
 }
 
 /// Base64 DER whose outer SEQUENCE opens with another SEQUENCE: a

@@ -108,6 +108,26 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "key = {}",
         "-----BEGIN RSA PRIVATE KEY-----\" +".into(),
     );
+    // A whole key whose DER header gives its length (a 2048-bit RSA
+    // key's 1,189 bytes), its lines joined by blanks.
+    add(
+        "private-key",
+        "e.g. `{}`",
+        format!(
+            "-----BEGIN RSA PRIVATE KEY----- MIIEpQIBAAKCAQEA{} -----END RSA PRIVATE KEY-----",
+            g.chars(B64, 1570)
+        ),
+    );
+    // Cut short without a mark, as scanners' suites shorten keys: still
+    // a key.
+    add(
+        "private-key",
+        "{}",
+        format!(
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC{}\n-----END PRIVATE KEY-----",
+            g.chars(B64, 60)
+        ),
+    );
     add(
         "private-key",
         "truncated {}",
@@ -1206,6 +1226,11 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "const options = new URL('http://abc:xyz@example.com');",
         "// unix://[user[:password]@]/path/to/sock[?db=N]",
         "[![codecov](https://codecov.io/gh/o/r/graph/badge.svg?token=OcQREPvC7r)](https://codecov.io/gh/o/r)",
+        // Documentation's sample keys: a DER header that claims far more
+        // than the block holds, filler, a body cut short with `...`.
+        "For example, `-----BEGIN RSA PRIVATE KEY----- MIIEpQIBAAKCAQEAuyf/lNrH9ck8DmNyo3fGgvCI1l9s+cmBY3WIz+cUDqmxiieR. -----END RSA PRIVATE KEY-----`",
+        "const key = '-----BEGIN RSA PRIVATE KEY-----\\nXXXXXXXXXXX...';",
+        "const k = '-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAuyf/lNrH9ck8...';",
         // A time-based UUID is npm's token only under a registry's name.
         "registry.npmjs.org/:_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
         "///:_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
