@@ -1743,6 +1743,11 @@ pub fn looks_fake(v: &[u8]) -> bool {
     if in_runs * 2 >= v.len() {
         return true;
     }
+    // A tail of eight or more of one character
+    // (`ghp_PersonalAccessToken01245678900000000`).
+    if v.len() >= 16 && v.iter().rev().take_while(|c| **c == v[v.len() - 1]).count() >= 8 {
+        return true;
+    }
     if v.len() >= 12 {
         let tail = &v[v.len() - 12..];
         if (2..=4).any(|p| tail[p..].iter().zip(tail).all(|(a, b)| a == b))
@@ -1858,7 +1863,7 @@ fn in_arn(before: &[u8]) -> bool {
             b'}' => depth += 1,
             b'{' if depth > 0 => depth -= 1,
             _ if depth > 0 => {}
-            _ if c.is_ascii_whitespace() || b"\"'`=,([{<>".contains(&c) => {
+            _ if c.is_ascii_whitespace() || b"\"'`=,([{<>*".contains(&c) => {
                 start = i + 1;
                 break;
             }
@@ -2183,6 +2188,17 @@ fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -> bool {
     if CODE_WORDS.contains(&word) {
         return true;
     }
+    // `"postgres://$(whoami)@localhost"`: a shell's command
+    // substitution, even in double quotes.
+    if let Some(i) = memchr::memmem::find(value, b"$(") {
+        let cmd = value[i + 2..]
+            .iter()
+            .take_while(|c| c.is_ascii_lowercase() || b"_- ".contains(c))
+            .count();
+        if cmd > 0 && value.get(i + 2 + cmd) == Some(&b')') {
+            return true;
+        }
+    }
     // A quoted string is a literal whatever it holds.
     if quoted {
         return false;
@@ -2227,6 +2243,9 @@ fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -> bool {
         || has(b"??")
         || value.first().is_some_and(|c| b"(:[{.!".contains(c))
         || value.starts_with(b"/^")
+        // `/*#__PURE__*/function () {`: a comment opens code.
+        || value.starts_with(b"/*")
+
         || has(b"(")
         || has(b"::")
         || has(b"->")
@@ -2273,10 +2292,13 @@ fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -> bool {
                         && p.last().is_some_and(u8::is_ascii_lowercase)
                 })
     };
+    // (A TypeScript union of such names: `Buffer|Uint8Array|string;`.)
+    let union = |v: &[u8]| v.split(|c| *c == b'|').all(ident);
     if code_op
-        && ident(value)
+        && union(value)
         && (after.starts_with(b";")
-            || ((after.starts_with(b",") || after.starts_with(b")")) && words_around_digits(value)))
+            || ((after.starts_with(b",") || after.starts_with(b")"))
+                && value.split(|c| *c == b'|').all(words_around_digits)))
     {
         return true;
     }
@@ -2474,10 +2496,47 @@ fn random_case(value: &[u8]) -> bool {
 
 /// `"doesnt start right"`, `"Foreign key constraint failed"`: three or
 /// more words of letters, no digit or symbol, is prose, not a password.
+/// So is a sentence of four words or more with its punctuation, a word
+/// perhaps ending in a digit or two (`"OAuth2 token generation or refresh
+/// error"`, `"It looks like you're running…\n\nThis is disabled…"`).
 fn prose(value: &[u8]) -> bool {
-    value.iter().filter(|c| **c == b' ').count() >= 2
+    if value.iter().filter(|c| **c == b' ').count() >= 2
         && value.iter().any(u8::is_ascii_lowercase)
         && value.iter().all(|c| c.is_ascii_alphabetic() || *c == b' ')
+    {
+        return true;
+    }
+    let mut text = value.to_vec();
+    for i in 0..text.len().saturating_sub(1) {
+        if text[i] == b'\\' && matches!(text[i + 1], b'n' | b'r' | b't') {
+            text[i] = b' ';
+            text[i + 1] = b' ';
+        }
+    }
+    let words: Vec<&[u8]> = text
+        .split(u8::is_ascii_whitespace)
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.len() >= 4
+        && value.iter().any(u8::is_ascii_lowercase)
+        && words.iter().all(|w| {
+            let w = w
+                .strip_prefix(b"(")
+                .or_else(|| w.strip_prefix(b"'"))
+                .or_else(|| w.strip_prefix(b"`"))
+                .unwrap_or(w);
+            let end = w.len()
+                - w.iter()
+                    .rev()
+                    .take_while(|c| b".,;:!?'\")`".contains(c))
+                    .count();
+            let w = &w[..end];
+            !w.is_empty()
+                && w[0].is_ascii_alphabetic()
+                && w.iter().filter(|c| c.is_ascii_digit()).count() <= 2
+                && w.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || b"'-".contains(c))
+        })
 }
 
 /// A value that says it is a test value: `fake` in it, unless what is

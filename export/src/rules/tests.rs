@@ -1218,6 +1218,19 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "  Authorization: authorizationHeader,",
         "const versionKey = document.$__schema.options.versionKey;",
         "  client_secret: this.#clientAuthentication.clientSecret",
+        // Messages: sentences with their punctuation.
+        "  readonly API_KEY_WITH_CREDENTIALS: \"API Keys and Credentials are mutually exclusive methods.\";",
+        "  EOAUTH2: 'OAuth2 token generation or refresh error',",
+        "  secret: \"It looks like you're running in a browser.\\n\\nThis is disabled by default.\",",
+        // A union of types, a comment opening code, a command
+        // substitution, an emphasized URN.
+        "export type MqttPassword = Buffer|Uint8Array|Blob|string;",
+        "  f(err: AWSError|null, credentials: Credentials|CredentialsOptions|null) => void;",
+        "var CancelToken = /*#__PURE__*/function () {",
+        "DATABASE_URL=\"postgres://$(whoami)@localhost/my_database\"",
+        "*urn:ietf:params:oauth:token-type:id_token*, or *urn:ietf:params:oauth:token-type:saml2*.",
+        // Words, then a tail of one character: a made-up token.
+        "const TOKEN = \"ghp_PersonalAccessToken01245678900000000\";",
         // Placeholders: a name in angle brackets, dotted constants.
         " *   databaseURL: \"https://<DATABASE_NAME>.firebaseio.com\"",
         " *   \"id_token\": \"HEADER.PAYLOAD.SIGNATURE\",",
