@@ -2270,6 +2270,11 @@ fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -> bool {
     if ident(value) && value.contains(&b'$') && renamed(value) {
         return true;
     }
+    // `token = @token` (Ruby's instance variable), `: @blakeembrey` (a
+    // handle): a name, not a value.
+    if value.strip_prefix(b"@").is_some_and(ident) {
+        return true;
+    }
     // A statement's end or the next member after `name: value` or
     // `name = value` in code: `public streamToken: Uint8Array;`,
     // `withXSRFToken: defaultToConfig2,`, `this.password = arg2;` (a
@@ -2664,14 +2669,17 @@ fn entropy(v: &[u8]) -> f64 {
         .sum()
 }
 
-/// `jjwt-jackson-0.11.2`, `SalesResults-1.2`, `v2.4.1`: a name and a dotted
-/// version (a package coordinate, a release label), not a credential.
+/// `jjwt-jackson-0.11.2`, `SalesResults-1.2`, `v2.4.1`, `~1.0.3`: a name
+/// and a dotted version (a package coordinate, a release label, a
+/// dependency's range), not a credential.
 fn versioned_name(value: &[u8]) -> bool {
     let s = String::from_utf8_lossy(value);
     let (head, version) = match s.rfind(['-', '_', ':', '@']) {
         Some(i) => (&s[..i], &s[i + 1..]),
         None => ("", &s[..]),
     };
+    // (A dependency's range: `"basic-auth": "~1.0.3"`, `^2.1.0`, `>=1.2`.)
+    let version = version.trim_start_matches(['~', '^', '=', '<', '>']);
     let version = version.strip_prefix(['v', 'V']).unwrap_or(version);
     let parts: Vec<&str> = version.split('.').collect();
     parts.len() >= 2

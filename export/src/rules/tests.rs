@@ -1229,6 +1229,10 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "var CancelToken = /*#__PURE__*/function () {",
         "DATABASE_URL=\"postgres://$(whoami)@localhost/my_database\"",
         "*urn:ietf:params:oauth:token-type:id_token*, or *urn:ietf:params:oauth:token-type:saml2*.",
+        // A dependency's version range; a handle or instance variable.
+        "    \"basic-auth\": \"~1.0.3\",",
+        "- `jshttp/basic-auth`: @blakeembrey",
+        "  token = @token",
         // Words, then a tail of one character: a made-up token.
         "const TOKEN = \"ghp_PersonalAccessToken01245678900000000\";",
         // Placeholders: a name in angle brackets, dotted constants.
