@@ -227,6 +227,7 @@ impl<'a> Collector<'a> {
     /// Every string below a secret-named field is a secret.
     fn secret_value(&mut self, v: &Node<'_>) {
         match v {
+            Node::String(s) if crate::rules::kept_secret_value(s) => {}
             Node::String(s) if !is_placeholder(s.as_bytes()) && s.len() >= 4 => {
                 self.secret(s, FIELD_RULE)
             }

@@ -183,6 +183,19 @@ impl FieldClass {
 
 /// Classifies a key; `allow` holds extra innocent names (normalized).
 pub fn classify(name: &str, allow: &[String]) -> FieldClass {
+    // A package's or a path's name is no field's (`"@octokit/auth-token":
+    // "^4.0.0"` in a dependency map, `"/oauth/token": {…}` in an API's
+    // paths): its value is read as any value.
+    if name.starts_with('@') || name.contains('/') {
+        return match classify_by_name(name, allow) {
+            FieldClass::Secret => FieldClass::Plain,
+            class => class,
+        };
+    }
+    classify_by_name(name, allow)
+}
+
+fn classify_by_name(name: &str, allow: &[String]) -> FieldClass {
     // Keys are short: normalize on the stack (this runs for every key of
     // every record, three times per export).
     let mut buf = [0u8; 64];
@@ -306,6 +319,18 @@ pub fn normalize_is_innocent(n: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_package_or_a_path_is_no_fields_name() {
+        for n in [
+            "@octokit/auth-token",
+            "node_modules/@octokit/auth-token",
+            "/oauth/token",
+        ] {
+            assert_eq!(classify(n, &[]), FieldClass::Plain, "{n}");
+        }
+        assert_eq!(classify("X-Auth-Token", &[]), FieldClass::Secret);
+    }
 
     #[test]
     fn ebo_names_in_any_spelling() {

@@ -508,12 +508,16 @@ impl FinalScan {
         }
     }
 
-    /// A secret field's value: null, a boolean or a placeholder, which
-    /// is all the writer leaves.
+    /// A secret field's value: null, a boolean, a placeholder or a
+    /// version, which is all the writer leaves.
     fn secret_field(&mut self, x: &Node<'_>, file: &str, pointer: &str) {
         match x {
             Node::Null | Node::Bool(_) => {}
-            Node::String(s) if is_placeholder(s.as_bytes()) => self.string(s, file, pointer),
+            Node::String(s)
+                if is_placeholder(s.as_bytes()) || crate::rules::kept_secret_value(s) =>
+            {
+                self.string(s, file, pointer)
+            }
             _ => self.finding(
                 "validation.secret_field_in_export",
                 file,
@@ -1154,6 +1158,25 @@ mod tests {
             identities: vec![],
             users: vec![],
         }
+    }
+
+    #[test]
+    fn a_dependency_map_keeps_its_versions_and_a_secret_field_does_not() {
+        let exp = nothing_expected();
+        let got = jsonl_codes(
+            &exp,
+            &[
+                r#"{"dependencies":{"jsonwebtoken":"^9.0.0","@octokit/auth-token":{"version":"4.0.0"}}}"#,
+                r#"{"apiToken":"Zq8vLm2x"}"#,
+            ],
+        );
+        assert_eq!(
+            got,
+            [(
+                "validation.secret_field_in_export",
+                "/1/apiToken".to_string()
+            )]
+        );
     }
 
     #[test]

@@ -2669,6 +2669,13 @@ fn entropy(v: &[u8]) -> f64 {
         .sum()
 }
 
+/// A secret-named field's value the writer keeps as any value: a
+/// version (`"jsonwebtoken": "^9.0.0"` in a dependency map names a
+/// package and its version range, not a credential).
+pub fn kept_secret_value(v: &str) -> bool {
+    versioned_name(v.as_bytes())
+}
+
 /// `jjwt-jackson-0.11.2`, `SalesResults-1.2`, `v2.4.1`, `~1.0.3`: a name
 /// and a dotted version (a package coordinate, a release label, a
 /// dependency's range), not a credential.

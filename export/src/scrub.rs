@@ -376,6 +376,9 @@ impl<'a> Scrubber<'a> {
     fn secret_field(&mut self, v: &Value, c: &mut Counts) -> Value {
         match v {
             Value::Null | Value::Bool(_) => v.clone(),
+            Value::String(s) if crate::rules::kept_secret_value(s) => {
+                Value::String(self.string(s, c))
+            }
             _ => {
                 c.redacted_secret += 1;
                 let raw = serde_json::to_vec(v).expect("values serialize");
@@ -667,6 +670,24 @@ mod tests {
             })
             .collect();
         (out, c)
+    }
+
+    #[test]
+    fn a_dependency_maps_versions_stay_and_are_not_swept() {
+        let (out, _) = scrub_records(
+            &[
+                serde_json::json!({"dependencies": {"jsonwebtoken": "^9.0.0", "@octokit/auth-token": "^4.0.0"}}),
+                serde_json::json!({"apiToken": "Zq8vLm2xQ7", "note": "needs ^9.0.0"}),
+            ],
+            1 << 20,
+        );
+        assert_eq!(out[0]["dependencies"]["jsonwebtoken"], "^9.0.0");
+        assert_eq!(out[0]["dependencies"]["@octokit/auth-token"], "^4.0.0");
+        assert!(out[1]["apiToken"]
+            .as_str()
+            .unwrap()
+            .starts_with("[REDACTED_SECRET:"));
+        assert_eq!(out[1]["note"], "needs ^9.0.0", "a version is not swept");
     }
 
     #[test]

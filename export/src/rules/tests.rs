@@ -1616,6 +1616,12 @@ fn past_256_rules_every_rule_still_runs_when_wanted() {
 }
 
 #[test]
+fn a_secret_fields_version_is_kept_and_a_value_is_not() {
+    assert!(kept_secret_value("^9.0.0") && kept_secret_value("~1.0.3"));
+    assert!(!kept_secret_value("Zq8vLm2x") && !kept_secret_value("hunter2"));
+}
+
+#[test]
 fn identifiers_split_into_words_at_separators_and_humps() {
     let words = |v: &str| letter_words(v.as_bytes());
     let list = |w: &[&str]| Some(w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
