@@ -2511,6 +2511,15 @@ fn prose(value: &[u8]) -> bool {
     {
         return true;
     }
+    // (Four words need three blanks or escaped line ends.)
+    if value
+        .iter()
+        .filter(|c| c.is_ascii_whitespace() || **c == b'\\')
+        .count()
+        < 3
+    {
+        return false;
+    }
     let mut text = value.to_vec();
     for i in 0..text.len().saturating_sub(1) {
         if text[i] == b'\\' && matches!(text[i + 1], b'n' | b'r' | b't') {
