@@ -1549,14 +1549,13 @@ pub fn is_placeholder(v: &[u8]) -> bool {
     }
     // `https://<DATABASE_NAME>.firebaseio.com`: a name in angle brackets
     // stands for what the reader fills in.
-    if let Some(open) = memchr::memchr(b'<', v) {
-        let name = v[open + 1..]
-            .iter()
-            .take_while(|c| c.is_ascii_alphanumeric() || b"_-".contains(c))
-            .count();
-        if name > 0 && v.get(open + 1 + name) == Some(&b'>') {
-            return true;
-        }
+    if enclosed_name(
+        v,
+        b"<",
+        |c| c.is_ascii_alphanumeric() || b"_-".contains(&c),
+        b'>',
+    ) {
+        return true;
     }
     // `password=DBPASSWORD`, `MY_API_TOKEN`: a constant's name in the
     // value's place, upper-case letters and `_` around a secret's word.
@@ -2190,14 +2189,13 @@ fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -> bool {
     }
     // `"postgres://$(whoami)@localhost"`: a shell's command
     // substitution, even in double quotes.
-    if let Some(i) = memchr::memmem::find(value, b"$(") {
-        let cmd = value[i + 2..]
-            .iter()
-            .take_while(|c| c.is_ascii_lowercase() || b"_- ".contains(c))
-            .count();
-        if cmd > 0 && value.get(i + 2 + cmd) == Some(&b')') {
-            return true;
-        }
+    if enclosed_name(
+        value,
+        b"$(",
+        |c| c.is_ascii_lowercase() || b"_- ".contains(&c),
+        b')',
+    ) {
+        return true;
     }
     // A quoted string is a literal whatever it holds.
     if quoted {
@@ -2579,6 +2577,16 @@ fn marked_fake(value: &[u8]) -> bool {
         && rest.iter().filter(|c| b"-_. ".contains(c)).count() < 3
         && entropy(&rest) >= 3.5;
     !random
+}
+
+/// Whether `v`'s first `open` is followed by one or more bytes of
+/// `name` and then `close` (`<DATABASE_NAME>`, `$(whoami)`).
+fn enclosed_name(v: &[u8], open: &[u8], name: fn(u8) -> bool, close: u8) -> bool {
+    memchr::memmem::find(v, open).is_some_and(|i| {
+        let rest = &v[i + open.len()..];
+        let n = rest.iter().take_while(|c| name(**c)).count();
+        n > 0 && rest.get(n) == Some(&close)
+    })
 }
 
 /// Whether the line before an `.npmrc` value names its registry
