@@ -2243,7 +2243,6 @@ fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -> bool {
         || value.starts_with(b"/^")
         // `/*#__PURE__*/function () {`: a comment opens code.
         || value.starts_with(b"/*")
-
         || has(b"(")
         || has(b"::")
         || has(b"->")
@@ -3040,11 +3039,8 @@ fn key_body(block: &[u8]) -> bool {
             .take_while(|c| c.is_ascii_alphanumeric() || b"+/=".contains(c))
             .count();
         if run > 0 {
-            let mut distinct = body[..run].to_vec();
-            distinct.sort_unstable();
-            distinct.dedup();
             let cut = body[run..].starts_with(b"...") || body[run..].starts_with("…".as_bytes());
-            if cut || (run >= 4 && distinct.len() <= 2) {
+            if cut || (run >= 4 && distinct_bytes(&body[..run]) <= 2) {
                 return false;
             }
         }
@@ -3073,12 +3069,14 @@ fn key_body(block: &[u8]) -> bool {
     }
     inside
         .split(|c| !(c.is_ascii_alphanumeric() || b"+/=".contains(c)))
-        .any(|run| {
-            let mut distinct = run.to_vec();
-            distinct.sort_unstable();
-            distinct.dedup();
-            run.len() >= 24 && distinct.len() >= 8
-        })
+        .any(|run| run.len() >= 24 && distinct_bytes(run) >= 8)
+}
+
+/// How many different bytes `v` holds.
+fn distinct_bytes(v: &[u8]) -> usize {
+    let mut seen = [false; 256];
+    v.iter().for_each(|c| seen[usize::from(*c)] = true);
+    seen.iter().filter(|s| **s).count()
 }
 
 /// Whether the base64 between a block's markers is a DER SEQUENCE (as
