@@ -9,8 +9,19 @@
 //! missing record), and last the destination's catalog applies the new
 //! refs. Frames are copied as stored, so both stores hold byte-identical
 //! keys.
+//!
+//! A mirror holds both stores' shared lock for its whole run, as a writer
+//! does, so gc on either side waits for it (a gc on the destination would
+//! otherwise reclaim copied objects before the refs that keep them alive
+//! arrive). The refs it copies are the ones listed before its first object
+//! listing: a put records its ref only after its objects are durable, so
+//! every object those refs name was listed, and a put that finishes during
+//! the mirror is left whole for the next one instead of arriving without
+//! its objects. A ref whose record the destination does not hold after the
+//! copy is not copied but reported, and an object the destination lists
+//! with another size than the source's is copied again over the damage.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read, Write};
 
 use crate::backend::{
@@ -19,9 +30,10 @@ use crate::backend::{
 use crate::digest::Digest;
 use crate::error::{Result, StoreError};
 use crate::frame::{Encoded, Verdict, VerifyingDecoder};
+use crate::layout::LockMode;
 use crate::names::temp_name;
 use crate::objects::{ObjectDirs, Staged};
-use crate::refs::RebuildReport;
+use crate::refs::{BrokenRef, RebuildReport};
 use crate::store::{Progress, Store};
 use crate::tree::{BATCH_BYTES, BATCH_FILES};
 
@@ -58,6 +70,10 @@ pub struct MirrorReport {
     /// Refs the destination holds with other content (e.g. one bundle id
     /// ingested with different manifests in the two stores); not copied.
     pub ref_conflicts: Vec<String>,
+    /// Refs of the source not copied because they cannot be read or name
+    /// a record neither store holds (a dangling ref): the mirror is
+    /// incomplete while there are any.
+    pub refs_skipped: Vec<BrokenRef>,
     /// The destination catalog's rebuild.
     pub catalog: RebuildReport,
 }
@@ -81,7 +97,9 @@ impl<R: Read> Read for Tee<'_, R> {
 impl Store {
     /// Copies every object and ref of this store that `dest` lacks, then
     /// applies the new refs to `dest`'s catalog.
-    pub fn mirror_to(&self, dest: &mut Store) -> Result<MirrorReport> {
+    pub fn mirror_to(&mut self, dest: &mut Store) -> Result<MirrorReport> {
+        self.hold(LockMode::Shared)?;
+        dest.hold(LockMode::Shared)?;
         let src = self.backend().clone();
         let dst = dest.backend().clone();
         let mut report = MirrorReport {
@@ -89,6 +107,37 @@ impl Store {
             to: dst.location(),
             ..MirrorReport::default()
         };
+        // Listed before any object: see the module documentation.
+        let mut refs = Vec::new();
+        for entry in src.list(REFS_PREFIX)? {
+            if entry.regular {
+                refs.push(entry.key);
+            } else {
+                report.refs_skipped.push(BrokenRef::new(
+                    &entry.key,
+                    &StoreError::UnexpectedEntry {
+                        path: entry.key.clone().into(),
+                        what: "non-regular entry among refs",
+                    },
+                ));
+            }
+        }
+        crate::crash::point("mirror_refs_listed");
+        self.copy_objects(dest, &mut report)?;
+        crate::crash::point("mirror_objects_synced");
+        for key in refs {
+            copy_ref(&*src, &*dst, &key, &mut report)?;
+        }
+        report.catalog = dest.rebuild_catalog()?;
+        Ok(report)
+    }
+
+    /// Copies every object this store holds and `dest` lacks (or holds
+    /// with another stored size), shard by shard, and makes their names
+    /// durable.
+    fn copy_objects(&self, dest: &Store, report: &mut MirrorReport) -> Result<()> {
+        let src = self.backend().clone();
+        let dst = dest.backend().clone();
         // Shard by shard: each listing is one directory of the layout, so
         // what the mirror holds at once is one shard's keys, never the
         // store's.
@@ -121,7 +170,7 @@ impl Store {
             while !rest.is_empty() {
                 let n = copies.room_for(rest);
                 if n == 0 {
-                    copies.flush(&mut report, &mut failed)?;
+                    copies.flush(report, &mut failed)?;
                     continue;
                 }
                 let (part, later) = rest.split_at(n);
@@ -140,39 +189,59 @@ impl Store {
                 rest = later;
             }
         }
-        copies.flush(&mut report, &mut failed)?;
+        copies.flush(report, &mut failed)?;
         if let Some(e) = failed {
             return Err(e);
         }
         let published = copies.into_shard_keys();
-        dst.sync_published(&published)?;
-        crate::crash::point("mirror_objects_synced");
+        dst.sync_published(&published)
+    }
+}
 
-        for entry in src.list(REFS_PREFIX)? {
-            if !entry.regular {
-                continue;
-            }
-            let bytes = read_small(&*src, &entry.key, REF_MAX_BYTES)?.ok_or_else(|| {
-                StoreError::CatalogData(format!("{} vanished during the mirror", entry.key))
-            })?;
-            match dst.put_bytes(&entry.key, &bytes)? {
-                Put::Created => {
-                    report.refs_copied += 1;
-                    crate::crash::point("mirror_ref_copied");
-                }
-                Put::Existed => {
-                    let theirs = read_small(&*dst, &entry.key, REF_MAX_BYTES)?.unwrap_or_default();
-                    if theirs == bytes {
-                        report.refs_present += 1;
-                    } else {
-                        report.ref_conflicts.push(entry.key.clone());
-                    }
-                }
+/// Copies the ref `key` of `src` into `dst` when `dst` holds the record it
+/// names (its objects were listed after the ref, so they are there too);
+/// a ref that cannot be read or names a record `dst` lacks is reported in
+/// `refs_skipped`, one `dst` holds with other content in `ref_conflicts`.
+fn copy_ref(
+    src: &dyn Backend,
+    dst: &dyn Backend,
+    key: &str,
+    report: &mut MirrorReport,
+) -> Result<()> {
+    let bytes = read_small(src, key, REF_MAX_BYTES)?
+        .ok_or_else(|| StoreError::CatalogData(format!("{key} vanished during the mirror")))?;
+    let record = match crate::refs::record_of(key, &bytes) {
+        Ok(record) => record,
+        Err(e) => {
+            report.refs_skipped.push(BrokenRef::new(key, &e));
+            return Ok(());
+        }
+    };
+    let held = match dst.head(&object_key(&record)) {
+        Ok(found) => found.is_some(),
+        Err(StoreError::UnexpectedEntry { .. }) => false,
+        Err(e) => return Err(e),
+    };
+    if !held {
+        let e = StoreError::NotFound { digest: record };
+        report.refs_skipped.push(BrokenRef::new(key, &e));
+        return Ok(());
+    }
+    match dst.put_bytes(key, &bytes)? {
+        Put::Created => {
+            report.refs_copied += 1;
+            crate::crash::point("mirror_ref_copied");
+        }
+        Put::Existed => {
+            let theirs = read_small(dst, key, REF_MAX_BYTES)?.unwrap_or_default();
+            if theirs == bytes {
+                report.refs_present += 1;
+            } else {
+                report.ref_conflicts.push(key.to_string());
             }
         }
-        report.catalog = dest.rebuild_catalog()?;
-        Ok(report)
     }
+    Ok(())
 }
 
 /// The objects under `prefix` (one shard) that `src` holds and `dst`
@@ -182,13 +251,18 @@ fn missing_from(
     dst: &dyn Backend,
     prefix: &str,
 ) -> Result<(Vec<(Digest, u64)>, u64)> {
-    let present: HashSet<String> = dst
+    // Frames are copied as stored, so an intact copy has the source's
+    // size; one listed with another size (an emptied or truncated file,
+    // or the same object compressed otherwise by the destination's own
+    // put) goes to the copy, which keeps an intact one and replaces a
+    // damaged one, as a put does.
+    let present: HashMap<String, u64> = dst
         .list(prefix)?
         .into_iter()
         // A symlink or special file under an object's name is not the
         // object: it goes to the copy, which reports it.
         .filter(|l| l.regular)
-        .map(|l| l.key)
+        .map(|l| (l.key, l.meta.size))
         .collect();
     let mut todo = Vec::new();
     let mut already = 0;
@@ -196,7 +270,7 @@ fn missing_from(
         let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
             continue; // fsck reports foreign entries; they are not objects
         };
-        if present.contains(&entry.key) {
+        if present.get(&entry.key) == Some(&entry.meta.size) {
             already += 1;
         } else {
             todo.push((d, entry.meta.size));

@@ -158,6 +158,11 @@ fn parse_ref(key: &str, bytes: &[u8]) -> Result<RefDoc> {
     })
 }
 
+/// The record a ref document names (`key` for messages).
+pub(crate) fn record_of(key: &str, bytes: &[u8]) -> Result<Digest> {
+    Ok(parse_ref(key, bytes)?.record)
+}
+
 /// Reads a small object through the backend, verifying digest and size.
 fn read_verified(dirs: &ObjectDirs, d: &Digest, max: u64) -> Result<(Vec<u8>, u64)> {
     let (body, stored) = dirs.open_frame(d)?;
@@ -517,12 +522,36 @@ fn replay(
     key: &str,
     doc: &RefDoc,
     loaded: &Loaded,
-) -> Result<u64> {
-    let mut inserted = 0;
+    presence: &mut Presence<'_>,
+) -> Result<Replayed> {
+    let mut done = Replayed::default();
     // A record holds thousands of rows of a few tables: each table's
     // columns are read once, and each INSERT shape is prepared once.
     let mut tables: HashMap<String, Vec<String>> = HashMap::new();
+    // Objects the record catalogs that the backend no longer holds: their
+    // rows are left out (gc reclaimed them after the record was written),
+    // and a row of any other table that names one makes the whole ref
+    // broken, since something still needed it.
+    let mut absent: HashSet<String> = HashSet::new();
     loaded.each_row(recorded, key, doc, &mut |(table, m)| {
+        if table == "objects" {
+            let digest = m.get("digest").and_then(Value::as_str);
+            if let Some(d) = digest.and_then(|d| d.parse::<Digest>().ok()) {
+                if !presence.holds(&d)? {
+                    absent.insert(d.to_string());
+                    done.absent += 1;
+                    return Ok(());
+                }
+            }
+        } else if let Some(d) = m
+            .values()
+            .filter_map(Value::as_str)
+            .find(|v| absent.contains(*v))
+        {
+            return Err(StoreError::MissingObject {
+                digest: d.parse().expect("only digests are remembered"),
+            });
+        }
         if !tables.contains_key(&table) {
             let cols = columns(tx, &table)?;
             tables.insert(table.clone(), cols);
@@ -545,12 +574,78 @@ fn replay(
             cols.join(", "),
             marks.join(", ")
         );
-        inserted += tx
+        done.rows += tx
             .prepare_cached(&sql)?
-            .execute(rusqlite::params_from_iter(vals))? as u64;
+            .execute(rusqlite::params_from_iter(vals))
+            .map_err(|e| names_a_missing_row(e, key, &table))? as u64;
         Ok(())
     })?;
-    Ok(inserted)
+    Ok(done)
+}
+
+/// What replaying one record inserted and left out.
+#[derive(Debug, Default, Clone, Copy)]
+struct Replayed {
+    /// Rows inserted.
+    rows: u64,
+    /// Object rows left out: the backend no longer holds their objects.
+    absent: u64,
+}
+
+/// A row that names what the catalog lacks (a foreign key) breaks its
+/// ref, not the rebuild: the other refs still apply.
+fn names_a_missing_row(e: rusqlite::Error, key: &str, table: &str) -> StoreError {
+    match e.sqlite_error() {
+        Some(f) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => {
+            StoreError::CatalogData(format!(
+                "{key}: a row of {table} names an object or row the catalog does not hold"
+            ))
+        }
+        _ => e.into(),
+    }
+}
+
+/// Which objects the backend holds, for a replay deciding which object
+/// rows to restore. A local store answers with one `stat` per object; a
+/// bucket lists each shard once, on first need, and keeps its digests
+/// (32 bytes an object), since a request per object would cost more than
+/// the rebuild.
+pub(crate) struct Presence<'a> {
+    dirs: &'a ObjectDirs,
+    shards: HashMap<String, Vec<Digest>>,
+}
+
+impl<'a> Presence<'a> {
+    pub(crate) fn new(dirs: &'a ObjectDirs) -> Self {
+        Presence {
+            dirs,
+            shards: HashMap::new(),
+        }
+    }
+
+    /// Whether the backend holds a regular stored frame for `d`.
+    fn holds(&mut self, d: &Digest) -> Result<bool> {
+        if !self.dirs.backend.shared() {
+            return match self.dirs.backend.head(&crate::backend::object_key(d)) {
+                Ok(found) => Ok(found.is_some()),
+                // A symlink or directory under the name is not the object.
+                Err(StoreError::UnexpectedEntry { .. }) => Ok(false),
+                Err(e) => Err(e),
+            };
+        }
+        let shard = d.shard();
+        if !self.shards.contains_key(&shard) {
+            let prefix = format!("{}{shard}/", crate::backend::OBJECTS_PREFIX);
+            let mut listed: Vec<Digest> = Vec::new();
+            self.dirs.backend.list_each(&prefix, &mut |l| {
+                listed.extend(crate::backend::object_of_key(&l.key).filter(|_| l.regular));
+                Ok(())
+            })?;
+            listed.sort_unstable();
+            self.shards.insert(shard.clone(), listed);
+        }
+        Ok(self.shards[&shard].binary_search(d).is_ok())
+    }
 }
 
 fn apply(
@@ -561,7 +656,7 @@ fn apply(
     doc: &RefDoc,
 ) -> Result<()> {
     let loaded = load_record(dirs, doc)?;
-    apply_loaded(tx, recorded, key, doc, &loaded)?;
+    apply_loaded(tx, recorded, key, doc, &loaded, &mut Presence::new(dirs))?;
     Ok(())
 }
 
@@ -571,10 +666,11 @@ fn apply_loaded(
     key: &str,
     doc: &RefDoc,
     loaded: &Loaded,
-) -> Result<u64> {
-    let n = replay(tx, recorded, key, doc, loaded)?;
+    presence: &mut Presence<'_>,
+) -> Result<Replayed> {
+    let done = replay(tx, recorded, key, doc, loaded, presence)?;
     insert_ref_rows(tx, key, doc, loaded.bytes.len() as u64, loaded.stored_size)?;
-    Ok(n)
+    Ok(done)
 }
 
 /// A ref in the backend that the catalog has not applied (its record is
@@ -689,6 +785,10 @@ pub struct RebuildReport {
     pub applied: u64,
     /// Catalog rows inserted.
     pub rows: u64,
+    /// Object rows of applied records left out because the backend no
+    /// longer holds the object (gc reclaimed it after the record was
+    /// written): a rebuild never catalogs a missing object.
+    pub objects_absent: u64,
     /// Refs that could not be applied (the rest were).
     pub broken: Vec<BrokenRef>,
 }
@@ -704,6 +804,7 @@ pub(crate) fn rebuild(dirs: &ObjectDirs, catalog: &mut Catalog) -> Result<Rebuil
         ..RebuildReport::default()
     };
     let recorded = catalog.schema().recorded;
+    let mut presence = Presence::new(dirs);
     let mut tx = catalog.transaction()?;
     for p in &found.pending {
         // A record that cannot be read writes nothing (one that cannot be
@@ -726,15 +827,16 @@ pub(crate) fn rebuild(dirs: &ObjectDirs, catalog: &mut Catalog) -> Result<Rebuil
         } else {
             tx.execute_batch("SAVEPOINT apply_ref")?;
         }
-        match apply_loaded(&tx, recorded, &p.key, &p.doc, &loaded) {
-            Ok(rows) => {
+        match apply_loaded(&tx, recorded, &p.key, &p.doc, &loaded, &mut presence) {
+            Ok(done) => {
                 if alone {
                     commit(tx)?;
                     tx = catalog.transaction()?;
                 } else {
                     tx.execute_batch("RELEASE apply_ref")?;
                 }
-                report.rows += rows;
+                report.rows += done.rows;
+                report.objects_absent += done.absent;
                 report.applied += 1;
             }
             Err(e) if matches!(e, StoreError::Catalog(_)) => return Err(e),
@@ -780,9 +882,19 @@ pub(crate) fn adopt(
         let loaded = load_record(dirs, &doc)?;
         let recorded = catalog.schema().recorded;
         let tx = catalog.transaction()?;
-        apply_loaded(&tx, recorded, &spec.key, &doc, &loaded)?;
-        clear_capture(&tx)?;
-        tx.commit()?;
+        let presence = &mut Presence::new(dirs);
+        match apply_loaded(&tx, recorded, &spec.key, &doc, &loaded, presence) {
+            Ok(_) => {
+                clear_capture(&tx)?;
+                tx.commit()?;
+            }
+            // The record names an object the backend lost: the catalog
+            // stays as it was (the transaction rolls back), and the caller
+            // goes on as for an unapplied ref of the same target; an ingest
+            // of the same bundle puts the object back and applies it then.
+            Err(StoreError::MissingObject { .. }) => {}
+            Err(e) => return Err(e),
+        }
     }
     Ok(Some(doc.target))
 }

@@ -222,6 +222,13 @@ impl Store {
         (&self.dirs, &mut self.catalog, &mut self.lock)
     }
 
+    /// Takes the store lock in at least `mode` until the store is dropped:
+    /// a command whose writes span more than one batch (a mirror into
+    /// it) holds it shared throughout, so gc waits for the whole run.
+    pub(crate) fn hold(&mut self, mode: LockMode) -> Result<()> {
+        self.lock.acquire(mode)
+    }
+
     /// Starts a batch of puts (takes the shared store lock).
     pub fn batch(&mut self) -> Result<Batch<'_>> {
         self.lock.acquire(LockMode::Shared)?;

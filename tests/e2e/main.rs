@@ -12,6 +12,7 @@ mod exports;
 mod hostile;
 mod integrity;
 mod interop;
+mod mirror;
 mod objects;
 mod packets;
 mod reliability;

@@ -80,11 +80,20 @@ pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
                     )
                 })
                 .collect();
-            if issues.is_empty() {
+            let report = if issues.is_empty() {
                 Report::accepted(result, human)
             } else {
                 Report::from_issues(issues, result, human)
-            }
+            };
+            // A ref left behind, or one the destination cannot apply, means
+            // the copy lacks evidence the source lists: never `accepted`.
+            let broken: Vec<_> = r
+                .refs_skipped
+                .iter()
+                .chain(&r.catalog.broken)
+                .cloned()
+                .collect();
+            with_broken_refs(report, &broken)
         }
         Err(e) => Report::error(&e),
     }
