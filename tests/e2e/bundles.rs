@@ -468,3 +468,39 @@ fn a_fifo_in_place_of_evidence_is_refused_without_blocking() {
     assert!(st.success());
     assert_refused(&env, &dir, "validation.special_file");
 }
+
+#[test]
+fn the_same_bundle_ingested_four_times_at_once_is_stored_once_and_every_ingest_is_accepted() {
+    // Each ingest found no row, then one committed first: the others were
+    // refused as "already stored with another manifest" naming their own.
+    for round in 0..5 {
+        let env = Env::new();
+        let dir = fixture("run-bundles/complete");
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                env.command(&["--json", "bundle", "ingest", dir.to_str().unwrap()])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut created = 0;
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(out.status.code(), Some(0), "round {round}: {v}");
+            assert_eq!(v["status"], "accepted", "round {round}: {v}");
+            created += usize::from(v["result"]["created"] == true);
+        }
+        assert_eq!(created, 1, "round {round}");
+        let r = env.run(&["bundle", "ls", "--format", "jsonl"]);
+        assert_eq!(String::from_utf8(r.stdout).unwrap().lines().count(), 1);
+        let (code, v) = env.json(&["fsck", "--read-data"]);
+        let bad: Vec<String> = codes(&v)
+            .into_iter()
+            .filter(|c| c != "integrity.orphan_object")
+            .collect();
+        assert!(bad.is_empty() && code <= 1, "round {round}: {v}");
+    }
+}

@@ -215,7 +215,10 @@ fn objects_gc_reclaimed_never_come_back_through_rebuild_or_mirror() {
     src.write("gone.txt", b"reclaimed by gc: nothing roots a plain put\n");
     let (code, v) = src.json(&["put", "--no-pin", "gone.txt"]);
     assert_eq!(code, 0, "{v}");
-    let gone = v["result"]["files"][0]["digest"].as_str().unwrap().to_string();
+    let gone = v["result"]["files"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
     ingest_as(&src, "rooted");
     let (code, v) = src.json(&["gc", "--grace", "0s"]);
     assert_eq!(code, 0, "{v}");

@@ -152,10 +152,13 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     }
     let qualification = capture.qualification;
     batch.name_ref(bundle_ref(&manifest.bundle_id, manifest_digest));
-    batch
-        .commit_with(|tx| insert_bundle(tx, manifest, &manifest_digest, qualification, now_ms()))?;
+    let mut created = false;
+    batch.commit_with(|tx| {
+        created = insert_bundle(tx, manifest, &manifest_digest, qualification, now_ms())?;
+        Ok(())
+    })?;
     out.manifest_digest = Some(manifest_digest);
-    out.created = true;
+    out.created = created;
     out.artifacts = manifest.evidence.len();
     Ok(out)
 }

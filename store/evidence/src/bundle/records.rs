@@ -140,19 +140,25 @@ fn artifact_row(r: &Row<'_>) -> Result<ArtifactRow> {
 
 /// Inserts a bundle's rows; runs inside the ingest transaction, after its
 /// objects are durable. A second bundle with the same id or attempt id is a
-/// conflict, decided here under the write lock of the transaction.
+/// conflict, decided here under the write lock of the transaction. The
+/// same bundle with the same manifest, recorded by a concurrent ingest
+/// since this one looked, is no conflict: nothing is inserted and `false`
+/// returned (the caller reports an identical re-ingest).
 pub fn insert_bundle(
     tx: &Writer<'_>,
     m: &Manifest,
     manifest_digest: &Digest,
     qualification: Qualification,
     now_ms: i64,
-) -> Result<()> {
+) -> Result<bool> {
     let existing = tx.query_one(
         "SELECT manifest_digest FROM bundles WHERE bundle_id = ?1",
         &[&m.bundle_id],
         |r| r.get::<String>(0),
     )?;
+    if existing.as_deref() == Some(manifest_digest.to_string().as_str()) {
+        return Ok(false);
+    }
     if let Some(d) = existing {
         return Err(StoreError::Conflict {
             code: "conflict.bundle_exists",
@@ -218,7 +224,7 @@ pub fn insert_bundle(
             ],
         )?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The bundle with this id, or whose manifest has this digest.
