@@ -27,8 +27,9 @@ use report::{Issue, Report};
 pub struct Cli {
     /// Store root (default: $COFFER_STORE, else the nearest .coffer in this
     /// directory or above, as git finds its repository; `init` makes
-    /// ./.coffer).
-    #[arg(long, global = true, env = "COFFER_STORE", help_heading = GLOBAL)]
+    /// ./.coffer). A store found that way must be owned by you and
+    /// writable only by you; one named here is used as it is.
+    #[arg(long, global = true, help_heading = GLOBAL)]
     store: Option<PathBuf>,
     /// Print one `coffer.result/v1` JSON object on stdout.
     #[arg(long, global = true, help_heading = GLOBAL)]
@@ -322,27 +323,40 @@ impl Command {
     }
 }
 
-/// The store when neither `--store` nor `$COFFER_STORE` names one: for
-/// `init`, `./.coffer`; otherwise the nearest directory holding a `.coffer`
-/// store (one with `STORE-FORMAT`), this one or above, else `./.coffer`
-/// (whose absence the command then reports).
-fn default_store(init: bool) -> PathBuf {
+/// The store a command uses, and whether the user named it: `--store`,
+/// else `$COFFER_STORE`, else for `init` `./.coffer`, else the nearest
+/// directory holding a `.coffer` store (one with `STORE-FORMAT`), this one
+/// or above, else `./.coffer` (whose absence the command then reports).
+/// Only `--store` is named; the others are found, and a found store must
+/// pass [`coffer_store::layout::check_trusted`].
+fn choose_store(flag: Option<PathBuf>, init: bool) -> (PathBuf, bool) {
+    if let Some(p) = flag {
+        return (p, true);
+    }
+    if let Some(p) = std::env::var_os("COFFER_STORE").filter(|v| !v.is_empty()) {
+        return (PathBuf::from(p), false);
+    }
     let here = PathBuf::from(".coffer");
     if init {
-        return here;
+        return (here, false);
     }
     let Ok(cwd) = std::env::current_dir() else {
-        return here;
+        return (here, false);
     };
-    cwd.ancestors()
+    let found = cwd
+        .ancestors()
         .map(|d| d.join(".coffer"))
         .find(|s| s.join(coffer_store::names::FORMAT_FILE).is_file())
-        .unwrap_or(here)
+        .unwrap_or(here);
+    (found, false)
 }
 
 /// Global flags every command sees.
 pub struct Ctx {
     store: PathBuf,
+    /// Whether `--store` named the store (else it was found, and is
+    /// checked before use).
+    store_named: bool,
     json: bool,
     quiet: bool,
 }
@@ -360,8 +374,10 @@ fn main() -> ExitCode {
         _ => {}
     }
     let is_init = matches!(cli.command, Command::Init { .. });
+    let (store, store_named) = choose_store(cli.store, is_init);
     let ctx = Ctx {
-        store: cli.store.unwrap_or_else(|| default_store(is_init)),
+        store,
+        store_named,
         json: cli.json,
         quiet: cli.quiet,
     };

@@ -85,6 +85,16 @@ pub enum StoreError {
         /// One foreign entry found there.
         entry: String,
     },
+    /// A store found by searching upwards or through `$COFFER_STORE` that
+    /// another user could have planted or can change (see
+    /// [`crate::layout::check_trusted`]).
+    #[error("{path}: {why}; a store found by searching or through $COFFER_STORE must be a directory owned by you and writable only by you (to use this one anyway, name it with --store {path})")]
+    UnsafeStore {
+        /// The store root found.
+        path: PathBuf,
+        /// What makes it unsafe.
+        why: String,
+    },
     /// Something inside the store is a symlink or another unexpected type.
     #[error("{path}: unexpected {what} inside the store; it is never followed")]
     UnexpectedEntry {
@@ -169,6 +179,7 @@ impl StoreError {
             StoreError::SourceChanged { .. } => "io.source_changed",
             StoreError::DestinationExists { .. } => "conflict.destination_exists",
             StoreError::UnexpectedEntry { .. } => "integrity.unexpected_entry",
+            StoreError::UnsafeStore { .. } => "policy.unsafe_store",
             StoreError::RootNotEmpty { .. } => "conflict.store_root_not_empty",
             StoreError::Conflict { code, .. } => code,
             StoreError::Unknown { .. } => "io.not_found",
@@ -189,6 +200,7 @@ impl StoreError {
             | StoreError::SourceChanged { path }
             | StoreError::DestinationExists { path }
             | StoreError::UnexpectedEntry { path, .. }
+            | StoreError::UnsafeStore { path, .. }
             | StoreError::RootNotEmpty { path, .. }
             | StoreError::NotRegularFile { path, .. }
             | StoreError::Io { path, .. } => Some(crate::input::escaped(path)),

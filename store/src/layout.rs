@@ -228,6 +228,17 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
             let _ = root.remove_file(&name);
         }
     }
+    // A store found by searching must be writable only by its owner
+    // (check_trusted): a umask of 002 must not make a new store one the
+    // next command refuses.
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode & 0o022 != 0 {
+            root.set_mode(mode & !0o022)
+                .map_err(|e| StoreError::io(path, "chmod", e))?;
+        }
+    }
     ensure(&root, TMP_DIR)?;
     if *backend != BackendConfig::Local {
         claim_backend(&*backend.open(&root)?, backend)?;
@@ -303,10 +314,53 @@ fn init_local_objects(root: &Dir) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a store root that someone else could have planted or can
+/// change, as git refuses such a repository since CVE-2022-24765: a
+/// symlink, a directory another user owns, or one its group or others may
+/// write. A path that does not exist (or is no directory) passes, for the
+/// open that follows to report. The command line applies it to the stores
+/// it finds itself (searching upwards, `$COFFER_STORE`), never to one
+/// named with `--store`.
+pub fn check_trusted(path: &Path) -> Result<()> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(StoreError::io(path, "stat", e)),
+    };
+    use std::os::unix::fs::MetadataExt;
+    let unsafe_store = |why: String| {
+        Err(StoreError::UnsafeStore {
+            path: path.to_path_buf(),
+            why,
+        })
+    };
+    if meta.file_type().is_symlink() {
+        return unsafe_store("is a symbolic link".into());
+    }
+    if !meta.is_dir() {
+        return Ok(());
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return unsafe_store(format!(
+            "is owned by uid {}, not by you (uid {me})",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return unsafe_store(format!(
+            "is writable by its group or by others (mode {:o})",
+            meta.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
 /// Opens the root and object directories of an existing store.
 pub fn open_dirs(path: &Path) -> Result<ObjectDirs> {
     let root = Dir::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => StoreError::NotAStore {
+        // Nothing there, or a file where the store's directory should be.
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => StoreError::NotAStore {
             path: path.to_path_buf(),
         },
         _ => StoreError::io(path, "open", e),

@@ -135,7 +135,16 @@ impl ObjectDirs {
     pub fn open(root: Dir, backend: Arc<dyn Backend>) -> Result<Self> {
         let tmp = root
             .open_dir(TMP_DIR)
-            .map_err(|e| StoreError::io(root.join(TMP_DIR), "open directory", e))?;
+            .map_err(|e| match root.entry(TMP_DIR) {
+                // A symlink (never followed) or a file where `tmp/` belongs.
+                Ok(Some(found)) if found.kind != crate::dir::EntryKind::Dir => {
+                    StoreError::UnexpectedEntry {
+                        path: root.join(TMP_DIR),
+                        what: found.kind.describe(),
+                    }
+                }
+                _ => StoreError::io(root.join(TMP_DIR), "open directory", e),
+            })?;
         Ok(ObjectDirs { root, tmp, backend })
     }
 

@@ -4,7 +4,7 @@ use std::io::Read;
 use std::process::Stdio;
 
 use crate::bundles::fixture;
-use crate::support::{noise, Env};
+use crate::support::{codes, noise, Env};
 
 #[test]
 fn export_create_makes_the_missing_parents_of_its_destination() {
@@ -127,6 +127,139 @@ fn the_store_is_found_from_a_subdirectory_as_git_finds_its_repository() {
     // init in a subdirectory still makes a store there, as git init does.
     assert_eq!(run(&deep, &["init"]).0, 0);
     assert!(deep.join(".coffer/STORE-FORMAT").is_file());
+}
+
+/// Runs `coffer --json ARGS` in `dir` with no `--store`, and `envs`.
+fn found(
+    dir: &std::path::Path,
+    envs: &[(&str, &std::path::Path)],
+    args: &[&str],
+) -> (i32, serde_json::Value) {
+    let mut c = std::process::Command::new(crate::support::bin());
+    c.current_dir(dir).env_remove("COFFER_STORE");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let out = c
+        .arg("--json")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap(), v)
+}
+
+fn set_mode(p: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn a_found_store_another_user_could_have_planted_is_refused_as_git_refuses_one() {
+    // User A makes a world-writable .coffer in a shared parent; user B's
+    // put in a subdirectory must not hand B's file to A's store.
+    let env = Env::bare();
+    let shared = env.path("shared");
+    let deep = shared.join("home/b");
+    std::fs::create_dir_all(&deep).unwrap();
+    let planted = shared.join(".coffer");
+    let (code, v) = found(&shared, &[], &["init"]);
+    assert_eq!(code, 0, "{v}");
+    std::fs::write(deep.join("private.txt"), b"b's private notes").unwrap();
+    let objects = || {
+        walkdir::WalkDir::new(planted.join("objects"))
+            .into_iter()
+            .filter(|e| e.as_ref().unwrap().file_type().is_file())
+            .count()
+    };
+
+    set_mode(&planted, 0o777);
+    let (code, v) = found(&deep, &[], &["put", "private.txt"]);
+    assert_eq!(code, 3, "{v}");
+    assert_eq!(codes(&v), ["policy.unsafe_store"], "{v}");
+    assert_eq!(v["issues"][0]["path"], planted.display().to_string());
+    let message = v["issues"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("writable by its group or by others") && message.contains("--store"),
+        "{message}"
+    );
+    assert_eq!(objects(), 0);
+    // $COFFER_STORE is found, not named: the same check.
+    let (code, v) = found(
+        &deep,
+        &[("COFFER_STORE", &planted)],
+        &["put", "private.txt"],
+    );
+    assert_eq!(
+        (code, codes(&v)),
+        (3, vec!["policy.unsafe_store".to_string()]),
+        "{v}"
+    );
+    // Named with --store, it is the user's choice.
+    let (code, v) = found(
+        &deep,
+        &[],
+        &["--store", planted.to_str().unwrap(), "put", "private.txt"],
+    );
+    assert_eq!(code, 0, "{v}");
+    set_mode(&planted, 0o755);
+
+    // A symlinked .coffer is never followed to a store found that way.
+    let elsewhere = env.path("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&planted, elsewhere.join(".coffer")).unwrap();
+    let (code, v) = found(&elsewhere, &[], &["stats"]);
+    assert_eq!(code, 3, "{v}");
+    assert!(
+        v["issues"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("symbolic link"),
+        "{v}"
+    );
+
+    // Owned by another user (needs root to arrange, as CI has).
+    let chowned = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&planted)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if chowned {
+        let (code, v) = found(&deep, &[], &["ls"]);
+        assert_eq!(code, 3, "{v}");
+        assert!(
+            v["issues"][0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("owned by uid 65534"),
+            "{v}"
+        );
+    } else {
+        eprintln!("*** SKIPPED: the other-owner case of this test needs root to chown");
+    }
+}
+
+#[test]
+fn coffer_store_naming_a_file_and_a_symlinked_tmp_get_store_codes() {
+    let env = Env::new();
+    let file = env.write("not-a-store", b"a file");
+    let (code, v) = found(env.dir.path(), &[("COFFER_STORE", &file)], &["ls"]);
+    assert_eq!(
+        (code, codes(&v)),
+        (1, vec!["validation.not_a_store".to_string()]),
+        "{v}"
+    );
+    std::fs::remove_dir(env.store.join("tmp")).unwrap();
+    std::os::unix::fs::symlink(env.dir.path(), env.store.join("tmp")).unwrap();
+    let (code, v) = env.json(&["stats"]);
+    assert_eq!(
+        (code, codes(&v)),
+        (1, vec!["integrity.unexpected_entry".to_string()]),
+        "{v}"
+    );
 }
 
 #[test]

@@ -16,7 +16,7 @@ pub fn init(ctx: &Ctx, backend: Option<&str>, endpoint: Option<&str>) -> Report 
         None => BackendConfig::Local,
         Some(url) => or_report!(BackendConfig::parse(url, endpoint)),
     };
-    match coffer_evidence::init(&ctx.store, &config) {
+    match super::store_path(ctx).and_then(|p| coffer_evidence::init(p, &config)) {
         Ok((store, created)) => {
             let what = if created {
                 "created store"
@@ -156,7 +156,7 @@ pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
             None,
         );
     };
-    let mut store = or_report!(coffer_evidence::open_for_gc(&ctx.store));
+    let mut store = or_report!(super::store_path(ctx).and_then(coffer_evidence::open_for_gc));
     let collected = progress::shown_in(ctx, &mut store, "gc", progress::Unit::Objects, |s| {
         s.gc(grace, dry_run)
     });

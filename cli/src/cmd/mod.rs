@@ -11,14 +11,23 @@ use coffer_store::{Digest, Store};
 use crate::report::{Issue, Report};
 use crate::Ctx;
 
+/// The store's path, once a store found rather than named has passed
+/// [`coffer_store::layout::check_trusted`].
+pub fn store_path(ctx: &Ctx) -> Result<&std::path::Path, coffer_store::StoreError> {
+    if !ctx.store_named {
+        coffer_store::layout::check_trusted(&ctx.store)?;
+    }
+    Ok(&ctx.store)
+}
+
 /// Opens the store named by the global flags.
 pub fn open_store(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
-    coffer_evidence::open(&ctx.store)
+    coffer_evidence::open(store_path(ctx)?)
 }
 
 /// Opens the store for a command that only reads (works on a full disk).
 pub fn open_store_for_reading(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
-    coffer_evidence::open_for_reading(&ctx.store)
+    coffer_evidence::open_for_reading(store_path(ctx)?)
 }
 
 /// Parses a digest argument; a malformed one is a usage error.
