@@ -8,12 +8,14 @@
 //! paths, and publishes nothing until the unpacked tree passes the same
 //! readback as `export verify`.
 
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 
+use coffer_evidence::archive::{
+    read_archive, refuse, ArchiveLimits, Compression, MemberKind, READ_FAILED,
+};
 use coffer_evidence::bundle::safe_path::{check_relative_path, MANIFEST};
 use coffer_evidence::bundle::source::BundleDir;
-use coffer_evidence::packet::archive::{check_member_name, member_kind, ArchiveError, MemberKind};
 use coffer_store::digest::HashingWriter;
 use coffer_store::issue::Issue;
 use coffer_store::publish::{write_new_file, NewTree};
@@ -155,142 +157,120 @@ fn write_members<W: Write>(tree: &BundleDir, members: &[String], w: W) -> io::Re
     b.into_inner()
 }
 
-/// Counts decompressed bytes and stops past the limit (a bomb costs
-/// bounded time and memory).
-struct Bounded<R> {
-    inner: R,
-    seen: u64,
-}
+/// Largest compressed archive read: twice the unpacked bound, room for
+/// incompressible members and their framing.
+const MAX_ARCHIVE_BYTES: u64 = 2 * MAX_UNPACKED_BYTES;
+/// Tar framing allowed beside member bytes in the expanded stream: a
+/// header and padding per member, plus extension headers (long names).
+const MAX_FRAMING_BYTES: u64 = 64 << 20;
 
-impl<R: Read> Read for Bounded<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.seen += n as u64;
-        // Tar framing (headers, padding) on top of member bytes.
-        if self.seen > MAX_UNPACKED_BYTES + (MAX_MEMBERS as u64 + 2) * 1024 {
-            return Err(io::Error::other(LIMIT_MARK));
-        }
-        Ok(n)
+/// The archive reader's codes, as this command documents its limits: one
+/// byte bound and one member bound, whatever tripped them.
+fn unpack_code(code: &'static str) -> &'static str {
+    match code {
+        "limit.archive_compressed_bytes" | "limit.archive_expanded_bytes" => "limit.archive_bytes",
+        "limit.archive_members" => "limit.members",
+        other => other,
     }
 }
 
-const LIMIT_MARK: &str = "archive expands past its limit";
+/// Why copying a member stopped: reading the archive, or writing the tree.
+enum Copy {
+    Read(io::Error),
+    Write(ExportError),
+}
 
-/// The archive's decompressed stream, by its magic bytes (zstd or gzip).
-fn open_archive(archive: &Path) -> Result<Box<dyn Read>> {
-    let mut f = coffer_store::input::open(archive)?;
-    let mut magic = [0u8; 4];
-    let n = f
-        .read(&mut magic)
-        .map_err(|e| ExportError::io(archive, "read", e))?;
-    io::Seek::rewind(&mut f).map_err(|e| ExportError::io(archive, "seek", e))?;
-    if n == 4 && magic == [0x28, 0xB5, 0x2F, 0xFD] {
-        Ok(Box::new(
-            zstd::Decoder::new(f).map_err(|e| ExportError::io(archive, "zstd", e))?,
-        ))
-    } else if n >= 2 && magic[..2] == [0x1f, 0x8b] {
-        Ok(Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(
-            f,
-        ))))
-    } else {
-        Err(ExportError::invalid(
-            "validation.archive_format",
-            &archive.display().to_string(),
-            "not a zstd or gzip archive",
-        ))
+impl From<ExportError> for Copy {
+    fn from(e: ExportError) -> Self {
+        Copy::Write(e)
     }
 }
 
 /// Copies one member's bytes into `out` and syncs it. Reading the archive
 /// and writing the tree fail for different reasons: a full disk is
-/// io.no_space, not a bad archive (`read_failed` maps the former).
+/// io.no_space, not a bad archive.
 fn copy_member(
-    member: &mut impl Read,
+    member: &mut dyn Read,
     out: &mut std::fs::File,
     written: &Path,
-    read_failed: impl Fn(io::Error) -> ExportError,
-) -> Result<()> {
+) -> std::result::Result<(), Copy> {
     let mut buf = vec![0u8; 64 << 10];
     loop {
         let n = match member.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(read_failed(e)),
+            Err(e) => return Err(Copy::Read(e)),
         };
         out.write_all(&buf[..n])
             .map_err(|e| ExportError::io(written, "write", e))?;
     }
     out.sync_all()
-        .map_err(|e| ExportError::io(written, "fsync", e))
+        .map_err(|e| ExportError::io(written, "fsync", e))?;
+    Ok(())
 }
 
-/// Unpacks `archive` into `dest` (which must not exist), verified.
+/// Unpacks `archive` into `dest` (which must not exist), verified. The
+/// archive is read by the one archive reader (`coffer_evidence::archive`),
+/// with its integrity, name and limit rules; nothing is published unless
+/// it passes them all and the tree passes the readback.
 pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
     let shown = archive.display().to_string();
-    let reader = open_archive(archive)?;
+    let mut input = coffer_store::input::open(archive)?;
     let mut tree = NewTree::begin(dest, 0o755)?;
-    let bad = |code: &'static str, msg: String| {
-        ExportError::Invalid(vec![Issue::file(code, &shown, msg)])
+    let limits = ArchiveLimits {
+        max_compressed: MAX_ARCHIVE_BYTES,
+        max_expanded: MAX_UNPACKED_BYTES + MAX_FRAMING_BYTES,
+        max_members: MAX_MEMBERS as u64,
     };
-    let limit_or = |e: io::Error, what: &str| {
-        if e.to_string().contains(LIMIT_MARK) {
-            bad(
-                "limit.archive_bytes",
-                format!("{shown}: expands past {MAX_UNPACKED_BYTES} bytes"),
-            )
-        } else {
-            bad("validation.archive", format!("{shown}: {what}: {e}"))
-        }
-    };
-    let mut ar = tar::Archive::new(Bounded {
-        inner: reader,
-        seen: 0,
-    });
-    let mut seen = std::collections::BTreeSet::new();
+    let formats = [Compression::Zstd, Compression::Gzip];
+    // What stops the unpack on the writing side (a full disk) is not the
+    // archive's fault: it is kept here and returned as it is.
+    let mut fatal: Option<ExportError> = None;
     let mut total = 0u64;
-    let entries = ar.entries().map_err(|e| limit_or(e, "read"))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|e| limit_or(e, "read member"))?;
-        if seen.len() >= MAX_MEMBERS {
-            return Err(bad(
-                "limit.members",
-                format!("{shown}: more than {MAX_MEMBERS} members"),
-            ));
-        }
-        let raw = entry.path_bytes().into_owned();
-        let shown_member = String::from_utf8_lossy(&raw).into_owned();
-        let refused =
-            |e: ArchiveError| ExportError::Invalid(vec![Issue::file(e.code, &e.member, e.message)]);
-        let kind = member_kind(entry.header().entry_type(), &shown_member).map_err(refused)?;
-        let name = check_member_name(&raw, kind == MemberKind::Dir).map_err(refused)?;
-        if kind == MemberKind::Dir {
-            continue;
-        }
-        if name != MANIFEST {
-            check_relative_path(&name)
-                .map_err(|e| ExportError::Invalid(vec![Issue::file(e.code, &name, e.message)]))?;
-        }
-        if !seen.insert(name.clone()) {
-            return Err(ExportError::Invalid(vec![Issue::file(
-                "validation.archive_duplicate_member",
-                &name,
-                format!("{name}: appears twice in the archive"),
-            )]));
-        }
-        let size = entry.header().size().map_err(|e| limit_or(e, "header"))?;
-        total += size;
+    // An export holds its manifest and bundle-relative paths, nothing else.
+    let bundle_path = |path: &str, _: MemberKind| match path {
+        MANIFEST => Ok(()),
+        _ => check_relative_path(path).map_err(|e| refuse(e.code, path, e.message)),
+    };
+    let read = read_archive(&mut input, limits, &formats, &bundle_path, &mut |m, r| {
+        let refused = |code: &'static str, message: String| refuse(code, &m.path, message);
+        total += m.size;
         if total > MAX_UNPACKED_BYTES {
-            return Err(bad(
-                "limit.archive_bytes",
-                format!("{shown}: members exceed {MAX_UNPACKED_BYTES} bytes"),
+            return Err(refused(
+                "limit.archive_expanded_bytes",
+                format!("members exceed {MAX_UNPACKED_BYTES} bytes"),
             ));
         }
-        let mut out = tree.create_file(&name, 0o755, 0o644)?;
-        let written = tree.dest().join(&name);
-        copy_member(&mut (&mut entry).take(size), &mut out, &written, |e| {
-            limit_or(e, "extract")
-        })?;
+        let written = tree.dest().join(&m.path);
+        let copied = tree
+            .create_file(&m.path, 0o755, 0o644)
+            .map_err(|e| Copy::Write(e.into()))
+            .and_then(|mut out| copy_member(r, &mut out, &written));
+        match copied {
+            Ok(()) => Ok(()),
+            Err(Copy::Read(e)) => Err(refused(READ_FAILED, e.to_string())),
+            Err(Copy::Write(e)) => {
+                let message = e.to_string();
+                fatal = Some(e);
+                Err(refused("io.error", message))
+            }
+        }
+    });
+    if let Err(e) = read {
+        if let Some(f) = fatal.filter(|_| e.code == "io.error") {
+            return Err(f);
+        }
+        let subject = if e.member.is_empty() {
+            &shown
+        } else {
+            &e.member
+        };
+        return Err(ExportError::Invalid(vec![Issue::file(
+            unpack_code(e.code),
+            subject,
+            format!("{shown}: {}", e.message),
+        )]));
     }
     let handle = tree
         .dir()

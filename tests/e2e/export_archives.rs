@@ -261,3 +261,209 @@ fn unpack_is_bounded_against_bombs_and_member_floods() {
 }
 
 use std::io::Read as _;
+
+/// Runs `cmd` to its end, sampling its peak resident memory (`VmHWM`, KiB)
+/// from /proc as it runs: (exit code, stdout, highest peak seen). A child's
+/// rusage would count what it shared with this process when forked.
+fn peak_rss_kib(mut cmd: std::process::Command) -> (i32, Vec<u8>, u64) {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        stdout.read_to_end(&mut out).unwrap();
+        out
+    });
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if let Ok(s) = std::fs::read_to_string(&status_file) {
+            let hwm = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
+            peak = peak.max(hwm.unwrap_or(0));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    (status.code().unwrap(), reader.join().unwrap(), peak)
+}
+
+#[test]
+fn a_huge_long_name_is_refused_unread_in_bounded_memory_and_output() {
+    // A 100 MiB GNU long name compresses to a few KB; unpack peaked at
+    // 642 MiB and printed a 200 MiB envelope before names were bounded.
+    let env = Env::new();
+    // Level 3: a level-19 encoder would leave this process large, and a
+    // child's peak RSS counts what it shared with its parent at fork.
+    let mut enc = zstd::Encoder::new(Vec::new(), 3).unwrap();
+    {
+        let mut b = tar::Builder::new(&mut enc);
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::GNULongName);
+        h.set_size(100 << 20);
+        h.set_path("././@LongLink").unwrap();
+        h.set_cksum();
+        b.append(&h, std::io::repeat(b'a').take(100 << 20)).unwrap();
+        let mut f = tar::Header::new_gnu();
+        f.set_size(1);
+        f.set_mode(0o644);
+        f.set_path("x").unwrap();
+        f.set_cksum();
+        b.append(&f, &b"x"[..]).unwrap();
+        b.finish().unwrap();
+    }
+    let bytes = enc.finish().unwrap();
+    assert!(bytes.len() < 64 << 10, "{}", bytes.len());
+    env.write("longname.tar.zst", &bytes);
+    let mut cmd = env.command(&["--json", "export", "unpack", "longname.tar.zst", "out"]);
+    cmd.stdin(std::process::Stdio::null());
+    let (code, out, rss) = peak_rss_kib(cmd);
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), ["limit.archive_member_name"], "{v}");
+    assert!(out.len() < 4096, "envelope of {} bytes", out.len());
+    assert!(rss < 64 << 10, "peak RSS {rss} KiB");
+    assert!(!env.path("out").exists());
+}
+
+#[test]
+fn unpack_checks_a_real_export_archive_to_its_last_byte() {
+    let env = Env::new();
+    exported(&env, "a");
+    for ext in ["tar.gz", "tar.zst"] {
+        let (code, v) = env.json(&["export", "pack", "a", &format!("a.{ext}")]);
+        assert_eq!(code, 0, "{v}");
+    }
+    let gz = std::fs::read(env.path("a.tar.gz")).unwrap();
+    let zs = std::fs::read(env.path("a.tar.zst")).unwrap();
+    // The tar crate ends an archive with exactly its two zero blocks.
+    let tar_bytes = {
+        let mut t = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_end(&mut t)
+            .unwrap();
+        t
+    };
+    let gzip = |bytes: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    };
+    let n = gz.len();
+    let with = |base: &[u8], f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = base.to_vec();
+        f(&mut b);
+        b
+    };
+    let cases: Vec<(&str, &str, Vec<u8>)> = vec![
+        (
+            "no gzip trailer",
+            "validation.archive_corrupt",
+            gz[..n - 8].to_vec(),
+        ),
+        (
+            "bad CRC",
+            "validation.archive_corrupt",
+            with(&gz, &|b| b[n - 8] ^= 0xff),
+        ),
+        (
+            "bad ISIZE",
+            "validation.archive_corrupt",
+            with(&gz, &|b| b[n - 1] ^= 0x40),
+        ),
+        (
+            "a second gzip member",
+            "validation.archive_trailing_data",
+            with(&gz, &|b| b.extend(gzip(b"more"))),
+        ),
+        (
+            "bytes after the gzip stream",
+            "validation.archive_trailing_data",
+            with(&gz, &|b| b.extend(b"junk")),
+        ),
+        (
+            "garbage after the tar end marker",
+            "validation.archive_trailing_data",
+            gzip(&with(&tar_bytes, &|b| b.extend(b"garbage"))),
+        ),
+        (
+            "no end marker",
+            "validation.archive_corrupt",
+            gzip(&tar_bytes[..tar_bytes.len() - 1024]),
+        ),
+        (
+            "bytes after the zstd stream",
+            "validation.archive_trailing_data",
+            with(&zs, &|b| b.extend(b"junk")),
+        ),
+        (
+            "a cut zstd frame",
+            "validation.archive_corrupt",
+            zs[..zs.len() - 5].to_vec(),
+        ),
+    ];
+    for (what, want, bytes) in cases {
+        let name = format!(
+            "{}.tar.{}",
+            what.replace(' ', "-"),
+            if what.contains("zstd") { "zst" } else { "gz" }
+        );
+        env.write(&name, &bytes);
+        let dest = format!("u-{}", what.replace(' ', "-"));
+        let (code, v) = env.json(&["export", "unpack", &name, &dest]);
+        assert_eq!(
+            (code, codes(&v)),
+            (1, vec![want.to_string()]),
+            "{what}: {v}"
+        );
+        assert!(!env.path(&dest).exists(), "{what}");
+    }
+    // Valid streams in other shapes are the same archive: a gzip stream of
+    // two members, a zstd stream behind a skippable frame.
+    let mut two = gzip(&tar_bytes[..700]);
+    two.extend(gzip(&tar_bytes[700..]));
+    let mut skipping = vec![0x5e, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, b'a', b'b', b'c'];
+    skipping.extend(&zs);
+    for (name, bytes) in [("two.tar.gz", two), ("skip.tar.zst", skipping)] {
+        env.write(name, &bytes);
+        let (code, v) = env.json(&["export", "unpack", name, &format!("u-{name}")]);
+        assert_eq!(code, 0, "{name}: {v}");
+        assert_eq!(tree(&env.path(&format!("u-{name}"))), tree(&env.path("a")));
+    }
+}
+
+#[test]
+fn unpack_and_packet_fixtures_share_one_set_of_name_rules() {
+    // A case collision and a file under a file's name were io errors or
+    // unchecked at unpack, and refused by the fixture reader.
+    let env = Env::new();
+    let file = |p: &'static str| (p, tar::EntryType::Regular, b"x".to_vec());
+    for (name, members, want) in [
+        (
+            "case",
+            vec![file("Notes.md"), file("notes.md")],
+            "validation.archive_case_collision",
+        ),
+        (
+            "clash",
+            vec![file("a/b.txt"), file("a")],
+            "validation.archive_path_conflict",
+        ),
+    ] {
+        let archive = hostile(&env, name, &members);
+        let (code, v) = env.json(&["export", "unpack", &archive, &format!("u-{name}")]);
+        assert_eq!(
+            (code, codes(&v)),
+            (1, vec![want.to_string()]),
+            "{name}: {v}"
+        );
+        assert!(!env.path(&format!("u-{name}")).exists());
+    }
+}

@@ -24,6 +24,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod archive;
 pub mod bundle;
 pub mod exports;
 pub mod packet;

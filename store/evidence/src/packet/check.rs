@@ -11,11 +11,11 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
-use super::archive::{
-    check_include_paths, check_member_name, read_archive, ArchiveError, ArchiveLimits, Member,
-    MemberKind,
-};
 use super::model::{DigestObject, Packet, Reference};
+use crate::archive::{
+    check_member_name, read_archive, ArchiveError, ArchiveLimits, Compression, Member, MemberKind,
+    ANY_NAME, READ_FAILED,
+};
 use crate::bundle::safe_path::check_relative_path;
 use crate::bundle::source::BundleDir;
 use crate::schema::{self, DocKind};
@@ -414,38 +414,51 @@ fn stream_members(
     let mut digests: Vec<Digest> = Vec::new();
     let mut fatal: Option<StoreError> = None;
     let packet_id = p.id.clone();
-    let result = read_archive(&mut f, limits, &mut |m, r| {
-        let member_root = Root {
-            kind: super::MEMBER_ROOT.into(),
-            name: format!("{packet_id}:{}", m.path),
-        };
-        match sink.put(r, m.size, Path::new(&m.path), None, Some(member_root)) {
-            Ok(d) => {
-                digests.push(d);
-                Ok(())
-            }
-            // A member stream shorter than its header is a corrupt
-            // archive, not a file that changed (the archive file is
-            // checked for change as a whole below).
-            Err(StoreError::SourceChanged { .. }) => Err(ArchiveError {
-                code: "validation.archive_corrupt",
-                member: m.path.clone(),
-                message: format!(
-                    "member {:?} ends before the {} bytes its header declares",
-                    m.path, m.size
-                ),
-            }),
-            Err(e) => {
-                let msg = e.to_string();
-                fatal = Some(e);
-                Err(ArchiveError {
-                    code: "io.archive_read",
+    // The packet format is tar-gzip-v1: a zstd fixture is not one.
+    let result = read_archive(
+        &mut f,
+        limits,
+        &[Compression::Gzip],
+        ANY_NAME,
+        &mut |m, r| {
+            let member_root = Root {
+                kind: super::MEMBER_ROOT.into(),
+                name: format!("{packet_id}:{}", m.path),
+            };
+            let mut watched = Watched {
+                inner: r,
+                failed: false,
+            };
+            match sink.put(
+                &mut watched,
+                m.size,
+                Path::new(&m.path),
+                None,
+                Some(member_root),
+            ) {
+                Ok(d) => {
+                    digests.push(d);
+                    Ok(())
+                }
+                // The member's stream failed: the archive's fault (corrupt, or
+                // a limit), which the reader names.
+                Err(e) if watched.failed => Err(ArchiveError {
+                    code: READ_FAILED,
                     member: m.path.clone(),
-                    message: msg,
-                })
+                    message: e.to_string(),
+                }),
+                Err(e) => {
+                    let msg = e.to_string();
+                    fatal = Some(e);
+                    Err(ArchiveError {
+                        code: "io.error",
+                        member: m.path.clone(),
+                        message: msg,
+                    })
+                }
             }
-        }
-    });
+        },
+    );
     // A limit tripped inside a member's stream surfaces in the sink as a
     // read error; the archive reader knows it was the limit.
     let limit_hit = matches!(&result, Err(e) if e.code.starts_with("limit."));
@@ -477,6 +490,42 @@ fn stream_members(
         issues.push(i);
     }
     Ok(members)
+}
+
+/// Checks that every include path selects at least one member (itself or
+/// something below it).
+pub fn check_include_paths(members: &[Member], include: &[String]) -> Vec<(usize, String)> {
+    include
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            let below = format!("{p}/");
+            !members
+                .iter()
+                .any(|m| m.path == **p || m.path.starts_with(&below))
+        })
+        .map(|(i, p)| {
+            (
+                i,
+                format!("include path {p:?} selects no file or directory of the fixture"),
+            )
+        })
+        .collect()
+}
+
+/// A member's stream that remembers whether reading it failed, so that a
+/// failure of the sink is told apart from one of the archive.
+struct Watched<'r> {
+    inner: &'r mut dyn std::io::Read,
+    failed: bool,
+}
+
+impl std::io::Read for Watched<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let r = self.inner.read(buf);
+        self.failed |= r.is_err();
+        r
+    }
 }
 
 /// Pairs each file member with its digest, in archive order.

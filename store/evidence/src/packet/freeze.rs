@@ -472,7 +472,7 @@ pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Re
         if !selected(path) {
             continue;
         }
-        super::archive::check_member_name(path.as_bytes(), false)
+        crate::archive::check_member_name(path.as_bytes(), false)
             .map_err(|e| StoreError::CatalogData(format!("tree object: {}", e.message)))?;
         if m["kind"] == "dir" {
             out.create_dir(path, 0o700)?;

@@ -1,7 +1,6 @@
 //! Task packets: validation, bounded fixture reading, freeze records,
 //! fixture dedup and materialization.
 
-pub mod archive;
 pub mod check;
 pub mod freeze;
 pub mod model;
