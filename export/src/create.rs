@@ -554,6 +554,22 @@ pub fn create(
         .filter(|(_, f)| *f == Fate::Export)
         .map(|(d, _)| d)
         .collect();
+    // The tree is the manifest and the exported artifacts: one the
+    // readback (and a recipient's verify) would refuse for its size is
+    // refused before any work.
+    if exported.len() + 1 > crate::readback::MAX_FILES {
+        return Err(ExportError::invalid(
+            "limit.members",
+            &m.bundle_id,
+            format!(
+                "bundle {:?} would export {} files (its manifest and {} artifacts); an export holds at most {}",
+                m.bundle_id,
+                exported.len() + 1,
+                exported.len(),
+                crate::readback::MAX_FILES
+            ),
+        ));
+    }
 
     if let Some(p) = store.progress() {
         // Each exported artifact is read twice: pass 1, then pass 2.

@@ -1325,3 +1325,44 @@ fn a_diagnostic_exports_with_the_export_forms_diagnostic_source() {
             "locatorDigest": crate::support::sha256(b"diag.txt"), "sizeBytes": data.len()})
     );
 }
+
+#[test]
+fn an_export_too_large_to_read_back_is_refused_before_any_work() {
+    // 10,001 artifacts: the readback refused the finished tree with
+    // `limit.members` and an empty path, after every file was scrubbed.
+    let env = Env::new();
+    let dir = env.path("wide");
+    crate::bundles::copy_tree(&fixture("run-bundles/complete"), &dir);
+    let mut m: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let template = m["evidence"][2].clone();
+    assert_eq!(template["kind"], "telemetry");
+    for i in 0..10_000 {
+        let rel = format!("telemetry/t{i}.json");
+        let bytes = format!("{{\"i\":{i}}}");
+        std::fs::write(dir.join(&rel), &bytes).unwrap();
+        let mut d = template.clone();
+        d["id"] = format!("telemetry-{i}").into();
+        d["relativePath"] = rel.into();
+        d["digest"] = crate::support::sha256(bytes.as_bytes()).into();
+        d["sizeBytes"] = bytes.len().into();
+        d["nativeReference"]["id"] = format!("trace-{i}").into();
+        m["evidence"].as_array_mut().unwrap().push(d);
+    }
+    std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let (code, v) = env.json(&[
+        "export",
+        "create",
+        dir.to_str().unwrap(),
+        policy.to_str().unwrap(),
+        "out",
+    ]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), ["limit.members"], "{v}");
+    assert_eq!(v["issues"][0]["path"], "coffer-complete", "{v}");
+    let message = v["issues"][0]["message"].as_str().unwrap();
+    assert!(message.contains("10000"), "{message}");
+    assert!(!env.path("out").exists());
+    assert_eq!(env.leftover_temps(), 0);
+}

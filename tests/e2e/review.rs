@@ -246,6 +246,20 @@ fn a_report_is_published_with_its_export_or_not_at_all() {
     let (code, v) = run("b", "b/report.html");
     assert_eq!(code, 2, "{v}");
     assert_eq!(codes(&v)[0], "usage.report_inside_export");
+    // Also when the path reaches the tree through a symlink and `..`: it
+    // used to create DEST, fail with destination_exists, leave DEST
+    // empty and record an export that never was.
+    std::fs::create_dir_all(env.path("deep/er")).unwrap();
+    std::os::unix::fs::symlink(env.path("deep/er"), env.path("link")).unwrap();
+    let (code, v) = run("d", "link/../../d/report.html");
+    assert_eq!(
+        (code, codes(&v)[0].as_str()),
+        (2, "usage.report_inside_export"),
+        "{v}"
+    );
+    assert!(!env.path("d").exists());
+    let (_, v) = env.json(&["export", "ls"]);
+    assert_eq!(v["result"]["exports"], serde_json::json!([]), "{v}");
     let (code, v) = run("c", "report.txt");
     assert_eq!(code, 2, "{v}");
     assert_eq!(codes(&v)[0], "usage.report_format");

@@ -293,10 +293,10 @@ impl RedactionReport {
 /// nothing there yet.
 pub fn preflight(path: &Path, dest: &Path) -> Result<Format> {
     let format = Format::of(path)?;
-    let absolute = |p: &Path| -> Result<PathBuf> {
-        std::path::absolute(p).map_err(|e| ExportError::io(p, "resolve", e))
-    };
-    if absolute(path)?.starts_with(absolute(dest)?) {
+    // Compared as the filesystem resolves them: through a symlink or `..`
+    // (`link/up/DEST/r.html`), the report would otherwise create DEST
+    // before the tree could take it.
+    if resolved(path)?.starts_with(resolved(dest)?) {
         return Err(ExportError::usage(
             "usage.report_inside_export",
             &path.display().to_string(),
@@ -311,6 +311,33 @@ pub fn preflight(path: &Path, dest: &Path) -> Result<Format> {
         ));
     }
     Ok(format)
+}
+
+/// Where `p` is or would be: its longest existing ancestor with every
+/// symlink and `..` resolved, then the components that do not exist yet
+/// (a `..` among them drops the one before it, as nothing there can be a
+/// symlink).
+fn resolved(p: &Path) -> Result<PathBuf> {
+    let absolute = std::path::absolute(p).map_err(|e| ExportError::io(p, "resolve", e))?;
+    let mut existing = absolute.as_path();
+    let mut out = loop {
+        match (std::fs::canonicalize(existing), existing.parent()) {
+            (Ok(base), _) => break base,
+            (Err(_), Some(parent)) => existing = parent,
+            (Err(_), None) => break existing.to_path_buf(),
+        }
+    };
+    let tail = absolute.strip_prefix(existing).unwrap_or(Path::new(""));
+    for c in tail.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    Ok(out)
 }
 
 /// Renders the report, runs the final scan over it as over any exported
