@@ -6,6 +6,7 @@
 //! class of its first issue code (`policy`/`conflict` refuse: blocked;
 //! `usage`: exit 2; anything else: failed).
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -155,7 +156,12 @@ impl Report {
         } else {
             if (!quiet || self.document) && !self.streamed && !self.human.is_empty() {
                 let mut out = std::io::stdout().lock();
-                let _ = out.write_all(self.human.as_bytes());
+                // A document (a SARIF log) is JSON: its strings are escaped.
+                let text = match self.document {
+                    true => Cow::Borrowed(self.human.as_str()),
+                    false => terminal_safe(&self.human),
+                };
+                let _ = out.write_all(text.as_bytes());
                 if !self.human.ends_with('\n') {
                     let _ = writeln!(out);
                 }
@@ -171,11 +177,37 @@ impl Report {
             }
             // Messages already name their subject; `path` is for machines.
             for i in &self.issues {
-                let _ = writeln!(err, "{label}[{}]: {}", i.code, i.message);
+                let _ = writeln!(err, "{label}[{}]: {}", i.code, terminal_safe(&i.message));
             }
         }
         ExitCode::from(code)
     }
+}
+
+/// `text` as a terminal may show it: control characters other than newline
+/// and tab (ESC, BEL, C1 controls, DEL) and the bidirectional overrides
+/// that reorder what is shown are written as escapes (`\x1B`, `\u{202E}`),
+/// so an id or a file name from a bundle cannot move the cursor, ring,
+/// retitle the terminal or disguise the text around it.
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if unsafe_char(c) && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02X}", c as u32))
+            }
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Whether `e` is a write to a reader that went away (`coffer ls | head`):

@@ -51,6 +51,17 @@ impl Digest {
         hex::encode(&self.0[..1])
     }
 
+    /// Parses a digest as a person types one: with `sha256:` or without
+    /// it (as `sha256sum` prints one), its 64 hex digits in any case.
+    /// Stored forms (object names, documents, the catalog) stay strict:
+    /// use [`str::parse`] or [`Digest::from_hex`] for those.
+    pub fn parse_typed(s: &str) -> Result<Self, ParseDigestError> {
+        let bare = s.strip_prefix(PREFIX).unwrap_or(s);
+        Digest::from_hex(&bare.to_ascii_lowercase()).map_err(|_| ParseDigestError {
+            input: s.chars().take(100).collect(),
+        })
+    }
+
     /// Parses the bare 64-hex form used for object file names.
     pub fn from_hex(hex_str: &str) -> Result<Self, ParseDigestError> {
         let err = || ParseDigestError {

@@ -504,3 +504,34 @@ fn the_same_bundle_ingested_four_times_at_once_is_stored_once_and_every_ingest_i
         assert!(bad.is_empty() && code <= 1, "round {round}: {v}");
     }
 }
+
+#[test]
+fn control_characters_in_ids_never_reach_the_terminal_raw() {
+    let env = Env::new();
+    let dir = env.path("evil");
+    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    let id = "evil\u{1b}]0;pwned\u{7}\u{202e}id";
+    let mut m: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    m["run"]["task"]["id"] = "task\u{1b}[2J".into();
+    std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    rebrand(&dir, id, "evil-attempt");
+    let (code, v) = env.json(&["bundle", "ingest", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    for args in [
+        vec!["bundle", "ls"],
+        vec!["bundle", "ls", "--format", "csv"],
+        vec!["bundle", "show", id],
+        vec!["bundle", "show", "no\u{7}such"],
+    ] {
+        let r = env.run(&args);
+        let all = [r.stdout.clone(), r.stderr.clone().into_bytes()].concat();
+        let text = String::from_utf8(all).unwrap();
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+            "{args:?}: {text:?}"
+        );
+        let shown = ["\\x1B", "\\x07", "\\u{7}"];
+        assert!(shown.iter().any(|s| text.contains(s)), "{args:?}: {text:?}");
+    }
+}

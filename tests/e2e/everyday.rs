@@ -1161,3 +1161,34 @@ fn bundle_diff_compares_fields_artifacts_and_sessions_event_by_event() {
         "{text}"
     );
 }
+
+#[test]
+fn a_full_digest_is_taken_bare_as_sha256sum_prints_it_and_in_upper_case() {
+    let env = Env::new();
+    env.write("a", b"typed by hand");
+    let d = env.put("a");
+    let hex = d["sha256:".len()..].to_string();
+    for arg in [
+        hex.clone(),
+        hex.to_uppercase(),
+        format!("sha256:{}", hex.to_uppercase()),
+    ] {
+        assert_eq!(env.json(&["has", &arg]).0, 0, "{arg}");
+        assert_eq!(env.json(&["where", &arg]).0, 0, "{arg}");
+        let (code, v) = env.json(&["put", "--expect", &arg, "a"]);
+        assert_eq!(code, 0, "{arg}: {v}");
+    }
+    // A stored bundle by its manifest digest, typed the same ways.
+    let src = fixture("run-bundles/complete");
+    let (_, v) = env.json(&["bundle", "ingest", src.to_str().unwrap()]);
+    let manifest = v["result"]["manifestDigest"].as_str().unwrap()[7..].to_string();
+    for arg in [manifest.clone(), manifest.to_uppercase()] {
+        let (code, v) = env.json(&["bundle", "show", &arg]);
+        assert_eq!(code, 0, "{arg}: {v}");
+    }
+    // What is refused says what would have been taken.
+    let (code, v) = env.json(&["where", "8b10"]);
+    assert_eq!(code, 2, "{v}");
+    let message = v["issues"][0]["message"].as_str().unwrap();
+    assert!(message.contains("prefix of 8"), "{message}");
+}

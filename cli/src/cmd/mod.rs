@@ -32,14 +32,18 @@ pub fn open_store_for_reading(ctx: &Ctx) -> Result<Store, coffer_store::StoreErr
 
 /// Parses a digest argument; a malformed one is a usage error.
 pub fn parse_digest(arg: &str) -> Result<Digest, Box<Report>> {
-    arg.parse::<Digest>().map_err(|e| {
-        let shown = arg.chars().take(100).collect();
-        Box::new(Report::usage(
-            "usage.invalid_digest",
-            e.to_string(),
-            Some(shown),
-        ))
-    })
+    Digest::parse_typed(arg).map_err(|_| invalid_digest(arg, ""))
+}
+
+/// `usage.invalid_digest` for `arg`, saying what would have been taken
+/// (`also`: what else than a full digest).
+fn invalid_digest(arg: &str, also: &str) -> Box<Report> {
+    let shown: String = arg.chars().take(100).collect();
+    Box::new(Report::usage(
+        "usage.invalid_digest",
+        format!("{shown:?} is not a digest: expected 64 hex digits, with or without sha256:{also}"),
+        Some(shown),
+    ))
 }
 
 /// Shortest digest prefix accepted, in hex digits (as git's abbreviations).
@@ -49,7 +53,7 @@ const MIN_PREFIX_HEX: usize = 8;
 /// (with or without `sha256:`) of a cataloged object. No match is
 /// `io.not_found`; several are `usage.ambiguous_digest` listing them.
 pub fn resolve_digest(store: &Store, arg: &str) -> Result<Digest, Box<Report>> {
-    if let Ok(d) = arg.parse::<Digest>() {
+    if let Ok(d) = Digest::parse_typed(arg) {
         return Ok(d);
     }
     let hex = arg
@@ -58,7 +62,10 @@ pub fn resolve_digest(store: &Store, arg: &str) -> Result<Digest, Box<Report>> {
         .to_ascii_lowercase();
     if hex.len() < MIN_PREFIX_HEX || hex.len() >= 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit())
     {
-        return Err(parse_digest(arg).expect_err("not a full digest"));
+        return Err(invalid_digest(
+            arg,
+            &format!(", or a unique prefix of {MIN_PREFIX_HEX} to 63 of them"),
+        ));
     }
     let found = store
         .catalog()

@@ -227,13 +227,17 @@ pub fn insert_bundle(
     Ok(true)
 }
 
-/// The bundle with this id, or whose manifest has this digest.
+/// The bundle with this id, or whose manifest has this digest (typed as
+/// [`Digest::parse_typed`] takes one: with or without `sha256:`, any case).
 pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<BundleRow>> {
+    let digest = Digest::parse_typed(id_or_digest)
+        .map(|d| d.to_string())
+        .unwrap_or_else(|_| id_or_digest.to_string());
     catalog.reader().query_one(
         &format!(
-            "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1 OR manifest_digest = ?1"
+            "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1 OR manifest_digest = ?2"
         ),
-        &[&id_or_digest],
+        &[&id_or_digest, &digest],
         bundle_row,
     )
 }
