@@ -880,10 +880,15 @@ mod tests {
             "1e300",
             "123456789012345678901234567890",
             "9.007199254740992e15",
+            // Whole numbers once read as doubles, as RULES.md says.
+            "1.5e300",
+            "9007199254740993.5",
+            "1e400",
         ] {
             let e = err(bad.as_bytes());
             assert_eq!(e.code, "validation.integer_out_of_range", "{bad}");
         }
+        parse(b"[0.5, 1.5e10, 1.5e-300, 1.0e3, -2.25]", &Limits::DOCUMENT).unwrap();
         let e = err(br#"{"n": [0, 18446744073709551616]}"#);
         assert_eq!(e.pointer, "/n/1");
     }
