@@ -190,3 +190,104 @@ fn sixteen_overlapping_ingests_racing_gc_all_complete_intact() {
     let (code, v) = env.json(&["fsck", "--read-data"]);
     assert_eq!(code, 0, "{v}");
 }
+
+#[test]
+fn sigkilled_mirrors_and_gcs_beside_running_writers_lose_nothing() {
+    // Writers ingest into the source while mirrors into the destination,
+    // and gcs of both stores, start and are killed at varied moments.
+    let (src, dst) = (Env::new(), Env::new());
+    let n = iterations();
+    let dirs: Vec<_> = (0..n).map(|i| make_bundle(&src, 5000 + i)).collect();
+    let writer = {
+        let (store, dirs) = (src.store.clone(), dirs.clone());
+        std::thread::spawn(move || {
+            for d in dirs {
+                let out = std::process::Command::new(crate::support::bin())
+                    .env_remove("COFFER_STORE")
+                    .arg("--store")
+                    .arg(&store)
+                    .args(["bundle", "ingest"])
+                    .arg(&d)
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        })
+    };
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut killed_midway = 0;
+    let dest = dst.store.to_str().unwrap().to_string();
+    for it in 0..n {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let mut kids = vec![src.command(&["mirror", &dest])];
+        match it % 3 {
+            0 => kids.push(dst.command(&["gc", "--grace", "0s"])),
+            1 => kids.push(src.command(&["gc", "--grace", "0s"])),
+            _ => {}
+        }
+        let mut running: Vec<_> = kids
+            .iter_mut()
+            .map(|c| {
+                c.stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(rng % 80));
+        for child in &mut running {
+            let _ = child.kill();
+            let status = child.wait().unwrap();
+            if std::os::unix::process::ExitStatusExt::signal(&status) == Some(9) {
+                killed_midway += 1;
+            }
+        }
+    }
+    writer.join().unwrap();
+    eprintln!("mirror soak: {killed_midway} runs killed mid-way");
+    assert!(
+        killed_midway >= n / 4,
+        "only {killed_midway} killed mid-way"
+    );
+    for (env, what) in [(&src, "source"), (&dst, "destination")] {
+        let (_, v) = env.json(&["fsck", "--read-data"]);
+        for c in codes(&v) {
+            assert!(
+                [
+                    "integrity.orphan_object",
+                    "integrity.stale_temp",
+                    "integrity.unapplied_ref"
+                ]
+                .contains(&c.as_str()),
+                "{what} after kills: {c}: {v}"
+            );
+        }
+    }
+    // One mirror that runs to its end completes the copy.
+    let (code, v) = src.json(&["mirror", &dest]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(dst.json(&["gc", "--grace", "0s"]).0, 0);
+    let (code, v) = dst.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+    let (_, ls) = dst.json(&["bundle", "ls"]);
+    assert_eq!(ls["result"]["bundles"].as_array().unwrap().len(), n);
+    for (i, d) in dirs.iter().enumerate() {
+        let id = format!("soak-{}", 5000 + i);
+        let out = dst.path(&format!("out-{id}"));
+        let (code, v) = dst.json(&["bundle", "checkout", &id, out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{id}: {v}");
+        let same = std::process::Command::new("diff")
+            .arg("-r")
+            .arg(d)
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(same.success(), "{id} differs in the destination");
+    }
+}
