@@ -212,7 +212,10 @@ impl<'a> Collector<'a> {
         self.dirty |= self.found.names.collect(s);
         self.dirty |= s.len() > self.max_string
             || !crate::local_paths::local_paths(s).is_empty()
-            || self.roots.iter().any(|r| s.contains(r.as_str()));
+            || self
+                .roots
+                .iter()
+                .any(|r| crate::local_paths::find_root(s.as_bytes(), r, 0).is_some());
         let t = s.trim_start();
         if depth < MAX_NESTED_JSON_DEPTH
             && s.len() <= MAX_NESTED_JSON_BYTES
@@ -301,6 +304,14 @@ impl<'a> Collector<'a> {
                                 self.found.names.vouch(u);
                             }
                             self.value(val, depth);
+                        }
+                        // A numeric id is the id its digits spell.
+                        FieldClass::Identity if matches!(val, Node::Number(_)) => {
+                            if let (Some(ns), Node::Number(n)) =
+                                (correlation_namespace(&normalize(k)), val)
+                            {
+                                self.identity(ns, &n.to_string());
+                            }
                         }
                         FieldClass::Identity => {
                             if let (Some(ns), Some(id)) =

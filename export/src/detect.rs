@@ -65,8 +65,12 @@ impl Detector {
     ) -> Detector {
         let forgery = placeholders == Placeholders::AreForgeries;
         let sensitive = (!sensitive_values.is_empty()).then(|| {
+            // In any ASCII case: `HUNTER2-PASSWORD` is the value
+            // `hunter2-password` (what is found is collected as written,
+            // so the sweep removes that spelling too).
             AhoCorasickBuilder::new()
                 .match_kind(MatchKind::LeftmostLongest)
+                .ascii_case_insensitive(true)
                 .build(sensitive_values)
                 .expect("sensitive value automaton builds")
         });
@@ -95,6 +99,12 @@ impl Detector {
                 out.push((m.start(), m.end(), SENSITIVE_RULE.to_string()));
             }
         }
+    }
+
+    /// Whether a policy value occurs in `s` (in any ASCII case): what a
+    /// number is checked for, since the credential rules read text.
+    pub fn holds_sensitive_value(&self, s: &str) -> bool {
+        self.sensitive.as_ref().is_some_and(|ac| ac.is_match(s))
     }
 
     /// Whether anything in `s` is a credential (or a policy value): an

@@ -304,31 +304,88 @@ fn plain_paths(s: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Where `root` (a normalized path: no `//` or `/./`, no trailing `/`)
+/// next occurs in `s` at or after `from`, however its separators are
+/// spelled: each `/` may be followed by more `/` and by `./` segments, as
+/// `/data//x/./y` names `/data/x/y`. Returns the span as written.
+pub fn find_root(s: &[u8], root: &str, from: usize) -> Option<(usize, usize)> {
+    let root = root.as_bytes();
+    // Up to its second separator the root is written as it is: a search
+    // for that part skips most of `s`.
+    let head_len = root
+        .iter()
+        .skip(1)
+        .position(|&b| b == b'/')
+        .map_or(root.len(), |i| i + 1);
+    let head = &root[..head_len];
+    let mut at = from;
+    while let Some(i) = memchr::memmem::find(s.get(at..)?, head) {
+        let start = at + i;
+        if let Some(end) = spelled_at(s, start, root) {
+            return Some((start, end));
+        }
+        at = start + 1;
+    }
+    None
+}
+
+/// The end of `root` spelled from `s[start..]` (see [`find_root`]).
+fn spelled_at(s: &[u8], start: usize, root: &[u8]) -> Option<usize> {
+    let mut i = start;
+    for &c in root {
+        if *s.get(i)? != c {
+            return None;
+        }
+        i += 1;
+        if c == b'/' {
+            loop {
+                if s.get(i) == Some(&b'/') {
+                    i += 1;
+                } else if s.get(i..i + 2) == Some(b"./") {
+                    i += 2;
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+    Some(i)
+}
+
 /// Replaces local roots (followed by a path boundary) with `[WORKSPACE]`
 /// and every other absolute local path with `[LOCAL_PATH]`; returns how many
-/// were replaced.
+/// were replaced. A root matches however its separators are spelled
+/// ([`find_root`]).
 pub fn rewrite(s: &str, roots: &[String]) -> (String, u64) {
     let mut count = 0;
     let mut text = s.to_string();
     for root in roots {
-        if !text.contains(root.as_str()) {
+        if find_root(text.as_bytes(), root, 0).is_none() {
             continue;
         }
         let mut out = String::with_capacity(text.len());
-        let mut rest = text.as_str();
-        while let Some(pos) = rest.find(root.as_str()) {
-            let after = rest.as_bytes().get(pos + root.len()).copied();
-            let ok = after.is_none_or(|c| !path_char(c) || c == b'/');
-            out.push_str(&rest[..pos]);
-            if ok {
+        let mut last = 0;
+        let mut from = 0;
+        while let Some((pos, end)) = find_root(text.as_bytes(), root, from) {
+            let after = text.as_bytes().get(end).copied();
+            // A separator swallowed after the root ends it too (`/x/` then `y`).
+            let ok = after.is_none_or(|c| !path_char(c) || c == b'/')
+                || text.as_bytes()[end - 1] == b'/';
+            if ok && text.is_char_boundary(pos) && text.is_char_boundary(end) {
+                out.push_str(&text[last..pos]);
                 out.push_str(WORKSPACE);
+                // What followed the root starts the tail it keeps.
+                if text.as_bytes()[end - 1] == b'/' {
+                    out.push('/');
+                }
                 count += 1;
+                last = end;
+                from = end;
             } else {
-                out.push_str(root);
+                from = pos + 1;
             }
-            rest = &rest[pos + root.len()..];
         }
-        out.push_str(rest);
+        out.push_str(&text[last..]);
         text = out;
     }
     let spans = local_paths(&text);
@@ -702,6 +759,22 @@ mod tests {
         assert_eq!(rw("C:\\Users\\dave\\src\\x.rs here"), "[LOCAL_PATH] here");
         assert_eq!(rw("/root"), "[LOCAL_PATH]");
         assert_eq!(rw("/var/folders/ab/T/tmp.1"), "[LOCAL_PATH]");
+    }
+
+    #[test]
+    fn a_root_matches_however_its_separators_are_spelled() {
+        let roots = ["/data/x".to_string()];
+        for (input, want) in [
+            ("cat /data/x/secret.txt", "cat [WORKSPACE]/secret.txt"),
+            ("cat /data//x/secret.txt", "cat [WORKSPACE]/secret.txt"),
+            ("cat /data/./x/./secret.txt", "cat [WORKSPACE]/./secret.txt"),
+            ("cat /data///.//x", "cat [WORKSPACE]"),
+            ("cat /data/xy/other", "cat /data/xy/other"),
+        ] {
+            assert_eq!(rewrite(input, &roots).0, want, "{input}");
+        }
+        assert_eq!(find_root(b"a /data//x b", "/data/x", 0), Some((2, 10)));
+        assert_eq!(find_root(b"/dat/x", "/data/x", 0), None);
     }
 
     #[test]

@@ -200,22 +200,37 @@ fn sensitive_values(
     Ok(values)
 }
 
-/// Declared local roots, without trailing separators, longest first.
+/// Declared local roots, normalized as [`normalize_root`] says, longest
+/// first.
 fn local_roots(doc: &Value) -> Vec<String> {
     let mut local_roots: Vec<String> = strings(doc, "localRoots")
-        .into_iter()
-        .map(|r| {
-            let t = r.trim_end_matches(['/', '\\']);
-            if t.is_empty() {
-                r
-            } else {
-                t.to_string()
-            }
-        })
+        .iter()
+        .map(|r| normalize_root(r))
         .collect();
     local_roots.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
     local_roots.dedup();
     local_roots
+}
+
+/// A root as one path names it: repeated separators and `.` segments
+/// dropped, no trailing separator (`/data//x/./` is `/data/x`). The data
+/// is matched however its own separators are spelled
+/// ([`crate::local_paths::find_root`]).
+pub fn normalize_root(r: &str) -> String {
+    let unix = r.starts_with('/');
+    if !unix {
+        let t = r.trim_end_matches(['/', '\\']);
+        return if t.is_empty() {
+            r.to_string()
+        } else {
+            t.to_string()
+        };
+    }
+    let segments: Vec<&str> = r
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    format!("/{}", segments.join("/"))
 }
 
 /// The policy's own credential rules.
@@ -267,6 +282,9 @@ fn read_values_file(path: &Path) -> Result<Vec<String>> {
             ),
         )
     })?;
+    // PowerShell 5 writes UTF-8 with a byte order mark: it is not part of
+    // the first value.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     Ok(text
         .lines()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
@@ -346,6 +364,15 @@ mod tests {
             "allowNames": ["csrf_token"]}))
         .unwrap();
         assert_eq!(p.local_roots, vec!["/home/a/w/x", "/home/a/w"]);
+        for (spelled, root) in [
+            ("/data//x/", "/data/x"),
+            ("/data/./x", "/data/x"),
+            ("//data/x//", "/data/x"),
+            ("/", "/"),
+            ("C:\\work\\", "C:\\work"),
+        ] {
+            assert_eq!(normalize_root(spelled), root, "{spelled}");
+        }
         assert_eq!(p.allow_names, vec!["csrftoken"]);
         let q =
             load(json!({"sharingClass": "public", "maxArtifactBytes": 100, "maxStringBytes": 10}))
@@ -366,7 +393,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("values.txt"),
-            "first-secret-value\r\n\nsecond-secret-value\n",
+            // With the byte order mark PowerShell 5 writes.
+            "\u{feff}first-secret-value\r\n\nsecond-secret-value\n",
         )
         .unwrap();
         let doc = json!({"schemaVersion": "coffer.export-policy/v1", "sharingClass": "partner",

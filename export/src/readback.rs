@@ -441,10 +441,36 @@ impl FinalScan {
         }
     }
 
+    /// A number, as the text of its digits: a policy value or an original
+    /// identity must not survive as one. (The credential rules read text:
+    /// a count or a time is not a credential.)
+    fn number(&mut self, text: &str, file: &str, pointer: &str) {
+        if self.det.holds_sensitive_value(text) {
+            self.finding(
+                "validation.sensitive_value_in_export",
+                file,
+                pointer,
+                "a number that holds a sensitive value".into(),
+            );
+        }
+        if let Some((ac, kinds)) = &self.literals {
+            if let Some(m) = ac.find(text) {
+                let code = kinds[m.pattern().as_usize()];
+                self.finding(
+                    code,
+                    file,
+                    pointer,
+                    "a number the export must not contain".into(),
+                );
+            }
+        }
+    }
+
     /// Scans a JSON value: every key and string, forbidden fields.
     pub fn value(&mut self, v: &Node<'_>, file: &str, pointer: &mut String) {
         match v {
             Node::String(s) => self.string(s, file, pointer),
+            Node::Number(n) => self.number(&n.to_string(), file, pointer),
             Node::Array(a) => {
                 for (i, x) in a.iter().enumerate() {
                     let len = pointer.len();

@@ -266,7 +266,7 @@ impl<'a> Scrubber<'a> {
                 .sweep
                 .roots
                 .iter()
-                .any(|r| memchr::memmem::find(raw, r.as_bytes()).is_some())
+                .any(|r| crate::local_paths::find_root(raw, r, 0).is_some())
     }
 
     /// Every secret placeholder this export may contain.
@@ -411,6 +411,16 @@ impl<'a> Scrubber<'a> {
                 }
             }
             Value::Object(m) => self.object(m, truncatable, c)?,
+            // A number is read as the text of its digits: one that holds a
+            // sensitive value or another collected literal becomes the
+            // string the sweep makes of it (a placeholder, a pseudonym).
+            Value::Number(n) => {
+                let text = n.to_string();
+                let swept = self.string(&text, c);
+                if swept != text {
+                    *v = Value::String(swept);
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -447,6 +457,12 @@ impl<'a> Scrubber<'a> {
                     let n = self.sweep.users.get(u).copied().unwrap_or(0);
                     val = Value::String(format!("[LOCAL_USER:{n}]"));
                     c.redacted_local += 1;
+                }
+                // A numeric correlation id gets the pseudonym of its digits.
+                FieldClass::Identity if val.is_number() => {
+                    let id = val.to_string();
+                    val = Value::String(self.identity(&id));
+                    c.rewritten_correlation += 1;
                 }
                 // Correlation and per-record id fields, and oneshot-v1 ids.
                 FieldClass::Identity | FieldClass::Plain

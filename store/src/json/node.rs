@@ -6,16 +6,16 @@ use serde_json::Value;
 
 /// One JSON value, for readers that only look at it: strings borrow the
 /// input unless they held escapes, objects keep their members in order
-/// (keys are unique: the parser rejects duplicates), and numbers keep
-/// only that they are numbers.
+/// (keys are unique: the parser rejects duplicates), and numbers their
+/// value (a policy's sensitive value or an identity can be a number).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Node<'a> {
     /// `null`.
     Null,
     /// `true` or `false`.
     Bool(bool),
-    /// A number (its value is not kept).
-    Number,
+    /// A number.
+    Number(serde_json::Number),
     /// A string.
     String(Cow<'a, str>),
     /// An array.
@@ -47,7 +47,7 @@ impl<'a> From<&'a Value> for Node<'a> {
         match v {
             Value::Null => Node::Null,
             Value::Bool(b) => Node::Bool(*b),
-            Value::Number(_) => Node::Number,
+            Value::Number(n) => Node::Number(n.clone()),
             Value::String(s) => Node::String(Cow::Borrowed(s)),
             Value::Array(a) => Node::Array(a.iter().map(Node::from).collect()),
             Value::Object(m) => Node::Object(

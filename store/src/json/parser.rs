@@ -152,8 +152,8 @@ impl<'a> Tree<'a> for Node<'a> {
     fn bool(b: bool) -> Node<'a> {
         Node::Bool(b)
     }
-    fn number(_: Number) -> Node<'a> {
-        Node::Number
+    fn number(n: Number) -> Node<'a> {
+        Node::Number(n)
     }
     fn string(s: Cow<'a, str>) -> Node<'a> {
         Node::String(s)
