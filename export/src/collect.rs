@@ -111,6 +111,17 @@ impl<'a> Collector<'a> {
         }
     }
 
+    /// The detector it collects with.
+    pub fn detector(&self) -> &'a Detector {
+        self.det
+    }
+
+    /// Collects a secret found outside one string (across a stream's
+    /// pieces), under `rule`.
+    pub fn found_elsewhere(&mut self, value: &str, rule: &str) {
+        self.secret(value, rule);
+    }
+
     /// A collector with the same detector and settings and nothing found
     /// yet, for another thread.
     pub fn fork(&self) -> Collector<'a> {
@@ -158,9 +169,17 @@ impl<'a> Collector<'a> {
     /// patch), after each was read on its own: what only shows across
     /// lines (see [`crate::across`]).
     pub fn text_lines<'l>(&mut self, lines: impl Iterator<Item = &'l [u8]> + Clone, diff: bool) {
-        for f in crate::across::in_lines(lines, diff) {
+        for f in crate::across::in_lines(lines.clone(), diff) {
             if let Ok(v) = std::str::from_utf8(&f.line[f.span]) {
                 self.secret(v, f.rule);
+            }
+        }
+        // A hexdump's rows: each one a secret spans is swept (a row is a
+        // line of 16 bytes and more, never a word).
+        let all: Vec<&[u8]> = lines.clone().collect();
+        for (i, span, _) in self.det.find_across_rows(lines) {
+            if let Ok(v) = std::str::from_utf8(&all[i][span]) {
+                self.secret(v, crate::views::ROW_RULE);
             }
         }
     }

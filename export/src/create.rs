@@ -34,6 +34,7 @@ use crate::readback::{self, Expectations, ReadbackReport};
 use crate::review::{self, RedactionReport, ReviewedFile};
 use crate::scrub::{Counts, Scrubber, TextState};
 use crate::source::{Artifacts, Source};
+use crate::streams::{Cut, Reassembler};
 use coffer_store::digest::HashingWriter;
 
 /// Options of `export create`.
@@ -186,6 +187,12 @@ impl LineBits {
             .get((n / 64) as usize)
             .is_some_and(|w| w & (1 << (n % 64)) != 0)
     }
+
+    fn unset(&mut self, n: u64) {
+        if let Some(w) = self.0.get_mut((n / 64) as usize) {
+            *w &= !(1 << (n % 64));
+        }
+    }
 }
 
 /// What the first pass found each record of a JSONL artifact to need.
@@ -195,6 +202,8 @@ pub struct CleanLines {
     clean: LineBits,
     /// Only the pseudonyms of its per-record ids, in place.
     ids_only: LineBits,
+    /// The parts of secrets split over a stream's records, by line.
+    cuts: BTreeMap<u64, Vec<Cut>>,
 }
 
 /// Replaces, in one raw JSONL record, every string that is the value of a
@@ -263,13 +272,38 @@ fn collect_artifact(
                 &mut theirs,
                 |col, b| collect_batch(col, b, d, jsonl),
             );
+            // The pieces of streams join in line order, here.
+            let det = c.detector();
+            let mut streams = Reassembler::new(det);
             for part in done {
                 let part = part?;
                 c.absorb(part.found);
                 part.clean.iter().for_each(|n| clean.clean.set(*n));
                 part.ids_only.iter().for_each(|n| clean.ids_only.set(*n));
+                for (n, r) in part.streamed {
+                    streams.feed(n, r);
+                }
             }
             read.map_err(|e| read_error(d, e))?;
+            streams.finish();
+            if let Some(w) = streams.exceeded {
+                return Err(ExportError::invalid(
+                    "limit.stream_window",
+                    &format!("{}#/{}", d.relative_path, w.line),
+                    format!(
+                        "{}: a secret spread over the records of a stream reaches further back than the {} bytes read with each part of it (line {})",
+                        d.relative_path,
+                        crate::streams::WINDOW,
+                        w.line + 1
+                    ),
+                ));
+            }
+            for cut in streams.cuts {
+                c.found_elsewhere(&cut.secret, &cut.rule);
+                clean.clean.unset(cut.line);
+                clean.ids_only.unset(cut.line);
+                clean.cuts.entry(cut.line).or_default().push(cut);
+            }
         }
     }
     Ok(clean)
@@ -280,6 +314,8 @@ struct BatchFindings {
     found: crate::collect::Collected,
     clean: Vec<u64>,
     ids_only: Vec<u64>,
+    /// The records that are pieces of a stream, or end streams.
+    streamed: Vec<(u64, crate::streams::Record)>,
 }
 
 /// Pass 1 over one batch.
@@ -289,7 +325,7 @@ fn collect_batch(
     d: &Descriptor,
     jsonl: bool,
 ) -> Result<BatchFindings> {
-    let (mut clean, mut ids_only) = (Vec::new(), Vec::new());
+    let (mut clean, mut ids_only, mut streamed) = (Vec::new(), Vec::new(), Vec::new());
     for (i, (prev, content)) in b.lines_with_previous().enumerate() {
         let n = b.first + i as u64;
         c.dirty = false;
@@ -297,6 +333,10 @@ fn collect_batch(
         if jsonl {
             let v = parse_line_node(content, d, n)?;
             c.value(&v, 0);
+            let r = crate::streams::record(&v);
+            if r.ends || !r.pieces.is_empty() {
+                streamed.push((n, r));
+            }
         } else {
             let line = utf8(content, d, n)?;
             c.string(line, 0);
@@ -319,6 +359,7 @@ fn collect_batch(
         found: std::mem::take(&mut c.found),
         clean,
         ids_only,
+        streamed,
     })
 }
 
@@ -454,6 +495,11 @@ fn rewrite_batch(
             rewrite_record_ids(content, s, &mut c, &mut out);
         } else {
             let mut v = parse_line(content, d, n)?;
+            if let Some(cuts) = clean.cuts.get(&n) {
+                c.redacted_secret += crate::streams::apply(&mut v, cuts, &mut |rule, secret| {
+                    s.secret_placeholder(rule, secret)
+                });
+            }
             s.value(&mut v, true, &mut c)?;
             let begin = out.len();
             serde_json::to_writer(&mut out, &v).expect("values serialize");

@@ -168,6 +168,11 @@ impl Detector {
             }
         }
         for v in views::decoded_views(s) {
+            if v.overflow {
+                // Inflated past its limit: it cannot be shown clean.
+                let (x, y) = v.whole_span();
+                raw.push((x, y, views::OVERFLOW_RULE.to_string()));
+            }
             let mut inner = Vec::new();
             self.raw(&v.bytes, &mut inner);
             for (a, b, rule) in inner {
@@ -196,6 +201,51 @@ impl Detector {
             raw.into_iter()
                 .map(|(start, end, rule)| Finding { start, end, rule }),
         );
+    }
+
+    /// What consecutive lines of text show only together: a hexdump whose
+    /// rows (one a line) spell a secret across them. Each finding is given
+    /// in every line it covers, as (line index, span in the line, rule).
+    pub fn find_across_rows<'l>(
+        &self,
+        lines: impl Iterator<Item = &'l [u8]>,
+    ) -> Vec<(usize, std::ops::Range<usize>, String)> {
+        let (mut text, mut starts) = (Vec::new(), Vec::new());
+        let mut rows = 0;
+        for l in lines {
+            rows += usize::from(
+                l.first()
+                    .is_some_and(|c| c.is_ascii_hexdigit() || *c == b' '),
+            );
+            starts.push(text.len());
+            text.extend_from_slice(l);
+            text.push(b'\n');
+        }
+        let mut out = Vec::new();
+        if rows < 2 {
+            return out;
+        }
+        for v in views::hexdump_views(&text) {
+            let mut inner = Vec::new();
+            self.raw(&v.bytes, &mut inner);
+            for (a, b, rule) in inner {
+                let (x, y) = v.original_span(a, b);
+                let first = starts.partition_point(|s| *s <= x) - 1;
+                for (i, &start) in starts.iter().enumerate().skip(first) {
+                    if start >= y {
+                        break;
+                    }
+                    let end = starts.get(i + 1).map_or(text.len(), |n| n - 1);
+                    let span = x.max(start) - start..y.min(end) - start;
+                    if !span.is_empty() {
+                        out.push((i, span, rule.clone()));
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|a| (a.0, a.1.start, a.1.end));
+        out.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+        out
     }
 
     /// The findings in `line` that only show with the line before it (see

@@ -37,5 +37,6 @@ pub mod rules;
 pub mod scan;
 pub mod scrub;
 pub mod source;
+pub mod streams;
 pub mod views;
 pub mod walker;

@@ -187,9 +187,15 @@ impl FinalScan {
             .map_err(|e| ExportError::usage("validation.policy_rule", &e.id, e.to_string()))?;
         let mut known_rules: BTreeSet<String> =
             rules.rules().iter().map(|r| r.id.clone()).collect();
-        for r in [SENSITIVE_RULE, FORGERY_RULE, SECRET_FIELD_RULE]
-            .into_iter()
-            .chain(crate::across::RULES)
+        for r in [
+            SENSITIVE_RULE,
+            FORGERY_RULE,
+            SECRET_FIELD_RULE,
+            crate::views::OVERFLOW_RULE,
+            crate::views::ROW_RULE,
+        ]
+        .into_iter()
+        .chain(crate::across::RULES)
         {
             known_rules.insert(r.to_string());
         }
@@ -319,7 +325,7 @@ impl FinalScan {
         file: &str,
         diff: bool,
     ) {
-        for f in crate::across::in_lines(lines, diff) {
+        for f in crate::across::in_lines(lines.clone(), diff) {
             let Ok(line) = std::str::from_utf8(f.line) else {
                 continue;
             };
@@ -335,6 +341,26 @@ impl FinalScan {
                 start: f.span.start,
                 end: f.span.end,
                 rule: f.rule.to_string(),
+            });
+            self.rule_findings(line, file, &format!("/{n}"));
+        }
+        let all: Vec<&[u8]> = lines.clone().collect();
+        for (i, span, rule) in self.det.find_across_rows(lines) {
+            let Ok(line) = std::str::from_utf8(all[i]) else {
+                continue;
+            };
+            let n = first + i as u64;
+            if let Some(raw) = &mut self.locate {
+                raw.bytes.clear();
+                raw.bytes.extend_from_slice(line.as_bytes());
+                raw.first_line = n + 1;
+                raw.text = true;
+            }
+            self.scratch.clear();
+            self.scratch.push(Finding {
+                start: span.start,
+                end: span.end,
+                rule,
             });
             self.rule_findings(line, file, &format!("/{n}"));
         }
@@ -597,6 +623,9 @@ impl FinalScan {
         let (done, read) = two_core(&mut br, max, &mut mine, &mut theirs, |scan, b| {
             scan.scanned(b, rel, media)
         });
+        // The pieces of streams, joined in line order (crate::streams).
+        let det = self.det.clone();
+        let mut streams = crate::streams::Reassembler::new(&det);
         for scanned in done {
             let room = MAX_FINDINGS.saturating_sub(self.findings.len());
             self.findings
@@ -604,14 +633,50 @@ impl FinalScan {
             self.report.strings_scanned += scanned.strings;
             self.report.placeholders += scanned.placeholders;
             scanned.result?;
+            for (n, r) in scanned.streamed {
+                streams.feed(n, r);
+            }
         }
-        read.map_err(|e| Issue::file("limit.line_bytes", rel, format!("{rel}: {e}")))
+        read.map_err(|e| Issue::file("limit.line_bytes", rel, format!("{rel}: {e}")))?;
+        streams.finish();
+        if let Some(w) = &streams.exceeded {
+            self.finding(
+                "limit.stream_window",
+                rel,
+                &format!("/{}", w.line),
+                format!(
+                    "a secret spread over a stream's records reaches further back than {} bytes",
+                    crate::streams::WINDOW
+                ),
+            );
+        }
+        for c in streams.cuts.iter().filter(|c| c.first) {
+            let parts = streams.cuts.iter().filter(|x| x.secret == c.secret).count();
+            let code = if c.rule == SENSITIVE_RULE {
+                "validation.sensitive_value_in_export"
+            } else {
+                "validation.secret_in_export"
+            };
+            self.finding(
+                code,
+                rel,
+                &format!("/{}{}", c.line, c.pointer),
+                format!(
+                    "rule {} matched {} bytes spread over {parts} records of a stream",
+                    c.rule,
+                    c.secret.len()
+                ),
+            );
+        }
+        Ok(())
     }
 
     /// Scans one batch and hands over what it found and counted.
     fn scanned(&mut self, b: &Batch, rel: &str, media: &str) -> Scanned {
-        let result = self.batch(b, rel, media);
+        let mut streamed = Vec::new();
+        let result = self.batch(b, rel, media, &mut streamed);
         Scanned {
+            streamed,
             findings: std::mem::take(&mut self.findings),
             strings: std::mem::take(&mut self.report.strings_scanned),
             placeholders: std::mem::take(&mut self.report.placeholders),
@@ -620,7 +685,13 @@ impl FinalScan {
     }
 
     /// One batch of lines.
-    fn batch(&mut self, b: &Batch, rel: &str, media: &str) -> Result<(), Issue> {
+    fn batch(
+        &mut self,
+        b: &Batch,
+        rel: &str,
+        media: &str,
+        streamed: &mut Vec<(u64, crate::streams::Record)>,
+    ) -> Result<(), Issue> {
         let jsonl = media == "application/x-ndjson";
         let limits = JsonlLimits::EVIDENCE.line;
         for (i, (prev, content)) in b.lines_with_previous().enumerate() {
@@ -642,6 +713,10 @@ impl FinalScan {
                     )
                 })?;
                 self.value(&v, rel, &mut pointer);
+                let r = crate::streams::record(&v);
+                if r.ends || !r.pieces.is_empty() {
+                    streamed.push((n, r));
+                }
             } else {
                 let s = std::str::from_utf8(content).map_err(|_| {
                     Issue::at(
@@ -686,6 +761,7 @@ impl FinalScan {
 
 /// What one batch found and counted.
 struct Scanned {
+    streamed: Vec<(u64, crate::streams::Record)>,
     findings: Vec<Issue>,
     strings: u64,
     placeholders: u64,
@@ -1184,6 +1260,36 @@ mod tests {
             identities: vec![],
             users: vec![],
         }
+    }
+
+    #[test]
+    fn a_secret_spread_over_a_streams_records_is_found_by_the_final_scan() {
+        let token = "ghp_7Rk2vQ9mXz4LpW8sTn3YbH6cJd1FgA5eUo0i";
+        let delta = |t: &str| {
+            format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{t}"}}}}"#
+            )
+        };
+        let lines = [delta("token: "), delta(&token[..10]), delta(&token[10..])];
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        assert_eq!(
+            jsonl_codes(&nothing_expected(), &refs),
+            [("validation.secret_in_export", "/1/delta/text".to_string())]
+        );
+        // Once the writer cut it, nothing is left to find.
+        let cut = [
+            delta("token: [REDACTED_SECRET:github-pat:0123abcd]"),
+            delta(""),
+            delta(""),
+        ];
+        let refs: Vec<&str> = cut.iter().map(String::as_str).collect();
+        let found = jsonl_codes(&nothing_expected(), &refs);
+        assert!(
+            !found
+                .iter()
+                .any(|(c, _)| *c == "validation.secret_in_export"),
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -72,7 +72,12 @@ fn key_collision() -> ExportError {
 /// secret-sounding label would otherwise be replaced in every sentence
 /// and line of code that uses it.
 fn swept_everywhere(det: &Detector, rule: &str, value: &str) -> bool {
-    if [crate::detect::FORGERY_RULE, crate::detect::SENSITIVE_RULE].contains(&rule)
+    if [
+        crate::detect::FORGERY_RULE,
+        crate::detect::SENSITIVE_RULE,
+        crate::views::ROW_RULE,
+    ]
+    .contains(&rule)
         || crate::across::RULES.contains(&rule)
     {
         return true;
@@ -292,6 +297,11 @@ impl<'a> Scrubber<'a> {
             Some(p) => p.to_string(),
             None => pseudonym(&self.sweep.keys, RECORD_NAMESPACE, id),
         }
+    }
+
+    /// The placeholder of `secret` found by `rule` (issued by this export).
+    pub fn secret_placeholder(&mut self, rule: &str, secret: &str) -> String {
+        self.placeholder(rule, secret.as_bytes())
     }
 
     fn placeholder(&mut self, rule: &str, secret: &[u8]) -> String {

@@ -6,6 +6,16 @@
 //! from, so a hit in a view becomes a span of the original string, which is
 //! then redacted as a literal everywhere. A hit inside a base64 run maps to
 //! the whole run: a secret inside a blob removes the blob.
+//!
+//! The views: JSON/JavaScript escapes, percent-encoding, HTML and XML
+//! character references (`&#103;`, `&#x73;`, `&amp;`), the text with its
+//! invisible format characters taken out (a zero-width space inside a
+//! token), base64 and base64url runs that decode to text, or to gzip, zlib
+//! or zstd data that inflates (at most [`MAX_INFLATED`] bytes, read as
+//! bytes), runs of hex digits that decode to text, and hexdumps (`xxd`,
+//! `hexdump -C`, `od -A x -t x1z`): the bytes of their hex columns, and
+//! their ASCII column joined across rows, each byte mapped to its whole
+//! row, so a secret found in either takes every row it touches.
 
 use base64::Engine;
 
@@ -14,12 +24,27 @@ pub const MIN_BASE64_RUN: usize = 20;
 /// How many layers of encoding are peeled (a view of a view).
 pub const MAX_VIEW_DEPTH: usize = 2;
 
+/// Most bytes a compressed blob is inflated to. One that inflates
+/// further is not read on: it is a finding as a whole (it cannot be shown
+/// clean), [`OVERFLOW_RULE`].
+pub const MAX_INFLATED: usize = 1 << 20;
+/// Rule id of a compressed blob that inflates past [`MAX_INFLATED`].
+pub const OVERFLOW_RULE: &str = "compressed-blob";
+/// Rule id of a hexdump row that holds part of a secret spread over rows
+/// (lines of a text artifact): the row goes whole, wherever it stands.
+pub const ROW_RULE: &str = "hexdump-row";
+/// Shortest run of hex digits decoded (20 bytes).
+pub const MIN_HEX_RUN: usize = 40;
+
 /// One decoded view.
 #[derive(Debug, Clone)]
 pub struct View {
     /// The decoded bytes.
     pub bytes: Vec<u8>,
     origin: Origin,
+    /// Set when the view stopped at its limit: what it did not read may
+    /// hold anything, so its whole span is a finding.
+    pub overflow: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -63,6 +88,34 @@ impl View {
         View {
             bytes: inner.bytes,
             origin,
+            overflow: inner.overflow,
+        }
+    }
+
+    fn mapped(bytes: Vec<u8>, map: Vec<(u32, u32)>) -> View {
+        View {
+            bytes,
+            origin: Origin::Map(map),
+            overflow: false,
+        }
+    }
+
+    fn whole(bytes: Vec<u8>, start: usize, end: usize) -> View {
+        View {
+            bytes,
+            origin: Origin::Whole(start, end),
+            overflow: false,
+        }
+    }
+
+    /// The original span the whole view came from.
+    pub fn whole_span(&self) -> (usize, usize) {
+        match &self.origin {
+            Origin::Whole(s, e) => (*s, *e),
+            Origin::Map(m) => (
+                m.first().map_or(0, |x| x.0 as usize),
+                m.last().map_or(0, |x| x.1 as usize),
+            ),
         }
     }
 }
@@ -89,8 +142,8 @@ pub fn decoded_views(s: &[u8]) -> Vec<View> {
 }
 
 fn one_layer(s: &[u8], out: &mut Vec<View>) {
-    // One search for both escape bytes: most strings hold neither.
-    if memchr::memchr2(b'\\', b'%', s).is_some() {
+    // One search for the escape bytes: most strings hold none.
+    if memchr::memchr3(b'\\', b'%', b'&', s).is_some() {
         if memchr::memchr(b'\\', s).is_some() {
             if let Some(v) = unescape(s) {
                 out.push(v);
@@ -99,8 +152,291 @@ fn one_layer(s: &[u8], out: &mut Vec<View>) {
         if has_percent_escape(s) {
             out.push(percent_decode(s));
         }
+        if let Some(v) = char_refs(s) {
+            out.push(v);
+        }
+    }
+    if let Some(v) = without_format_chars(s) {
+        out.push(v);
     }
     base64_runs(s, out);
+    hex_runs(s, out);
+    hexdump(s, out);
+}
+
+/// HTML and XML character references decoded: numeric (`&#103;`,
+/// `&#x73;`, the `;` optional as browsers take it) and the five XML names
+/// plus `&nbsp;`; `None` when there is none.
+fn char_refs(s: &[u8]) -> Option<View> {
+    let mut at = memchr::memmem::find(s, b"&")?;
+    let (mut bytes, mut map) = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
+    let mut copied = 0;
+    let mut changed = false;
+    let copy = |bytes: &mut Vec<u8>, map: &mut Vec<(u32, u32)>, from: usize, to: usize| {
+        for (i, &b) in s.iter().enumerate().take(to).skip(from) {
+            bytes.push(b);
+            map.push((i as u32, i as u32 + 1));
+        }
+    };
+    while at < s.len() {
+        if let Some((c, len)) = char_ref_at(&s[at..]) {
+            copy(&mut bytes, &mut map, copied, at);
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                bytes.push(b);
+                map.push((at as u32, (at + len) as u32));
+            }
+            copied = at + len;
+            changed = true;
+            at += len;
+        } else {
+            at += 1;
+        }
+        match memchr::memchr(b'&', &s[at.min(s.len())..]) {
+            Some(i) => at += i,
+            None => break,
+        }
+    }
+    copy(&mut bytes, &mut map, copied, s.len());
+    changed.then(|| View::mapped(bytes, map))
+}
+
+/// The character a reference at the start of `s` stands for, and its
+/// length.
+fn char_ref_at(s: &[u8]) -> Option<(char, usize)> {
+    const NAMED: [(&[u8], char); 6] = [
+        (b"&amp;", '&'),
+        (b"&lt;", '<'),
+        (b"&gt;", '>'),
+        (b"&quot;", '"'),
+        (b"&apos;", '\''),
+        (b"&nbsp;", ' '),
+    ];
+    if let Some((name, c)) = NAMED.iter().find(|(n, _)| s.starts_with(n)) {
+        return Some((*c, name.len()));
+    }
+    let rest = s.strip_prefix(b"&#")?;
+    let (hex, digits) = match rest.first() {
+        Some(b'x' | b'X') => (true, &rest[1..]),
+        _ => (false, rest),
+    };
+    let n = digits
+        .iter()
+        .take(8)
+        .take_while(|c| {
+            if hex {
+                c.is_ascii_hexdigit()
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+        .count();
+    if n == 0 || n > 7 {
+        return None;
+    }
+    let text = std::str::from_utf8(&digits[..n]).ok()?;
+    let cp = u32::from_str_radix(text, if hex { 16 } else { 10 }).ok()?;
+    let c = char::from_u32(cp)?;
+    let len = 2 + usize::from(hex) + n + usize::from(digits.get(n) == Some(&b';'));
+    Some((c, len))
+}
+
+/// Whether `c` is an invisible format character that may sit inside a
+/// token unseen: zero-width spaces and joiners, direction marks, word
+/// joiners and invisible operators, the BOM, the soft hyphen and the
+/// Mongolian vowel separator.
+fn is_format_char(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// `s` with its invisible format characters taken out; `None` when it has
+/// none (or is not UTF-8).
+fn without_format_chars(s: &[u8]) -> Option<View> {
+    // Every such character is encoded starting with one of these bytes.
+    memchr::memchr3(0xC2, 0xE1, 0xE2, s).or_else(|| memchr::memchr(0xEF, s))?;
+    let text = std::str::from_utf8(s).ok()?;
+    if !text.chars().any(is_format_char) {
+        return None;
+    }
+    let (mut bytes, mut map) = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
+    for (i, c) in text.char_indices() {
+        if is_format_char(c) {
+            continue;
+        }
+        for k in 0..c.len_utf8() {
+            bytes.push(s[i + k]);
+            map.push(((i + k) as u32, (i + k + 1) as u32));
+        }
+    }
+    Some(View::mapped(bytes, map))
+}
+
+/// Runs of at least [`MIN_HEX_RUN`] hex digits (of even length) that
+/// decode to text, each a view of its whole run (`xxd -p` output, a
+/// hex-encoded value).
+fn hex_runs(s: &[u8], out: &mut Vec<View>) {
+    let mut i = 0;
+    while let Some(&probe) = s.get(i + MIN_HEX_RUN - 1) {
+        let at = i + MIN_HEX_RUN - 1;
+        if !probe.is_ascii_hexdigit() {
+            i = at + 1;
+            continue;
+        }
+        let mut start = at;
+        while start > i && s[start - 1].is_ascii_hexdigit() {
+            start -= 1;
+        }
+        let mut end = at + 1;
+        while end < s.len() && s[end].is_ascii_hexdigit() {
+            end += 1;
+        }
+        let run = &s[start..end - (end - start) % 2];
+        if run.len() >= MIN_HEX_RUN {
+            // Most hex runs are digests: their first bytes are not text.
+            let head: Vec<u8> = run[..8]
+                .chunks(2)
+                .map(|p| hex_val(p[0]) << 4 | hex_val(p[1]))
+                .collect();
+            if head
+                .iter()
+                .all(|&b| b == b'\n' || b == b'\t' || (0x20..0x7f).contains(&b))
+            {
+                let bytes: Vec<u8> = run
+                    .chunks(2)
+                    .map(|p| hex_val(p[0]) << 4 | hex_val(p[1]))
+                    .collect();
+                if let Some(text) = printable(bytes) {
+                    out.push(View::whole(text, start, start + run.len()));
+                }
+            }
+        }
+        i = end;
+    }
+}
+
+/// `bytes` if they are text: UTF-8, nine in ten characters printable.
+fn printable(bytes: Vec<u8>) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let printable = text
+        .chars()
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+        .count();
+    (printable * 10 >= text.chars().count() * 9).then_some(bytes)
+}
+
+/// One row of a hexdump: the span of the row (its line), the bytes of its
+/// hex columns and its ASCII column.
+struct Row {
+    span: (usize, usize),
+    bytes: Vec<u8>,
+    ascii: (usize, usize),
+}
+
+/// The row `line` (at `at` in the string) is, if it is one: an offset of
+/// at least four hex digits (then `:` or spaces), groups of hex digits,
+/// and an ASCII column as long as the row's bytes: after two spaces
+/// (`xxd`), or between `|` (`hexdump -C`) or `>` and `<` (`od -t x1z`).
+fn row(line: &[u8], at: usize) -> Option<Row> {
+    let lead = line.iter().take_while(|c| **c == b' ').count();
+    let body = &line[lead..];
+    let offset = body.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+    if offset < 4 {
+        return None;
+    }
+    let mut i = lead + offset;
+    if line.get(i) == Some(&b':') {
+        i += 1;
+    }
+    if line.get(i) != Some(&b' ') {
+        return None;
+    }
+    let trimmed_end = line.len()
+        - line
+            .iter()
+            .rev()
+            .take_while(|c| **c == b' ' || **c == b'\r')
+            .count();
+    let line = &line[..trimmed_end];
+    let (hex_end, ascii) = match line.last() {
+        Some(b'|') => {
+            let open = line[..line.len() - 1].iter().rposition(|&c| c == b'|')?;
+            (open, (open + 1, line.len() - 1))
+        }
+        Some(b'<') => {
+            let open = line[..line.len() - 1].iter().rposition(|&c| c == b'>')?;
+            (open, (open + 1, line.len() - 1))
+        }
+        _ => {
+            let gap = memchr::memmem::find(&line[i..], b"  ").map(|g| g + i)?;
+            let text = gap + line[gap..].iter().take_while(|c| **c == b' ').count();
+            (gap, (text, line.len()))
+        }
+    };
+    let mut bytes = Vec::with_capacity(32);
+    for group in line
+        .get(i..hex_end)?
+        .split(|c| *c == b' ')
+        .filter(|g| !g.is_empty())
+    {
+        if group.len() % 2 != 0 || group.len() > 8 || !group.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        bytes.extend(group.chunks(2).map(|p| hex_val(p[0]) << 4 | hex_val(p[1])));
+    }
+    let ascii_len = std::str::from_utf8(&line[ascii.0..ascii.1])
+        .ok()?
+        .chars()
+        .count();
+    if bytes.is_empty() || bytes.len() > 32 || ascii_len != bytes.len() {
+        return None;
+    }
+    Some(Row {
+        span: (at, at + trimmed_end),
+        bytes,
+        ascii: (at + ascii.0, at + ascii.1),
+    })
+}
+
+/// The hexdump views of `s` alone (see [`decoded_views`]): for lines of a
+/// text artifact joined, whose other views each line had on its own.
+pub fn hexdump_views(s: &[u8]) -> Vec<View> {
+    let mut out = Vec::new();
+    hexdump(s, &mut out);
+    out
+}
+
+/// The views of the hexdump rows among `s`'s lines (see [`row`]): the
+/// bytes of the hex columns, and the ASCII columns joined, each byte
+/// mapped to its whole row.
+fn hexdump(s: &[u8], out: &mut Vec<View>) {
+    // A row starts with a hex digit (or spaces, then one) and holds a
+    // two-space gap or a column mark: most strings fail at once.
+    if memchr::memmem::find(s, b"  ").is_none() && memchr::memchr2(b'|', b'<', s).is_none() {
+        return;
+    }
+    let (mut hex, mut hex_map) = (Vec::new(), Vec::new());
+    let (mut ascii, mut ascii_map) = (Vec::new(), Vec::new());
+    let mut at = 0;
+    for line in s.split(|c| *c == b'\n') {
+        let starts_hex = line
+            .iter()
+            .find(|c| **c != b' ')
+            .is_some_and(u8::is_ascii_hexdigit);
+        if let Some(r) = starts_hex.then(|| row(line, at)).flatten() {
+            let span = (r.span.0 as u32, r.span.1 as u32);
+            hex_map.extend(std::iter::repeat_n(span, r.bytes.len()));
+            hex.extend(r.bytes);
+            let column = &s[r.ascii.0..r.ascii.1];
+            ascii_map.extend(std::iter::repeat_n(span, column.len()));
+            ascii.extend_from_slice(column);
+        }
+        at += line.len() + 1;
+    }
+    if !hex.is_empty() {
+        out.push(View::mapped(hex, hex_map));
+        out.push(View::mapped(ascii, ascii_map));
+    }
 }
 
 fn has_percent_escape(s: &[u8]) -> bool {
@@ -137,10 +473,7 @@ fn percent_decode(s: &[u8]) -> View {
             i += 1;
         }
     }
-    View {
-        bytes,
-        origin: Origin::Map(map),
-    }
+    View::mapped(bytes, map)
 }
 
 /// JSON / JavaScript string escapes (`\n`, `\"`, `\uXXXX` with surrogate
@@ -225,10 +558,7 @@ fn unescape(s: &[u8]) -> Option<View> {
         push(&mut bytes, &mut map, &s[i..i + 1], i, i + 1);
         i += 1;
     }
-    changed.then_some(View {
-        bytes,
-        origin: Origin::Map(map),
-    })
+    changed.then_some(View::mapped(bytes, map))
 }
 
 /// Base64 and base64url alphabet membership, by byte.
@@ -277,14 +607,54 @@ fn base64_runs(s: &[u8], out: &mut Vec<View>) {
         }
         if run_end - start >= MIN_BASE64_RUN {
             if let Some(text) = decode_text(&s[start..run_end]) {
-                out.push(View {
-                    bytes: text,
-                    origin: Origin::Whole(start, end),
-                });
+                out.push(View::whole(text, start, end));
+            } else if let Some(v) = inflated(&s[start..run_end], start, end) {
+                out.push(v);
             }
         }
         i = end;
     }
+}
+
+/// The base64 run `run` (at `start..end`) decoded, when it is gzip, zlib
+/// or zstd data, inflated to at most [`MAX_INFLATED`] bytes (read as bytes,
+/// text or not: a tar inside a gzip holds text among its headers); past
+/// that the view is marked `overflow`.
+fn inflated(run: &[u8], start: usize, end: usize) -> Option<View> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use std::io::Read;
+    // A length of 1 mod 4 is never valid base64: drop the stray character.
+    let trimmed = &run[..run.len() - usize::from(run.len() % 4 == 1)];
+    let engine = if trimmed.iter().any(|c| matches!(c, b'-' | b'_')) {
+        URL_SAFE_NO_PAD
+    } else {
+        STANDARD_NO_PAD
+    };
+    let mut head = [0u8; 6];
+    engine.decode_slice(&trimmed[..8], &mut head).ok()?;
+    let kind = match head {
+        [0x1f, 0x8b, 8, ..] => 0,
+        [0x78, 0x01 | 0x5e | 0x9c | 0xda, ..] => 1,
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => 2,
+        _ => return None,
+    };
+    let data = engine.decode(trimmed).ok()?;
+    let reader: Box<dyn Read> = match kind {
+        0 => Box::new(flate2::read::MultiGzDecoder::new(&data[..])),
+        1 => Box::new(flate2::read::ZlibDecoder::new(&data[..])),
+        _ => Box::new(zstd::stream::read::Decoder::new(&data[..]).ok()?),
+    };
+    let mut bytes = Vec::new();
+    // A stream cut short or damaged still shows what it inflated so far.
+    let _ = reader.take(MAX_INFLATED as u64 + 1).read_to_end(&mut bytes);
+    if bytes.is_empty() {
+        return None;
+    }
+    let overflow = bytes.len() > MAX_INFLATED;
+    bytes.truncate(MAX_INFLATED);
+    let mut v = View::whole(bytes, start, end);
+    v.overflow = overflow;
+    Some(v)
 }
 
 fn decode_text(run: &[u8]) -> Option<Vec<u8>> {
@@ -429,6 +799,160 @@ mod tests {
             .replace('/', "%2F");
         let s = format!("v={enc}");
         assert!(!spans(&s, "abcdefghijkl").is_empty());
+    }
+
+    const TOKEN: &str = "ghp_R2d2C3poLukeLeia0123456789abcdefABCD";
+
+    fn xxd(data: &[u8]) -> String {
+        data.chunks(16)
+            .enumerate()
+            .map(|(i, row)| {
+                let hex: Vec<String> = row
+                    .chunks(2)
+                    .map(|p| p.iter().map(|b| format!("{b:02x}")).collect())
+                    .collect();
+                let ascii: String = row
+                    .iter()
+                    .map(|&b| {
+                        if (0x20..0x7f).contains(&b) {
+                            b as char
+                        } else {
+                            '.'
+                        }
+                    })
+                    .collect();
+                format!("{:08x}: {:<40}  {ascii}\n", i * 16, hex.join(" "))
+            })
+            .collect()
+    }
+
+    fn hexdump_c(data: &[u8]) -> String {
+        data.chunks(16)
+            .enumerate()
+            .map(|(i, row)| {
+                let hex: Vec<String> = row.iter().map(|b| format!("{b:02x}")).collect();
+                let (a, b) = hex.split_at(hex.len().min(8));
+                let ascii: String = row
+                    .iter()
+                    .map(|&b| {
+                        if (0x20..0x7f).contains(&b) {
+                            b as char
+                        } else {
+                            '.'
+                        }
+                    })
+                    .collect();
+                format!(
+                    "{:08x}  {:<23}  {:<23}  |{ascii}|\n",
+                    i * 16,
+                    a.join(" "),
+                    b.join(" ")
+                )
+            })
+            .collect()
+    }
+
+    fn od(data: &[u8]) -> String {
+        data.chunks(16)
+            .enumerate()
+            .map(|(i, row)| {
+                let hex: String = row.iter().map(|b| format!(" {b:02x}")).collect();
+                let ascii: String = row
+                    .iter()
+                    .map(|&b| {
+                        if (0x20..0x7f).contains(&b) {
+                            b as char
+                        } else {
+                            '.'
+                        }
+                    })
+                    .collect();
+                format!("{:06x}{hex:<48}  >{ascii}<\n", i * 16)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hexdumps_show_their_bytes_and_their_ascii_column_across_rows() {
+        let data = format!("GITHUB_TOKEN={TOKEN}\nAWS=AKIAIOSFODNN7EXAMPLE\n");
+        for dump in [
+            xxd(data.as_bytes()),
+            hexdump_c(data.as_bytes()),
+            od(data.as_bytes()),
+        ] {
+            let sp = spans(&dump, TOKEN);
+            assert_eq!(sp.len(), 2, "hex and ASCII columns: {dump}");
+            // Each maps to whole rows, from the token's first to its last.
+            let first_row_end = dump.find('\n').unwrap();
+            assert_eq!(sp[0], sp[1]);
+            assert_eq!(sp[0].0, 0, "{dump}");
+            assert!(sp[0].1 > first_row_end, "{dump}");
+        }
+        // Lines that only look like rows are not read.
+        assert!(spans("1234  abcd\nhello  there", "abcd").is_empty());
+        assert!(
+            spans("00000000: 4142  XYZ", "AB").is_empty(),
+            "the ASCII column must fit"
+        );
+    }
+
+    #[test]
+    fn character_references_and_invisible_characters_are_seen_through() {
+        let refs: String = TOKEN.chars().map(|c| format!("&#{};", c as u32)).collect();
+        assert_eq!(spans(&refs, TOKEN), vec![(0, refs.len())]);
+        let hex_refs: String = TOKEN
+            .chars()
+            .map(|c| format!("&#x{:x}", c as u32))
+            .collect();
+        assert_eq!(spans(&hex_refs, TOKEN), vec![(0, hex_refs.len())]);
+        assert!(!spans("a &lt;b&gt; &amp; c", "<b> & c").is_empty());
+        let split = format!("t={}\u{200b}{}", &TOKEN[..10], &TOKEN[10..]);
+        assert_eq!(spans(&split, TOKEN), vec![(2, split.len())]);
+        let soft = format!("{}\u{ad}{}", &TOKEN[..4], &TOKEN[4..]);
+        assert!(!spans(&soft, TOKEN).is_empty());
+    }
+
+    #[test]
+    fn compressed_blobs_are_inflated_within_their_limit() {
+        use base64::Engine;
+        use std::io::Write;
+        let secret = format!("GITHUB_TOKEN={TOKEN}");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(secret.as_bytes()).unwrap();
+        let mut zl = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        zl.write_all(secret.as_bytes()).unwrap();
+        let zs = zstd::encode_all(secret.as_bytes(), 3).unwrap();
+        for (name, data) in [
+            ("gzip", gz.finish().unwrap()),
+            ("zlib", zl.finish().unwrap()),
+            ("zstd", zs),
+        ] {
+            for engine in [
+                base64::engine::general_purpose::STANDARD,
+                base64::engine::general_purpose::URL_SAFE,
+            ] {
+                let blob = engine.encode(&data);
+                let s = format!("payload: {blob}");
+                assert_eq!(spans(&s, TOKEN), vec![(9, s.len())], "{name}");
+            }
+        }
+        // A bomb stops at the limit and is marked, so the blob goes whole.
+        let mut big = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        big.write_all(&vec![b'a'; MAX_INFLATED + 10]).unwrap();
+        let blob = base64::engine::general_purpose::STANDARD.encode(big.finish().unwrap());
+        let views = decoded_views(blob.as_bytes());
+        assert!(views
+            .iter()
+            .any(|v| v.overflow && v.bytes.len() == MAX_INFLATED));
+    }
+
+    #[test]
+    fn runs_of_hex_digits_that_spell_text_are_read() {
+        let hex: String = TOKEN.bytes().map(|b| format!("{b:02x}")).collect();
+        let s = format!("xxd -p: {hex}");
+        assert_eq!(spans(&s, TOKEN), vec![(8, s.len())]);
+        let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        assert!(decoded_views(digest.as_bytes()).is_empty());
     }
 
     #[test]

@@ -189,3 +189,183 @@ fn a_sensitive_value_matches_in_any_case() {
     gone(&e, "HUNTER2-CORRECT-HORSE", "upper case");
     gone(&e, "hunter2-correct-horse", "lower case");
 }
+
+/// A GitHub token and an AWS key id no rule list knows as examples.
+const GH: &str = "ghp_7Rk2vQ9mXz4LpW8sTn3YbH6cJd1FgA5eUo0i";
+const AWS: &str = "AKIAQ3J7X2M9P4L8K1N6";
+
+fn jsonl(records: &[Value]) -> String {
+    records.iter().map(|v| format!("{v}\n")).collect()
+}
+
+fn exported_session(env: &Env, name: &str, records: &[Value]) -> Exported {
+    let src = session_bundle(env, name, &jsonl(records));
+    let pol = policy(env, &format!("{name}-policy.json"), json!({}));
+    export(env, &src, &pol, &format!("{name}-out"))
+}
+
+/// Every piece of `secret` of `len` bytes or more is gone: not only the
+/// whole, no run of `len` of its bytes survives.
+fn no_run_of(e: &Exported, secret: &str, len: usize, what: &str) {
+    assert_eq!(e.code, 0, "{what}: {}", e.envelope);
+    for i in 0..=secret.len() - len {
+        let part = &secret[i..i + len];
+        assert!(
+            !contains(&e.seen, part),
+            "{what}: {part:?} of the secret survived"
+        );
+    }
+}
+
+#[test]
+fn a_token_streamed_in_anthropic_text_deltas_is_cut_from_every_delta() {
+    let env = Env::new();
+    let (a, b, c) = (&GH[..9], &GH[9..27], &GH[27..]);
+    let delta = |t: &str| json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}});
+    let e = exported_session(
+        &env,
+        "anthropic",
+        &[
+            json!({"type": "message_start", "message": {"id": "msg_01", "role": "assistant"}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            delta(&format!("Set GITHUB_TOKEN={a}")),
+            delta(b),
+            delta(&format!("{c} in your shell.")),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_stop"}),
+        ],
+    );
+    no_run_of(&e, GH, 9, "anthropic deltas");
+}
+
+#[test]
+fn a_token_streamed_in_openai_chunks_and_tool_call_arguments_is_cut() {
+    let env = Env::new();
+    let chunk = |d: Value| json!({"id": "chatcmpl-7", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": d, "finish_reason": null}]});
+    let e = exported_session(
+        &env,
+        "openai",
+        &[
+            chunk(json!({"role": "assistant", "content": ""})),
+            chunk(json!({"content": "Your key: "})),
+            chunk(json!({"content": &GH[..12]})),
+            chunk(json!({"content": &GH[12..]})),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\":\"aws configure set aws_access_key_id "}}]}),
+            ),
+            chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": &AWS[..10]}}]})),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": format!("{}\"}}", &AWS[10..])}}]}),
+            ),
+            json!({"type": "response.output_text.delta", "item_id": "msg_9", "output_index": 0, "content_index": 0, "delta": format!("again {}", &GH[..20])}),
+            json!({"type": "response.output_text.delta", "item_id": "msg_9", "output_index": 0, "content_index": 0, "delta": &GH[20..]}),
+        ],
+    );
+    no_run_of(&e, GH, 12, "chat chunks and response deltas");
+    no_run_of(&e, AWS, 10, "tool call arguments");
+}
+
+#[test]
+fn a_private_key_printed_a_line_per_record_and_a_tool_output_in_chunks_go_whole() {
+    let env = Env::new();
+    let body = [
+        "MIIEowIBAAKCAQEAuV3pYtkNH6OgnsuXbFxyNwP3IjQkLmNoPqRsTuVwXyZ01234",
+        "R9mK0xJZq3G8vT7cL2nB5wQ1dY6rE4uI8oP0aS3dF5gH7jK9lZ2xC4vB6nM8qW0e",
+        "T2yU4iO6pA8sD0fG2hJ4kL6zX8cV0bN2mQ4wE6rT8yU0iO2pA4sD6fG8hJ0kL2zX",
+        "c9vB1nM3qW5eR7tY9uI1oP3aS5dF7gH9jK1lZ3xC5vB7nM9qW1eR3tY5uI7oP9aS",
+        "x7zC4vN1mQ8wE5rT2yU9iO6pA3sD0fG7hJ4kL1zX8cV5bN2mQ9wE6rT3yU0iO7pA",
+    ];
+    let mut records =
+        vec![json!({"type": "tool.call", "callId": "c1", "command": "cat ~/.ssh/id_rsa"})];
+    records.push(json!({"type": "tool.output", "callId": "c1", "stream": "stdout", "text": "-----BEGIN RSA PRIVATE KEY-----"}));
+    for l in body {
+        records.push(json!({"type": "tool.output", "callId": "c1", "stream": "stdout", "text": l}));
+    }
+    records.push(json!({"type": "tool.output", "callId": "c1", "stream": "stdout", "text": "-----END RSA PRIVATE KEY-----"}));
+    // And a token in stdout chunks that cut it mid-way.
+    records.push(json!({"type": "tool.stdout", "toolCallId": "c2", "chunk": format!("GITHUB_TOKEN={}", &GH[..15])}));
+    records.push(json!({"type": "tool.stdout", "toolCallId": "c2", "chunk": format!("{}\nDONE\n", &GH[15..])}));
+    let e = exported_session(&env, "lines", &records);
+    for l in body {
+        assert!(!contains(&e.seen, l), "a body line of the key survived");
+    }
+    no_run_of(&e, GH, 15, "stdout chunks");
+}
+
+fn xxd(data: &[u8]) -> String {
+    data.chunks(16)
+        .enumerate()
+        .map(|(i, row)| {
+            let hex: Vec<String> = row
+                .chunks(2)
+                .map(|p| p.iter().map(|b| format!("{b:02x}")).collect())
+                .collect();
+            let ascii: String = row
+                .iter()
+                .map(|&b| {
+                    if (0x20..0x7f).contains(&b) {
+                        b as char
+                    } else {
+                        '.'
+                    }
+                })
+                .collect();
+            format!("{:08x}: {:<40}  {ascii}\n", i * 16, hex.join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn a_hexdump_of_a_dotenv_file_keeps_neither_column() {
+    let env = Env::new();
+    let dotenv = format!("GITHUB_TOKEN={GH}\nAWS_ACCESS_KEY_ID={AWS}\nDEBUG=1\n");
+    let dump = xxd(dotenv.as_bytes());
+    let hex_of = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let rows: Vec<Value> = dump
+        .lines()
+        .map(|l| json!({"type": "tool.output", "callId": "x1", "stream": "stdout", "line": l}))
+        .collect();
+    let mut records = vec![json!({"type": "tool.result", "callId": "x0", "output": dump})];
+    records.extend(rows);
+    let e = exported_session(&env, "xxd", &records);
+    assert_eq!(e.code, 0, "{}", e.envelope);
+    let seen = String::from_utf8_lossy(&e.seen).replace(['\n', ' '], "");
+    for (name, secret) in [("GitHub", GH), ("AWS", AWS)] {
+        // Neither the ASCII column (joined across rows) nor the hex.
+        assert!(
+            !seen.contains(&secret[4..16]),
+            "{name}: ASCII column survived"
+        );
+        assert!(
+            !seen.contains(&hex_of(&secret[4..12])),
+            "{name}: hex column survived"
+        );
+    }
+}
+
+#[test]
+fn a_gzipped_secret_in_base64_and_secrets_in_entities_or_split_by_invisible_characters_go() {
+    use std::io::Write;
+    let env = Env::new();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(format!("GITHUB_TOKEN={GH}\n").as_bytes())
+        .unwrap();
+    let blob = crate::exports::b64_bytes(&gz.finish().unwrap());
+    let dec: String = GH.chars().map(|c| format!("&#{};", c as u32)).collect();
+    let hex: String = AWS.chars().map(|c| format!("&#x{:x};", c as u32)).collect();
+    let zw = format!("{}\u{200b}{}", &GH[..20], &GH[20..]);
+    let e = exported_session(
+        &env,
+        "disguised",
+        &[
+            json!({"type": "tool.result", "output": format!("H4sI blob: {blob}")}),
+            json!({"type": "assistant.message", "text": format!("<p>{dec}</p>")}),
+            json!({"type": "assistant.message", "text": format!("<p>{hex}</p>")}),
+            json!({"type": "assistant.message", "text": zw}),
+        ],
+    );
+    gone(&e, &blob[..40], "the gzip blob");
+    gone(&e, &dec[..40], "decimal character references");
+    gone(&e, &hex[..40], "hex character references");
+    gone(&e, &GH[..20], "a token split by a zero-width space");
+}

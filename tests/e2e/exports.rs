@@ -47,8 +47,12 @@ pub struct Planted {
 }
 
 pub fn b64(s: &str) -> String {
+    b64_bytes(s.as_bytes())
+}
+
+/// Standard base64 of any bytes, padded.
+pub fn b64_bytes(b: &[u8]) -> String {
     const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let b = s.as_bytes();
     let mut out = String::new();
     for c in b.chunks(3) {
         let n = (c[0] as u32) << 16

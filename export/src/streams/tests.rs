@@ -1,0 +1,178 @@
+use super::*;
+use crate::detect::Placeholders;
+use crate::rules::RuleSet;
+use serde_json::json;
+
+const TOKEN: &str = "ghp_R2d2C3poLukeLeia0123456789abcdefABCD";
+
+fn det() -> Detector {
+    Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreExpected)
+}
+
+/// Feeds `records` (line 0 on) and returns the cuts.
+fn cuts(records: &[serde_json::Value]) -> Vec<Cut> {
+    let d = det();
+    let mut r = Reassembler::new(&d);
+    for (n, v) in records.iter().enumerate() {
+        r.feed(n as u64, record(&Node::from(v)));
+    }
+    r.finish();
+    assert_eq!(r.exceeded, None);
+    r.cuts
+}
+
+/// The records after the cuts, with `[X]` for the placeholder.
+fn applied(records: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    let c = cuts(records);
+    records
+        .iter()
+        .enumerate()
+        .map(|(n, v)| {
+            let mut v = v.clone();
+            let mine: Vec<Cut> = c.iter().filter(|c| c.line == n as u64).cloned().collect();
+            apply(&mut v, &mine, &mut |_, _| "[X]".into());
+            v
+        })
+        .collect()
+}
+
+fn text_of(records: &[serde_json::Value]) -> String {
+    records.iter().map(|v| v.to_string()).collect()
+}
+
+#[test]
+fn an_anthropic_text_delta_stream_is_read_as_one_text() {
+    let (a, b, z) = (&TOKEN[..7], &TOKEN[7..25], &TOKEN[25..]);
+    let records = vec![
+        json!({"type": "message_start", "message": {"id": "msg_1"}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": format!("your token is {a}")}}),
+        json!({"type": "ping"}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": b}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": format!("{z}, keep it")}}),
+        json!({"type": "content_block_stop", "index": 0}),
+    ];
+    let c = cuts(&records);
+    assert_eq!(c.len(), 3, "{c:?}");
+    assert!(c.iter().all(|c| c.secret == TOKEN));
+    assert_eq!(c.iter().filter(|c| c.first).count(), 1);
+    let out = applied(&records);
+    let text = text_of(&out);
+    assert!(
+        !text.contains(a) && !text.contains(b) && !text.contains(z),
+        "{text}"
+    );
+    assert_eq!(out[2]["delta"]["text"], "your token is [X]");
+    assert_eq!(out[4]["delta"]["text"], "");
+    assert_eq!(out[5]["delta"]["text"], ", keep it");
+}
+
+#[test]
+fn openai_chat_chunks_and_response_deltas_are_streams_per_choice_and_call() {
+    let chunk = |content: serde_json::Value| {
+        json!({"id": "chatcmpl-9", "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": content}]})
+    };
+    let (a, b) = TOKEN.split_at(20);
+    let records = vec![
+        chunk(json!({"role": "assistant", "content": ""})),
+        chunk(json!({"content": format!("export GITHUB_TOKEN={a}")})),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"cmd\": \"echo "}}]}),
+        ),
+        chunk(json!({"content": b})),
+        chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "hello\"}"}}]})),
+    ];
+    let c = cuts(&records);
+    assert_eq!(c.iter().map(|c| c.line).collect::<Vec<_>>(), [1, 3]);
+    let out = text_of(&applied(&records));
+    assert!(!out.contains(a) && !out.contains(b), "{out}");
+
+    let responses = vec![
+        json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": a}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 1, "delta": "{\"x\":"}),
+        json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": b}),
+        json!({"type": "response.output_text.done", "item_id": "msg_1"}),
+    ];
+    let c = cuts(&responses);
+    assert_eq!(c.iter().map(|c| c.line).collect::<Vec<_>>(), [0, 2]);
+}
+
+#[test]
+fn a_private_key_printed_one_stdout_line_per_record_goes_whole() {
+    let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAuV3pYtkNH6OgnsuXbFxyNwP3IjQEXAMPLEXXqFQ9Fz1Jw2y1\nR9mK0xJZq3G8vT7cL2nB5wQ1dY6rE4uI8oP0aS3dF5gH7jK9lZ2xC4vB6nM8qW0e\nT2yU4iO6pA8sD0fG2hJ4kL6zX8cV0bN2mQ4wE6rT8yU0iO2pA4sD6fG8hJ0kL2zX\nc9vB1nM3qW5eR7tY9uI1oP3aS5dF7gH9jK1lZ3xC5vB7nM9qW1eR3tY5uI7oP9aS\n-----END RSA PRIVATE KEY-----";
+    let records: Vec<serde_json::Value> =
+        std::iter::once(json!({"type": "tool.call", "callId": "c1", "cmd": "cat id_rsa"}))
+            .chain(key.lines().map(
+                |l| json!({"type": "tool.output", "callId": "c1", "stream": "stdout", "line": l}),
+            ))
+            .chain(std::iter::once(
+                json!({"type": "tool.exit", "callId": "c1", "code": 0}),
+            ))
+            .collect();
+    let out = text_of(&applied(&records));
+    for l in key.lines().skip(1).take(5) {
+        assert!(!out.contains(l), "{l} survived: {out}");
+    }
+}
+
+#[test]
+fn streams_do_not_mix_and_a_secret_within_one_piece_is_that_pieces_own() {
+    let (a, b) = TOKEN.split_at(15);
+    let records = vec![
+        json!({"type": "content_block_delta", "index": 0, "delta": {"text": a}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"text": b}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"text": format!(" whole {TOKEN} here")}}),
+    ];
+    assert_eq!(cuts(&records), []);
+}
+
+#[test]
+fn a_long_stream_keeps_a_bounded_window_and_still_finds_a_late_secret() {
+    let d = det();
+    let mut r = Reassembler::new(&d);
+    let filler = "lorem ipsum dolor sit amet, consectetur adipiscing elit. ";
+    let mut n = 0u64;
+    for _ in 0..20_000 {
+        r.feed(
+            n,
+            record(&Node::from(
+                &json!({"type": "text_delta", "index": 0, "delta": filler}),
+            )),
+        );
+        n += 1;
+    }
+    let s = &r.streams[0];
+    assert!(
+        s.text.len() <= WINDOW + SCAN_STEP + filler.len(),
+        "{}",
+        s.text.len()
+    );
+    assert!(s.parts.len() < 1_000, "{}", s.parts.len());
+    for piece in [&TOKEN[..5], &TOKEN[5..30], &TOKEN[30..]] {
+        r.feed(
+            n,
+            record(&Node::from(
+                &json!({"type": "text_delta", "index": 0, "delta": piece}),
+            )),
+        );
+        n += 1;
+    }
+    r.finish();
+    assert_eq!(r.cuts.len(), 3, "{:?}", r.cuts);
+    assert!(r.cuts.iter().all(|c| c.line >= 20_000));
+}
+
+#[test]
+fn a_record_that_ends_a_stream_is_known_by_its_words() {
+    for (t, ends) in [
+        ("message_stop", true),
+        ("content_block_stop", true),
+        ("response.output_text.done", true),
+        ("response.completed", true),
+        ("tool.send_input", false),
+        ("pending", false),
+    ] {
+        assert_eq!(record(&Node::from(&json!({"type": t}))).ends, ends, "{t}");
+    }
+}
