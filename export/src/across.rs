@@ -18,6 +18,7 @@ pub fn might_hold(s: &[u8]) -> bool {
 
 /// Every value the readers find in `s`, with its rule id.
 pub fn find(s: &[u8], out: &mut Vec<(Range<usize>, &'static str)>) {
+    crate::work::visit(s.len());
     let mut spans = Vec::new();
     if crate::kube::might_hold(s) {
         crate::kube::secret_values(s, &mut spans);

@@ -42,8 +42,23 @@ pub fn sanitize(
 ) -> Result<Sanitized> {
     let detectors = Detectors::for_policy(policy)?;
     let mut col = detectors.collector(policy);
-    for r in records {
-        col.value(&coffer_store::json::Node::from(r), 0);
+    let det = col.detector();
+    let mut streams = crate::streams::Reassembler::new(det);
+    for (n, r) in records.iter().enumerate() {
+        let node = coffer_store::json::Node::from(r);
+        col.value(&node, 0);
+        streams.feed(n as u64, crate::streams::record(&node));
+    }
+    streams.finish();
+    if let Some(w) = &streams.exceeded {
+        return Err(crate::error::ExportError::invalid(
+            "limit.stream_window",
+            &format!("records#/{}", w.line),
+            "a secret spread over a stream's records reaches further back than its window",
+        ));
+    }
+    for c in &streams.cuts {
+        col.found_elsewhere(&c.secret, &c.rule);
     }
     for l in lines {
         col.string(l, 0);
@@ -51,8 +66,17 @@ pub fn sanitize(
     let mut s = detectors.scrubber(policy, key, col.found)?;
     let mut counts = Counts::default();
     let mut out = Vec::with_capacity(records.len());
-    for r in records {
+    for (n, r) in records.iter().enumerate() {
         let mut v = r.clone();
+        let cuts: Vec<_> = streams
+            .cuts
+            .iter()
+            .filter(|c| c.line == n as u64)
+            .cloned()
+            .collect();
+        counts.redacted_secret += crate::streams::apply(&mut v, &cuts, &mut |rule, secret| {
+            s.secret_placeholder(rule, secret)
+        });
         s.value(&mut v, true, &mut counts)?;
         out.push(v);
     }
@@ -80,15 +104,16 @@ pub fn final_scan(out: &Sanitized, policy: &Policy) -> Result<Vec<Issue>> {
         users: out.users.clone(),
     };
     let mut scan = FinalScan::new(&exp)?;
-    for (i, r) in out.records.iter().enumerate() {
-        // What the export writes is what the scan must read: serialize, parse.
-        let text = serde_json::to_string(r).expect("values serialize");
-        let back =
-            coffer_store::json::parse_node(text.as_bytes(), &coffer_store::json::Limits::EVIDENCE)
-                .map_err(|e| {
-                    crate::error::ExportError::Invalid(vec![Issue::from(("records", e))])
-                })?;
-        scan.value(&back, "records", &mut format!("/{i}"));
+    // What the export writes is what the scan must read: the records as
+    // JSON Lines, read as the readback reads a file (streams included).
+    let mut jsonl = Vec::new();
+    for r in &out.records {
+        serde_json::to_writer(&mut jsonl, r).expect("values serialize");
+        jsonl.push(b'\n');
+    }
+    if !jsonl.is_empty() {
+        scan.jsonl(&mut &jsonl[..], "records")
+            .map_err(|i| crate::error::ExportError::Invalid(vec![i]))?;
     }
     for (i, l) in out.lines.iter().enumerate() {
         scan.string(l, "lines", &format!("/{i}"));

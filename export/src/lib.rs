@@ -40,3 +40,4 @@ pub mod source;
 pub mod streams;
 pub mod views;
 pub mod walker;
+pub mod work;

@@ -205,6 +205,7 @@ impl LiteralsBuilder {
     /// 50 ms), which small exports pay in full.
     pub fn build(self) -> Literals {
         let (patterns, entries): (Vec<String>, Vec<Entry>) = self.entries.into_iter().unzip();
+        crate::work::visit(patterns.iter().map(String::len).sum());
         let ac = AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostLongest)
             .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
@@ -243,13 +244,23 @@ fn prefix_gate(patterns: &[String]) -> Option<AhoCorasick> {
 /// the NFA, at a few hundred bytes of memory per pattern byte).
 pub const DFA_MAX_PATTERN_BYTES: usize = 128 << 10;
 
-/// A LeftmostLongest automaton over `patterns`: a DFA while they are few,
-/// an NFA beyond (memory stays bounded whatever was collected).
+/// Longest pattern a DFA is built with: a leftmost DFA's construction
+/// grows with the square of a long periodic pattern (a 36 KB
+/// `password=password=…` value took seconds), an NFA's stays linear.
+pub const DFA_MAX_PATTERN_LEN: usize = 1 << 10;
+
+/// A LeftmostLongest automaton over `patterns`: a DFA while they are few
+/// and short, an NFA beyond (memory and build time stay bounded whatever
+/// was collected).
 pub fn automaton<P: AsRef<[u8]>>(patterns: &[P]) -> AhoCorasick {
     let bytes: usize = patterns.iter().map(|p| p.as_ref().len()).sum();
-    let kind = if bytes <= DFA_MAX_PATTERN_BYTES {
+    let longest = patterns.iter().map(|p| p.as_ref().len()).max().unwrap_or(0);
+    let kind = if bytes <= DFA_MAX_PATTERN_BYTES && longest <= DFA_MAX_PATTERN_LEN {
+        // What a leftmost DFA's construction may cost, at worst.
+        crate::work::visit(bytes * longest);
         aho_corasick::AhoCorasickKind::DFA
     } else {
+        crate::work::visit(bytes);
         aho_corasick::AhoCorasickKind::ContiguousNFA
     };
     AhoCorasickBuilder::new()
@@ -308,6 +319,7 @@ impl Literals {
 
     /// Replaces every literal in `s`; `None` when nothing matched.
     pub fn replace(&self, s: &str) -> Option<(String, Replaced)> {
+        crate::work::visit(s.len());
         let b = s.as_bytes();
         if self.gate.as_ref().is_some_and(|g| !g.is_match(b)) {
             return None;

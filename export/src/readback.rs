@@ -611,6 +611,12 @@ impl FinalScan {
         Ok((d.to_string(), size))
     }
 
+    /// Scans JSON Lines from `r` as the file `rel` (as [`FinalScan::file`]
+    /// scans one, without hashing it).
+    pub fn jsonl(&mut self, r: &mut impl Read, rel: &str) -> Result<(), Issue> {
+        self.lines(r, rel, "application/x-ndjson")
+    }
+
     /// Scans a line-based artifact on two cores: this thread reads (and so
     /// hashes) batches of lines and scans those a worker with its own copy
     /// of the scan has no time for. Results join in line order,

@@ -912,6 +912,7 @@ impl RuleSet {
         if hay.len() < self.shortest {
             return;
         }
+        crate::work::visit(hay.len());
         // Called for every string: the set of rules to run lives on the
         // stack for up to 256 rules (the built-ins are about 170).
         let mut small = [0u64; 4];
@@ -1011,6 +1012,7 @@ fn resolve(mut hits: Vec<Hit>, out: &mut Vec<Hit>) {
 }
 
 fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
+    crate::work::visit(hay.len());
     if !r.regex.is_match(hay) {
         return;
     }

@@ -182,9 +182,7 @@ impl<'a> Scrubber<'a> {
         // A weak value (`AWS_SECRET_ACCESS_KEY=bench`, `password: hunter`)
         // goes only where its rule finds it again: strings holding it get
         // the detector pass, the rest of the export keeps the word.
-        let local_only = (!local_only.is_empty()).then(|| {
-            aho_corasick::AhoCorasick::new(&local_only).expect("literal automaton builds")
-        });
+        let local_only = (!local_only.is_empty()).then(|| crate::literals::automaton(&local_only));
         ids.add_literals(&mut b);
         let mut ordered: Vec<&String> = collected.names.users.iter().collect();
         ordered.sort_by_key(|u| keys.user_order(u));

@@ -35,11 +35,15 @@
 //! [`SCAN_STEP`] bytes and when it ends, over the bytes since the last
 //! scan and the [`WINDOW`] bytes before them. Only findings that span two
 //! pieces or more are reported (a finding within one piece is that
-//! string's own). Memory is the window of each open stream and at most
+//! string's own), and only those that begin past the region's first
+//! [`MARGIN`] bytes, which are read as context (a match there may be an
+//! artifact of where the region was cut; it was judged by the scan
+//! before). Memory is the window of each open stream and at most
 //! [`MAX_STREAMS`] streams (the least recently used ends first); work is
-//! linear in the text. A finding that begins where the window does may
-//! reach further back than the window holds: that is an error
-//! (`limit.stream_window`), never a skip.
+//! linear in the text (each byte is read at most twice per join). A
+//! secret longer than the window less the margin, found in the margin and
+//! reaching past the last scan, may begin further back than the window
+//! holds: that is an error (`limit.stream_window`), never a skip.
 
 use std::collections::BTreeSet;
 
@@ -54,6 +58,16 @@ pub const WINDOW: usize = 16 << 10;
 pub const SCAN_STEP: usize = 16 << 10;
 /// Streams open at once.
 pub const MAX_STREAMS: usize = 64;
+/// Bytes at the start of a scan's region read only as context.
+pub const MARGIN: usize = 1 << 10;
+
+/// Where a scan's region starts to count, and where the last scan ended
+/// (offsets from the stream's start).
+#[derive(Debug, Clone, Copy)]
+struct Region {
+    margin_end: usize,
+    last_scan: usize,
+}
 
 /// Members that name where a record's text goes.
 const KEY_MEMBERS: &[&str] = &[
@@ -291,8 +305,6 @@ struct Stream {
     used: u64,
     /// Spans (from the stream's start) already reported.
     reported: BTreeSet<(usize, usize)>,
-    /// The last byte dropped from before `text`, if any.
-    before: Option<u8>,
 }
 
 /// Joins the pieces of each stream of one artifact, fed record by record
@@ -347,7 +359,6 @@ impl<'d> Reassembler<'d> {
                         scanned: 0,
                         used: 0,
                         reported: BTreeSet::new(),
-                        before: None,
                     });
                     self.streams.len() - 1
                 }
@@ -393,17 +404,16 @@ impl<'d> Reassembler<'d> {
         // Start at a piece's start: a secret that begins inside the window
         // is read from its beginning.
         let first = s.parts.partition_point(|p| p.at + p.len <= from);
-        // The byte before the joined text, when something came before it:
-        // a secret that begins right after a token byte may have begun
-        // earlier.
-        let before = match first {
-            0 => s.before,
-            _ => {
-                let p = &s.parts[first];
-                (p.at - s.base)
-                    .checked_sub(1)
-                    .and_then(|i| s.text.as_bytes().get(i).copied())
-            }
+        // Text before the region is not read: a match in its first
+        // MARGIN bytes may be an artifact of the cut (a label whose opening
+        // quote fell outside), so it counts only as a sign of a secret
+        // longer than the window, when it reaches past the last scan.
+        let region = Region {
+            margin_end: match s.parts[first].at {
+                0 => 0,
+                at => at + MARGIN,
+            },
+            last_scan: s.scanned,
         };
         if s.parts.len() - first >= 2 {
             for newline in [false, true] {
@@ -412,7 +422,7 @@ impl<'d> Reassembler<'d> {
                 self.det.find(joined.as_bytes(), &mut self.scratch);
                 let found = std::mem::take(&mut self.scratch);
                 for f in &found {
-                    self.report(s, &joined, &offsets, f, before);
+                    self.report(s, &joined, &offsets, f, region);
                 }
                 self.scratch = found;
             }
@@ -429,7 +439,7 @@ impl<'d> Reassembler<'d> {
         joined: &str,
         offsets: &[(usize, usize)],
         f: &Finding,
-        before: Option<u8>,
+        region: Region,
     ) {
         // Which pieces the finding covers, and how much of each.
         let covered: Vec<(usize, usize, usize)> = offsets
@@ -449,14 +459,16 @@ impl<'d> Reassembler<'d> {
             abs(covered[0].0, covered[0].1),
             abs(covered[covered.len() - 1].0, covered[covered.len() - 1].2),
         );
-        if !s.reported.insert(span) {
+        if span.0 < region.margin_end {
+            if span.1 > region.last_scan && self.exceeded.is_none() {
+                self.exceeded = Some(WindowExceeded {
+                    line: s.parts[first_part].line,
+                });
+            }
             return;
         }
-        let token_byte = |b: u8| b.is_ascii_alphanumeric() || b"+/=_-.".contains(&b);
-        if f.start == 0 && before.is_some_and(token_byte) && self.exceeded.is_none() {
-            self.exceeded = Some(WindowExceeded {
-                line: s.parts[first_part].line,
-            });
+        if !s.reported.insert(span) {
+            return;
         }
         let (a, b) = crate::collect::char_span(joined, f.start, f.end);
         let secret = joined[a..b].to_string();
@@ -485,9 +497,6 @@ impl<'d> Reassembler<'d> {
             .parts
             .get(drop_parts)
             .map_or(s.base + s.text.len(), |p| p.at);
-        if new_base > s.base {
-            s.before = s.text.as_bytes().get(new_base - s.base - 1).copied();
-        }
         s.text.drain(..new_base - s.base);
         s.base = new_base;
         s.parts.drain(..drop_parts);
@@ -505,7 +514,6 @@ fn placeholder_stream() -> Stream {
         scanned: 0,
         used: 0,
         reported: BTreeSet::new(),
-        before: None,
     }
 }
 
