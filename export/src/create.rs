@@ -385,6 +385,10 @@ fn collect_manifest(src: &Source, c: &mut Collector<'_>) {
         c.identity("trace", t);
     }
     for d in &m.evidence {
+        // Both go into the export manifest: a secret in either is swept
+        // (and a path that changes is exported as `evidence/<n>`).
+        c.string(&d.id, 0);
+        c.string(&d.relative_path, 0);
         if let Some(n) = &d.native_reference {
             let ns = match n.kind.as_str() {
                 "session" => "session",
@@ -572,11 +576,14 @@ const ACTIONS: &[&str] = &[
     "truncated",
 ];
 
-/// Builds the export and publishes it at `dest`.
+/// Builds the export and publishes it at `dest`, with `detectors` (of
+/// `policy`). Issues name places as the input spells them: a caller that
+/// shows them masks what holds a secret ([`ExportError::masked`]).
 pub fn create(
     store: &mut Store,
     src: &Source,
     policy: &Policy,
+    detectors: &Detectors,
     key: &ExportKey,
     dest: &Path,
     opts: &CreateOptions,
@@ -594,7 +601,6 @@ pub fn create(
             "the capture is not qualified; use --allow-incomplete to export it anyway",
         ));
     }
-    let detectors = Detectors::for_policy(policy)?;
     let exported: Vec<&Descriptor> = planned
         .iter()
         .filter(|(_, f)| *f == Fate::Export)
@@ -624,7 +630,7 @@ pub fn create(
     // Both passes read through a shared borrow of the store; it ends
     // before the export is recorded with the exclusive one.
     let artifacts = src.artifacts(store);
-    let (clean, found) = pass_one(&artifacts, policy, &detectors, &exported)?;
+    let (clean, found) = pass_one(&artifacts, policy, detectors, &exported)?;
     let mut scrubber = detectors.scrubber(policy, key, found)?;
 
     let pass2 = Pass2 {

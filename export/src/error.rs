@@ -28,6 +28,18 @@ fn first(issues: &[Issue]) -> String {
 }
 
 impl ExportError {
+    /// The same error with every pointer token that `holds` a secret
+    /// masked in its issues ([`crate::shown::mask_issue`]).
+    pub fn masked(mut self, holds: &dyn Fn(&str) -> bool) -> Self {
+        if let ExportError::Blocked(v) | ExportError::Invalid(v) | ExportError::Usage(v) = &mut self
+        {
+            for i in v {
+                crate::shown::mask_issue(i, holds);
+            }
+        }
+        self
+    }
+
     /// A one-issue blocked error.
     pub fn blocked(code: &'static str, file: &str, message: impl Into<String>) -> Self {
         ExportError::Blocked(vec![Issue::file(code, file, message)])

@@ -36,6 +36,7 @@ pub mod review;
 pub mod rules;
 pub mod scan;
 pub mod scrub;
+pub mod shown;
 pub mod source;
 pub mod streams;
 pub mod views;

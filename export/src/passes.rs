@@ -42,6 +42,12 @@ impl Detectors {
         })
     }
 
+    /// Whether `s` holds a credential or a policy value: what an error
+    /// must not show of the place it names ([`crate::shown`]).
+    pub fn holds_secret(&self, s: &str) -> bool {
+        self.scrub.holds_credential(s)
+    }
+
     /// Pass 1's collector.
     pub fn collector<'d>(&'d self, policy: &'d Policy) -> Collector<'d> {
         Collector::new(

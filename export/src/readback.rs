@@ -91,6 +91,8 @@ pub struct FinalScan {
     classes: ShortMemo<FieldClass>,
     /// `coffer scan` asks where each finding is; the gate does not.
     locate: Option<Raw>,
+    /// Findings made, those past [`MAX_FINDINGS`] included.
+    found: u64,
 }
 
 /// The raw bytes of the line or document being scanned, to place findings.
@@ -231,7 +233,14 @@ impl FinalScan {
             clean: CleanCache::default(),
             classes: ShortMemo::default(),
             locate: None,
+            found: 0,
         })
+    }
+
+    /// Whether `s` holds what the scan reports as a credential or a policy
+    /// value: a place named by it is shown masked ([`crate::shown`]).
+    pub fn holds_secret(&self, s: &str) -> bool {
+        self.det.holds_credential(s)
     }
 
     /// Also records where each finding is (line and byte column).
@@ -241,6 +250,7 @@ impl FinalScan {
     }
 
     fn finding(&mut self, code: &'static str, file: &str, pointer: &str, message: String) {
+        self.found += 1;
         if self.findings.len() < MAX_FINDINGS {
             let message = format!("{file}#{pointer}: {message}");
             self.findings.push(Issue::at(code, file, pointer, message));
@@ -526,8 +536,7 @@ impl FinalScan {
                 };
                 for (k, x) in m {
                     let len = pointer.len();
-                    push_token(pointer, k);
-                    self.string(k, file, pointer);
+                    self.key(k, file, pointer);
                     let allow = &self.allow;
                     let class = match self.classes.get_or(k, |k| classify(k, allow)) {
                         FieldClass::Plain if pair_secret && k == "value" => FieldClass::Secret,
@@ -537,8 +546,7 @@ impl FinalScan {
                         (Node::Object(d), _) if kube(k) => {
                             for (name, entry) in d {
                                 let len = pointer.len();
-                                push_token(pointer, name);
-                                self.string(name, file, pointer);
+                                self.key(name, file, pointer);
                                 self.secret_field(entry, file, pointer);
                                 pointer.truncate(len);
                             }
@@ -557,6 +565,29 @@ impl FinalScan {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Scans an object key and appends it to `pointer`: as itself, or
+    /// masked ([`crate::shown::masked_token`]) when it holds what the scan reports, so
+    /// that neither its own findings nor those below it show it.
+    fn key(&mut self, k: &str, file: &str, pointer: &mut String) {
+        let (len, found, at) = (pointer.len(), self.found, self.findings.len());
+        push_token(pointer, k);
+        self.string(k, file, pointer);
+        if self.found == found {
+            return;
+        }
+        let raw = format!("{file}#{pointer}");
+        pointer.truncate(len);
+        pointer.push('/');
+        pointer.push_str(&crate::shown::masked_token(k));
+        let shown = format!("{file}#{pointer}");
+        for f in &mut self.findings[at..] {
+            f.pointer = Some(pointer.clone());
+            if let Some(rest) = f.message.strip_prefix(&raw) {
+                f.message = format!("{shown}{rest}");
+            }
         }
     }
 
@@ -761,6 +792,7 @@ impl FinalScan {
             scratch: Vec::new(),
             clean: CleanCache::default(),
             classes: ShortMemo::default(),
+            found: 0,
         }
     }
 }
@@ -885,8 +917,17 @@ pub fn verify(root: &Path, exp: &Expectations<'_>) -> Result<ReadbackReport> {
 }
 
 /// Checks an export tree reached through an open handle (a tree just
-/// built, before it is published).
+/// built, before it is published). An issue that names a place by a key
+/// or a file name holding a secret shows it masked.
 pub fn verify_tree(tree: &BundleDir, exp: &Expectations<'_>) -> Result<ReadbackReport> {
+    let mut scan = FinalScan::new(exp)?;
+    match verify_with(tree, exp, &mut scan) {
+        Ok(()) => Ok(scan.report),
+        Err(e) => Err(e.masked(&|t| scan.holds_secret(t))),
+    }
+}
+
+fn verify_with(tree: &BundleDir, exp: &Expectations<'_>, scan: &mut FinalScan) -> Result<()> {
     // The tree is untrusted: every file is opened one component at a time
     // without following symlinks, must be regular, and is read with bounds.
     let mut issues = Vec::new();
@@ -900,16 +941,15 @@ pub fn verify_tree(tree: &BundleDir, exp: &Expectations<'_>) -> Result<ReadbackR
     if !issues.is_empty() {
         return Err(ExportError::Invalid(issues));
     }
-    let mut scan = FinalScan::new(exp)?;
     scan.value(&Node::from(&manifest), MANIFEST, &mut String::new());
     let artifacts = arr(&manifest, "artifacts");
-    scan_artifacts(tree, artifacts, &mut scan, &mut issues);
+    scan_artifacts(tree, artifacts, scan, &mut issues);
     reference_rules(tree, artifacts, s(&manifest, "bundleId"), &mut issues);
     issues.append(&mut scan.findings);
     if !issues.is_empty() {
         return Err(ExportError::Invalid(issues));
     }
-    Ok(scan.report)
+    Ok(())
 }
 
 /// Reads, parses and schema-checks the export manifest; any problem so far
@@ -1425,7 +1465,11 @@ mod tests {
                 (id, "/1/text".to_string()),
                 (id, "/2/text".to_string()),
                 ("validation.local_user_in_export", "/3/by/who".to_string()),
-                (id, "/4/run_8f14e45fceea167a".to_string()),
+                // A key that is a finding is shown masked.
+                (
+                    id,
+                    format!("/4/{}", crate::shown::masked_token("run_8f14e45fceea167a"))
+                ),
             ]
         );
     }

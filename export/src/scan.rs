@@ -92,6 +92,9 @@ pub fn scan_paths(paths: &[PathBuf], exp: &Expectations<'_>) -> Result<ScanOutco
         }
     }
     issues.append(&mut scan.findings);
+    for i in &mut issues {
+        crate::shown::mask_issue(i, &|t| scan.holds_secret(t));
+    }
     Ok(ScanOutcome {
         files: files.len(),
         report: scan.report,

@@ -369,3 +369,141 @@ fn a_gzipped_secret_in_base64_and_secrets_in_entities_or_split_by_invisible_char
     gone(&e, &hex[..40], "hex character references");
     gone(&e, &GH[..20], "a token split by a zero-width space");
 }
+
+/// A secret that is a JSON key: where a finding is, the pointer, names
+/// it. Every output that shows a place shows the key as a digest prefix.
+#[test]
+fn a_secret_that_is_a_json_key_is_shown_by_no_output() {
+    let env = Env::new();
+    let leak = env.write(
+        "leak.json",
+        json!({"env": {GH: {"nested": AWS}}, "list": [{GH: 1}]})
+            .to_string()
+            .as_bytes(),
+    );
+    let leak = leak.to_str().unwrap();
+    let mut seen = Vec::new();
+    for args in [
+        &["scan", leak][..],
+        &["--json", "scan", leak],
+        &["scan", "--format", "sarif", leak],
+    ] {
+        let r = env.run(args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        seen.extend(&r.stdout);
+        seen.extend(r.stderr.as_bytes());
+    }
+    let text = String::from_utf8_lossy(&seen);
+    assert!(!text.contains(&GH[..12]), "{text}");
+    assert!(!text.contains(&AWS[..12]), "{text}");
+    // Still placed: the masked key and the rest of the pointer.
+    assert!(text.contains("/env/[masked:"), "{text}");
+    assert!(text.contains("/nested"), "{text}");
+
+    let e = exported_session(
+        &env,
+        "keys",
+        &[json!({"type": "tool.result", "output": {GH: "value", "vars": {AWS: true}}})],
+    );
+    gone(&e, &GH[..12], "a token as a key");
+    gone(&e, &AWS[..12], "a key id as a key");
+
+    // Refused input names the key masked: a duplicate key, in export
+    // create's issues (text and JSON) and in verify's on a tree edited
+    // after the export, its manifest edited to match.
+    let dup = format!("{{\"type\": \"tool.result\", \"output\": {{\"{GH}\": 1, \"{GH}\": 2}}}}\n");
+    let src = session_bundle(&env, "dup", &dup);
+    let pol = policy(&env, "dup-policy.json", json!({}));
+    let e = export(&env, &src, &pol, "dup-out");
+    assert_ne!(e.code, 0, "{}", e.envelope);
+    assert!(
+        e.envelope.to_string().contains("validation.duplicate_key"),
+        "{}",
+        e.envelope
+    );
+    assert!(
+        !contains(&e.seen, &GH[..12]),
+        "{}",
+        String::from_utf8_lossy(&e.seen)
+    );
+    assert!(
+        e.envelope.to_string().contains("[masked:"),
+        "{}",
+        e.envelope
+    );
+
+    let tree = env.path("keys-out");
+    let session = tree.join("session.jsonl");
+    let mut bytes = std::fs::read(&session).unwrap();
+    bytes.extend(format!("{}\n", json!({"type": "note", "env": {GH: 1}})).as_bytes());
+    std::fs::write(&session, &bytes).unwrap();
+    let mpath = tree.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    for a in m["artifacts"].as_array_mut().unwrap() {
+        if a["relativePath"] == "session.jsonl" {
+            a["digest"] = json!(crate::support::sha256(&bytes));
+            a["sizeBytes"] = json!(bytes.len());
+        }
+    }
+    std::fs::write(&mpath, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let t = tree.to_str().unwrap();
+    for args in [
+        &["export", "verify", t][..],
+        &["--json", "export", "verify", t],
+    ] {
+        let r = env.run(args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        let text = format!("{}{}", String::from_utf8_lossy(&r.stdout), r.stderr);
+        assert!(text.contains("secret_in_export"), "{text}");
+        assert!(!text.contains(&GH[..12]), "{text}");
+        assert!(text.contains("/env/[masked:"), "{text}");
+    }
+}
+
+/// An artifact whose path carries a token is exported under
+/// `evidence/<n>`, as EXPORT.md says, and the token is nowhere.
+#[test]
+fn an_artifact_path_that_carries_a_token_is_renamed() {
+    let env = Env::new();
+    let src = session_bundle(
+        &env,
+        "paths",
+        "{\"type\": \"assistant.message\", \"text\": \"ok\"}\n",
+    );
+    let name = format!("telemetry/{GH}.json");
+    std::fs::rename(src.join("telemetry/trace.json"), src.join(&name)).unwrap();
+    let mpath = src.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    for d in m["evidence"].as_array_mut().unwrap() {
+        if d["id"] == "telemetry" {
+            d["relativePath"] = json!(name);
+        }
+    }
+    std::fs::write(&mpath, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let pol = policy(&env, "p.json", json!({}));
+    let e = export(&env, &src, &pol, "out");
+    gone(&e, &GH[..12], "a token in an artifact's path");
+    let paths: Vec<String> = e.envelope["result"]["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["relativePath"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        paths.iter().any(|p| p.starts_with("evidence/")),
+        "{paths:?}"
+    );
+    assert!(paths.contains(&"session.jsonl".to_string()), "{paths:?}");
+    let out = &e.tree;
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    for a in manifest["artifacts"].as_array().unwrap() {
+        assert!(
+            out.join(a["relativePath"].as_str().unwrap()).is_file(),
+            "{a}"
+        );
+    }
+    assert_eq!(e.code, 0);
+    let r = env.run(&["export", "verify", out.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -6,6 +6,7 @@ use coffer_evidence::vocab::Qualification;
 use coffer_export::create::{create as create_export, CreateOptions};
 use coffer_export::error::ExportError;
 use coffer_export::key::ExportKey;
+use coffer_export::passes::Detectors;
 use coffer_export::policy::{Policy, PolicyOptions};
 use coffer_export::readback::{self, Expectations};
 use coffer_export::source::Source;
@@ -94,8 +95,21 @@ pub fn create(ctx: &Ctx, a: &CreateArgs) -> Report {
     }
 }
 
+/// The export, its issues shown with every key or name that holds a
+/// secret masked: the source's own errors (a duplicate key) as well as
+/// the export's.
 fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
     let policy = load_policy(&a.policy, &a.redact_env, a.force_short_values)?;
+    let detectors = Detectors::for_policy(&policy)?;
+    create_with(ctx, a, &policy, &detectors).map_err(|e| e.masked(&|t| detectors.holds_secret(t)))
+}
+
+fn create_with(
+    ctx: &Ctx,
+    a: &CreateArgs,
+    policy: &Policy,
+    detectors: &Detectors,
+) -> Result<Report, ExportError> {
     let mut store = open_store(ctx)?;
     let key = match &a.key_file {
         Some(path) => ExportKey::load(path)?,
@@ -108,7 +122,7 @@ fn run_create(ctx: &Ctx, a: &CreateArgs) -> Result<Report, ExportError> {
     };
     let src = Source::locate(&store, &a.source)?;
     let outcome = crate::progress::shown(ctx, &mut store, "export", |s| {
-        create_export(s, &src, &policy, &key, &a.dest, &opts)
+        create_export(s, &src, policy, detectors, &key, &a.dest, &opts)
     })?;
     let mut human = format!(
         "exported {} as {} to {} ({} artifact(s), {} excluded, {} record(s) left out; read back: {} strings, {} placeholders, 0 findings)\nmanifest {}",
