@@ -7,6 +7,7 @@
 #
 #   bench/export.sh              # 256 MiB session, 400 secrets
 #   SCALE=small bench/export.sh  # 16 MiB smoke run
+#   COFFER=path/to/coffer NO_PEER=1 bench/export.sh  # another build, coffer only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (apt-get install time)"; exit 1; }
@@ -14,8 +15,10 @@ if [ "${SCALE:-full}" = small ]; then MIB=16; N=60; else MIB=256; N=400; fi
 DS_MIB=${DS_MIB:-2}
 B=${BENCH_DIR:-$PWD/target/bench}
 mkdir -p "$B"
-cargo build --release -q -p coffer-cli
-COFFER=$PWD/target/release/coffer
+if [ -z "${COFFER:-}" ]; then
+  cargo build --release -q -p coffer-cli
+  COFFER=$PWD/target/release/coffer
+fi
 [ -f "$B/session-$MIB.jsonl" ] || python3 bench/gen.py jsonl "$B/session-$MIB.jsonl" "$MIB"
 python3 bench/plant.py "$B/session-$MIB.jsonl" "$B/planted-$MIB.jsonl" "$B/secrets-$MIB.txt" "$N"
 python3 bench/make-bundle.py "$B/planted-$MIB.jsonl" fixtures/run-bundles/observational-completed "$B/xbundle-$MIB"
@@ -35,6 +38,7 @@ read -r s_s s_kb < <(tail -n 1 "$B/time.out")
 echo "coffer export create: ${MIB} MiB in ${e_s}s = $(python3 -c "print(f'{$bytes/1e6/$e_s:.1f}')") MB/s, peak ${e_kb} KiB"
 echo "coffer scan (source): ${s_s}s = $(python3 -c "print(f'{$bytes/1e6/$s_s:.1f}')") MB/s, peak ${s_kb} KiB"
 
+[ -n "${NO_PEER:-}" ] && { rm -rf "$B/store" "$B/export-out"; exit 0; }
 # detect-secrets on a prefix (at its speed the whole file takes an hour).
 if [ ! -x "$B/venv/bin/detect-secrets" ]; then
   python3 -m venv "$B/venv" && "$B/venv/bin/pip" install -q detect-secrets==1.5.0

@@ -146,20 +146,33 @@ fn kind_of(v: &Node<'_>) -> String {
 }
 
 /// The pieces of a record, and whether it ends the open streams.
-pub fn record(v: &Node<'_>) -> Record {
+pub fn record<'a>(v: &'a Node<'_>) -> Record {
     let mut out = Record::default();
     let Node::Object(members) = v else {
         return out;
     };
     let kind = kind_of(v);
-    let key = key_of(v);
-    let mut pieces = Vec::new();
-    let mut push = |place: &str, pointer: String, text: &str| {
-        pieces.push(Piece {
-            key: format!("{key}\u{1e}{place}"),
-            pointer,
-            text: text.to_string(),
-        });
+    let chunked = ["delta", "chunk", "stdout", "stderr", "output"]
+        .iter()
+        .any(|w| kind.contains(w));
+    // One look at the member names first: most records are no piece.
+    // (The first byte is tested first: string compares cost per record.)
+    let placed = members.iter().any(|(k, _)| {
+        matches!(k.as_bytes().first(), Some(b'd' | b'c' | b's'))
+            && matches!(
+                k.as_ref(),
+                "delta" | "choices" | "stdout" | "stderr" | "stream" | "channel"
+            )
+    });
+    if !placed && !chunked {
+        out.ends = ends_streams(&kind);
+        return out;
+    }
+    // (place, pointer, text); the stream's key is read only for a record
+    // that holds a piece, since most records hold none.
+    let mut found: Vec<(String, String, &'a str)> = Vec::new();
+    let mut push = |place: &str, pointer: String, text: &'a str| {
+        found.push((place.to_string(), pointer, text));
     };
     match v.get("delta") {
         Some(Node::String(s)) => push("delta", "/delta".into(), s),
@@ -209,9 +222,6 @@ pub fn record(v: &Node<'_>) -> Record {
             .and_then(Node::as_str)
             .is_some_and(|s| matches!(s, "stdout" | "stderr"))
     });
-    let chunked = ["delta", "chunk", "stdout", "stderr", "output"]
-        .iter()
-        .any(|w| kind.contains(w));
     let text = TEXT_MEMBERS.iter().find_map(|m| {
         members
             .iter()
@@ -223,12 +233,27 @@ pub fn record(v: &Node<'_>) -> Record {
         Some((m, s)) if (streamed || chunked) && !has_pieces(v) => push(m, format!("/{m}"), s),
         _ => {}
     }
-    out.pieces = pieces;
-    out.ends = out.pieces.is_empty()
-        && kind
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|w| ENDS.contains(&w));
+    if !found.is_empty() {
+        let key = key_of(v);
+        out.pieces = found
+            .into_iter()
+            .map(|(place, pointer, text)| Piece {
+                key: format!("{key}\u{1e}{place}"),
+                pointer,
+                text: text.to_string(),
+            })
+            .collect();
+    }
+    out.ends = out.pieces.is_empty() && ends_streams(&kind);
     out
+}
+
+/// Whether a record of this (lower-cased) `type` or `event` ends the open
+/// streams.
+fn ends_streams(kind: &str) -> bool {
+    kind.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| {
+        matches!(w.as_bytes().first(), Some(b's' | b'd' | b'e' | b'c' | b'f')) && ENDS.contains(&w)
+    })
 }
 
 /// Whether a record holds text in the places read before its named text

@@ -169,7 +169,8 @@ fn one_layer(s: &[u8], out: &mut Vec<View>) {
 /// `&#x73;`, the `;` optional as browsers take it) and the five XML names
 /// plus `&nbsp;`; `None` when there is none.
 fn char_refs(s: &[u8]) -> Option<View> {
-    let mut at = memchr::memmem::find(s, b"&")?;
+    // Most `&` begin no reference: nothing is allocated before one does.
+    let mut at = memchr::memchr_iter(b'&', s).find(|&i| char_ref_at(&s[i..]).is_some())?;
     let (mut bytes, mut map) = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
     let mut copied = 0;
     let mut changed = false;
@@ -419,7 +420,10 @@ fn hexdump(s: &[u8], out: &mut Vec<View>) {
     let (mut hex, mut hex_map) = (Vec::new(), Vec::new());
     let (mut ascii, mut ascii_map) = (Vec::new(), Vec::new());
     let mut at = 0;
-    for line in s.split(|c| *c == b'\n') {
+    while at <= s.len() {
+        // Lines found with memchr: most strings are long and hold no row.
+        let end = memchr::memchr(b'\n', &s[at..]).map_or(s.len(), |i| at + i);
+        let line = &s[at..end];
         let starts_hex = line
             .iter()
             .find(|c| **c != b' ')
@@ -432,7 +436,7 @@ fn hexdump(s: &[u8], out: &mut Vec<View>) {
             ascii_map.extend(std::iter::repeat_n(span, column.len()));
             ascii.extend_from_slice(column);
         }
-        at += line.len() + 1;
+        at = end + 1;
     }
     if !hex.is_empty() {
         out.push(View::mapped(hex, hex_map));

@@ -30,6 +30,7 @@ fn policy() -> Policy {
 /// are what this test is made of.)
 fn work(records: &[serde_json::Value]) -> u64 {
     let (p, key) = (policy(), ExportKey::from_bytes([7; 32]));
+    coffer_export::work::count();
     let before = coffer_export::work::visited();
     if let Ok(out) = sanitize(records, &[], &p, &key) {
         final_scan(&out, &p).unwrap();
