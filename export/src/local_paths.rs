@@ -691,14 +691,21 @@ impl LocalNames {
             let prompt_end = s[after..]
                 .find(|c: char| c.is_whitespace())
                 .map_or(s.len(), |x| after + x);
-            if ustart < at
-                && b.get(after) == Some(&b':')
+            let colon_form = b.get(after) == Some(&b':')
                 && matches!(b.get(after + 1), Some(b'~') | Some(b'/'))
                 && matches!(
                     b.get(prompt_end - 1),
                     Some(b'$') | Some(b'#') | Some(b'%') | Some(b'>')
-                )
-            {
+                );
+            // `[dave@devbox src]$`, as Red Hat's shells print it.
+            let bracket_form = ustart > 0
+                && b[ustart - 1] == b'['
+                && b.get(after) == Some(&b' ')
+                && s[after..]
+                    .find(']')
+                    .filter(|&x| !s[after..after + x].contains('\n'))
+                    .is_some_and(|x| matches!(b.get(after + x + 1), Some(b'$' | b'#' | b'%')));
+            if ustart < at && (colon_form || bracket_form) {
                 self.vouch(&s[ustart..at]);
                 self.hosts.insert(host.to_string());
             }
@@ -827,6 +834,28 @@ mod tests {
                 MARKER_GATES.iter().any(|g| m.contains(g)),
                 "{m:?} holds no gate word: strings with it would be skipped"
             );
+        }
+    }
+
+    #[test]
+    fn both_prompt_forms_name_their_user_and_host() {
+        for (s, user, host) in [
+            ("alice@build-07:~/work$ make", "alice", "build-07"),
+            ("[alice@build-07 work]$ make", "alice", "build-07"),
+            ("[root@ci-3 /]# ls", "root", "ci-3"),
+        ] {
+            let (_, n) = walked(s);
+            assert!(n.vouched.contains(user), "{s}: {n:?}");
+            assert!(n.hosts.contains(host), "{s}: {n:?}");
+        }
+        // Not prompts: an address in brackets, an scp URL, a bracket
+        // without its prompt character.
+        for s in [
+            "[mail alice@example.org now]",
+            "anoncvs@sources.example.org:/cvs",
+            "[alice@build-07 work] done",
+        ] {
+            assert!(walked(s).1.vouched.is_empty(), "{s}");
         }
     }
 

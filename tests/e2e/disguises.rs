@@ -507,3 +507,37 @@ fn an_artifact_path_that_carries_a_token_is_renamed() {
     let r = env.run(&["export", "verify", out.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// The user of a shell prompt is replaced, in both common prompt forms,
+/// even when the name is a common word (issue 41).
+#[test]
+fn a_prompt_user_goes_even_when_the_name_is_a_common_word() {
+    let env = Env::new();
+    for (i, prompt) in [
+        "alice@build-07:~/work$ make test",
+        "[alice@build-07 work]$ make test",
+        "[root@ci-runner-3 /]# ls",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let user = &prompt
+            [prompt.find(|c: char| c.is_ascii_alphabetic()).unwrap()..prompt.find('@').unwrap()];
+        let e = exported_session(
+            &env,
+            &format!("prompt{i}"),
+            &[json!({"type": "tool.result", "output": format!("{prompt}\nok\n")})],
+        );
+        assert_eq!(e.code, 0, "{}", e.envelope);
+        let session = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+        assert!(
+            !session.contains(&format!("{user}@")),
+            "{prompt}: {session}"
+        );
+        assert!(session.contains("[LOCAL_USER:"), "{prompt}: {session}");
+        assert!(
+            session.contains("make test") || session.contains("ls"),
+            "{session}"
+        );
+    }
+}
