@@ -303,12 +303,8 @@ pub fn stands_alone(b: &[u8], start: usize, end: usize) -> bool {
         && b[start - 3] == b'%'
         && b[start - 2].is_ascii_hexdigit()
         && b[start - 1].is_ascii_hexdigit();
-    // Only a literal's word edge needs a boundary: `alice@` ends at its
-    // marker, so `alice@build-07` holds it (a host follows a prompt's `@`).
-    let edge = |i: usize| b.get(i).is_some_and(|c| word(*c));
-    let before = edge(start) && start.checked_sub(1).is_some_and(|i| word(b[i])) && !escaped;
-    let after = end > start && edge(end - 1) && edge(end);
-    !before && !after
+    let before = start.checked_sub(1).is_some_and(|i| word(b[i])) && !escaped;
+    !before && !b.get(end).is_some_and(|c| word(*c))
 }
 
 impl Literals {
@@ -425,11 +421,9 @@ mod tests {
         assert!(!at("jdoex", "jdoe"));
         assert!(!at("%2Fjdoex", "jdoe"));
         assert!(!at("Fjdoe", "jdoe"));
-        // A form that ends or begins at its marker needs no boundary there.
-        assert!(at("jdoe@build-07:~$", "jdoe@"));
-        assert!(!at("xjdoe@build-07:~$", "jdoe@"));
-        assert!(at("x/home/jdoe", "/home/jdoe"));
-        assert!(!at("/home/jdoex", "/home/jdoe"));
+        // `me@` of an address is not a prompt's user: a word follows.
+        assert!(!at("me@mail.com", "me@"));
+        assert!(at("me@devbox:~$", "me@devbox"));
     }
 
     #[test]

@@ -547,12 +547,24 @@ pub fn sweepable_name(name: &str) -> bool {
 /// The forms a user name takes right after its markers (`USER=me`,
 /// `/home/me`, `%2Fhome%2Fme`), with the replacement of each: how a name
 /// too common to sweep is still removed where it names a local user.
-pub fn marked_forms(name: &str, replacement: &str) -> Vec<(String, String)> {
+///
+/// `name@` is one marker only before a local host (`alice@build-07`, as a
+/// prompt shows it): `me@mail.com` in a crate's docs is an address.
+pub fn marked_forms<'h>(
+    name: &str,
+    replacement: &str,
+    hosts: impl IntoIterator<Item = &'h String>,
+) -> Vec<(String, String)> {
     MARKERS
         .iter()
         .filter(|(_, kind)| *kind != Marker::Host)
         .map(|(m, _)| (format!("{m}{name}"), format!("{m}{replacement}")))
         .chain([(format!("{name}@"), format!("{replacement}@"))])
+        .chain(
+            hosts
+                .into_iter()
+                .map(|h| (format!("{name}@{h}"), format!("{replacement}@{LOCAL_HOST}"))),
+        )
         .collect()
 }
 

@@ -204,7 +204,9 @@ impl<'a> Scrubber<'a> {
                 // Too common a word to sweep, or only a few home paths
                 // name it: replaced where a marker says it names a local
                 // user.
-                for (form, replacement) in local_paths::marked_forms(u, &placeholder) {
+                for (form, replacement) in
+                    local_paths::marked_forms(u, &placeholder, &collected.names.hosts)
+                {
                     b.add_with_variants(&form, &replacement, LiteralKind::LocalName);
                 }
             }
