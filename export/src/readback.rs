@@ -340,12 +340,7 @@ impl FinalScan {
                 continue;
             };
             let n = first + f.index as u64;
-            if let Some(raw) = &mut self.locate {
-                raw.bytes.clear();
-                raw.bytes.extend_from_slice(line.as_bytes());
-                raw.first_line = n + 1;
-                raw.text = true;
-            }
+            self.locate_line(line, n);
             self.scratch.clear();
             self.scratch.push(Finding {
                 start: f.span.start,
@@ -360,12 +355,7 @@ impl FinalScan {
                 continue;
             };
             let n = first + i as u64;
-            if let Some(raw) = &mut self.locate {
-                raw.bytes.clear();
-                raw.bytes.extend_from_slice(line.as_bytes());
-                raw.first_line = n + 1;
-                raw.text = true;
-            }
+            self.locate_line(line, n);
             self.scratch.clear();
             self.scratch.push(Finding {
                 start: span.start,
@@ -373,6 +363,16 @@ impl FinalScan {
                 rule,
             });
             self.rule_findings(line, file, &format!("/{n}"));
+        }
+    }
+
+    /// When locating, places the next findings in text line `n` (from 0).
+    fn locate_line(&mut self, line: &str, n: u64) {
+        if let Some(raw) = &mut self.locate {
+            raw.bytes.clear();
+            raw.bytes.extend_from_slice(line.as_bytes());
+            raw.first_line = n + 1;
+            raw.text = true;
         }
     }
 
