@@ -36,15 +36,18 @@ pub struct Detector {
 }
 
 /// The exact grammar of the placeholders coffer writes.
-pub const PLACEHOLDER_PATTERN: &str = r"\[(?:REDACTED_SECRET:[a-z0-9-]{1,64}:[0-9a-f]{8}|LOCAL_PATH|WORKSPACE|LOCAL_HOST|LOCAL_USER:[0-9]{1,6})\]";
+pub const PLACEHOLDER_PATTERN: &str = r"\[(?:REDACTED_SECRET:[a-z0-9-]{1,64}:[0-9a-f]{8}|LOCAL_PATH|HOME|WORKSPACE|LOCAL_HOST|LOCAL_USER:[0-9]{1,6})\]";
 /// How every placeholder begins. In scrubbed output each occurrence starts
 /// an exact placeholder; in input, each one (with the token it starts) is
 /// a forgery to replace.
-pub const PLACEHOLDER_PREFIX: &str =
-    r"\[(?:REDACTED_SECRET|LOCAL_PATH|LOCAL_USER|LOCAL_HOST|WORKSPACE)[A-Za-z0-9_:-]{0,120}\]?";
+/// `[HOME]` is matched whole: `[HOMEBREW_PREFIX]` in docs is not one.
+pub const PLACEHOLDER_PREFIX: &str = r"\[(?:(?:REDACTED_SECRET|LOCAL_PATH|LOCAL_USER|LOCAL_HOST|WORKSPACE)[A-Za-z0-9_:-]{0,120}\]?|HOME\])";
+/// How the placeholders begin, as text: a cut never ends inside one.
+pub const PLACEHOLDER_HEADS: &[&str] = &["[REDACTED_SECRET", "[LOCAL_", "[WORKSPACE", "[HOME"];
 
 /// Placeholders with no variable part.
-const DATA_FREE_PLACEHOLDERS: &[&[u8]] = &[b"[LOCAL_PATH]", b"[WORKSPACE]", b"[LOCAL_HOST]"];
+const DATA_FREE_PLACEHOLDERS: &[&[u8]] =
+    &[b"[LOCAL_PATH]", b"[HOME]", b"[WORKSPACE]", b"[LOCAL_HOST]"];
 
 /// What a detector makes of text shaped like a placeholder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,6 +14,7 @@ pub mod across;
 pub mod collect;
 pub mod continued;
 pub mod create;
+pub mod cut;
 pub mod detect;
 pub mod error;
 pub mod hcl;

@@ -1,10 +1,23 @@
 //! Local paths, home directories, user names and host names.
 //!
-//! Absolute paths outside a short system allowlist become `[LOCAL_PATH]`;
-//! paths under a declared local root keep their tail (`[WORKSPACE]/src/x`).
-//! Relative paths, diff headers (`a/...`, `b/...`) and `/dev/null` are left
-//! alone, so a patch still applies. One-segment paths (`/help`) are kept:
-//! agent transcripts are full of slash commands and they name no place.
+//! Only the part of a path that identifies someone is replaced; the rest
+//! stays, so a traceback or a diff is still readable:
+//!
+//! - a home directory, whoever's (`/home/u`, `/Users/Jane Doe`,
+//!   `C:\Users\u`, `/mnt/c/Users/u`), becomes `[HOME]`: `[HOME]/src/x.py`;
+//! - a declared local root becomes `[WORKSPACE]`: `[WORKSPACE]/src/x`;
+//! - under any other root of a machine's own disks (`/mnt`, `/work`,
+//!   `/Volumes`, a drive, a per-user temp folder) the root and the folder
+//!   after it become `[LOCAL_PATH]`: `[LOCAL_PATH]/x/y`; a UNC share
+//!   (`\\host\share\...`) and a percent-encoded path go whole;
+//! - system and environment prefixes that identify nobody (`/usr`,
+//!   `/opt/<env>`, `/root`, `/tmp`, `/nix`) stay as they are: a user or
+//!   host name in them is swept as a name.
+//!
+//! A path whose tail names its home's user again goes whole. Relative
+//! paths, diff headers (`a/...`, `b/...`) and `/dev/null` are left alone,
+//! so a patch still applies. One-segment paths (`/help`) are kept: agent
+//! transcripts are full of slash commands and they name no place.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,27 +25,15 @@ use crate::walker::Walker;
 
 /// Placeholder for an absolute local path.
 pub const LOCAL_PATH: &str = "[LOCAL_PATH]";
+/// Placeholder for a user's home directory.
+pub const HOME: &str = "[HOME]";
 /// Placeholder for a declared local root.
 pub const WORKSPACE: &str = "[WORKSPACE]";
 /// Placeholder for a host name.
 pub const LOCAL_HOST: &str = "[LOCAL_HOST]";
 
-/// System paths that name nothing about the machine's owner.
-const SYSTEM_PREFIXES: &[&str] = &[
-    "/dev/",
-    "/usr/",
-    "/bin/",
-    "/sbin/",
-    "/lib/",
-    "/lib64/",
-    "/etc/",
-    "/proc/",
-    "/sys/",
-    "/opt/homebrew/",
-];
+/// Paths that name nothing, whatever root they are under.
 const SYSTEM_EXACT: &[&str] = &["/dev/null", "/usr/bin/env", "/bin/sh", "/bin/bash"];
-/// One-segment paths that still name a user's place.
-const HOME_ROOTS: &[&str] = &["/root", "/home", "/Users", "/tmp"];
 /// First segments of paths on a machine's own disks (homes, temp, mounts,
 /// build and work roots of common CI systems). An absolute path under any
 /// other first segment is text, not a place: JSON pointers
@@ -86,22 +87,57 @@ fn word_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
-/// Spans of absolute local paths in `s`: Unix paths under a machine's
-/// roots, Windows drive and UNC (`\\host\share\...`) paths, and any of
-/// those percent-encoded (`%2Fhome%2Fu%2Fx`, `C%3A%5CUsers%5Cu`), whose
-/// whole encoded run is the span.
-pub fn local_paths(s: &str) -> Vec<(usize, usize)> {
-    let mut out = plain_paths(s);
-    out.extend(unc_paths(s));
-    out.extend(encoded_paths(s));
+/// What the identifying part of a path is replaced with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PathKind {
+    /// A home directory: `[HOME]`.
+    Home,
+    /// Any other identifying prefix: `[LOCAL_PATH]`.
+    Local,
+}
+
+impl PathKind {
+    /// Its placeholder.
+    pub fn placeholder(self) -> &'static str {
+        match self {
+            PathKind::Home => HOME,
+            PathKind::Local => LOCAL_PATH,
+        }
+    }
+}
+
+/// Spans of the identifying parts of absolute local paths in `s` (see
+/// the module doc): Unix paths under a machine's roots, Windows drive and
+/// UNC (`\\host\share\...`) paths, and any of those percent-encoded
+/// (`%2Fhome%2Fu%2Fx`, `C%3A%5CUsers%5Cu`), whose whole encoded run is the
+/// span. `spaced` are user names with spaces seen elsewhere: a home
+/// written unquoted at the end of a string (`cd /Users/Jane Doe`) is
+/// matched through them.
+pub fn local_paths(s: &str) -> Vec<(usize, usize, PathKind)> {
+    local_paths_knowing(s, &[])
+}
+
+/// [`local_paths`], knowing the user names with spaces found elsewhere.
+pub fn local_paths_knowing(s: &str, spaced: &[String]) -> Vec<(usize, usize, PathKind)> {
+    let mut out = plain_paths(s, spaced);
+    out.extend(
+        unc_paths(s)
+            .into_iter()
+            .map(|(a, b)| (a, b, PathKind::Local)),
+    );
+    out.extend(
+        encoded_paths(s)
+            .into_iter()
+            .map(|(a, b)| (a, b, PathKind::Local)),
+    );
     out.sort_unstable();
     // Keep the first of overlapping spans (a decoded path inside an
     // encoded run is the run).
-    let mut kept: Vec<(usize, usize)> = Vec::with_capacity(out.len());
-    for (a, b) in out {
+    let mut kept: Vec<(usize, usize, PathKind)> = Vec::with_capacity(out.len());
+    for (a, b, k) in out {
         match kept.last_mut() {
             Some(last) if a < last.1 => last.1 = last.1.max(b),
-            _ => kept.push((a, b)),
+            _ => kept.push((a, b, k)),
         }
     }
     kept
@@ -135,6 +171,7 @@ fn unc_paths(s: &str) -> Vec<(usize, usize)> {
         if share == 0 {
             continue;
         }
+        // Whole: a share's folders are often its users' (`\\fs\home$\u`).
         let mut end = at + 1 + share;
         while end < b.len() && (path_char(b[end]) || b[end] == b'\\') && b[end] != b'%' {
             end += 1;
@@ -206,7 +243,7 @@ fn encoded_paths(s: &str) -> Vec<(usize, usize)> {
             }
         }
         if let Ok(decoded) = percent_decode(&b[start..end]) {
-            if !plain_paths(&decoded).is_empty() || !unc_paths(&decoded).is_empty() {
+            if !plain_paths(&decoded, &[]).is_empty() || !unc_paths(&decoded).is_empty() {
                 out.push((start, end));
             }
         }
@@ -233,8 +270,9 @@ fn percent_decode(run: &[u8]) -> Result<String, std::string::FromUtf8Error> {
     String::from_utf8(out)
 }
 
-/// Unix paths under a machine's roots and Windows drive paths, as written.
-fn plain_paths(s: &str) -> Vec<(usize, usize)> {
+/// The identifying parts of Unix paths under a machine's roots and of
+/// Windows drive paths, as written.
+fn plain_paths(s: &str, spaced: &[String]) -> Vec<(usize, usize, PathKind)> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     if memchr::memchr2(b'/', b':', b).is_none() {
@@ -252,31 +290,36 @@ fn plain_paths(s: &str) -> Vec<(usize, usize)> {
             && boundary_before(b, i)
             && b.get(i + 1).is_some_and(|n| path_char(*n) && *n != b'/')
         {
-            let start = i;
+            let mut start = i;
             let mut end = i + 1;
             while end < b.len() && path_char(b[end]) {
                 end += 1;
             }
-            let p = &s[start..end];
-            let trimmed = p.trim_end_matches(['.', ',']);
+            let trimmed = s[start..end].trim_end_matches(['.', ',']);
             let end = start + trimmed.len();
-            let segments = trimmed.split('/').filter(|x| !x.is_empty()).count();
-            let system = SYSTEM_EXACT.contains(&trimmed)
-                || SYSTEM_PREFIXES.iter().any(|x| trimmed.starts_with(x));
-            let homeish = HOME_ROOTS
-                .iter()
-                .any(|h| trimmed == *h || trimmed.starts_with(&format!("{h}/")));
-            let first = trimmed[1..].split('/').next().unwrap_or("");
-            // `</root>`, `</tmp>`: a closing tag, not a directory.
-            let closing_tag =
-                segments == 1 && start > 0 && b[start - 1] == b'<' && b.get(end) == Some(&b'>');
-            if !system
-                && !closing_tag
-                && ((segments >= 2 && LOCAL_ROOTS.contains(&first)) || homeish)
+            // `C:/Users/u`: a drive written with a forward slash.
+            if start >= 2
+                && b[start - 1] == b':'
+                && b[start - 2].is_ascii_alphabetic()
+                && (start == 2 || !word_char(b[start - 3]))
             {
-                out.push((start, end));
+                start -= 2;
             }
-            i = end.max(i + 1);
+            let trimmed = &s[start..end];
+            // `</root>`, `</tmp>`: a closing tag, not a directory.
+            let closing_tag = start > 0 && b[start - 1] == b'<' && b.get(end) == Some(&b'>');
+            let found = if closing_tag || SYSTEM_EXACT.contains(&trimmed) {
+                None
+            } else {
+                prefix(s, start, end, b'/', spaced)
+            };
+            match found {
+                Some((to, path_end, kind)) => {
+                    out.push((start, to, kind));
+                    i = path_end.max(i + 1);
+                }
+                None => i = end.max(i + 1),
+            }
             continue;
         }
         // A drive letter; after `-` or `?` it is a regex's inline flag
@@ -288,13 +331,30 @@ fn plain_paths(s: &str) -> Vec<(usize, usize)> {
         {
             let start = i;
             let mut end = i + 3;
+            // Folders Windows itself names with spaces.
+            if let Some(n) = ["documents and settings", "program files"]
+                .iter()
+                .find(|n| {
+                    s.get(end..end + n.len())
+                        .is_some_and(|x| x.eq_ignore_ascii_case(n))
+                })
+            {
+                end += n.len();
+            }
             while end < b.len() && (path_char(b[end]) || b[end] == b'\\') {
                 end += 1;
             }
             // `%s:\n`, `class A:\n` in source text: a colon before an
             // escape. A drive path names at least a two-character folder.
             if end - (i + 3) >= 2 {
-                out.push((start, end));
+                match prefix(s, start, end, b'\\', spaced) {
+                    Some((to, path_end, kind)) => {
+                        out.push((start, to, kind));
+                        i = path_end;
+                    }
+                    None => i = end,
+                }
+                continue;
             }
             i = end;
             continue;
@@ -302,6 +362,199 @@ fn plain_paths(s: &str) -> Vec<(usize, usize)> {
         i += 1;
     }
     out
+}
+
+/// First segments under which a path identifies nobody: the system's
+/// own folders, and the places containers and environments keep their
+/// software (`/opt/miniconda3/envs/testbed/lib/python3.9/...`). A user or
+/// host name inside one is swept as a name.
+const NEUTRAL_ROOTS: &[&str] = &[
+    "usr", "bin", "sbin", "lib", "lib64", "etc", "proc", "sys", "dev", "opt", "root", "tmp", "nix",
+    "snap", "var", "private",
+];
+/// First segments of a Windows drive path that identify nobody.
+const NEUTRAL_DRIVE_ROOTS: &[&str] = &["windows", "program files", "program files (x86)"];
+
+/// The identifying prefix of the path written at `s[start..end]` (a Unix
+/// path when `sep` is `/`, a drive path when `\`): where it ends, where
+/// the whole path ends (a home with spaces can take it past `end`), and
+/// its kind. `None` for a path that identifies nobody.
+fn prefix(
+    s: &str,
+    start: usize,
+    end: usize,
+    sep: u8,
+    spaced: &[String],
+) -> Option<(usize, usize, PathKind)> {
+    let drive = sep == b'\\' || s.as_bytes().get(start + 1) == Some(&b':');
+    // A drive path's separators may be either slash.
+    let is_sep = |c: u8| c == b'/' || (drive && c == b'\\');
+    let body = if drive { start + 2 } else { start };
+    let segs = segments(s.as_bytes(), body, end, is_sep);
+    let seg = |i: usize| &s[segs[i].0..segs[i].1];
+    let first = segs.first().map(|_| seg(0))?;
+    if let Some(u) = home_user(&segs, seg, drive) {
+        // The user's name may go on past a space (`/Users/Jane Doe/x`).
+        let quote = (start > 0)
+            .then(|| s.as_bytes()[start - 1])
+            .filter(|q| matches!(q, b'"' | b'\''));
+        let user_start = segs[u].0;
+        let user_end = spaced_name(s, segs[u].1, quote, is_sep, spaced).unwrap_or(segs[u].1);
+        let mut path_end = user_end.max(end);
+        while path_end < s.len()
+            && (path_char(s.as_bytes()[path_end]) || is_sep(s.as_bytes()[path_end]))
+        {
+            path_end += 1;
+        }
+        let name = &s[user_start..user_end];
+        // A tail that names the user again (`/home/u/u-notes/x`) goes too.
+        let to = if names_again(&s[user_end..path_end], name) {
+            path_end
+        } else {
+            user_end
+        };
+        return Some((to, path_end, PathKind::Home));
+    }
+    let lower = first.to_ascii_lowercase();
+    if drive {
+        if NEUTRAL_DRIVE_ROOTS.contains(&lower.as_str()) || lower.starts_with("program files") {
+            return None;
+        }
+        // The drive and its first folder (`D:\work`).
+        let to = segs.first().map_or(end, |x| x.1);
+        return Some((to, end, PathKind::Local));
+    }
+    // A macOS per-user temp folder: `/var/folders/xy/<id>/T/...`.
+    let folders = usize::from(first == "private");
+    if segs.len() > folders + 3 && seg(folders) == "var" && seg(folders + 1) == "folders" {
+        return Some((segs[folders + 3].1, end, PathKind::Local));
+    }
+    // `/home`, `/Users/Shared`: a home folder without a user's name.
+    let homes = ["home", "Users"].contains(&first);
+    if homes || NEUTRAL_ROOTS.contains(&first) || segs.len() < 2 || !LOCAL_ROOTS.contains(&first) {
+        return None;
+    }
+    // Another root of the machine's disks: the root and the folder after it.
+    Some((segs[1].1, end, PathKind::Local))
+}
+
+/// Spans of the non-empty segments of `s[from..to]`.
+fn segments(s: &[u8], from: usize, to: usize, is_sep: impl Fn(u8) -> bool) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut a = from;
+    let ends = s[from..to]
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| is_sep(**c))
+        .map(|(i, _)| from + i)
+        .chain([to]);
+    for i in ends {
+        if i > a {
+            out.push((a, i));
+        }
+        a = i + 1;
+    }
+    out
+}
+
+/// The index of the segment naming a home's user: the one after the last
+/// `home` or `Users` (any case on a drive), after a first `media` or
+/// `run/media`, or after `Documents and Settings`; on Unix only under a
+/// machine's roots or a `/c/Users` drive mount, so a URL route
+/// (`/app/home/index`) is not a home.
+fn home_user<'s>(
+    segs: &[(usize, usize)],
+    seg: impl Fn(usize) -> &'s str,
+    drive: bool,
+) -> Option<usize> {
+    let named = |i: usize| {
+        segs.get(i).is_some() && {
+            let n = seg(i);
+            !n.starts_with('.') && n != "Shared" && n.bytes().any(|c| c.is_ascii_alphanumeric())
+        }
+    };
+    let first = seg(0);
+    let rooted = drive
+        || LOCAL_ROOTS.contains(&first)
+        || first == "run"
+        || (first.len() == 1 && first.as_bytes()[0].is_ascii_alphabetic());
+    if !rooted {
+        return None;
+    }
+    let mut user = None;
+    for i in 0..segs.len() {
+        let n = seg(i);
+        let home = if drive {
+            n.eq_ignore_ascii_case("users") || n.eq_ignore_ascii_case("documents and settings")
+        } else {
+            n == "home" || n == "Users" || (n == "media" && (i == 0 || (i == 1 && first == "run")))
+        };
+        if home && named(i + 1) {
+            user = Some(i + 1);
+        }
+    }
+    user
+}
+
+/// Where a user's name that goes on past a space ends: through spaces
+/// (or backslash-escaped spaces) and name characters, up to a separator,
+/// the closing `quote`, or the end of a `spaced` name seen elsewhere.
+/// `None` when the name ends at `end` as written.
+fn spaced_name(
+    s: &str,
+    end: usize,
+    quote: Option<u8>,
+    is_sep: impl Fn(u8) -> bool,
+    spaced: &[String],
+) -> Option<usize> {
+    const MAX_NAME: usize = 64;
+    let b = s.as_bytes();
+    let at_space = |i: usize| match b.get(i) {
+        Some(b' ') => Some(1),
+        Some(b'\\') if b.get(i + 1) == Some(&b' ') => Some(2),
+        _ => None,
+    };
+    at_space(end)?;
+    let name_char =
+        |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'\'' | b'(' | b')');
+    let mut i = end;
+    while i - end < MAX_NAME {
+        if let Some(w) = at_space(i) {
+            i += w;
+            continue;
+        }
+        match b.get(i) {
+            Some(&c) if name_char(c) && Some(c) != quote => i += 1,
+            Some(&c) if is_sep(c) || Some(c) == quote => {
+                return (i > end && b[i - 1] != b' ').then_some(i);
+            }
+            _ => break,
+        }
+    }
+    // Unquoted and at the end: a name seen whole elsewhere.
+    let start = s[..end]
+        .rfind(|c: char| is_sep(c as u8))
+        .map_or(0, |x| x + 1);
+    spaced
+        .iter()
+        .filter(|n| s[start..].starts_with(n.as_str()) && start + n.len() > end)
+        .map(|n| start + n.len())
+        .filter(|&e| b.get(e).is_none_or(|c| !name_char(*c)))
+        .max()
+}
+
+/// Whether `tail` holds `name` again as a word (any case).
+fn names_again(tail: &str, name: &str) -> bool {
+    if name.is_empty() || tail.len() < name.len() {
+        return false;
+    }
+    let (t, n) = (tail.to_ascii_lowercase(), name.to_ascii_lowercase());
+    t.match_indices(&n).any(|(i, _)| {
+        let b = t.as_bytes();
+        (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+            && b.get(i + n.len())
+                .is_none_or(|c| !c.is_ascii_alphanumeric())
+    })
 }
 
 /// Where `root` (a normalized path: no `//` or `/./`, no trailing `/`)
@@ -353,10 +606,11 @@ fn spelled_at(s: &[u8], start: usize, root: &[u8]) -> Option<usize> {
 }
 
 /// Replaces local roots (followed by a path boundary) with `[WORKSPACE]`
-/// and every other absolute local path with `[LOCAL_PATH]`; returns how many
-/// were replaced. A root matches however its separators are spelled
-/// ([`find_root`]).
-pub fn rewrite(s: &str, roots: &[String]) -> (String, u64) {
+/// and the identifying part of every other absolute local path with
+/// `[HOME]` or `[LOCAL_PATH]`, keeping the rest; returns how many were
+/// replaced. A root matches however its separators are spelled
+/// ([`find_root`]); `spaced` as in [`local_paths_knowing`].
+pub fn rewrite(s: &str, roots: &[String], spaced: &[String]) -> (String, u64) {
     let mut count = 0;
     let mut text = s.to_string();
     for root in roots {
@@ -388,15 +642,15 @@ pub fn rewrite(s: &str, roots: &[String]) -> (String, u64) {
         out.push_str(&text[last..]);
         text = out;
     }
-    let spans = local_paths(&text);
+    let spans = local_paths_knowing(&text, spaced);
     if spans.is_empty() {
         return (text, count);
     }
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
-    for (a, b) in &spans {
+    for (a, b, kind) in &spans {
         out.push_str(&text[last..*a]);
-        out.push_str(LOCAL_PATH);
+        out.push_str(kind.placeholder());
         last = *b;
         count += 1;
     }
@@ -656,12 +910,23 @@ impl LocalNames {
         // One pass over the string finds every marker.
         markers().each(s.as_bytes(), |i, end| {
             marked = true;
-            let (_, kind) = MARKERS[i];
+            let (marker, kind) = MARKERS[i];
             let mut at = end;
             if kind != Marker::Home && s[at..].starts_with(['"', '\'']) {
                 at += 1;
             }
-            if let Some(n) = name_at(s, at) {
+            if let Some(mut n) = name_at(s, at) {
+                if kind == Marker::Home {
+                    // `/Users/Jane Doe/x`: the name goes on past its space.
+                    let quote = (end - marker.len())
+                        .checked_sub(1)
+                        .map(|q| s.as_bytes()[q])
+                        .filter(|q| matches!(q, b'"' | b'\''));
+                    let sep = |c: u8| c == b'/' || c == b'\\';
+                    if let Some(e) = spaced_name(s, at + n.len(), quote, sep, &[]) {
+                        n = &s[at..e];
+                    }
+                }
                 match kind {
                     Marker::Host => {
                         self.hosts.insert(n.to_string());
@@ -717,7 +982,22 @@ impl LocalNames {
                     .find(']')
                     .filter(|&x| !s[after..after + x].contains('\n'))
                     .is_some_and(|x| matches!(b.get(after + x + 1), Some(b'$' | b'#' | b'%')));
-            if ustart < at && (colon_form || bracket_form) {
+            // `dave@devbox src %`, zsh's default (`%n@%m %1~ %#`): the
+            // host as zsh shows it (no dot), one folder, the prompt
+            // character, at the start of a line.
+            let zsh_form = (ustart == 0 || b[ustart - 1] == b'\n' || b[ustart - 1] == b'\r')
+                && !host.contains('.')
+                && b.get(after) == Some(&b' ')
+                && {
+                    let dir = s[after + 1..]
+                        .find(|c: char| c.is_whitespace())
+                        .map_or(s.len(), |x| after + 1 + x);
+                    dir > after + 1
+                        && b.get(dir) == Some(&b' ')
+                        && matches!(b.get(dir + 1), Some(b'%' | b'$' | b'#'))
+                        && b.get(dir + 2).is_none_or(|c| c.is_ascii_whitespace())
+                };
+            if ustart < at && (colon_form || bracket_form || zsh_form) {
                 self.vouch(&s[ustart..at]);
                 self.hosts.insert(host.to_string());
             }
@@ -734,7 +1014,7 @@ mod tests {
         let spans = |s: &str| -> Vec<String> {
             local_paths(s)
                 .into_iter()
-                .map(|(a, b)| s[a..b].to_string())
+                .map(|(a, b, _)| s[a..b].to_string())
                 .collect()
         };
         assert_eq!(spans("open %2Fhome%2Fu%2Fwork now"), ["%2Fhome%2Fu%2Fwork"]);
@@ -745,7 +1025,7 @@ mod tests {
         );
         assert_eq!(
             spans("file:///home/u/x and /home/u/y"),
-            ["/home/u/x", "/home/u/y"]
+            ["/home/u", "/home/u"]
         );
         for benign in [
             r"regex \\d+\\.\\w",
@@ -759,25 +1039,94 @@ mod tests {
     }
 
     fn rw(s: &str) -> String {
-        rewrite(s, &["/home/alice/work/calc".to_string()]).0
+        rewrite(s, &["/home/alice/work/calc".to_string()], &[]).0
     }
 
     #[test]
-    fn paths_become_placeholders() {
+    fn only_the_identifying_part_of_a_path_is_replaced() {
+        for (input, want) in [
+            (
+                "cwd /home/alice/work/calc/src/x.py ok",
+                "cwd [WORKSPACE]/src/x.py ok",
+            ),
+            ("/home/alice/work/calculator", "[HOME]/work/calculator"),
+            ("see /home/bob/.ssh/id_rsa.", "see [HOME]/.ssh/id_rsa."),
+            (
+                "PATH=/opt/x/bin:/home/bob/bin",
+                "PATH=/opt/x/bin:[HOME]/bin",
+            ),
+            ("file:///Users/carol/a.txt", "file://[HOME]/a.txt"),
+            ("C:\\Users\\dave\\src\\x.rs here", "[HOME]\\src\\x.rs here"),
+            ("C:/Users/dave/src/x.rs", "[HOME]/src/x.rs"),
+            ("PS C:\\Users\\dave> dir", "PS [HOME]> dir"),
+            ("/mnt/c/Users/dave/src", "[HOME]/src"),
+            ("/c/Users/dave/src", "[HOME]/src"),
+            ("/var/home/dave/src", "[HOME]/src"),
+            ("/media/dave/usb/x", "[HOME]/usb/x"),
+            ("/run/media/dave/usb/x", "[HOME]/usb/x"),
+            ("/net/fs1/home/dave/x", "[HOME]/x"),
+            // The tail names the user again: all of it goes.
+            ("/home/dave9/dave9-notes/x", "[HOME]"),
+            // Identifying nobody: kept.
+            (
+                r#"File "/opt/miniconda3/envs/testbed/lib/python3.9/unittest/case.py", line 59"#,
+                r#"File "/opt/miniconda3/envs/testbed/lib/python3.9/unittest/case.py", line 59"#,
+            ),
+            (
+                "/usr/lib/python3/dist-packages/x.py",
+                "/usr/lib/python3/dist-packages/x.py",
+            ),
+            ("/root/.cache/pip/x", "/root/.cache/pip/x"),
+            ("/tmp/pytest-1/test0/x.py", "/tmp/pytest-1/test0/x.py"),
+            ("/root", "/root"),
+            ("/home and /Users", "/home and /Users"),
+            ("/Users/Shared/x", "/Users/Shared/x"),
+            (
+                "C:\\Program Files\\Git\\bin\\git.exe",
+                "C:\\Program Files\\Git\\bin\\git.exe",
+            ),
+            (
+                "C:\\Windows\\System32\\x.dll",
+                "C:\\Windows\\System32\\x.dll",
+            ),
+            // Other roots of a machine's disks: the root and one folder.
+            ("/mnt/data/corpus/x.csv", "[LOCAL_PATH]/corpus/x.csv"),
+            ("/work/main/src/x.rs", "[LOCAL_PATH]/src/x.rs"),
+            ("/var/folders/ab/cdef123/T/tmp.1", "[LOCAL_PATH]/T/tmp.1"),
+            ("/private/var/folders/ab/cdef123/T/x", "[LOCAL_PATH]/T/x"),
+            ("D:\\a\\repo\\src\\x.rs", "[LOCAL_PATH]\\repo\\src\\x.rs"),
+            // A share goes whole: its folders are often its users'.
+            (r"\\fs01\team$\u\x.txt", r"[LOCAL_PATH]"),
+        ] {
+            assert_eq!(rw(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn a_home_is_matched_through_a_name_with_spaces() {
+        for (input, want) in [
+            ("/Users/Jane Doe/proj/x", "[HOME]/proj/x"),
+            ("cd \"/Users/Jane Doe\" && ls", "cd \"[HOME]\" && ls"),
+            ("cd '/Users/Jane Q. Doe/p'", "cd '[HOME]/p'"),
+            ("cd /Users/Jane\\ Doe/proj", "cd [HOME]/proj"),
+            ("/Users/Jane%20Doe/proj", "[HOME]/proj"),
+            ("C:\\Users\\Jane Doe\\hub 2.0\\x", "[HOME]\\hub 2.0\\x"),
+            ("C:\\Documents and Settings\\Jane Doe\\x", "[HOME]\\x"),
+            // No separator or quote after it: the name is the word.
+            ("ls /Users/jane now", "ls [HOME] now"),
+        ] {
+            assert_eq!(rw(input), want, "{input}");
+        }
+        // Unquoted at the end, through a name seen whole elsewhere.
+        let spaced = ["Jane Doe".to_string()];
+        assert_eq!(rewrite("cd /Users/Jane Doe", &[], &spaced).0, "cd [HOME]");
         assert_eq!(
-            rw("cwd /home/alice/work/calc/src/x.py ok"),
-            "cwd [WORKSPACE]/src/x.py ok"
+            rewrite("cd /Users/Jane Doever", &[], &spaced).0,
+            "cd [HOME] Doever"
         );
-        assert_eq!(rw("/home/alice/work/calculator"), "[LOCAL_PATH]");
-        assert_eq!(rw("see /home/bob/.ssh/id_rsa."), "see [LOCAL_PATH].");
-        assert_eq!(
-            rw("PATH=/opt/x/bin:/home/bob/bin"),
-            "PATH=[LOCAL_PATH]:[LOCAL_PATH]"
-        );
-        assert_eq!(rw("file:///Users/carol/a.txt"), "file://[LOCAL_PATH]");
-        assert_eq!(rw("C:\\Users\\dave\\src\\x.rs here"), "[LOCAL_PATH] here");
-        assert_eq!(rw("/root"), "[LOCAL_PATH]");
-        assert_eq!(rw("/var/folders/ab/T/tmp.1"), "[LOCAL_PATH]");
+        let mut n = LocalNames::default();
+        n.collect("\"/Users/Jane Doe/x\" and C:\\Users\\Ann Lee\\y");
+        assert_eq!(n.users.iter().collect::<Vec<_>>(), ["Ann Lee", "Jane Doe"]);
     }
 
     #[test]
@@ -790,7 +1139,7 @@ mod tests {
             ("cat /data///.//x", "cat [WORKSPACE]"),
             ("cat /data/xy/other", "cat /data/xy/other"),
         ] {
-            assert_eq!(rewrite(input, &roots).0, want, "{input}");
+            assert_eq!(rewrite(input, &roots, &[]).0, want, "{input}");
         }
         assert_eq!(find_root(b"a /data//x b", "/data/x", 0), Some((2, 10)));
         assert_eq!(find_root(b"/dat/x", "/data/x", 0), None);
@@ -855,6 +1204,12 @@ mod tests {
             ("alice@build-07:~/work$ make", "alice", "build-07"),
             ("[alice@build-07 work]$ make", "alice", "build-07"),
             ("[root@ci-3 /]# ls", "root", "ci-3"),
+            (
+                "jane@Janes-MacBook-Air repo % ls",
+                "jane",
+                "Janes-MacBook-Air",
+            ),
+            ("out\njane@mbp ~ % ls", "jane", "mbp"),
         ] {
             let (_, n) = walked(s);
             assert!(n.vouched.contains(user), "{s}: {n:?}");
@@ -866,6 +1221,8 @@ mod tests {
             "[mail alice@example.org now]",
             "anoncvs@sources.example.org:/cvs",
             "[alice@build-07 work] done",
+            "mail alice@example.org now % off",
+            "write to alice@team about 50 % off",
         ] {
             assert!(walked(s).1.vouched.is_empty(), "{s}");
         }

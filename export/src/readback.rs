@@ -278,7 +278,10 @@ impl FinalScan {
     }
 
     fn placeholder_ok(&self, p: &str) -> bool {
-        if matches!(p, "[LOCAL_PATH]" | "[WORKSPACE]" | "[LOCAL_HOST]") {
+        if matches!(
+            p,
+            "[LOCAL_PATH]" | "[HOME]" | "[WORKSPACE]" | "[LOCAL_HOST]"
+        ) {
             return true;
         }
         if let Some(n) = p

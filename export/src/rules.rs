@@ -1121,6 +1121,17 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                 if r.id == "signing-key-literal" && !credential_like(value) {
                     continue;
                 }
+                // `('auth', '0010_alter_group_name_max_length')`,
+                // `f("token", "refresh")`: a name and a value side by side
+                // in a tuple or a call's arguments are data, not an
+                // assignment; only a credential-shaped value counts there.
+                if caps
+                    .name("n")
+                    .is_some_and(|n| side_by_side(&hay[n.end()..m.start()]))
+                    && (!credential_like(value) || plain_parts(value))
+                {
+                    continue;
+                }
                 // A user with no password (`-u administrator:`) is a key
                 // only when it mixes cases and digits.
                 if r.id == "curl-user-key" && !cases_and_digits(value) {
@@ -3153,6 +3164,29 @@ fn words_name(v: &[u8]) -> bool {
                         || lower_camel_word(w))
             });
             one_case_word || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
+        })
+}
+
+/// Whether what stands between a name and its value is a comma, with
+/// no `=` or `:` (a tuple's or a call's neighbours, not an assignment).
+fn side_by_side(between: &[u8]) -> bool {
+    between.contains(&b',') && !between.iter().any(|c| matches!(c, b'=' | b':'))
+}
+
+/// `0010_alter_group_name_max_length`, `v2-final-build`: parts split by
+/// `-`, `_` or `.`, each digits alone or letters in one case (perhaps
+/// capitalized). A random token's parts mix letters and digits or cases.
+fn plain_parts(v: &[u8]) -> bool {
+    let parts: Vec<&[u8]> = v
+        .split(|c| b"-_.".contains(c))
+        .filter(|p| !p.is_empty())
+        .collect();
+    parts.len() >= 2
+        && parts.iter().all(|p| {
+            p.iter().all(u8::is_ascii_digit)
+                || p.iter().all(u8::is_ascii_lowercase)
+                || p.iter().all(u8::is_ascii_uppercase)
+                || (p[0].is_ascii_uppercase() && p[1..].iter().all(u8::is_ascii_lowercase))
         })
 }
 

@@ -121,6 +121,8 @@ struct Sweep<'a> {
     /// ([`crate::local_paths::LocalNames::swept`]).
     swept: BTreeSet<String>,
     roots: Vec<String>,
+    /// User names with spaces: a home written through one is matched whole.
+    spaced: Vec<String>,
     allow: Vec<String>,
     max_string: usize,
 }
@@ -216,6 +218,7 @@ impl<'a> Scrubber<'a> {
                 b.add_with_variants(h, LOCAL_HOST, LiteralKind::LocalName);
             }
         }
+        let spaced = users.keys().filter(|u| u.contains(' ')).cloned().collect();
         Ok(Scrubber {
             sweep: Arc::new(Sweep {
                 det,
@@ -226,6 +229,7 @@ impl<'a> Scrubber<'a> {
                 users,
                 swept,
                 roots: roots.to_vec(),
+                spaced,
                 allow: allow.to_vec(),
                 max_string,
             }),
@@ -312,7 +316,7 @@ impl<'a> Scrubber<'a> {
 
     /// Scrubs one string (no string limit).
     pub fn string(&mut self, s: &str, c: &mut Counts) -> String {
-        let (mut text, n) = local_paths::rewrite(s, &self.sweep.roots);
+        let (mut text, n) = local_paths::rewrite(s, &self.sweep.roots, &self.sweep.spaced);
         c.redacted_local += n;
         let mut changed = n > 0;
         if let Some((t, r)) = self.sweep.lits.replace(&text) {
@@ -358,29 +362,15 @@ impl<'a> Scrubber<'a> {
         out
     }
 
-    /// Cuts `s` to the string limit at a character boundary, never inside
-    /// a placeholder.
+    /// Cuts `s` to the string limit with its marker ([`crate::cut`]).
     fn bound(&self, s: String, c: &mut Counts) -> String {
-        if s.len() <= self.sweep.max_string {
-            return s;
-        }
-        let mut cut = self.sweep.max_string;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        if let Some(open) = s[..cut].rfind('[') {
-            if !s[open..cut].contains(']') && s[open..].starts_with(['[']) {
-                let rest = &s[open..];
-                if ["[REDACTED_SECRET", "[LOCAL_", "[WORKSPACE"]
-                    .iter()
-                    .any(|p| rest.starts_with(p))
-                {
-                    cut = open;
-                }
+        match crate::cut::cut(&s, self.sweep.max_string) {
+            Some(t) => {
+                c.truncated += 1;
+                t
             }
+            None => s,
         }
-        c.truncated += 1;
-        s[..cut].to_string()
     }
 
     fn secret_field(&mut self, v: &Value, c: &mut Counts) -> Value {
@@ -764,16 +754,24 @@ mod tests {
     }
 
     #[test]
-    fn long_strings_are_cut_at_a_character_boundary_never_inside_a_placeholder() {
+    fn long_strings_are_cut_visibly_at_a_character_boundary_never_inside_a_placeholder() {
         let long = "é".repeat(40); // 80 bytes
         let (out, c) = scrub_records(&[serde_json::json!({"text": long})], 33);
         let t = out[0]["text"].as_str().unwrap();
-        assert_eq!(t.len(), 32, "33 would split a character");
+        // 25 bytes of marker leave 8 of text: four whole characters.
+        assert_eq!(t, format!("{}…[TRUNCATED: 72 bytes]", "é".repeat(4)));
         assert_eq!(c.truncated, 1);
         let tok = "ghp_Q7qSyY3v6ysjB6f2RsDLHZg8RakGnRAxPcTM";
-        let (out, _) = scrub_records(&[serde_json::json!({"text": format!("see {tok} end")})], 20);
+        let (out, _) = scrub_records(&[serde_json::json!({"text": format!("see {tok} end")})], 40);
         let t = out[0]["text"].as_str().unwrap();
-        assert_eq!(t, "see ", "the cut backs off to before the placeholder");
+        assert!(
+            t.starts_with("see …[TRUNCATED: "),
+            "the cut backs off to before the placeholder: {t}"
+        );
+        // A string within the limit is never marked.
+        let (out, c) = scrub_records(&[serde_json::json!({"text": "short"})], 60);
+        assert_eq!(out[0]["text"], "short");
+        assert_eq!(c.truncated, 0);
     }
 
     #[test]

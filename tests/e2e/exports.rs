@@ -238,7 +238,7 @@ pub fn contains(hay: &[u8], needle: &str) -> bool {
 
 /// A copy of the observational fixture at `name` whose session.jsonl is
 /// `session`, rebranded with `ids` (bundle id, attempt id).
-fn session_bundle(env: &Env, name: &str, session: &str, ids: (&str, &str)) -> PathBuf {
+pub(crate) fn session_bundle(env: &Env, name: &str, session: &str, ids: (&str, &str)) -> PathBuf {
     let dir = env.path(name);
     copy_tree(&fixture("run-bundles/observational-completed"), &dir);
     std::fs::write(dir.join("session.jsonl"), session).unwrap();
@@ -248,7 +248,13 @@ fn session_bundle(env: &Env, name: &str, session: &str, ids: (&str, &str)) -> Pa
 
 pub const SENSITIVE: &str = "Tr0ub4dor&3-horse";
 
-fn export(env: &Env, source: &str, policy: &Path, dest: &str, extra: &[&str]) -> (i32, Value) {
+pub(crate) fn export(
+    env: &Env,
+    source: &str,
+    policy: &Path,
+    dest: &str,
+    extra: &[&str],
+) -> (i32, Value) {
     let mut args = vec!["export", "create", source, policy.to_str().unwrap(), dest];
     args.extend_from_slice(extra);
     env.json(&args)

@@ -20,3 +20,4 @@ mod reliability;
 mod review;
 mod soak;
 mod support;
+mod transcripts;

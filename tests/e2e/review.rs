@@ -16,7 +16,7 @@ use crate::support::{codes, tree, Env};
 /// Every placeholder in the exported files (what the report must list).
 fn placeholders_in(dir: &Path) -> Vec<(String, String)> {
     let re = regex::Regex::new(
-        r"\[(?:REDACTED_SECRET:[a-z0-9-]{1,64}:[0-9a-f]{8}|LOCAL_PATH|WORKSPACE|LOCAL_HOST|LOCAL_USER:[0-9]{1,6})\]",
+        r"\[(?:REDACTED_SECRET:[a-z0-9-]{1,64}:[0-9a-f]{8}|LOCAL_PATH|HOME|WORKSPACE|LOCAL_HOST|LOCAL_USER:[0-9]{1,6})\]",
     )
     .unwrap();
     let mut out = Vec::new();
@@ -446,7 +446,7 @@ fn the_html_report_renders_every_row_in_a_real_browser_and_shows_no_value() {
 #[test]
 fn a_long_report_lists_up_to_its_cap_per_class_and_counts_everything() {
     let env = Env::new();
-    // 700 records: 2,100 secrets (over the cap of 2,000) and 700 paths.
+    // 700 records: 2,100 secrets (over the cap of 2,000) and 700 homes.
     let (src, _) = many_findings_bundle(&env, 700);
     let policy = write_policy(&env, "policy.json", "partner", &[]);
     let v = export_with_report(&env, &src, &policy, "out", "rep.md");
@@ -454,7 +454,7 @@ fn a_long_report_lists_up_to_its_cap_per_class_and_counts_everything() {
     let rows = r["replacements"].as_array().unwrap();
     let of = |class: &str| rows.iter().filter(|x| x["class"] == class).count();
     assert_eq!(of("secret"), 2_000, "secrets are listed up to the cap");
-    assert_eq!(of("local-path"), 700, "another class keeps its own room");
+    assert_eq!(of("home"), 700, "another class keeps its own room");
     let secrets: u64 = r["rules"]
         .as_array()
         .unwrap()

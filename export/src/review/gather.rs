@@ -205,6 +205,10 @@ impl<'a> Gatherer<'a> {
                 }
             }
         }
+        if let Some((at, _)) = crate::cut::marked(s) {
+            self.spans
+                .push((at, s.len(), Class::Truncated, "max-string-bytes".into()));
+        }
         if let Some((ac, namespaces)) = &self.pseudonyms {
             for m in ac.find_iter(s) {
                 let ns = namespaces[m.pattern().as_usize()];

@@ -39,8 +39,10 @@ pub const CONTEXT_CHARS: usize = 40;
 pub enum Class {
     /// A credential or sensitive value (`[REDACTED_SECRET:rule:fp]`).
     Secret,
-    /// An absolute local path (`[LOCAL_PATH]`).
+    /// The identifying prefix of an absolute local path (`[LOCAL_PATH]`).
     LocalPath,
+    /// A user's home directory (`[HOME]`).
+    Home,
     /// A declared local root (`[WORKSPACE]`).
     Workspace,
     /// A host name (`[LOCAL_HOST]`).
@@ -49,17 +51,22 @@ pub enum Class {
     LocalUser,
     /// A rewritten identity (its pseudonym).
     Identity,
+    /// A string cut at the policy's `maxStringBytes` (its marker,
+    /// [`crate::cut`]).
+    Truncated,
 }
 
 impl Class {
     /// Every class, in report order.
-    pub const ALL: [Class; 6] = [
+    pub const ALL: [Class; 8] = [
         Class::Secret,
         Class::LocalPath,
+        Class::Home,
         Class::Workspace,
         Class::LocalHost,
         Class::LocalUser,
         Class::Identity,
+        Class::Truncated,
     ];
 
     /// The name used in every format.
@@ -67,10 +74,12 @@ impl Class {
         match self {
             Class::Secret => "secret",
             Class::LocalPath => "local-path",
+            Class::Home => "home",
             Class::Workspace => "workspace",
             Class::LocalHost => "local-host",
             Class::LocalUser => "local-user",
             Class::Identity => "identity",
+            Class::Truncated => "truncated",
         }
     }
 
@@ -78,6 +87,7 @@ impl Class {
     pub fn of_placeholder(p: &str) -> Option<(Class, String)> {
         match p {
             crate::local_paths::LOCAL_PATH => return Some((Class::LocalPath, "local-path".into())),
+            crate::local_paths::HOME => return Some((Class::Home, "home-directory".into())),
             crate::local_paths::WORKSPACE => return Some((Class::Workspace, "local-root".into())),
             crate::local_paths::LOCAL_HOST => return Some((Class::LocalHost, "host-name".into())),
             _ => {}

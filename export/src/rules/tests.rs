@@ -1049,6 +1049,12 @@ pub(crate) fn negatives() -> Vec<&'static str> {
     vec![
         // Names that hold no secret, and references in a secret's place.
         r#"{"name": "LOG_LEVEL", "value": "debug"}"#,
+        // A tuple's or a call's neighbours: data, not an assignment.
+        "dependencies = [('auth', '0010_alter_group_name_max_length')]",
+        "        ('auth', '0012_alter_user_first_name_max_length'),",
+        r#"migrations.swappable_dependency("auth", "0011_update_proxy_permissions")"#,
+        r#"parser.add_argument("--token", "refresh_token", help="which")"#,
+        r#"Choice("secret", "Top-Secret")"#,
         r#"{"name": "public_key_path", "value": "/etc/ssl/pub.pem"}"#,
         r#"{"name": "DB_PASSWORD", "value": "$(DB_PASSWORD)"}"#,
         r#"{"name": "API_TOKEN", "value": "${API_TOKEN}"}"#,
@@ -1514,6 +1520,19 @@ fn true_positives_are_whole_credentials() {
                 "{rule}: expected exactly {secret:?} in {text:?}, got {hits:?}"
             );
         }
+    }
+}
+
+#[test]
+fn a_credential_shaped_value_beside_its_name_still_fires() {
+    let rs = RuleSet::new(&[]).unwrap();
+    let v = Gen::new(7).alnum(32);
+    for text in [
+        format!("('api_key', '{v}')"),
+        format!("creds(\"token\", \"{v}\")"),
+    ] {
+        let hits = hits_of(&rs, &text);
+        assert!(hits.iter().any(|(_, s)| *s == v), "{text}: {hits:?}");
     }
 }
 
