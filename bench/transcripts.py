@@ -12,7 +12,8 @@ sources. A SOURCE is GITDIR:PATH-REGEX (files of HEAD whose path matches).
 
 Each transcript becomes one bundle: its messages, steps or chat blocks as
 session.jsonl records (`message` with role and content, `tool.call` with
-the command, `tool.result` with the output)."""
+the command, `tool.result` with the output); Claude Code's records go in
+as they are."""
 import collections
 import json
 import os
@@ -69,7 +70,11 @@ def records(name, text):
         if block:
             recs.append({"type": "message", "role": "assistant", "content": "\n".join(block)})
         return recs
+    if name.endswith(".jsonl"):  # Claude Code: its own records, as written
+        return [json.loads(x) for x in text.split("\n") if x.strip()]
     doc = json.loads(text)
+    if isinstance(doc, dict) and "loglines" in doc:  # the same, as one document
+        return [x for x in doc["loglines"] if isinstance(x, dict)]
     if isinstance(doc, list):  # a bare list of messages
         doc = {"messages": doc}
     for m in doc.get("messages", doc.get("history", [])):
@@ -154,7 +159,8 @@ for spec in specs:
                                     sample.append(s[max(0, a - 50):b + 30].replace("\n", " "))
                             for fr in FRAME.finditer(s):
                                 t["frames"] += 1
-                                if re.search(r"[/\\][A-Za-z0-9_.-]+\.py$", fr.group(1)):
+                                # Kept: more than a placeholder stands for it.
+                                if not PLACEHOLDER.fullmatch(fr.group(1)):
                                     t["frames_kept"] += 1
                             t["remainders"] += len(REMAINDER.findall(s))
                             for pm in PROMPT.finditer(s):

@@ -14,15 +14,20 @@
 #   MINI_SRC       SWE-agent/mini-swe-agent (MIT), a83fcae8:
 #                  tests/test_data/*.traj.json (mini-swe-agent)
 #   AIDER_SRC      Aider-AI/aider (Apache-2.0), 5dc9490b:
-#                  tests/fixtures/chat-history.md (aider chat history)
+#                  tests/fixtures/chat-history.md (aider chat history);
+#                  held out: tests/fixtures/chat-history-search-replace-gold.txt
+#   CLAUDE_SRC     simonw/claude-code-transcripts (Apache-2.0), cad133d9:
+#                  tests/sample_session.json{,l} (Claude Code sessions;
+#                  small samples written for that tool's tests)
 #
-#   SWE_AGENT_SRC=/path/repo.git MINI_SRC=... AIDER_SRC=... bench/transcripts.sh
+#   SWE_AGENT_SRC=/path/repo.git MINI_SRC=... AIDER_SRC=... CLAUDE_SRC=... bench/transcripts.sh
 #   HELD_OUT=1 ...               # the held-out set instead
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${SWE_AGENT_SRC:?a git directory of SWE-agent/SWE-agent}"
 : "${MINI_SRC:?a git directory of SWE-agent/mini-swe-agent}"
 : "${AIDER_SRC:?a git directory of Aider-AI/aider}"
+: "${CLAUDE_SRC:?a git directory of simonw/claude-code-transcripts}"
 if [ -z "${COFFER:-}" ]; then
   cargo build --release -q -p coffer-cli
   COFFER=$PWD/target/release/coffer
@@ -38,5 +43,6 @@ else
   python3 bench/transcripts.py "$COFFER" "$B" \
     "swe-agent=$SWE_AGENT_SRC:^trajectories/demonstrations/.*\.traj$" \
     "mini-swe-agent=$MINI_SRC:^tests/test_data/.*\.traj\.json$" \
-    "aider=$AIDER_SRC:^tests/fixtures/chat-history\.md$"
+    "aider=$AIDER_SRC:^tests/fixtures/chat-history\.md$" \
+    "claude-code=$CLAUDE_SRC:^tests/sample_session\.jsonl?$"
 fi

@@ -1551,6 +1551,7 @@ pub fn is_placeholder(v: &[u8]) -> bool {
         "[redacted",
         "[local_",
         "[workspace]",
+        "[home]",
         "dummy",
         "replace_me",
         "replaceme",
@@ -2765,6 +2766,13 @@ pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: boo
     {
         return false;
     }
+    // `ANTHROPIC_API_KEY=votre-clé-va-ici`, `api_token: not-a-real-one`:
+    // a key or a token is made by a machine, and three or more lower-case
+    // words joined by `-` or `_` are a phrase in any language. (Not so
+    // after a password's name: a passphrase is one.)
+    if !n.contains("pass") && !n.contains("pwd") && lowercase_phrase(value) {
+        return false;
+    }
     // `credentials: 'include'`, `=== 'same-origin'`: the Fetch API's modes;
     // `credentials` names a structure, and a word in it is a setting.
     if n.ends_with("credentials")
@@ -3165,6 +3173,19 @@ fn words_name(v: &[u8]) -> bool {
             });
             one_case_word || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
         })
+}
+
+/// Three or more words of lower-case letters (any script) joined by `-`
+/// or `_`: `votre-clé-va-ici`, `not_a_real_token`.
+fn lowercase_phrase(v: &[u8]) -> bool {
+    let Ok(s) = std::str::from_utf8(v) else {
+        return false;
+    };
+    let words: Vec<&str> = s.split(['-', '_']).collect();
+    words.len() >= 3
+        && words
+            .iter()
+            .all(|w| !w.is_empty() && w.chars().all(|c| c.is_alphabetic() && c.is_lowercase()))
 }
 
 /// Whether what stands between a name and its value is a comma, with

@@ -1049,6 +1049,9 @@ pub(crate) fn negatives() -> Vec<&'static str> {
     vec![
         // Names that hold no secret, and references in a secret's place.
         r#"{"name": "LOG_LEVEL", "value": "debug"}"#,
+        // A phrase where a machine-made key would stand.
+        "export ANTHROPIC_API_KEY=votre-clé-va-ici",
+        "api_token: not-a-real-one",
         // A tuple's or a call's neighbours: data, not an assignment.
         "dependencies = [('auth', '0010_alter_group_name_max_length')]",
         "        ('auth', '0012_alter_user_first_name_max_length'),",
