@@ -642,20 +642,26 @@ pub fn rewrite(s: &str, roots: &[String], spaced: &[String]) -> (String, u64) {
         out.push_str(&text[last..]);
         text = out;
     }
-    let spans = local_paths_knowing(&text, spaced);
-    if spans.is_empty() {
-        return (text, count);
+    // A placeholder can make a boundary that was not there (`…0\\fs`
+    // becomes `[HOME]\\fs`, a share): again until nothing is found. Each
+    // round replaces separators with a placeholder that has none, so it
+    // ends.
+    loop {
+        let spans = local_paths_knowing(&text, spaced);
+        if spans.is_empty() {
+            return (text, count);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for (a, b, kind) in &spans {
+            out.push_str(&text[last..*a]);
+            out.push_str(kind.placeholder());
+            last = *b;
+            count += 1;
+        }
+        out.push_str(&text[last..]);
+        text = out;
     }
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (a, b, kind) in &spans {
-        out.push_str(&text[last..*a]);
-        out.push_str(kind.placeholder());
-        last = *b;
-        count += 1;
-    }
-    out.push_str(&text[last..]);
-    (out, count)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1237,6 +1243,25 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// What the rewriter leaves, the final scan finds nothing in: no
+        /// identifying prefix survives, with spaces, quotes, drives or
+        /// homes anywhere.
+        #[test]
+        fn a_rewritten_string_holds_no_identifying_path(parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "/home/", "/Users/", "C:\\Users\\", "C:/Users/", "/mnt/c/Users/", "/var/folders/",
+                "/opt/", "/tmp/", "/work/", "\\\\fs\\s$\\", "/media/", "/run/media/", "Jane", " Doe",
+                "dave9", "/", "\\", " ", "\"", "'", "\\ ", "%20", "x.py", ".", "-", ":", "\n", "[HOME]",
+                "Documents and Settings", "Program Files",
+            ]),
+            0..14,
+        )) {
+            let s = parts.concat();
+            let (out, _) = rewrite(&s, &[], &["Jane Doe".to_string()]);
+            let left = local_paths(&out);
+            proptest::prop_assert!(left.is_empty(), "{:?} -> {:?}: {:?}", s, out, left);
+        }
+
         #[test]
         fn the_gate_changes_nothing(parts in proptest::collection::vec(
             proptest::prop_oneof![

@@ -1122,13 +1122,14 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     continue;
                 }
                 // `('auth', '0010_alter_group_name_max_length')`,
-                // `f("token", "refresh")`: a name and a value side by side
-                // in a tuple or a call's arguments are data, not an
-                // assignment; only a credential-shaped value counts there.
-                if caps
-                    .name("n")
-                    .is_some_and(|n| side_by_side(&hay[n.end()..m.start()]))
-                    && (!credential_like(value) || plain_parts(value))
+                // `add_argument("--token", "refresh_token")`: a bare label
+                // word and a value side by side in a tuple or a call's
+                // arguments are data, not an assignment; only a
+                // credential-shaped value counts there. (A setting's own
+                // name, `setProperty("ASANA_TOKEN", "…")`, still assigns.)
+                if caps.name("n").is_some_and(|n| {
+                    side_by_side(&hay[n.end()..m.start()]) && bare_label(n.as_bytes())
+                }) && (!credential_like(value) || plain_parts(value))
                 {
                     continue;
                 }
@@ -3173,6 +3174,26 @@ fn words_name(v: &[u8]) -> bool {
             });
             one_case_word || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
         })
+}
+
+/// A label that is one secret word and nothing else (`auth`, `--token`,
+/// `Password`), not a setting's own name (`ASANA_TOKEN`).
+fn bare_label(name: &[u8]) -> bool {
+    let n = crate::names::normalize(&String::from_utf8_lossy(name));
+    [
+        "auth",
+        "token",
+        "key",
+        "secret",
+        "pass",
+        "password",
+        "passwd",
+        "pwd",
+        "pw",
+        "credential",
+        "credentials",
+    ]
+    .contains(&n.as_str())
 }
 
 /// Three or more words of lower-case letters (any script) joined by `-`

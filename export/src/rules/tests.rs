@@ -1058,6 +1058,8 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         r#"migrations.swappable_dependency("auth", "0011_update_proxy_permissions")"#,
         r#"parser.add_argument("--token", "refresh_token", help="which")"#,
         r#"Choice("secret", "Top-Secret")"#,
+        // (A setting's own name beside its value still assigns it:
+        // `System.setProperty("ASANA_TOKEN", "…")` is a positive.)
         r#"{"name": "public_key_path", "value": "/etc/ssl/pub.pem"}"#,
         r#"{"name": "DB_PASSWORD", "value": "$(DB_PASSWORD)"}"#,
         r#"{"name": "API_TOKEN", "value": "${API_TOKEN}"}"#,
@@ -1537,6 +1539,11 @@ fn a_credential_shaped_value_beside_its_name_still_fires() {
         let hits = hits_of(&rs, &text);
         assert!(hits.iter().any(|(_, s)| *s == v), "{text}: {hits:?}");
     }
+    // A setting's own name assigns whatever its value looks like.
+    let digits = "468420340764152497";
+    let text = format!("System.setProperty(\"DISCORD_TOKEN\", \"{digits}\")");
+    let hits = hits_of(&rs, &text);
+    assert!(hits.iter().any(|(_, s)| s == digits), "{text}: {hits:?}");
 }
 
 #[test]
