@@ -50,8 +50,11 @@ impl ExportError {
         ExportError::Invalid(vec![Issue::file(code, file, message)])
     }
 
-    /// A one-issue usage error.
+    /// A one-issue usage error: a `usage.*` code only (exit 2 is
+    /// reserved for them; a bad document given as an argument is
+    /// [`ExportError::invalid`], exit 1).
     pub fn usage(code: &'static str, file: &str, message: impl Into<String>) -> Self {
+        debug_assert!(code.starts_with("usage."), "{code} is no usage code");
         ExportError::Usage(vec![Issue::file(code, file, message)])
     }
 

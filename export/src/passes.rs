@@ -26,7 +26,7 @@ impl Detectors {
     pub fn for_policy(policy: &Policy) -> Result<Detectors> {
         let rules = || {
             RuleSet::new(&policy.extra_rules)
-                .map_err(|e| ExportError::usage("validation.policy_rule", &e.id, e.to_string()))
+                .map_err(|e| ExportError::invalid("validation.policy_rule", &e.id, e.to_string()))
         };
         Ok(Detectors {
             collect: Detector::new(

@@ -84,7 +84,7 @@ impl Policy {
         let shown = path.display().to_string();
         let bytes = coffer_store::input::read(path, Limits::DOCUMENT.max_bytes as u64)?;
         let doc = json::parse(&bytes, &Limits::DOCUMENT)
-            .map_err(|e| ExportError::Usage(vec![Issue::from((shown.as_str(), e))]))?;
+            .map_err(|e| ExportError::Invalid(vec![Issue::from((shown.as_str(), e))]))?;
         let base = path.parent().unwrap_or(Path::new("."));
         Policy::from_value(&doc, &shown, base, opts)
     }
@@ -98,7 +98,7 @@ impl Policy {
     ) -> Result<Policy> {
         let problems = schema::validate(DocKind::ExportPolicy, doc);
         if !problems.is_empty() {
-            return Err(ExportError::Usage(
+            return Err(ExportError::Invalid(
                 problems
                     .into_iter()
                     .map(|p| Issue::at("validation.schema", file, p.pointer, p.message))
@@ -109,7 +109,7 @@ impl Policy {
         let max_artifact_bytes = doc["maxArtifactBytes"].as_u64().expect("schema: integer");
         let max_string_bytes = doc["maxStringBytes"].as_u64().expect("schema: integer");
         if max_string_bytes > max_artifact_bytes {
-            return Err(ExportError::Usage(vec![Issue::at(
+            return Err(ExportError::Invalid(vec![Issue::at(
                 "validation.policy_limits",
                 file,
                 "/maxStringBytes",
@@ -264,7 +264,7 @@ fn read_values_file(path: &Path) -> Result<Vec<String>> {
     let shown = path.display().to_string();
     let bytes = match coffer_store::input::read(path, MAX_VALUES_FILE_BYTES) {
         Err(coffer_store::input::InputError::TooLarge { .. }) => {
-            return Err(ExportError::usage(
+            return Err(ExportError::invalid(
                 "limit.values_file_bytes",
                 &shown,
                 format!("sensitiveValuesFile is larger than {MAX_VALUES_FILE_BYTES} bytes"),
@@ -273,7 +273,7 @@ fn read_values_file(path: &Path) -> Result<Vec<String>> {
         other => other?,
     };
     let text = String::from_utf8(bytes).map_err(|e| {
-        ExportError::usage(
+        ExportError::invalid(
             "validation.invalid_utf8",
             &shown,
             format!(
@@ -358,7 +358,7 @@ mod tests {
         let e = load(json!({"sharingClass": "public", "maxArtifactBytes": 100,
             "maxStringBytes": 10, "localRoots": ["/home/a/w"]}))
         .unwrap_err();
-        assert!(matches!(e, ExportError::Usage(ref i) if i[0].code == "validation.schema"));
+        assert!(matches!(e, ExportError::Invalid(ref i) if i[0].code == "validation.schema"));
         let p = load(json!({"schemaVersion": "coffer.export-policy/v1", "sharingClass": "public",
             "maxArtifactBytes": 100, "maxStringBytes": 10, "localRoots": ["/home/a/w/", "/home/a/w/x"],
             "allowNames": ["csrf_token"]}))
@@ -381,11 +381,13 @@ mod tests {
         let e =
             load(json!({"sharingClass": "public", "maxArtifactBytes": 10, "maxStringBytes": 100}))
                 .unwrap_err();
-        assert!(matches!(e, ExportError::Usage(ref i) if i[0].code == "validation.policy_limits"));
+        assert!(
+            matches!(e, ExportError::Invalid(ref i) if i[0].code == "validation.policy_limits")
+        );
         let e =
             load(json!({"sharingClass": "internal", "maxArtifactBytes": 10, "maxStringBytes": 1}))
                 .unwrap_err();
-        assert!(matches!(e, ExportError::Usage(_)));
+        assert!(matches!(e, ExportError::Invalid(_)));
     }
 
     #[test]

@@ -186,7 +186,7 @@ impl FinalScan {
             .map(|p| p.extra_rules.clone())
             .unwrap_or_default();
         let rules = RuleSet::new(&extra)
-            .map_err(|e| ExportError::usage("validation.policy_rule", &e.id, e.to_string()))?;
+            .map_err(|e| ExportError::invalid("validation.policy_rule", &e.id, e.to_string()))?;
         let mut known_rules: BTreeSet<String> =
             rules.rules().iter().map(|r| r.id.clone()).collect();
         for r in [

@@ -691,6 +691,42 @@ fn scan_prints_findings_on_stdout_as_path_line_col_and_never_the_value() {
 }
 
 #[test]
+fn a_policy_that_breaks_its_schema_is_a_validation_failure_not_a_usage_error() {
+    let env = Env::new();
+    let bad = env.write(
+        "bad-policy.json",
+        br#"{"sharingClass": "internal", "maxArtifactBytes": 10, "maxStringBytes": 1}"#,
+    );
+    env.write("t/a.txt", b"nothing\n");
+    let (code, v) = env.json(&[
+        "scan",
+        "--policy",
+        bad.to_str().unwrap(),
+        env.path("t").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "exit 2 is for usage.* codes: {v}");
+    assert_eq!(v["status"], "failed");
+    assert_eq!(v["issues"][0]["code"], "validation.schema");
+    let at = v["issues"][0]["path"].as_str().unwrap();
+    assert!(at.ends_with("bad-policy.json#/sharingClass"), "{at}");
+}
+
+#[test]
+fn a_clean_scan_counts_the_files_it_read_not_its_arguments() {
+    let env = Env::new();
+    for f in ["t/a.txt", "t/b.txt", "t/sub/c.txt"] {
+        env.write(f, b"nothing to see\n");
+    }
+    let r = env.run(&["scan", env.path("t").to_str().unwrap()]);
+    assert_eq!(r.code, 0);
+    let said = format!("{}{}", String::from_utf8_lossy(&r.stdout), r.stderr);
+    assert!(said.contains("3 file(s)"), "{said}");
+    let (code, v) = env.json(&["scan", env.path("t").to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(v["result"]["files"], 3);
+}
+
+#[test]
 fn scan_reads_a_malformed_json_file_as_text_and_reports_both() {
     let env = Env::new();
     let token = "ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8";

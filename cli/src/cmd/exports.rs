@@ -247,8 +247,7 @@ pub fn scan(ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>, format: ScanFor
                 result,
                 format!(
                     "{} file(s), {} strings: no findings",
-                    paths.len(),
-                    out.report.strings_scanned
+                    out.files, out.report.strings_scanned
                 ),
             ));
         }
