@@ -124,6 +124,16 @@ pub enum StoreError {
         /// The id or digest asked for.
         id: String,
     },
+    /// A digest prefix that starts several records' digests.
+    #[error("{prefix} is the start of the manifest digests of {} {what}s: {}", .matches.len(), .matches.join(", "))]
+    Ambiguous {
+        /// What kind of record was asked for.
+        what: &'static str,
+        /// The prefix asked for.
+        prefix: String,
+        /// Some of the digests it starts (at most 10).
+        matches: Vec<String>,
+    },
     /// The request conflicts with what the store already holds.
     #[error("{message}")]
     Conflict {
@@ -183,6 +193,7 @@ impl StoreError {
             StoreError::RootNotEmpty { .. } => "conflict.store_root_not_empty",
             StoreError::Conflict { code, .. } => code,
             StoreError::Unknown { .. } => "io.not_found",
+            StoreError::Ambiguous { .. } => "usage.ambiguous_digest",
             StoreError::NotRegularFile { .. } => "validation.not_regular_file",
             StoreError::Input(e) => e.code(),
             StoreError::Io { source, .. } => io_code(source),
@@ -212,6 +223,7 @@ impl StoreError {
             | StoreError::SizeMismatch { subject, .. } => Some(subject.clone()),
             StoreError::Conflict { subject, .. } => Some(subject.clone()),
             StoreError::Unknown { id, .. } => Some(id.clone()),
+            StoreError::Ambiguous { prefix, .. } => Some(prefix.clone()),
             StoreError::Remote { location, key, .. } => Some(format!("{location}/{key}")),
             StoreError::Catalog(_) | StoreError::CatalogData(_) => {
                 Some(crate::names::CATALOG_FILE.into())

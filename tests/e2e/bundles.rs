@@ -338,6 +338,16 @@ fn bundle_ls_filters_show_and_where() {
     let (code, by_digest) = env.json(&["bundle", "show", md]);
     assert_eq!(code, 0);
     assert_eq!(by_digest["result"]["bundle"]["bundleId"], "coffer-complete");
+    // And by a unique prefix of it, as `where` takes one (8 hex digits or
+    // more, with or without `sha256:`, any case); a shorter one is no prefix.
+    let upper = md[7..23].to_ascii_uppercase();
+    for prefix in [&md[..15], &md[7..19], upper.as_str()] {
+        let (code, by_prefix) = env.json(&["bundle", "show", prefix]);
+        assert_eq!(code, 0, "{prefix}: {by_prefix}");
+        assert_eq!(by_prefix["result"]["bundle"]["bundleId"], "coffer-complete");
+    }
+    let (code, v) = env.json(&["bundle", "show", &md[..13]]);
+    assert_eq!((code, codes(&v)), (1, vec!["io.not_found".to_string()]));
     let (code, v) = env.json(&["bundle", "show", "no-such-bundle"]);
     assert_eq!((code, codes(&v)), (1, vec!["io.not_found".to_string()]));
 }

@@ -227,19 +227,58 @@ pub fn insert_bundle(
     Ok(true)
 }
 
+/// Shortest manifest digest prefix taken, in hex digits (as `where` and
+/// `get` take an object's).
+const MIN_PREFIX_HEX: usize = 8;
+
 /// The bundle with this id, or whose manifest has this digest (typed as
-/// [`Digest::parse_typed`] takes one: with or without `sha256:`, any case).
+/// [`Digest::parse_typed`] takes one: with or without `sha256:`, any case),
+/// or whose manifest digest alone starts with it (8 to 63 hex digits,
+/// with or without `sha256:`); a prefix several start with is
+/// `usage.ambiguous_digest`.
 pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<BundleRow>> {
     let digest = Digest::parse_typed(id_or_digest)
         .map(|d| d.to_string())
         .unwrap_or_else(|_| id_or_digest.to_string());
-    catalog.reader().query_one(
+    let exact = catalog.reader().query_one(
         &format!(
             "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1 OR manifest_digest = ?2"
         ),
         &[&id_or_digest, &digest],
         bundle_row,
-    )
+    )?;
+    if exact.is_some() {
+        return Ok(exact);
+    }
+    let hex = id_or_digest
+        .strip_prefix("sha256:")
+        .unwrap_or(id_or_digest)
+        .to_ascii_lowercase();
+    if hex.len() < MIN_PREFIX_HEX || hex.len() >= 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit())
+    {
+        return Ok(None);
+    }
+    // Hex digits only: nothing in the pattern is a LIKE wildcard.
+    let mut rows = catalog.reader().query(
+        &format!(
+            "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE manifest_digest LIKE ?1 \
+             ORDER BY manifest_digest LIMIT 11"
+        ),
+        &[&format!("sha256:{hex}%")],
+        bundle_row,
+    )?;
+    match rows.len() {
+        0 | 1 => Ok(rows.pop()),
+        _ => Err(StoreError::Ambiguous {
+            what: "bundle",
+            prefix: format!("sha256:{hex}"),
+            matches: rows
+                .iter()
+                .take(10)
+                .map(|r| r.manifest_digest.to_string())
+                .collect(),
+        }),
+    }
 }
 
 /// The bundle with this id or manifest digest, or `io.not_found`.
