@@ -604,12 +604,24 @@ impl FinalScan {
             {
                 self.string(s, file, pointer)
             }
-            _ => self.finding(
-                "validation.secret_field_in_export",
-                file,
-                pointer,
-                "a secret-named field keeps a value".into(),
-            ),
+            // Placed where the value stands (its text found in the raw
+            // line), or at the start of its line for an array or object.
+            _ => {
+                let text = match x {
+                    Node::String(v) => v.to_string(),
+                    Node::Number(n) => n.to_string(),
+                    _ => String::new(),
+                };
+                let span = (!text.is_empty()).then_some((0, text.len()));
+                self.finding_in(
+                    "validation.secret_field_in_export",
+                    file,
+                    pointer,
+                    &text,
+                    span,
+                    "a secret-named field keeps a value".into(),
+                )
+            }
         }
     }
 

@@ -712,6 +712,33 @@ fn a_policy_that_breaks_its_schema_is_a_validation_failure_not_a_usage_error() {
 }
 
 #[test]
+fn a_secret_field_finding_points_at_its_line_and_column() {
+    let env = Env::new();
+    env.write(
+        "t/s.jsonl",
+        b"{\"n\":0}\n{\"n\":1,\"apiToken\":\"plainvalue\"}\n",
+    );
+    let r = env.run(&["scan", env.path("t").to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    let out = String::from_utf8(r.stdout).unwrap();
+    let want = format!(
+        "{}:2:20: validation.secret_field_in_export",
+        env.path("t/s.jsonl").display()
+    );
+    assert!(out.starts_with(&want), "{out}");
+    assert!(!out.contains("plainvalue"), "{out}");
+    // The SARIF result has its region.
+    let r = env.run(&["scan", "--format", "sarif", env.path("t").to_str().unwrap()]);
+    let log: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let region = &log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+    assert_eq!(
+        (region["startLine"].as_u64(), region["startColumn"].as_u64()),
+        (Some(2), Some(20)),
+        "{log}"
+    );
+}
+
+#[test]
 fn a_clean_scan_counts_the_files_it_read_not_its_arguments() {
     let env = Env::new();
     for f in ["t/a.txt", "t/b.txt", "t/sub/c.txt"] {
