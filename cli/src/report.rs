@@ -175,12 +175,36 @@ impl Report {
                 let _ = writeln!(err, "{label}: {} finding(s)", self.issues.len());
                 return ExitCode::from(code);
             }
-            // Messages already name their subject; `path` is for machines.
             for i in &self.issues {
-                let _ = writeln!(err, "{label}[{}]: {}", i.code, terminal_safe(&i.message));
+                let at = place_shown(i);
+                let _ = writeln!(
+                    err,
+                    "{label}[{}]: {}{}",
+                    i.code,
+                    terminal_safe(&at),
+                    terminal_safe(&i.message)
+                );
             }
         }
         ExitCode::from(code)
+    }
+}
+
+/// Where an issue happened, for its human form, when its message does
+/// not already say: `FILE:LINE:COL: ` or `FILE#POINTER: ` (`--json` has
+/// both in `path`). A message that names its file keeps just that.
+fn place_shown(i: &Issue) -> String {
+    let Some(file) = i.file.as_deref().filter(|f| !f.is_empty()) else {
+        return String::new();
+    };
+    let pointer = i.pointer.as_deref().filter(|p| !p.is_empty());
+    if i.message.contains(file) {
+        return String::new();
+    }
+    match (i.position, pointer) {
+        (Some(p), _) => format!("{file}:{}:{}: ", p.line, p.column),
+        (None, Some(ptr)) if !i.message.contains(ptr) => format!("{file}#{ptr}: "),
+        _ => format!("{file}: "),
     }
 }
 

@@ -1255,3 +1255,24 @@ fn a_full_digest_is_taken_bare_as_sha256sum_prints_it_and_in_upper_case() {
     let message = v["issues"][0]["message"].as_str().unwrap();
     assert!(message.contains("prefix of 8"), "{message}");
 }
+
+#[test]
+fn a_human_error_names_the_file_and_place_it_is_about() {
+    let env = Env::new();
+    crate::transcripts::exported(&env, &["fine".to_string()], 8192, &[]);
+    // A tampered export: line 2 of the session is no longer JSON.
+    let s = env.path("out/session.jsonl");
+    let text = std::fs::read_to_string(&s).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1] = "{not json";
+    std::fs::write(&s, lines.join("\n") + "\n").unwrap();
+    let r = env.run(&["export", "verify", env.path("out").to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .lines()
+            .any(|l| l.starts_with("error[") && l.contains("session.jsonl")),
+        "{}",
+        r.stderr
+    );
+}

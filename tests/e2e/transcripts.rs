@@ -25,7 +25,7 @@ fn policy(env: &Env, max_string: u64) -> std::path::PathBuf {
 
 /// Exports a session of tool results `outputs` and returns the exported
 /// outputs in order, with the command's result.
-fn exported(
+pub(crate) fn exported(
     env: &Env,
     outputs: &[String],
     max_string: u64,

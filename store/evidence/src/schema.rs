@@ -155,9 +155,24 @@ pub fn validate(kind: DocKind, doc: &Value) -> Vec<SchemaIssue> {
     v.iter_errors(doc)
         .map(|e| SchemaIssue {
             pointer: e.instance_path().to_string(),
-            message: e.to_string(),
+            message: message(&e),
         })
         .collect()
+}
+
+/// The validator's message, but an enum's values in full: the crate
+/// shows two and "2 other candidates", which hides the ones to type.
+fn message(e: &jsonschema::ValidationError<'_>) -> String {
+    match e.kind() {
+        jsonschema::error::ValidationErrorKind::Enum { options } => {
+            let all: Vec<String> = options
+                .as_array()
+                .map(|a| a.iter().map(Value::to_string).collect())
+                .unwrap_or_default();
+            format!("{} is not one of: {}", e.instance(), all.join(", "))
+        }
+        _ => e.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -186,6 +201,33 @@ mod tests {
         let pointers: Vec<&str> = issues.iter().map(|i| i.pointer.as_str()).collect();
         assert!(pointers.contains(&"/schemaVersion"), "{issues:?}");
         assert!(pointers.contains(&"/assertions/0"), "{issues:?}");
+    }
+
+    #[test]
+    fn an_enum_violation_lists_every_allowed_value() {
+        let issues = validate(
+            DocKind::ExportPolicy,
+            &json!({"sharingClass": "internal", "maxArtifactBytes": 10, "maxStringBytes": 1}),
+        );
+        let m = &issues
+            .iter()
+            .find(|i| i.pointer == "/sharingClass")
+            .unwrap()
+            .message;
+        assert_eq!(m, r#""internal" is not one of: "partner", "public""#);
+        let issues = validate(
+            DocKind::RunManifest,
+            &json!({"evidence": [{"id": "x", "kind": "nope"}]}),
+        );
+        let m = &issues
+            .iter()
+            .find(|i| i.pointer == "/evidence/0/kind")
+            .unwrap()
+            .message;
+        assert!(
+            !m.contains("other candidates") && m.matches(", ").count() >= 3,
+            "{m}"
+        );
     }
 
     #[test]
