@@ -13,6 +13,20 @@ use sha2::{Digest as _, Sha256};
 /// The prefix every digest carries in its textual form.
 pub const PREFIX: &str = "sha256:";
 
+/// Shortest digest prefix taken, in hex digits (as git's abbreviations).
+pub const MIN_PREFIX_HEX: usize = 8;
+
+/// The lower-case hex of a digest prefix as typed (8 to 63 hex digits,
+/// with or without `sha256:`, any case); `None` for anything else.
+pub fn hex_prefix(arg: &str) -> Option<String> {
+    let hex = arg
+        .strip_prefix("sha256:")
+        .unwrap_or(arg)
+        .to_ascii_lowercase();
+    (hex.len() >= MIN_PREFIX_HEX && hex.len() < 64 && hex.bytes().all(|c| c.is_ascii_hexdigit()))
+        .then_some(hex)
+}
+
 /// A SHA-256 object key.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Digest([u8; 32]);

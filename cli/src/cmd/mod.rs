@@ -46,8 +46,7 @@ fn invalid_digest(arg: &str, also: &str) -> Box<Report> {
     ))
 }
 
-/// Shortest digest prefix accepted, in hex digits (as git's abbreviations).
-const MIN_PREFIX_HEX: usize = 8;
+use coffer_store::digest::MIN_PREFIX_HEX;
 
 /// A digest argument in full, or a unique prefix of at least 8 hex digits
 /// (with or without `sha256:`) of a cataloged object. No match is
@@ -56,17 +55,12 @@ pub fn resolve_digest(store: &Store, arg: &str) -> Result<Digest, Box<Report>> {
     if let Ok(d) = Digest::parse_typed(arg) {
         return Ok(d);
     }
-    let hex = arg
-        .strip_prefix("sha256:")
-        .unwrap_or(arg)
-        .to_ascii_lowercase();
-    if hex.len() < MIN_PREFIX_HEX || hex.len() >= 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit())
-    {
+    let Some(hex) = coffer_store::digest::hex_prefix(arg) else {
         return Err(invalid_digest(
             arg,
             &format!(", or a unique prefix of {MIN_PREFIX_HEX} to 63 of them"),
         ));
-    }
+    };
     let found = store
         .catalog()
         .digests_with_prefix(&hex, 11)

@@ -227,10 +227,6 @@ pub fn insert_bundle(
     Ok(true)
 }
 
-/// Shortest manifest digest prefix taken, in hex digits (as `where` and
-/// `get` take an object's).
-const MIN_PREFIX_HEX: usize = 8;
-
 /// The bundle with this id, or whose manifest has this digest (typed as
 /// [`Digest::parse_typed`] takes one: with or without `sha256:`, any case),
 /// or whose manifest digest alone starts with it (8 to 63 hex digits,
@@ -250,14 +246,9 @@ pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<Bundl
     if exact.is_some() {
         return Ok(exact);
     }
-    let hex = id_or_digest
-        .strip_prefix("sha256:")
-        .unwrap_or(id_or_digest)
-        .to_ascii_lowercase();
-    if hex.len() < MIN_PREFIX_HEX || hex.len() >= 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit())
-    {
+    let Some(hex) = coffer_store::digest::hex_prefix(id_or_digest) else {
         return Ok(None);
-    }
+    };
     // Hex digits only: nothing in the pattern is a LIKE wildcard.
     let mut rows = catalog.reader().query(
         &format!(
