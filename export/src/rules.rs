@@ -29,6 +29,12 @@ pub enum Check {
     Jwt,
     /// A policy's own rule: every match counts, exactly as written.
     Custom,
+    /// A service's name, then a credential-shaped value
+    /// ([`named`]): the regex finds names, the check reads what follows.
+    Named,
+    /// A value after a credential's key in config syntax, or a URL's
+    /// password ([`fields`]): kept only when it is code or a placeholder.
+    Field,
 }
 
 impl Check {
@@ -865,6 +871,24 @@ impl RuleSet {
         for (id, kws, src, check) in CATALOG.iter().filter(|r| !r.3.by_shape()) {
             rules.push(rule(id, kws, src, *check));
         }
+        rules.push(Rule {
+            id: fields::ID.to_string(),
+            keywords: fields::KEYWORDS.iter().map(|k| k.to_string()).collect(),
+            gate: None,
+            after_keyword: Some(fields::follows),
+            regex: compile(fields::PATTERN).expect("field syntaxes compile"),
+            min_len: min_len(fields::PATTERN),
+            check: Check::Field,
+        });
+        rules.push(Rule {
+            id: named::ID.to_string(),
+            keywords: named::services().map(|(n, _)| n.to_string()).collect(),
+            gate: None,
+            after_keyword: Some(named::follows),
+            regex: compile(&named::pattern()).expect("service names compile"),
+            min_len: 4,
+            check: Check::Named,
+        });
         for e in extra {
             let regex = compile(&e.regex).map_err(|err| RuleError {
                 id: e.id.clone(),
@@ -1013,6 +1037,11 @@ fn resolve(mut hits: Vec<Hit>, out: &mut Vec<Hit>) {
 
 fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
     crate::work::visit(hay.len());
+    match r.check {
+        Check::Named => return named::hits(i, &r.regex, hay, out),
+        Check::Field => return fields::hits(i, &r.regex, hay, out),
+        _ => {}
+    }
     if !r.regex.is_match(hay) {
         return;
     }
@@ -1046,7 +1075,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
         }
         let value = &hay[start..end];
         match r.check {
-            Check::Custom => {}
+            Check::Custom | Check::Named | Check::Field => {}
             Check::Shape => {
                 // A private key's body is long enough to hold any marker.
                 if r.id != "private-key" && looks_fake(value) {
@@ -1163,17 +1192,24 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     continue;
                 }
                 // Values that are words, where only a random value is a
-                // credential: `Bearer static-token`, `?key=STRINGS`,
+                // credential: `Bearer static-token` in prose, `?key=STRINGS`,
                 // `?key=test_error_package`, `_authToken=MYTOKEN`.
                 // (Also a default read from the environment: `|| "not-set"`
                 // is a sentinel.)
                 let random_only = matches!(
                     r.id.as_str(),
-                    "authorization-header" | "bearer-token" | "npmrc-auth" | "env-default-literal"
+                    "bearer-token" | "npmrc-auth" | "env-default-literal"
                 ) || (r.id == "query-secret"
                     && start >= 4
                     && hay[start - 4..start].eq_ignore_ascii_case(b"key="));
                 if random_only && word_like(value) {
+                    continue;
+                }
+                // `'Proxy-Authorization' : 'Authorization'`: the header's
+                // name again, not its value.
+                if r.id == "authorization-header"
+                    && memchr::memmem::find(&value.to_ascii_lowercase(), b"authorization").is_some()
+                {
                     continue;
                 }
                 // `authorization=authorization,`: a keyword argument
@@ -3241,6 +3277,8 @@ fn decodes_to_user_password(v: &[u8]) -> bool {
         .is_some_and(|s| s.contains(':') && s.chars().all(|c| !c.is_control()) && s.len() >= 3)
 }
 
+pub mod fields;
+pub mod named;
 pub mod prefixed;
 
 #[cfg(test)]

@@ -58,6 +58,17 @@ fn a_credential_like_value_is_swept_everywhere() {
 }
 
 #[test]
+fn a_urls_password_goes_whatever_it_is() {
+    // Issue 41: no exemption for words in a URL's userinfo.
+    let out = run(&["    proxies = {'https': 'https://user:pass@proxy:8080'}"]);
+    assert!(
+        out[0].contains("https://user:[REDACTED_SECRET:") && out[0].ends_with("@proxy:8080'}"),
+        "{}",
+        out[0]
+    );
+}
+
+#[test]
 fn code_next_to_secret_names_is_left_alone() {
     let code = [
         "        self.user, self.password = user, password",
@@ -67,7 +78,6 @@ fn code_next_to_secret_names_is_left_alone() {
         "    let key = EncapsulationKey::new(algorithm);",
         "    secret_key = config.secret_key",
         "    token = tokens[0]",
-        "    proxies = {'https': 'https://user:pass@proxy:8080'}",
         "    pattern = re.compile(r'_AUTH = 1')",
         "    pointer = \"/agentInput/fixture/source/locator\"",
         "    see C:\\Users\\Example\\project for an example",

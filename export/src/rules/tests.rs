@@ -1041,6 +1041,54 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "unsigned {} end",
         format!("eyJhbGciOiJub25lIn0.eyJ{}", g.chars(URLSAFE, 40)),
     );
+    // A word after a credential's key in config syntax, and a URL's
+    // password, whatever it is.
+    for (ctx, word) in [
+        ("pwd: {}", "SomeWord"),
+        ("<master>{}</master>", "orangejuice"),
+        ("Driver={ODBC};Uid=me;Pwd={};", "letmein"),
+        ("spring.datasource.password={}", "open_sesame"),
+        ("ftp://user:{}@ftp.trusted.com", "secret"),
+        // (Issue 41: any URL's password goes, a word too.)
+        ("proxy at https://user:{}@proxy:8080", "pass"),
+        (
+            "const options = new URL('http://abc:{}@example.com');",
+            "xyz",
+        ),
+        // (A passphrase may be words; the issue's rule, not a value's.)
+        ("ibm-cloud-pwd = {}", "shorter-version"),
+    ] {
+        add("credential-field", ctx, word.to_string());
+    }
+    // An Authorization header's credential, a word too (issue 41).
+    add(
+        "authorization-header",
+        "Authorization: Bearer {}\\r",
+        "static-token".to_string(),
+    );
+    add(
+        "authorization-header",
+        "Authorization: Bearer {}",
+        "this_is_a_test".to_string(),
+    );
+    // A service's name and a value, no rule of the service's own.
+    add(
+        "named-credential",
+        "cloudsmith: {}",
+        format!("9{}", g.chars("0123456789abcdef", 39)),
+    );
+    for ctx in [
+        "NewTrelloAPI(\"{}\")",
+        "| zenrows | {} |",
+        "<bitbar>{}</bitbar>",
+        "apifonica-PRIVATE-{}",
+    ] {
+        add(
+            "named-credential",
+            ctx,
+            format!("{}7{}", g.alnum(10), g.alnum(10)),
+        );
+    }
     v
 }
 
@@ -1116,7 +1164,6 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "    && self.fields == other.fields && self.dot2_token == other.dot2_token",
         "elif token == 'account':",
         "consistent!(click_1, r\"-----BEGIN PRIVATE KEY-----\");",
-        "Authorization: Bearer static-token\\r",
         "(\"topic?key=STRINGS\", \"Pydoc: TOPIC STRINGS\"),",
         "text = self.call_url_handler(\"search?key=test_error_package\",",
         "//registry.npmjs.org/:_authToken=MYTOKEN",
@@ -1154,7 +1201,6 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "secret_key = config.secret_key",
         "password = password",
         "fn set_password(&mut self, password: &str)",
-        "proxy at https://user:pass@proxy:8080",
         "_AUTH = 1",
         "pattern = re.compile(r'_auth=')",
         "curl -u admin:[REDACTED_SECRET:curl-user:0011aabb] https://x",
@@ -1251,7 +1297,6 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         " *   \"id_token\": \"HEADER.PAYLOAD.SIGNATURE\",",
         // Made-up passwords of documentation hosts, a syntax's brackets,
         // a coverage badge's public token.
-        "const options = new URL('http://abc:xyz@example.com');",
         "// unix://[user[:password]@]/path/to/sock[?db=N]",
         "[![codecov](https://codecov.io/gh/o/r/graph/badge.svg?token=OcQREPvC7r)](https://codecov.io/gh/o/r)",
         // Documentation's sample keys: a DER header that claims far more
@@ -1273,7 +1318,6 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "ratio 1/12345:d3d7e52e5c4a5d4c9bc424d2d882324d",
         "v1/1248440223456784:d3d7e52e5c4a5d4c9bc424d2d882324d",
         "someotherpassword = \"doesnt start right\"",
-        "ibm-cloud-pwd = shorter-version",
         "password = \"abababababababababab12\"",
         "csrf-token=Mj2qykJO5rELyHgezQ69nzUX0i3OH67V7+V4eUrLfpuyOuxmiW9rhROG==",
         "xoxp-1234-1234-1234-4ddbc191d40ee098cbaae6f3523ada2d",

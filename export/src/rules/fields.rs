@@ -1,0 +1,492 @@
+//! Credential fields: a value that stands right after a key naming a
+//! password, secret, token or credential, in config syntax, whatever the
+//! value looks like; and the password of a connection string or a URL.
+//!
+//! The label rules ask a value to look made by a machine, since in code
+//! a name is followed by expressions. In config syntax the value is a
+//! literal, and a password is often a word (`password=qwerty`,
+//! `<master>…</master>`, `Pwd=letmein;`, `ftp://user:secret@host`).
+//! So here the syntax decides, not the value:
+//! - a line that is only `KEY = VALUE` or `KEY: VALUE` (properties, `.env`,
+//!   YAML, INI, a shell's `export`), perhaps with a trailing `,` `;` or
+//!   comment;
+//! - a JSON member `"KEY": "VALUE"`;
+//! - an XML element `<KEY>VALUE</KEY>`;
+//! - a connection string's `;Password=VALUE` or `;Pwd=VALUE`;
+//! - a URL's `scheme://user:VALUE@host`.
+//!
+//! The key's last word names the credential (`spring.datasource.password`,
+//! `dbPassword`, `pwd`, `client_secret`; not `password_hash` or
+//! `max_tokens`). A value stays only when it is visibly code or a
+//! placeholder ([`kept`]): a reference (`$VAR`, `${…}`, `{{ … }}`,
+//! `%(name)s`), a call or a member (`getpass()`, `self.password`), a
+//! type (`password: str`), a literal of the language (`null`, `true`),
+//! a documented placeholder, a mask, or the key's own name.
+
+use super::{
+    bare_word, constant_name, credential_like, entropy, is_placeholder, looks_fake,
+    lowercase_phrase, marked_fake, prose, random_case, uuid_v1, Hit, CODE_OBJECTS,
+};
+
+/// The rule's id.
+pub const ID: &str = "credential-field";
+
+/// Prefilter keywords: every hit's key ends in one of them, or holds
+/// one (`://` for a URL).
+pub const KEYWORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "pass",
+    "pwd",
+    "pw",
+    "secret",
+    "token",
+    "credential",
+    "master",
+    "://",
+];
+
+/// The syntaxes, one alternative each; `k*` is the key, `v*` the value
+/// (quoted or not), `u` a URL's user. The URL comes first: where a line
+/// opens with one (`https://u:p@host`), it is not a `key:value` line.
+pub const PATTERN: &str = concat!(
+    r#"(?m)(?:\b[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<u>[^\s:@/"'<>]{1,128}):(?P<v5>[^\s@/"'<>]{1,256})@[^\s@/"'<>])"#,
+    r#"|(?:^[ \t]*(?:export[ \t]+|set[ \t]+)?["']?(?P<k1>[A-Za-z0-9_.-]{1,64})["']?[ \t]*[=:][ \t]*"#,
+    r#"(?P<v1>"[^"\r\n]*"|'[^'\r\n]*'|[^\s"'#;,=:][^\s"'#;,]*)[ \t]*[,;]?(?:[ \t]+(?:#|//)[^\r\n]*|[ \t]*)\r?$)"#,
+    r#"|(?:"(?P<k2>[A-Za-z0-9_.-]{1,64})"[ \t]*:[ \t]*(?P<v2>"(?:[^"\\\r\n]|\\.)*"))"#,
+    r#"|(?:<(?P<k3>[A-Za-z0-9_.-]{1,64})>(?P<v3>[^<\r\n]{1,256})</)"#,
+    r#"|(?:[;?&"'](?P<k4>(?i:password|pwd))[ \t]*=[ \t]*(?P<v4>[^;&"'\s]{1,256}))"#,
+);
+
+/// The test the text after a keyword must pass: a key's end, then an
+/// assignment (`=`, `:`, `>`); or, after `://`, a user, a colon and an
+/// `@` before the authority ends.
+pub fn follows(rest: &[u8]) -> bool {
+    let skipped = rest
+        .iter()
+        .take(6)
+        .take_while(|c| matches!(c, b' ' | b'\t' | b'"' | b'\'' | b's' | b'S'))
+        .count();
+    if matches!(rest.get(skipped), Some(b'=' | b':' | b'>')) {
+        return true;
+    }
+    let authority = rest
+        .iter()
+        .take(400)
+        .take_while(|c| !c.is_ascii_whitespace() && !matches!(c, b'/' | b'"' | b'\'' | b'<' | b'>'))
+        .count();
+    let a = &rest[..authority];
+    a.contains(&b':') && a.contains(&b'@')
+}
+
+/// The last words of a key that make it a credential's: a password's
+/// names, and `secret`, `token`, `credential(s)`, Maven's `master`.
+const LAST_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "pw",
+    "pass",
+    "secret",
+    "token",
+    "credential",
+    "credentials",
+    "master",
+];
+
+/// Hits of the rule at `rule` in `hay`. A match whose key names no
+/// credential is searched again from its value on, so a line's URL or
+/// connection string is still read (`DATABASE_URL=postgres://u:p@db`).
+pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
+    const GROUPS: [(&str, &str); 5] = [
+        ("k1", "v1"),
+        ("k2", "v2"),
+        ("k3", "v3"),
+        ("k4", "v4"),
+        ("u", "v5"),
+    ];
+    let mut from = 0;
+    while let Some(caps) = regex.captures_at(hay, from) {
+        let whole = caps.get(0).expect("group 0 always matches");
+        let Some((form, key, value)) = GROUPS
+            .iter()
+            .enumerate()
+            .find_map(|(i, (k, v))| Some((i + 1, caps.name(k)?, caps.name(v)?)))
+        else {
+            break;
+        };
+        from = whole.end();
+        // A URL needs no key; the others need one that names a
+        // credential (and `master` names one only as Maven's element).
+        let key = key.as_bytes();
+        if form != 5
+            && (!names_credential(key) || (key.eq_ignore_ascii_case(b"master") && form != 3))
+        {
+            from = value.start().max(whole.start() + 1);
+            continue;
+        }
+        let (mut start, mut end) = (value.start(), value.end());
+        let quoted = matches!(hay[start], b'"' | b'\'') && end - start >= 2;
+        if quoted {
+            start += 1;
+            end -= 1;
+        }
+        if !kept(key, &hay[start..end], quoted, form, &hay[end..]) {
+            out.push(Hit { rule, start, end });
+        }
+    }
+}
+
+/// Whether the key's last word names a credential: after `_ - .`, a
+/// camel hump, or the key alone (`PASSWORD`, `dbPassword`, `db.pass`).
+fn names_credential(key: &[u8]) -> bool {
+    let lower = key.to_ascii_lowercase();
+    // A page's, a sync's or a form's token (`nextPageToken`,
+    // `csrf-token`) authenticates nothing on its own; a public one is
+    // published (`publicToken`); a negated one names none (`not_secret`).
+    if [
+        "page",
+        "next",
+        "continuation",
+        "cursor",
+        "sync",
+        "csrf",
+        "xsrf",
+        "cancel",
+        "public",
+        "publishable",
+    ]
+    .iter()
+    .any(|w| memchr::memmem::find(&lower, w.as_bytes()).is_some())
+        || ["not_", "no_", "non_", "not-", "no-"]
+            .iter()
+            .any(|w| lower.starts_with(w.as_bytes()))
+    {
+        return false;
+    }
+    LAST_WORDS.iter().any(|w| {
+        let w = w.as_bytes();
+        lower.ends_with(w) && {
+            let at = key.len() - w.len();
+            at == 0
+                || matches!(key[at - 1], b'_' | b'-' | b'.')
+                || (key[at].is_ascii_uppercase() && key[at - 1].is_ascii_lowercase())
+        }
+    })
+}
+
+/// A value that stays: visibly code, or a placeholder. `key` is a
+/// URL's user for `form` 5.
+fn kept(key: &[u8], v: &[u8], quoted: bool, form: usize, after: &[u8]) -> bool {
+    let t = v.trim_ascii();
+    if t.is_empty() || !t.iter().any(u8::is_ascii_alphanumeric) || filler(t) {
+        return true;
+    }
+    // `password = "123"`, `pass: 1`: a count or a sample, not a secret
+    // (any URL's password still goes).
+    if form != 5 && (t.len() < 4 || (t.len() < 6 && t.iter().all(u8::is_ascii_digit))) {
+        return true;
+    }
+    if form == 5 {
+        return url_syntax(key, t);
+    }
+    // The key's own name, or a value that holds the whole key or its
+    // last word as one of its words (`password: password`,
+    // `token = "token = "`, `addPassword = "#add-password"`), names the
+    // field instead of filling it.
+    let lower_key = key.to_ascii_lowercase();
+    let last = last_word(&lower_key);
+    let lower = t.to_ascii_lowercase();
+    if memchr::memmem::find(&lower, &lower_key).is_some() || words(t).any(|w| w == last) {
+        return true;
+    }
+    // A URL is where a credential is used, not the credential; a
+    // constant's name (`HEADER.PAYLOAD.SIGNATURE`) stands for one.
+    if memchr::memmem::find(t, b"://").is_some() || constant_name(t) {
+        return true;
+    }
+    if !quoted && (code(t) || (form == 1 && variable(key, t, after))) {
+        return true;
+    }
+    // `credentials` names a structure or a setting
+    // (`Access-Control-Allow-Credentials: true`, `credentials: 'include'`):
+    // only a long machine-made value under it is one.
+    if lower_key.ends_with(b"credentials") && (t.len() < 16 || !credential_like(t) || bare_word(t))
+    {
+        return true;
+    }
+    let password = LAST_WORDS[..6]
+        .iter()
+        .any(|w| lower_key.ends_with(w.as_bytes()));
+    // A sentence is a message or a description, not a password; and a
+    // key or a token is made by a machine, so words (`'secret': 'will be
+    // replaced'`) or three lower-case words joined by `-` or `_` are a
+    // phrase (`api_token: not-a-real-one`), though a passphrase may be
+    // one.
+    if password {
+        t.iter().filter(|c| **c == b' ').count() >= 3
+    } else {
+        prose(t) || lowercase_phrase(t)
+    }
+}
+
+/// References, placeholders, filler and masks, in any syntax: the
+/// documented placeholders of EXPORT.md ("What is not a secret").
+fn filler(t: &[u8]) -> bool {
+    reference(t)
+        || is_placeholder(t)
+        || looks_fake(t)
+        || marked_fake(t)
+        || mask(t)
+        || uuid_v1(t)
+        // (`abababababababababab12`: two bits a byte.)
+        || (t.len() >= 16 && entropy(t) < 2.0)
+}
+
+/// A URL's user and password that are syntax, not a credential: an
+/// interpolation opened in the user (`${DB_USER:-app}@`), optional parts
+/// (`[user[:password]@]`), GitHub's fixed `x-oauth-basic` after a token,
+/// a user repeated as the password (`mongodb:mongodb@`, a sample).
+fn url_syntax(user: &[u8], password: &[u8]) -> bool {
+    let open = |s: &[u8]| {
+        s.iter().filter(|c| **c == b'{').count() > s.iter().filter(|c| **c == b'}').count()
+    };
+    open(user)
+        || user.contains(&b'[')
+        || password.contains(&b']')
+        || password.eq_ignore_ascii_case(b"x-oauth-basic")
+        || password == user
+}
+
+/// The words of a value, lower case: split at anything but a letter or
+/// a digit, and where a capital starts a hump (`SuperSecretToken`).
+fn words(v: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
+    v.split(|c| !c.is_ascii_alphanumeric()).flat_map(|part| {
+        let mut out = Vec::new();
+        let mut from = 0;
+        for i in 1..part.len() {
+            if part[i].is_ascii_uppercase() && part[i - 1].is_ascii_lowercase() {
+                out.push(part[from..i].to_ascii_lowercase());
+                from = i;
+            }
+        }
+        out.push(part[from..].to_ascii_lowercase());
+        out
+    })
+}
+
+/// A key's last word, lower case: after `_ - .`, or its camel hump
+/// (`addPassword` is `password` once lowered, found as a suffix).
+fn last_word(lower_key: &[u8]) -> &[u8] {
+    let tail = lower_key
+        .rsplit(|c| matches!(c, b'_' | b'-' | b'.'))
+        .next()
+        .unwrap_or(lower_key);
+    LAST_WORDS
+        .iter()
+        .map(|w| w.as_bytes())
+        .find(|w| tail.ends_with(w))
+        .unwrap_or(tail)
+}
+
+/// `$VAR`, `${…}`, `{{ … }}`, `%(name)s`, `%s`, `#{…}`, and a name
+/// enclosed (`<password>`, `{CONFIGURE_ME}`, `[secret]`, `@db.pass@`): a
+/// value filled in elsewhere. (Maven's encrypted `{jSMOWnoPF…=}` is no
+/// name.)
+fn reference(v: &[u8]) -> bool {
+    let name = |inner: &[u8]| {
+        inner
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"_ .-".contains(c))
+    };
+    let enclosed = |open: u8, close: u8| {
+        v.len() >= 2 && v[0] == open && v[v.len() - 1] == close && name(&v[1..v.len() - 1])
+    };
+    v.starts_with(b"$")
+        || v.starts_with(b"%")
+        || memchr::memmem::find(v, b"${").is_some()
+        || memchr::memmem::find(v, b"{{").is_some()
+        || memchr::memmem::find(v, b"#{").is_some()
+        || memchr::memmem::find(v, b"%(").is_some()
+        || memchr::memmem::find(v, b"%s").is_some()
+        || enclosed(b'<', b'>')
+        || enclosed(b'{', b'}')
+        || enclosed(b'[', b']')
+        || enclosed(b'@', b'@')
+}
+
+/// An unquoted name assigned in a statement of code: to a receiver's
+/// member (`request.password = XMLHttpRequest`, `self.token = tok`), or
+/// ended by `;` (`password = input;`) or `,` (a call's keyword argument,
+/// `secret=match,`; an object's member, `token: tok,`). In config syntax
+/// a word is a literal (`pwd: SomeWord`, `spring.datasource.password=hunter`),
+/// and a string in JSON or YAML's flow style is quoted.
+fn variable(key: &[u8], v: &[u8], after: &[u8]) -> bool {
+    let name = v
+        .iter()
+        .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$')
+        && v[0].is_ascii_alphabetic()
+        && !random_case(v);
+    if !name {
+        return false;
+    }
+    let receiver = key
+        .split(|c| *c == b'.')
+        .next()
+        .and_then(|r| std::str::from_utf8(r).ok())
+        .is_some_and(|r| key.contains(&b'.') && CODE_OBJECTS.contains(&r));
+    receiver || matches!(after.trim_ascii_start().first(), Some(b';' | b','))
+}
+
+/// `****`, `xxxxxx`, `•••`: a mask.
+fn mask(v: &[u8]) -> bool {
+    v.iter()
+        .all(|c| matches!(c, b'*' | b'x' | b'X' | b'.' | b'-'))
+        || v.iter().all(|c| *c >= 0x80)
+}
+
+/// An unquoted value that is code: a call or an index (`getpass()`,
+/// `env['X']`), a member (`self.password`, `config.db.pass`), a type
+/// (`str`, `String`, `Option<String>`, `&str`), a dereference or a YAML
+/// alias (`*semi`, `*db_password`) or a literal of the language. (`!`, `?`, `*`, `+` and `&` inside are a password's.)
+fn code(v: &[u8]) -> bool {
+    const LITERALS: &[&str] = &[
+        "null",
+        "none",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "str",
+        "string",
+        "bool",
+        "int",
+        "number",
+        "any",
+        "bytes",
+        "secretstr",
+        "optional",
+        "required",
+        "object",
+        "char",
+    ];
+    if v.iter().any(|c| b"()[]".contains(c))
+        || v.starts_with(b"&")
+        || v.starts_with(b"*")
+        || (v.ends_with(b">") && v.contains(&b'<'))
+    {
+        return true;
+    }
+    let lower = String::from_utf8_lossy(v).to_ascii_lowercase();
+    if LITERALS.contains(&lower.as_str()) {
+        return true;
+    }
+    // A member chain: names joined by dots, each starting with a letter
+    // or `_` (a host or a version has a digit or a dash in a part).
+    v.contains(&b'.')
+        && v.split(|c| *c == b'.').all(|p| {
+            p.first()
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                && p.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$')
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(s: &str) -> Vec<&str> {
+        let re = super::super::compile(PATTERN).unwrap();
+        let mut out = Vec::new();
+        hits(0, &re, s.as_bytes(), &mut out);
+        out.iter().map(|h| &s[h.start..h.end]).collect()
+    }
+
+    #[test]
+    fn a_word_after_a_credential_key_in_config_syntax_is_replaced() {
+        for (text, want) in [
+            ("password=qwerty", "qwerty"),
+            ("pwd: SomeWord", "SomeWord"),
+            ("\"pw\" : \"Value\"", "Value"),
+            ("spring.datasource.password=hunter2go", "hunter2go"),
+            ("  dbPassword: open_sesame  # prod", "open_sesame"),
+            ("export DB_PASS='letmein'", "letmein"),
+            ("<master>orangejuice</master>", "orangejuice"),
+            ("<password>tiger</password>", "tiger"),
+            (
+                "Server=host;Port=5432;User Id=username;Password=secret;Database=db;",
+                "secret",
+            ),
+            ("Driver={ODBC};Server=x;Uid=me;Pwd=letmein;", "letmein"),
+            (
+                "jdbc:sqlserver://db:1433;user=sa;password=Summer2024",
+                "Summer2024",
+            ),
+            ("https://alice:pass@example.org/x", "pass"),
+            ("ftp://user:secret@ftp.trusted.com", "secret"),
+            (
+                "{\"user\": \"a\", \"client_secret\": \"swordfish\"}",
+                "swordfish",
+            ),
+        ] {
+            assert_eq!(find(text), vec![want], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn code_references_and_placeholders_stay() {
+        for text in [
+            "password = getpass()",
+            "password = self.password",
+            "password: str",
+            "password: Option<String>,",
+            "password=${DB_PASSWORD}",
+            "password: \"{{ vault_db_password }}\"",
+            "PASSWORD=$PASSWORD",
+            "password = None",
+            "password: <your password>",
+            "password=changeme",
+            "password: '****'",
+            "password: password",
+            "password_hash = bcrypt",
+            "max_tokens: 4096x",
+            "https://${USER}:${PASS}@host",
+            "if password == secret:",
+            "        job_token::JobToken,",
+            "                    secret=match,",
+            "            'secret': 'will be replaced',",
+            "                    'token': tok,",
+            "    semi_token: *semi,",
+            "        'X-TOKEN-SECRET': 'SuperSecretToken',",
+            "  withCredentials: kEnumerableProperty",
+            "token: ${{ secrets.GITHUB_TOKEN }}",
+            "\"token\": \"Enter the token you received by mail\"",
+            "<master>https://example.com</master> is the main branch",
+        ] {
+            assert_eq!(find(text), Vec::<&str>::new(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn every_hit_passes_the_gate() {
+        for text in [
+            "password=qwerty",
+            "\"pw\" : \"Value\"",
+            "<master>orangejuice</master>",
+            "https://alice:pass@example.org/x",
+            "x;Pwd=letmein;",
+        ] {
+            let hay = text.as_bytes();
+            let lower = text.to_ascii_lowercase();
+            let passed = KEYWORDS.iter().any(|k| {
+                lower
+                    .match_indices(k)
+                    .any(|(i, _)| follows(&hay[i + k.len()..]))
+            });
+            assert!(passed, "{text:?}");
+        }
+    }
+}

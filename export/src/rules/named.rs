@@ -1,0 +1,515 @@
+//! Named credentials: a service's name, then a credential-shaped value,
+//! for the services no rule of their own describes.
+//!
+//! A vendor's token with no fixed prefix is written the same way in
+//! every suite and every config: the service's name, perhaps a credential
+//! word (`key`, `SECRET`, `ClientId`), an assignment in some syntax, and
+//! a random value (`cloudsmith: 3f0c…`, `ayrshare SECRET ABCD1234-…`,
+//! `apifonica-SECRET-…`, `<bitbar_key>…</bitbar_key>`). One generic
+//! reading covers them all; what varies is data: the service names in
+//! `services.txt`, written by `bench/services.py` from public scanners'
+//! detector catalogs.
+//!
+//! The reading, from a name's occurrence:
+//! 1. the name starts a word (after a non-letter, or as a camel-case hump);
+//! 2. credential words follow, glued, camel-cased or after `_ - . `;
+//!    any other word after the name means the name was part of something
+//!    else (`stripeCustomerId`, `github.com`);
+//! 3. an assignment: blanks, quotes and at most one operator
+//!    (`=`, `:`, `:=`, `=>`, `|`, `,`, `(`, `>`, or `-` glued to a
+//!    credential word);
+//! 4. a value that looks like a credential ([`plausible`]).
+//!
+//! A name that is also a common word (` ~` in the list) counts only with
+//! a credential word after it. A name followed by blanks alone needs a
+//! value that is long and random (`cloudsmith 1234…`), since prose puts
+//! words there.
+
+use super::{
+    constant_name, credential_like, is_placeholder, looks_fake, marked_fake, path_of_words,
+    random_case, versioned_name, word_then_digits,
+};
+
+/// The rule's id.
+pub const ID: &str = "named-credential";
+
+/// Bytes a value may start after the end of the name: credential words,
+/// separators, quotes.
+pub const MAX_GAP: usize = 48;
+
+/// A value's random core (see [`core_run`]) ends within this many bytes
+/// of the value's start.
+const CORE_WITHIN: usize = 40;
+
+/// The longest value taken.
+const MAX_VALUE: usize = 512;
+
+const LIST: &str = include_str!("services.txt");
+
+/// The service names (lower case), and whether each is also a common
+/// word.
+pub fn services() -> impl Iterator<Item = (&'static str, bool)> {
+    LIST.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| match l.strip_suffix(" ~") {
+            Some(n) => (n, true),
+            None => (l, false),
+        })
+}
+
+/// The rule's regex: any name, longest first (a leftmost-first
+/// alternation then prefers `currencylayer` to `currency`).
+pub fn pattern() -> String {
+    let mut names: Vec<&str> = services().map(|(n, _)| n).collect();
+    names.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+    format!("(?i)(?:{})", names.join("|"))
+}
+
+/// Words that name a credential; one of them makes a common-word name
+/// count.
+const CREDENTIAL_WORDS: &[&str] = &[
+    "apikey",
+    "credentials",
+    "credential",
+    "password",
+    "passwd",
+    "secret",
+    "tokens",
+    "token",
+    "keys",
+    "key",
+    "pass",
+    "pwd",
+    "pat",
+    "auth",
+    "bearer",
+    "sid",
+];
+
+/// Words that may stand between a name and its value without naming a
+/// credential themselves (`bitbucket_client_secret`). `id` is not one:
+/// a client's or an app's id is published with it (`AUTH0_CLIENT_ID`),
+/// and `AUTH0_DOMAIN` names no secret either.
+const QUALIFIERS: &[&str] = &[
+    "access", "account", "admin", "api", "app", "client", "license", "live", "master", "oauth",
+    "org", "personal", "private", "prod", "project", "refresh", "server", "service", "session",
+    "sdk", "signing", "test", "user", "webhook", "write",
+];
+
+/// The test the text after a name's occurrence must pass for the rule to
+/// run: a random core within reach. Every hit passes it (a hit's value
+/// starts within [`MAX_GAP`] of the name and holds its core within
+/// [`CORE_WITHIN`] of its start).
+pub fn follows(rest: &[u8]) -> bool {
+    let window = &rest[..rest.len().min(MAX_GAP + CORE_WITHIN)];
+    // Looser than [`core_run`] (a digit, or both cases), since a run in
+    // the window may reach past a value's ends.
+    window.split(|c| !core_byte(*c)).any(|run| {
+        run.len() >= 8
+            && (run.iter().any(u8::is_ascii_digit)
+                || (run.iter().any(u8::is_ascii_uppercase)
+                    && run.iter().any(u8::is_ascii_lowercase)))
+    })
+}
+
+/// The first run of eight or more of `[A-Za-z0-9+/=~]` that holds a digit
+/// and a letter, or changes case like a random string: (start, end).
+fn core_run(v: &[u8]) -> Option<(usize, usize)> {
+    let mut i = 0;
+    while i < v.len() {
+        let n = v[i..].iter().take_while(|c| core_byte(**c)).count();
+        if n >= 8 {
+            let run = &v[i..i + n];
+            let digit = run.iter().any(u8::is_ascii_digit);
+            let letter = run.iter().any(u8::is_ascii_alphabetic);
+            if (digit && letter) || random_case(run) {
+                return Some((i, i + n));
+            }
+        }
+        i += n.max(1);
+    }
+    None
+}
+
+fn core_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"+/=~".contains(&c)
+}
+
+fn value_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"+/_.=~-".contains(&c)
+}
+
+/// Hits of the rule at `rule` in `hay`: each match of its `regex` (a
+/// name) that names a credential.
+pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<super::Hit>) {
+    for m in regex.find_iter(hay) {
+        let common = common_words().contains(&m.as_bytes().to_ascii_lowercase()[..]);
+        if let Some((start, end)) = credential(hay, m.start(), m.end(), common) {
+            out.push(super::Hit { rule, start, end });
+        }
+    }
+}
+
+/// The names that are also common words.
+fn common_words() -> &'static std::collections::HashSet<&'static [u8]> {
+    static SET: std::sync::OnceLock<std::collections::HashSet<&'static [u8]>> =
+        std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        services()
+            .filter(|(_, common)| *common)
+            .map(|(n, _)| n.as_bytes())
+            .collect()
+    })
+}
+
+/// The credential a name's occurrence at `[start, end)` of `hay` names:
+/// the value's span.
+pub fn credential(hay: &[u8], start: usize, end: usize, common: bool) -> Option<(usize, usize)> {
+    if !starts_word(hay, start) {
+        return None;
+    }
+    let (words, mut at) = credential_words(hay, end);
+    if common && !words.credential {
+        return None;
+    }
+    // The name ran on into another word: it named something else.
+    if hay.get(at).is_some_and(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    // `_2`, `1`: a numbered key.
+    let digits = hay[at..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits > 2 {
+        return None;
+    }
+    at += digits;
+    let (value_start, operator) = assignment(hay, at, words.any)?;
+    if value_start - end > MAX_GAP {
+        return None;
+    }
+    let mut value_end = value_start
+        + hay[value_start..]
+            .iter()
+            .take(MAX_VALUE)
+            .take_while(|c| value_byte(**c))
+            .count();
+    // A sentence's full stop or dash is not part of the value.
+    while value_end > value_start && matches!(hay[value_end - 1], b'.' | b'-' | b'_') {
+        value_end -= 1;
+    }
+    let value = &hay[value_start..value_end];
+    // A call (`Stripe(key)`), a member (`client.token`), an address
+    // (`user@host`), a host and port: code and names, not a value.
+    if matches!(hay.get(value_end), Some(b'(' | b'@' | b'[' | b'{')) {
+        return None;
+    }
+    let alone = !operator && !words.any;
+    plausible(value, alone).then_some((value_start, value_end))
+}
+
+/// Whether a word starts at `start`: after a non-letter, or as a
+/// camel-case hump (`newAblyKey`), never inside a word (`inbox`).
+fn starts_word(hay: &[u8], start: usize) -> bool {
+    match start.checked_sub(1).map(|i| hay[i]) {
+        None => true,
+        Some(p) if !p.is_ascii_alphanumeric() => true,
+        Some(p) => p.is_ascii_lowercase() && hay[start].is_ascii_uppercase(),
+    }
+}
+
+struct Words {
+    /// Some credential or qualifier word followed the name.
+    any: bool,
+    /// One of them named a credential.
+    credential: bool,
+}
+
+/// The credential and qualifier words right after a name, each glued,
+/// camel-cased or after one of `_ - . ` and a blank: what they are, and
+/// where they end.
+fn credential_words(hay: &[u8], mut at: usize) -> (Words, usize) {
+    let mut words = Words {
+        any: false,
+        credential: false,
+    };
+    loop {
+        let sep = usize::from(matches!(hay.get(at), Some(b'_' | b'-' | b'.' | b' ')));
+        let from = at + sep;
+        let found = CREDENTIAL_WORDS
+            .iter()
+            .map(|w| (w, true))
+            .chain(QUALIFIERS.iter().map(|w| (w, false)))
+            .find(|(w, _)| word_at(hay, from, w));
+        match found {
+            Some((w, credential)) => {
+                words.any = true;
+                words.credential |= credential;
+                at = from + w.len();
+            }
+            None => return (words, at),
+        }
+    }
+}
+
+/// `w` at `at` (any case), ending where a word ends: at a non-letter, or
+/// where the next hump starts (`KeySecret`, `keySECRET`), or at another
+/// credential word (`apikey`, `SECRETTOKEN`).
+fn word_at(hay: &[u8], at: usize, w: &str) -> bool {
+    let Some(got) = hay.get(at..at + w.len()) else {
+        return false;
+    };
+    if !got.eq_ignore_ascii_case(w.as_bytes()) {
+        return false;
+    }
+    let last = got[got.len() - 1];
+    match hay.get(at + w.len()) {
+        None => true,
+        Some(n) if !n.is_ascii_alphabetic() => true,
+        Some(n) if n.is_ascii_uppercase() && last.is_ascii_lowercase() => true,
+        Some(_) => CREDENTIAL_WORDS.iter().chain(QUALIFIERS).any(|next| {
+            hay[at + w.len()..].len() >= next.len() && word_at(hay, at + w.len(), next)
+        }),
+    }
+}
+
+/// The assignment after a name and its words: where the value starts,
+/// and whether an operator or quote (not blanks alone) led to it.
+fn assignment(hay: &[u8], mut at: usize, after_word: bool) -> Option<(usize, bool)> {
+    let mut operator = false;
+    let mut operators = 0;
+    // `apifonica-SECRET-…`, `codakey-…`: a dash glued to a credential
+    // word.
+    if after_word && hay.get(at) == Some(&b'-') {
+        return Some((at + 1, true));
+    }
+    let limit = (at + 12).min(hay.len());
+    while at < limit {
+        let rest = &hay[at..];
+        const OPERATORS: [&[u8]; 8] = [b"=>", b":=", b"=", b":", b"|", b",", b"(", b">"];
+        let op = OPERATORS.iter().find(|o| rest.starts_with(o));
+        match (rest[0], op) {
+            (b' ' | b'\t' | b'\\', _) => at += 1,
+            (b'"' | b'\'' | b'`', _) => {
+                operator = true;
+                at += 1;
+            }
+            // One operator, perhaps after a closing quote (`"name": "…"`);
+            // `::` is a path, not an assignment.
+            (_, Some(o)) if operators == 0 && !rest.starts_with(b"::") => {
+                operator = true;
+                operators += 1;
+                at += o.len();
+            }
+            _ => break,
+        }
+    }
+    let started = hay.get(at).is_some_and(|c| c.is_ascii_alphanumeric());
+    started.then_some((at, operator))
+}
+
+/// Whether `v` is credential-shaped: 10 bytes or more, a random core
+/// near its start, and neither a placeholder, filler, a number, a date,
+/// a version, a path, a host name nor an identifier. Standing alone
+/// after a name (`alone`), it must be long and random: 20 bytes or more.
+pub fn plausible(v: &[u8], alone: bool) -> bool {
+    if v.len() < if alone { 20 } else { 10 } {
+        return false;
+    }
+    if core_run(&v[..v.len().min(CORE_WITHIN)]).is_none() {
+        return false;
+    }
+    if is_placeholder(v)
+        || looks_fake(v)
+        || marked_fake(v)
+        || constant_name(v)
+        || versioned_name(v)
+        || path_of_words(v)
+        || dotted_names(v)
+        || words_and_digits(v)
+        || identifier(v)
+        || !credential_like(v)
+    {
+        return false;
+    }
+    // A date or time, or a number in any notation (`0xC5E2E5AE4D3A8E9F`
+    // is a constant in code).
+    let hex_number = (v.starts_with(b"0x") || v.starts_with(b"0X"))
+        && v[2..].iter().all(|c| c.is_ascii_hexdigit() || *c == b'_');
+    if hex_number
+        || v.iter()
+            .all(|c| c.is_ascii_digit() || b"-:.+/TZ".contains(c))
+    {
+        return false;
+    }
+    true
+}
+
+/// `myapp.eu.auth0.com`, `config.api.token`: names joined by dots.
+fn dotted_names(v: &[u8]) -> bool {
+    v.contains(&b'.')
+        && v.split(|c| *c == b'.').all(|p| {
+            !p.is_empty()
+                && p.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'_')
+                && core_run(p).is_none_or(|(a, b)| b - a < 16)
+        })
+}
+
+/// `Crc64TestConfig`, `CRC64_REDIS`, `HttpClient2Factory`: an
+/// identifier, whose letters run in words of three or more, each in one
+/// case or capitalized, with a few digits between them. A random value's
+/// case and digits break it into many short pieces.
+fn identifier(v: &[u8]) -> bool {
+    let mut words = 0;
+    for part in v.split(|c| b"_-.".contains(c)) {
+        let mut i = 0;
+        while i < part.len() {
+            if part[i].is_ascii_digit() {
+                let n = part[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+                if n > 4 {
+                    return false;
+                }
+                i += n;
+                continue;
+            }
+            // One word: a capital and lower case, or one case throughout
+            // (an upper-case run gives its last capital to a following
+            // capitalized word: `HTTPClient` is `HTTP`, `Client`).
+            let upper = part[i..]
+                .iter()
+                .take_while(|c| c.is_ascii_uppercase())
+                .count();
+            let lower = part[i + upper..]
+                .iter()
+                .take_while(|c| c.is_ascii_lowercase())
+                .count();
+            let n = if upper > 1 && lower > 0 {
+                upper - 1
+            } else {
+                upper + lower
+            };
+            if n < 3 || !part[i].is_ascii_alphabetic() {
+                return false;
+            }
+            words += 1;
+            i += n;
+        }
+    }
+    words > 0
+}
+
+/// `mystorageaccount123`, `my_bucket_2024`, `eu-west-1-prod`: words and
+/// numbers, as names are made, not drawn at random.
+fn words_and_digits(v: &[u8]) -> bool {
+    v.split(|c| b"_-.".contains(c)).all(|part| {
+        word_then_digits(part).is_some_and(|w| {
+            w.is_empty()
+                || w.iter().all(u8::is_ascii_lowercase)
+                || w.iter().all(u8::is_ascii_uppercase)
+                || (w[0].is_ascii_uppercase() && w[1..].iter().all(u8::is_ascii_lowercase))
+        }) && part.iter().filter(|c| c.is_ascii_digit()).count() <= 8
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(s: &str) -> Option<&str> {
+        let re = regex::bytes::Regex::new(&pattern()).unwrap();
+        let hay = s.as_bytes();
+        let found = re.find_iter(hay).find_map(|m| {
+            let common = services()
+                .find(|(n, _)| n.eq_ignore_ascii_case(std::str::from_utf8(m.as_bytes()).unwrap()))
+                .map(|(_, c)| c)?;
+            let (a, b) = credential(hay, m.start(), m.end(), common)?;
+            assert!(follows(&hay[m.end()..]), "gate refused {s:?}");
+            Some(&s[a..b])
+        });
+        found
+    }
+
+    #[test]
+    fn the_list_is_lower_case_names_without_duplicates() {
+        let names: Vec<&str> = services().map(|(n, _)| n).collect();
+        assert!(names.len() > 500, "{}", names.len());
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+        for n in names {
+            assert!(
+                n.bytes()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                    && n.len() >= 4,
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_name_then_a_value_in_every_syntax() {
+        let v = "q7Hd93KxPz2LmWv8RtY4";
+        for text in [
+            format!("cloudsmith: {v}9c2e1f7a0b3d5e6f8a9b"),
+            format!("ayrshare SECRET {v}"),
+            format!("apifonica-SECRET-{v}"),
+            format!("buddynsPRIVATE={v}"),
+            format!("bitbucket_client_secret={v}"),
+            format!("auth0ClientSecret = '{v}'"),
+            format!("[DEBUG] Using Browshot Key={v}"),
+            format!("<zulip_api_key>{v}</zulip_api_key>"),
+            format!("\"mailjet\": \"{v}\""),
+            format!("NewTrelloAPI(\"{v}\")"),
+            format!("| zenrows | {v} |"),
+            format!("stripe_token := \"{v}\""),
+            format!("asana :'{v}'"),
+        ] {
+            let got = find(&text);
+            assert!(got.is_some_and(|g| g.starts_with(v)), "{text:?}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn names_in_other_roles_are_no_credential() {
+        for text in [
+            "see https://github.com/abc/def1234567890",
+            "import stripe; stripe.api_key = os.environ['STRIPE_KEY']",
+            "stripeCustomerId = 'cus_9s6XKzkNRiz8i3'",
+            "myzulip_token = 'q7Hd93KxPz2LmWv8RtY4'",
+            "postgres:14.5-alpine3.17",
+            "twilio==7.16.3",
+            "AUTH0_DOMAIN=myapp.eu.auth0.com",
+            "azure_storage_name=mystorageaccount123",
+            "jira ABC-12345678",
+            "mailgun 2024-05-01T10:00:00Z",
+            "stripe 3f9a8c7d6e5b4a3928171615",
+            "bitbucket_id=${BITBUCKET_ID}",
+            "AUTH0_CLIENT_ID=q7Hd93KxPz2LmWv8RtY4",
+            "sentry_dsn: {{ sentry_dsn_value_2024 }}",
+            "cloudflare_zone = 'your_zone_id_here_123'",
+            "datadog_key = getDatadogKey2(config)",
+            "pub(crate) const TEST_CRC64_REDIS: Crc64TestConfig = Crc64TestConfig {",
+            "(\"CRC-64/REDIS\", CRC64_REDIS, 0xC5E2E5AE4D3A8E9F),",
+            "use stripe::Client2Factory;",
+        ] {
+            assert_eq!(find(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_common_word_counts_only_before_a_credential_word() {
+        let v = "q7Hd93KxPz2LmWv8RtY4";
+        assert_eq!(find(&format!("stripe_secret = {v}")), Some(v));
+        assert_eq!(find(&format!("stripe = {v}")), None);
+        assert_eq!(find(&format!("cloudsmith = {v}")), Some(v));
+    }
+
+    #[test]
+    fn blanks_alone_need_a_long_random_value() {
+        assert_eq!(find("chartmogul a1b2c3d4e5f6"), None);
+        assert_eq!(
+            find("cloudsmith 9c2e1f7a0b3d5e6f8a9b0c1d2e3f4a5b6c7d8e9f"),
+            Some("9c2e1f7a0b3d5e6f8a9b0c1d2e3f4a5b6c7d8e9f")
+        );
+    }
+}
