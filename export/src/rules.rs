@@ -35,6 +35,9 @@ pub enum Check {
     /// A value after a credential's key in config syntax, or a URL's
     /// password ([`fields`]): kept only when it is code or a placeholder.
     Field,
+    /// A credential-shaped literal a call or a URL path carries
+    /// ([`carriers`]).
+    Carried,
 }
 
 impl Check {
@@ -889,6 +892,30 @@ impl RuleSet {
             min_len: 4,
             check: Check::Named,
         });
+        for (id, kws, src, gate) in [
+            (
+                carriers::CALL_ID,
+                carriers::CALL_KEYWORDS,
+                carriers::CALL_PATTERN,
+                carriers::call_follows as prefixed::Gate,
+            ),
+            (
+                carriers::PATH_ID,
+                carriers::PATH_KEYWORDS,
+                carriers::PATH_PATTERN,
+                carriers::path_follows,
+            ),
+        ] {
+            rules.push(Rule {
+                id: id.to_string(),
+                keywords: kws.iter().map(|k| k.to_string()).collect(),
+                gate: None,
+                after_keyword: Some(gate),
+                regex: compile(src).expect("carrier rules compile"),
+                min_len: min_len(src),
+                check: Check::Carried,
+            });
+        }
         for e in extra {
             let regex = compile(&e.regex).map_err(|err| RuleError {
                 id: e.id.clone(),
@@ -1040,6 +1067,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
     match r.check {
         Check::Named => return named::hits(i, &r.regex, hay, out),
         Check::Field => return fields::hits(i, &r.regex, hay, out),
+        Check::Carried => return carriers::hits(i, &r.regex, hay, out),
         _ => {}
     }
     if !r.regex.is_match(hay) {
@@ -1075,7 +1103,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
         }
         let value = &hay[start..end];
         match r.check {
-            Check::Custom | Check::Named | Check::Field => {}
+            Check::Custom | Check::Named | Check::Field | Check::Carried => {}
             Check::Shape => {
                 // A private key's body is long enough to hold any marker.
                 if r.id != "private-key" && looks_fake(value) {
@@ -3277,6 +3305,7 @@ fn decodes_to_user_password(v: &[u8]) -> bool {
         .is_some_and(|s| s.contains(':') && s.chars().all(|c| !c.is_control()) && s.len() >= 3)
 }
 
+pub mod carriers;
 pub mod fields;
 pub mod named;
 pub mod prefixed;

@@ -5,6 +5,7 @@ mod backends;
 mod bundles;
 mod cli_contract;
 mod crash;
+mod credentials;
 mod disguises;
 mod disk_full;
 mod everyday;

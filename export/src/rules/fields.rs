@@ -34,6 +34,9 @@ pub const ID: &str = "credential-field";
 /// Prefilter keywords: every hit's key ends in one of them, or holds
 /// one (`://` for a URL).
 pub const KEYWORDS: &[&str] = &[
+    "apikey",
+    "api_key",
+    "api-key",
     "password",
     "passwd",
     "passphrase",
@@ -57,18 +60,19 @@ pub const PATTERN: &str = concat!(
     r#"|(?:"(?P<k2>[A-Za-z0-9_.-]{1,64})"[ \t]*:[ \t]*(?P<v2>"(?:[^"\\\r\n]|\\.)*"))"#,
     r#"|(?:<(?P<k3>[A-Za-z0-9_.-]{1,64})>(?P<v3>[^<\r\n]{1,256})</)"#,
     r#"|(?:[;?&"'](?P<k4>(?i:password|pwd))[ \t]*=[ \t]*(?P<v4>[^;&"'\s]{1,256}))"#,
+    r#"|(?:\|[ \t]*`?(?P<k6>[A-Za-z0-9_.-]{1,64})`?[ \t]*\|[ \t]*`?(?P<v6>[^|`\s]{1,256})`?[ \t]*\|)"#,
 );
 
 /// The test the text after a keyword must pass: a key's end, then an
-/// assignment (`=`, `:`, `>`); or, after `://`, a user, a colon and an
-/// `@` before the authority ends.
+/// assignment (`=`, `:`, `>`, a table's `|`); or, after `://`, a user, a
+/// colon and an `@` before the authority ends.
 pub fn follows(rest: &[u8]) -> bool {
     let skipped = rest
         .iter()
         .take(6)
         .take_while(|c| matches!(c, b' ' | b'\t' | b'"' | b'\'' | b's' | b'S'))
         .count();
-    if matches!(rest.get(skipped), Some(b'=' | b':' | b'>')) {
+    if matches!(rest.get(skipped), Some(b'=' | b':' | b'>' | b'|' | b'`')) {
         return true;
     }
     let authority = rest
@@ -100,21 +104,22 @@ const LAST_WORDS: &[&str] = &[
 /// credential is searched again from its value on, so a line's URL or
 /// connection string is still read (`DATABASE_URL=postgres://u:p@db`).
 pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
-    const GROUPS: [(&str, &str); 5] = [
+    const GROUPS: [(&str, &str); 6] = [
+        ("u", "v5"),
         ("k1", "v1"),
         ("k2", "v2"),
         ("k3", "v3"),
         ("k4", "v4"),
-        ("u", "v5"),
+        ("k6", "v6"),
     ];
     let mut from = 0;
     while let Some(caps) = regex.captures_at(hay, from) {
         let whole = caps.get(0).expect("group 0 always matches");
-        let Some((form, key, value)) = GROUPS
-            .iter()
-            .enumerate()
-            .find_map(|(i, (k, v))| Some((i + 1, caps.name(k)?, caps.name(v)?)))
-        else {
+        // The form is the number in the key's group name (`u`: 5).
+        let Some((form, key, value)) = GROUPS.iter().find_map(|(k, v)| {
+            let form = k[1..].parse().unwrap_or(5);
+            Some((form, caps.name(k)?, caps.name(v)?))
+        }) else {
             break;
         };
         from = whole.end();
@@ -145,7 +150,8 @@ fn names_credential(key: &[u8]) -> bool {
     let lower = key.to_ascii_lowercase();
     // A page's, a sync's or a form's token (`nextPageToken`,
     // `csrf-token`) authenticates nothing on its own; a public one is
-    // published (`publicToken`); a negated one names none (`not_secret`).
+    // published (`publicToken`); a negated or a made-up one names none
+    // (`not_secret`, `fakeApiKey`).
     if [
         "page",
         "next",
@@ -157,6 +163,11 @@ fn names_credential(key: &[u8]) -> bool {
         "cancel",
         "public",
         "publishable",
+        "fake",
+        "dummy",
+        "mock",
+        "example",
+        "sample",
     ]
     .iter()
     .any(|w| memchr::memmem::find(&lower, w.as_bytes()).is_some())
@@ -165,6 +176,15 @@ fn names_credential(key: &[u8]) -> bool {
             .any(|w| lower.starts_with(w.as_bytes()))
     {
         return false;
+    }
+    // `apiKey`, `api_key`, `API-KEY`: an API key is a credential by name.
+    let joined: Vec<u8> = lower
+        .iter()
+        .filter(|c| !matches!(c, b'_' | b'-'))
+        .copied()
+        .collect();
+    if joined.ends_with(b"apikey") {
+        return true;
     }
     LAST_WORDS.iter().any(|w| {
         let w = w.as_bytes();
@@ -462,6 +482,8 @@ mod tests {
             "    semi_token: *semi,",
             "        'X-TOKEN-SECRET': 'SuperSecretToken',",
             "  withCredentials: kEnumerableProperty",
+            "| token | the token you were sent by mail |",
+            "| apiKey | string | yes |",
             "token: ${{ secrets.GITHUB_TOKEN }}",
             "\"token\": \"Enter the token you received by mail\"",
             "<master>https://example.com</master> is the main branch",

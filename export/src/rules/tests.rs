@@ -1071,6 +1071,17 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "Authorization: Bearer {}",
         "this_is_a_test".to_string(),
     );
+    // A literal a client is built from; a key in a URL's path.
+    add(
+        "credential-argument",
+        "client := NewQuuxlyAPI(\"{}\")",
+        format!("{}7{}", g.alnum(10), g.alnum(10)),
+    );
+    add(
+        "url-path-key",
+        "url := \"https://api.example.com/v1/keys/{}\"",
+        format!("pri_{}", g.chars("0123456789abcdef", 32)),
+    );
     // A service's name and a value, no rule of the service's own.
     add(
         "named-credential",

@@ -1,0 +1,113 @@
+//! Credentials carried by code and URLs without a label: the literal a
+//! client is built from (`NewQuuxlyAPI("3f2b8c1e-…")`,
+//! `new AcmeClient('…')`, `WithAPIKey("…")`), and a URL path segment
+//! after `/keys/` or `/tokens/` (`…/v1/keys/pri_9f8e…`). No service name
+//! is needed: the call's or the path's shape names the credential, and
+//! the value must look like one ([`super::named::plausible`]).
+
+use super::named::plausible;
+use super::Hit;
+
+/// The call rule's id.
+pub const CALL_ID: &str = "credential-argument";
+
+/// The path rule's id.
+pub const PATH_ID: &str = "url-path-key";
+
+/// Keywords of the call rule: the end of a name that builds a client or
+/// takes a key, and the call's parenthesis.
+pub const CALL_KEYWORDS: &[&str] = &[
+    "api(",
+    "client(",
+    "key(",
+    "token(",
+    "secret(",
+    "auth(",
+    "credential(",
+    "credentials(",
+];
+
+/// `Name("value"` where the name ends in one of [`CALL_KEYWORDS`]' words.
+pub const CALL_PATTERN: &str = r#"(?i)[A-Za-z0-9_]*(?:api|client|key|token|secret|auth|credentials?)\([ \t]*["'`](?P<s>[A-Za-z0-9+/_.=~-]{10,256})["'`][ \t]*[,)]"#;
+
+/// Keywords of the path rule.
+pub const PATH_KEYWORDS: &[&str] = &["/keys/", "/tokens/", "/key/", "/token/"];
+
+/// A segment after `/keys/`, `/tokens/` (or the singular) in a URL.
+pub const PATH_PATTERN: &str =
+    r#"(?i)://[^\s"'<>]*?/(?:keys?|tokens?)/(?P<s>[A-Za-z0-9+_.=~-]{10,256})(?:[/?#"'\s<>]|$)"#;
+
+/// The test after a call keyword: blanks and a quote.
+pub fn call_follows(rest: &[u8]) -> bool {
+    let blanks = rest
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t'))
+        .count();
+    matches!(rest.get(blanks), Some(b'"' | b'\'' | b'`'))
+}
+
+/// The test after a path keyword: a value's first byte.
+pub fn path_follows(rest: &[u8]) -> bool {
+    rest.first().is_some_and(u8::is_ascii_alphanumeric)
+}
+
+/// Hits of a carrier rule: each match's `s` group that looks like a
+/// credential.
+pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
+    for caps in regex.captures_iter(hay) {
+        let Some(v) = caps.name("s") else { continue };
+        if plausible(v.as_bytes(), false) {
+            out.push(Hit {
+                rule,
+                start: v.start(),
+                end: v.end(),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(pattern: &str, s: &str) -> Vec<String> {
+        let re = super::super::compile(pattern).unwrap();
+        let mut out = Vec::new();
+        hits(0, &re, s.as_bytes(), &mut out);
+        out.iter().map(|h| s[h.start..h.end].to_string()).collect()
+    }
+
+    #[test]
+    fn a_client_built_from_a_literal_holds_a_credential() {
+        let uuid = "3f2b8c1e-9a7d-4e6f-b5c4-2d1e0f9a8b7c";
+        for text in [
+            format!("client := NewQuuxlyAPI(\"{uuid}\")"),
+            format!("const c = new AcmeClient('{uuid}', {{}});"),
+            format!("opts = WithAPIKey(`{uuid}`)"),
+        ] {
+            assert_eq!(find(CALL_PATTERN, &text), vec![uuid], "{text}");
+        }
+        for text in [
+            "client := NewQuuxlyAPI(\"https://api.quuxly.io\")",
+            "c = HttpClient(\"application/json\")",
+            "k = getKey(\"DATABASE_PASSWORD\")",
+            "t = parseToken(\"Crc64TestConfig\")",
+        ] {
+            assert!(find(CALL_PATTERN, text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_key_in_a_urls_path_is_a_credential() {
+        let key = "pri_9f8e7d6c5b4a39281706f5e4d3c2b1a0";
+        let text = format!("url := \"https://api.example.com/v1/keys/{key}\"");
+        assert_eq!(find(PATH_PATTERN, &text), vec![key]);
+        for text in [
+            "see https://docs.example.com/api/keys/create-a-key",
+            "GET https://api.example.com/v1/tokens/{token_id}",
+            "https://github.com/org/repo/settings/keys/new",
+        ] {
+            assert!(find(PATH_PATTERN, text).is_empty(), "{text}");
+        }
+    }
+}

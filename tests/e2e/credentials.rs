@@ -1,0 +1,151 @@
+//! Credentials no vendor rule names (issue 41), through the binary: a
+//! service's name and a value, a credential field in config syntax, a
+//! connection string's or a URL's password, a client built from a
+//! literal, a key in a URL's path. Each must be gone from everything a
+//! recipient or a terminal sees; code and placeholders beside the same
+//! names must come through unchanged.
+
+use serde_json::json;
+
+use crate::disguises::{export, gone, policy, session_bundle};
+use crate::support::Env;
+
+/// A session whose tool results are `outputs`.
+fn session(outputs: &[String]) -> String {
+    let mut s = String::from("{\"type\":\"session.start\"}\n");
+    for (i, o) in outputs.iter().enumerate() {
+        s.push_str(&json!({"type": "tool.result", "seq": i, "output": o}).to_string());
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+fn each_leak_shape_of_issue_41_is_gone_from_a_partner_export() {
+    // (shape, text, secret): services with no rule of their own
+    // (`zenrows`, `cloudsmith`, `bitbar`, `browshot`) and one no list
+    // knows (`Quuxly`).
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "service token",
+            "zenrows token = 'Q3k9XvB2mT7pL0sWz8YcN4rJ6hF1dG5a'".into(),
+            "Q3k9XvB2mT7pL0sWz8YcN4rJ6hF1dG5a",
+        ),
+        (
+            "service: 40 hex",
+            "cloudsmith: 9c2e1f7a0b3d5e6f8a9b0c1d2e3f4a5b6c7d8e9f".into(),
+            "9c2e1f7a0b3d5e6f8a9b0c1d2e3f4a5b6c7d8e9f",
+        ),
+        (
+            "service 'short'",
+            "bitbar 'Xk29fLq83ZmP0aRt'".into(),
+            "Xk29fLq83ZmP0aRt",
+        ),
+        (
+            "debug line",
+            "[DEBUG] Using Browshot Key=Zq81mXk2Lr9vT4bN7cW3pY6s".into(),
+            "Zq81mXk2Lr9vT4bN7cW3pY6s",
+        ),
+        (
+            "table row",
+            "| apiKey | Hq7Lm2Xr9Kz4Tb8Nc3Wp6Ys1 |".into(),
+            "Hq7Lm2Xr9Kz4Tb8Nc3Wp6Ys1",
+        ),
+        (
+            "XML block",
+            "<credentials>\n  <secret>Pq3Zr8Lm2Xk9Tb4Nc7Wv</secret>\n</credentials>".into(),
+            "Pq3Zr8Lm2Xk9Tb4Nc7Wv",
+        ),
+        (
+            "URL path key",
+            "url := \"https://api.example.com/v1/keys/pri_9f8e7d6c5b4a39281706f5e4d3c2b1a0\""
+                .into(),
+            "pri_9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        ),
+        (
+            "client from a literal",
+            "client := NewQuuxlyAPI(\"3f2b8c1e-9a7d-4e6f-b5c4-2d1e0f9a8b7c\")".into(),
+            "3f2b8c1e-9a7d-4e6f-b5c4-2d1e0f9a8b7c",
+        ),
+        (
+            "YAML block, second line",
+            "aws:\n  id: AKIAQYLPMN5HHHFPZAM2\n  secret: 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"
+                .into(),
+            "Xk29fLq83ZmP0aRtQw7eYu1iOp4aSd6fGh8jKl0z",
+        ),
+        ("password=word", "password=quokkaberry".into(), "quokkaberry"),
+        ("pwd: Word", "pwd: SomeWordle".into(), "SomeWordle"),
+        ("\"pw\" : Value", "{\"pw\" : \"Valuemint\"}".into(), "Valuemint"),
+        (
+            "properties",
+            "spring.datasource.password=hunter2go".into(),
+            "hunter2go",
+        ),
+        (
+            "Authorization header",
+            "Authorization: Bearer this_is_a_test".into(),
+            "this_is_a_test",
+        ),
+        (
+            "Maven master",
+            "<settingsSecurity><master>orangejuice</master></settingsSecurity>".into(),
+            "orangejuice",
+        ),
+        (
+            "JDBC",
+            "jdbc:sqlserver://db:1433;user=sa;password=Summer2024x".into(),
+            "Summer2024x",
+        ),
+        (
+            "ODBC",
+            "Driver={ODBC};Server=x;Uid=me;Pwd=letmeinplz;".into(),
+            "letmeinplz",
+        ),
+        (
+            "URL userinfo word",
+            "git remote add o https://alice:tangerine@example.org/x.git".into(),
+            "tangerine",
+        ),
+        (
+            "prompt user",
+            "quillon@build-07:~/work$ ls".into(),
+            "quillon",
+        ),
+    ];
+    let env = Env::new();
+    let outputs: Vec<String> = cases.iter().map(|c| c.1.clone()).collect();
+    let src = session_bundle(&env, "leaks", &session(&outputs));
+    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
+    let e = export(&env, &src, &pol, "out");
+    for (shape, _, secret) in &cases {
+        gone(&e, secret, shape);
+    }
+}
+
+#[test]
+fn code_and_placeholders_beside_the_same_names_come_through() {
+    let lines: Vec<String> = [
+        "password = getpass()",
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        "password: <your password>",
+        "import stripe; stripe.api_key = os.environ['STRIPE_KEY']",
+        "image: postgres:14.5-alpine3.17",
+        "pub(crate) const TEST_CRC64_REDIS: Crc64TestConfig = Crc64TestConfig {",
+        "request.password = XMLHttpRequest",
+        "see https://github.com/org/repo/settings/keys/new",
+        "AUTH0_DOMAIN=myapp.eu.auth0.com",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let env = Env::new();
+    let src = session_bundle(&env, "code", &session(&lines));
+    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
+    let e = export(&env, &src, &pol, "out");
+    assert_eq!(e.code, 0, "{}", e.envelope);
+    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+    for line in &lines {
+        let written = serde_json::to_string(line).unwrap();
+        assert!(out.contains(&written), "{line} changed:\n{out}");
+    }
+}
