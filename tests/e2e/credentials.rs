@@ -25,7 +25,8 @@ fn each_leak_shape_of_issue_41_is_gone_from_a_partner_export() {
     // (shape, text, secret): services with no rule of their own
     // (`zenrows`, `cloudsmith`, `bitbar`, `browshot`) and one no list
     // knows (`Quuxly`).
-    let cases: Vec<(&str, String, &str)> = vec![
+    let cases: Vec<(&str, String, &str)> =
+        vec![
         (
             "service token",
             "zenrows token = 'Q3k9XvB2mT7pL0sWz8YcN4rJ6hF1dG5a'".into(),

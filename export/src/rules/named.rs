@@ -356,9 +356,13 @@ fn dotted_names(v: &[u8]) -> bool {
 
 /// `Crc64TestConfig`, `CRC64_REDIS`, `HttpClient2Factory`: an
 /// identifier, whose letters run in words of three or more, each in one
-/// case or capitalized, with a few digits between them. A random value's
+/// case or capitalized, with four digits or fewer between them. A random value's
 /// case and digits break it into many short pieces.
 fn identifier(v: &[u8]) -> bool {
+    // (`ABCD1234EFGH5678…`: digits all through are drawn, not named.)
+    if v.iter().filter(|c| c.is_ascii_digit()).count() > 4 {
+        return false;
+    }
     let mut words = 0;
     for part in v.split(|c| b"_-.".contains(c)) {
         let mut i = 0;
@@ -398,8 +402,12 @@ fn identifier(v: &[u8]) -> bool {
 }
 
 /// `mystorageaccount123`, `my_bucket_2024`, `eu-west-1-prod`: words and
-/// numbers, as names are made, not drawn at random.
+/// numbers, as names are made, not drawn at random (six digits at
+/// most: `QWRT1234-ZXCV5678-…` is drawn).
 fn words_and_digits(v: &[u8]) -> bool {
+    if v.iter().filter(|c| c.is_ascii_digit()).count() > 6 {
+        return false;
+    }
     v.split(|c| b"_-.".contains(c)).all(|part| {
         word_then_digits(part).is_some_and(|w| {
             w.is_empty()
@@ -502,6 +510,17 @@ mod tests {
         assert_eq!(find(&format!("stripe_secret = {v}")), Some(v));
         assert_eq!(find(&format!("stripe = {v}")), None);
         assert_eq!(find(&format!("cloudsmith = {v}")), Some(v));
+    }
+
+    #[test]
+    fn digits_all_through_a_value_are_no_identifiers_digits() {
+        assert!(identifier(b"Crc64TestConfig"));
+        assert!(identifier(b"CRC64_REDIS"));
+        assert!(!identifier(b"ABCD1234EFGH5678IJKL9012"));
+        assert_eq!(
+            find("ayrshare SECRET QWRT1234-ZXCV5678-PLMK9101-MNBV1121"),
+            Some("QWRT1234-ZXCV5678-PLMK9101-MNBV1121")
+        );
     }
 
     #[test]
