@@ -38,6 +38,8 @@ pub enum Check {
     /// A credential-shaped literal a call or a URL path carries
     /// ([`carriers`]).
     Carried,
+    /// An AWS secret access key beside its key id ([`carriers`]).
+    Paired,
 }
 
 impl Check {
@@ -916,6 +918,18 @@ impl RuleSet {
                 check: Check::Carried,
             });
         }
+        rules.push(Rule {
+            id: carriers::PAIR_ID.to_string(),
+            keywords: carriers::PAIR_KEYWORDS
+                .iter()
+                .map(|k| k.to_string())
+                .collect(),
+            gate: None,
+            after_keyword: Some(carriers::pair_follows),
+            regex: compile(carriers::PAIR_PATTERN).expect("the pair rule compiles"),
+            min_len: min_len(carriers::PAIR_PATTERN),
+            check: Check::Paired,
+        });
         for e in extra {
             let regex = compile(&e.regex).map_err(|err| RuleError {
                 id: e.id.clone(),
@@ -1068,6 +1082,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
         Check::Named => return named::hits(i, &r.regex, hay, out),
         Check::Field => return fields::hits(i, &r.regex, hay, out),
         Check::Carried => return carriers::hits(i, &r.regex, hay, out),
+        Check::Paired => return carriers::pair_hits(i, &r.regex, hay, out),
         _ => {}
     }
     if !r.regex.is_match(hay) {
@@ -1103,7 +1118,7 @@ fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
         }
         let value = &hay[start..end];
         match r.check {
-            Check::Custom | Check::Named | Check::Field | Check::Carried => {}
+            Check::Custom | Check::Named | Check::Field | Check::Carried | Check::Paired => {}
             Check::Shape => {
                 // A private key's body is long enough to hold any marker.
                 if r.id != "private-key" && looks_fake(value) {

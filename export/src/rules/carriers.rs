@@ -3,10 +3,12 @@
 //! `new AcmeClient('…')`, `WithAPIKey("…")`), and a URL path segment
 //! after `/keys/` or `/tokens/` (`…/v1/keys/pri_9f8e…`). No service name
 //! is needed: the call's or the path's shape names the credential, and
-//! the value must look like one ([`super::named::plausible`]).
+//! the value must look like one ([`super::named::plausible`]). And an AWS
+//! secret access key beside its key id (`connect("AKIA…", "<40>")`, a
+//! block's `id: AKIA…` then `secret: <40>`): the id names the pair.
 
 use super::named::plausible;
-use super::Hit;
+use super::{cases_and_digits, credential_like, looks_fake, Hit};
 
 /// The call rule's id.
 pub const CALL_ID: &str = "credential-argument";
@@ -36,6 +38,39 @@ pub const PATH_KEYWORDS: &[&str] = &["/keys/", "/tokens/", "/key/", "/token/"];
 /// A segment after `/keys/`, `/tokens/` (or the singular) in a URL.
 pub const PATH_PATTERN: &str =
     r#"(?i)://[^\s"'<>]*?/(?:keys?|tokens?)/(?P<s>[A-Za-z0-9+_.=~-]{10,256})(?:[/?#"'\s<>]|$)"#;
+
+/// The pair rule's id.
+pub const PAIR_ID: &str = "aws-secret-beside-id";
+
+/// Keywords of the pair rule: the key id's prefixes.
+pub const PAIR_KEYWORDS: &[&str] = &["AKIA", "ASIA", "ABIA", "ACCA"];
+
+/// A key id, then within 200 bytes a run of exactly 40 base64 characters.
+pub const PAIR_PATTERN: &str = r#"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b(?s:.{1,200}?)(?:[^A-Za-z0-9/+]|\\[nrt])(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"#;
+
+/// The test after a pair keyword: the rest of a key id.
+pub fn pair_follows(rest: &[u8]) -> bool {
+    rest.len() >= 56
+        && rest[..16]
+            .iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
+/// Hits of the pair rule: each 40-character run after a key id that is
+/// random base64 (both cases and a digit, a key's entropy, no filler).
+pub fn pair_hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
+    for caps in regex.captures_iter(hay) {
+        let Some(v) = caps.name("s") else { continue };
+        let b = v.as_bytes();
+        if cases_and_digits(b) && credential_like(b) && !looks_fake(b) {
+            out.push(Hit {
+                rule,
+                start: v.start(),
+                end: v.end(),
+            });
+        }
+    }
+}
 
 /// The test after a call keyword: blanks and a quote.
 pub fn call_follows(rest: &[u8]) -> bool {
@@ -78,7 +113,11 @@ mod tests {
     fn find(pattern: &str, s: &str) -> Vec<String> {
         let re = super::super::compile(pattern).unwrap();
         let mut out = Vec::new();
-        hits(0, &re, s.as_bytes(), &mut out);
+        if pattern == PAIR_PATTERN {
+            pair_hits(0, &re, s.as_bytes(), &mut out);
+        } else {
+            hits(0, &re, s.as_bytes(), &mut out);
+        }
         out.iter().map(|h| s[h.start..h.end].to_string()).collect()
     }
 
@@ -100,6 +139,24 @@ mod tests {
             "EcdsaPublicKey(\"04cf0d13a3a7577231ea1b66cf4021cd54\")",
         ] {
             assert!(find(CALL_PATTERN, text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_aws_secret_beside_its_key_id_is_one() {
+        let secret = "hjshnk5ex5u34565AWS654/JKGjhz545d89sjkja";
+        for text in [
+            format!("db = aws_lib.connect(\"AKIAF6BAFJKR45SAWSZ5\", \"{secret}\")"),
+            format!("aws:\n  id: AKIAQYLPMN5HHHFPZAM2\n  secret: {secret}\n"),
+        ] {
+            assert_eq!(find(PAIR_PATTERN, &text), vec![secret], "{text}");
+        }
+        // A digest or a word run of 40 is not one.
+        for text in [
+            "AKIAQYLPMN5HHHFPZAM2 at commit 9c2e1f7a0b3d5e6f8a9b0c1d2e3f4a5b6c7d8e9f",
+            "AKIAQYLPMN5HHHFPZAM2 is documented in ThisIsAVeryLongIdentifierNameForTestsX",
+        ] {
+            assert!(find(PAIR_PATTERN, text).is_empty(), "{text}");
         }
     }
 

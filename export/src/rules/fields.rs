@@ -60,7 +60,7 @@ pub const PATTERN: &str = concat!(
     r#"|(?:"(?P<k2>[A-Za-z0-9_.-]{1,64})"[ \t]*:[ \t]*(?P<v2>"(?:[^"\\\r\n]|\\.)*"))"#,
     r#"|(?:<(?P<k3>[A-Za-z0-9_.-]{1,64})>(?P<v3>[^<\r\n]{1,256})</)"#,
     r#"|(?:[;?&"'](?P<k4>(?i:password|pwd))[ \t]*=[ \t]*(?P<v4>[^;&"'\s]{1,256}))"#,
-    r#"|(?:\|[ \t]*`?(?P<k6>[A-Za-z0-9_.-]{1,64})`?[ \t]*\|[ \t]*`?(?P<v6>[^|`\s]{1,256})`?[ \t]*\|)"#,
+    r#"|(?:^[ \t]*\|[ \t]*`?(?P<k6>[A-Za-z0-9_.-]{1,64})`?[ \t]*\|[ \t]*`?(?P<v6>[^|`\s]{1,256})`?[ \t]*\|[ \t]*\r?$)"#,
 );
 
 /// The test the text after a keyword must pass: a key's end, then an
@@ -484,6 +484,7 @@ mod tests {
             "  withCredentials: kEnumerableProperty",
             "| token | the token you were sent by mail |",
             "| apiKey | string | yes |",
+            "| 1 | session.jsonl | 3 | /3/output | secret | credential-field | [REDACTED_SECRET:credential-field:0a1b2c3d] | x |",
             "token: ${{ secrets.GITHUB_TOKEN }}",
             "\"token\": \"Enter the token you received by mail\"",
             "<master>https://example.com</master> is the main branch",

@@ -1082,6 +1082,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "url := \"https://api.example.com/v1/keys/{}\"",
         format!("pri_{}", g.chars("0123456789abcdef", 32)),
     );
+    add(
+        "aws-secret-beside-id",
+        "connect(\"AKIAF6BAFJKR45SAWSZ5\", \"{}\")",
+        format!("Q7x{}", g.chars(B64, 37)),
+    );
     // A service's name and a value, no rule of the service's own.
     add(
         "named-credential",
