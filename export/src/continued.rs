@@ -45,6 +45,8 @@ pub struct Joined {
 ///   joined;
 /// - `prev` is an opening tag alone (`<name>`, no attributes) and `line`
 ///   is element text (no `<` or `>`, not blank): `<name>text</`;
+/// - `prev` ends in `:` and `line` is one token alone (a YAML scalar on
+///   the next line, a note's label then its value);
 /// - `prev` ends in `=`, `= (` or `:` and `line` starts with a quote, or
 ///   `prev` ends in a name and `line` starts with `=` and then a quote:
 ///   the two joined by a space;
@@ -145,12 +147,22 @@ fn opening_tag(prev: &str) -> Option<&str> {
     (!name.is_empty() && name.bytes().all(is_name)).then_some(prev)
 }
 
+/// A value alone on its line after a label's colon (YAML's `password:`
+/// then an indented `hunter2go`, a note's `zulip api key:` then the key):
+/// one token, no list item, comment or mapping.
+fn lone_value(rest: &str) -> bool {
+    rest.len() >= 4
+        && !rest.contains(char::is_whitespace)
+        && !rest.starts_with(['-', '#', '{', '[', '<', '/'])
+        && !rest.ends_with(':')
+}
+
 /// Whether `prev` leaves an assignment open that `rest` completes.
 fn is_assigned(prev: &str, rest: &str) -> bool {
     let quoted = |s: &str| s.starts_with(['"', '\'', '`']);
     let open = prev.strip_suffix('(').map_or(prev, str::trim_end);
     if open.ends_with(['=', ':']) {
-        return quoted(rest);
+        return quoted(rest) || (prev.ends_with(':') && lone_value(rest));
     }
     let ends_in_name = prev
         .bytes()
@@ -271,6 +283,27 @@ mod tests {
             ("- name: DB PASSWORD", "  value: x"),
             ("- names: DB_PASSWORD", "  value: x"),
             ("- name: DB_PASSWORD", "  # value: x"),
+        ] {
+            assert_eq!(join(prev.as_bytes(), line), None, "{prev} / {line}");
+        }
+    }
+
+    #[test]
+    fn a_lone_value_after_a_labels_colon_joins_it() {
+        let j = join(b"password:", "  hunter2go").unwrap();
+        assert_eq!(
+            (j.text.as_str(), part(&j)),
+            ("password: hunter2go", "hunter2go")
+        );
+        let j = join(b"zulip api key:", "Q7Hd93KxPz2LmWv8RtY4").unwrap();
+        assert_eq!(j.text, "zulip api key: Q7Hd93KxPz2LmWv8RtY4");
+        for (prev, line) in [
+            ("steps:", "  - run: make"),
+            ("env:", "  FOO: bar"),
+            ("note:", "two words"),
+            ("password:", "  # none"),
+            ("outer:", "  inner:"),
+            ("x:", "abc"),
         ] {
             assert_eq!(join(prev.as_bytes(), line), None, "{prev} / {line}");
         }

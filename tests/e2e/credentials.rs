@@ -74,6 +74,11 @@ fn each_leak_shape_of_issue_41_is_gone_from_a_partner_export() {
                 .into(),
             "Xk29fLq83ZmP0aRtQw7eYu1iOp4aSd6fGh8jKl0z",
         ),
+        (
+            "a value on the line after its label",
+            "db:\n  password:\n    plumtree42\n".into(),
+            "plumtree42",
+        ),
         ("password=word", "password=quokkaberry".into(), "quokkaberry"),
         ("pwd: Word", "pwd: SomeWordle".into(), "SomeWordle"),
         ("\"pw\" : Value", "{\"pw\" : \"Valuemint\"}".into(), "Valuemint"),
