@@ -648,6 +648,15 @@ pub const PREFIXED: &[Prefixed] = &[
         "lit:slk_|hex:64",
     ),
     (
+        // LaunchDarkly's server-side SDK and REST API access tokens:
+        // `sdk-` or `api-` and a UUID (the `mob-` mobile key is public),
+        // not as a URL's path segment (`/v2/api-<uuid>` names a resource).
+        "launchdarkly-access-token",
+        &["sdk-", "api-"],
+        r"(?:^|[^A-Za-z0-9_/-])(?P<s>(?:sdk|api)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:[^A-Za-z0-9_-]|$)",
+        "lit:sdk-|hex:8|lit:-|hex:4|lit:-4|hex:3|lit:-a|hex:3|lit:-|hex:12",
+    ),
+    (
         "supabase-access-token",
         &["sbp_"],
         r"\b(?P<s>sbp_[a-z0-9]{40})\b",
