@@ -1,11 +1,14 @@
 //! `scan --format sarif`: findings as a SARIF 2.1.0 log, for code-scanning
-//! tools. One run, one rule per issue code found, one result per finding;
-//! like every other output of `scan`, it names rules and places, never a
-//! matched value.
+//! tools. One run, one rule per detector found (`aws-access-key-id`, as
+//! gitleaks names its rules; the issue code where no detector stands
+//! behind a finding), one result per finding with a `partialFingerprints`
+//! entry that code-scanning tools track it by; like every other output of
+//! `scan`, it names rules and places, never a matched value.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use coffer_store::digest::Hasher;
 use coffer_store::issue::Issue;
 use serde_json::{json, Value};
 
@@ -54,27 +57,58 @@ fn message(i: &Issue) -> &str {
         .unwrap_or(&i.message)
 }
 
+/// The rule a finding is reported under: its detector, else its code.
+fn rule_id(i: &Issue) -> &str {
+    i.rule.as_deref().unwrap_or(i.code)
+}
+
 /// The SARIF log of a scan's findings.
 pub fn log(issues: &[Issue]) -> Value {
-    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    // Rule id -> (index, the code of its findings).
+    let mut index: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
     for i in issues {
         let n = index.len();
-        index.entry(i.code).or_insert(n);
+        index.entry(rule_id(i)).or_insert((n, i.code));
     }
-    let mut rules: Vec<(&str, usize)> = index.iter().map(|(c, n)| (*c, *n)).collect();
-    rules.sort_by_key(|(_, n)| *n);
+    let mut rules: Vec<(&str, usize, &str)> = index
+        .iter()
+        .map(|(id, (n, code))| (*id, *n, *code))
+        .collect();
+    rules.sort_by_key(|(_, n, _)| *n);
     let rules: Vec<Value> = rules
         .iter()
-        .map(|(code, _)| {
+        .map(|(id, _, code)| {
+            let text = if id == code {
+                describe(code).to_string()
+            } else {
+                format!("{}: rule {id}", describe(code))
+            };
             json!({
-                "id": code,
-                "name": code.replace(['.', '_'], " "),
-                "shortDescription": {"text": describe(code)},
+                "id": id,
+                "name": id.replace(['.', '_', '-'], " "),
+                "shortDescription": {"text": text},
                 "defaultConfiguration": {"level": "error"},
+                "properties": {"code": code},
             })
         })
         .collect();
-    let results: Vec<Value> = issues.iter().map(|i| result(i, index[i.code])).collect();
+    // The n-th finding of one rule with one message in one file: what
+    // stays the same when lines move above it, and never the value.
+    let mut seen: BTreeMap<(String, String, String), u32> = BTreeMap::new();
+    let results: Vec<Value> = issues
+        .iter()
+        .map(|i| {
+            let key = (
+                rule_id(i).to_string(),
+                i.file.clone().unwrap_or_default(),
+                message(i).to_string(),
+            );
+            let n = seen.entry(key.clone()).or_insert(0);
+            *n += 1;
+            let fingerprint = fingerprint(&key, *n);
+            result(i, index[rule_id(i)].0, &fingerprint)
+        })
+        .collect();
     json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -90,12 +124,26 @@ pub fn log(issues: &[Issue]) -> Value {
     })
 }
 
-fn result(i: &Issue, rule_index: usize) -> Value {
+/// 32 hex digits of SHA-256 over a finding's rule, file, message and
+/// occurrence.
+fn fingerprint((rule, file, message): &(String, String, String), n: u32) -> String {
+    let mut h = Hasher::new();
+    for part in [rule.as_bytes(), file.as_bytes(), message.as_bytes()] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.update(&n.to_le_bytes());
+    h.finish().0.hex()[..32].to_string()
+}
+
+fn result(i: &Issue, rule_index: usize, fingerprint: &str) -> Value {
     let mut r = json!({
-        "ruleId": i.code,
+        "ruleId": rule_id(i),
         "ruleIndex": rule_index,
         "level": "error",
         "message": {"text": message(i)},
+        "partialFingerprints": {"findingHash/v1": fingerprint},
+        "properties": {"code": i.code},
     });
     if let Some(file) = i.file.as_deref() {
         let mut physical = json!({"artifactLocation": {"uri": uri(file)}});
@@ -142,13 +190,34 @@ mod tests {
             "/3",
             "p.txt#/3: an absolute local path",
         );
-        let log = log(&[a.clone(), b, a]);
+        let c = a.clone().with_rule("aws-access-key-id");
+        let log = log(&[a.clone(), b, a, c.clone(), c]);
         let run = &log["runs"][0];
-        assert_eq!(run["tool"]["driver"]["rules"].as_array().unwrap().len(), 2);
+        let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+        assert_eq!(rules.len(), 3);
         let r = &run["results"];
         assert_eq!(r[0]["ruleIndex"], 0);
         assert_eq!(r[1]["ruleIndex"], 1);
         assert_eq!(r[2]["ruleId"], "validation.secret_in_export");
+        // A detector is its own rule; the code stays in the properties.
+        assert_eq!(r[3]["ruleId"], "aws-access-key-id");
+        assert_eq!(r[3]["ruleIndex"], 2);
+        assert_eq!(r[3]["properties"]["code"], "validation.secret_in_export");
+        assert_eq!(rules[2]["id"], "aws-access-key-id");
+        assert_eq!(
+            rules[2]["properties"]["code"],
+            "validation.secret_in_export"
+        );
+        // Every finding has its own fingerprint: the same finding twice
+        // is told apart by its occurrence.
+        let prints: std::collections::BTreeSet<&str> = (0..5)
+            .map(|k| {
+                r[k]["partialFingerprints"]["findingHash/v1"]
+                    .as_str()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(prints.len(), 5);
         assert_eq!(r[0]["message"]["text"], "rule x matched 40 bytes");
         assert_eq!(
             r[0]["locations"][0]["physicalLocation"]["region"]["startColumn"],

@@ -845,13 +845,24 @@ fn scan_writes_a_sarif_log_that_the_sarif_schema_accepts() {
         .iter()
         .map(|r| r["id"].as_str().unwrap())
         .collect();
+    // One rule per detector, as gitleaks has it (issue 44); the issue
+    // code stays in the rule's and the result's properties.
+    assert_eq!(rules, ["github-token", "validation.local_path_in_export"]);
+    assert_eq!(results[0]["ruleId"], "github-token");
     assert_eq!(
-        rules,
-        [
-            "validation.secret_in_export",
-            "validation.local_path_in_export"
-        ]
+        results[0]["properties"]["code"],
+        "validation.secret_in_export"
     );
+    assert_eq!(
+        run["tool"]["driver"]["rules"][0]["properties"]["code"],
+        "validation.secret_in_export"
+    );
+    // Each result carries a fingerprint to be tracked by, all different.
+    let prints: std::collections::BTreeSet<&str> = results
+        .iter()
+        .map(|r| r["partialFingerprints"]["findingHash/v1"].as_str().unwrap())
+        .collect();
+    assert_eq!(prints.len(), results.len());
     // Columns are code points (the line starts with a two-byte `é`).
     let first = &results[0]["locations"][0]["physicalLocation"];
     assert_eq!(first["region"]["startLine"], 1);
