@@ -57,9 +57,15 @@ fn message(i: &Issue) -> &str {
         .unwrap_or(&i.message)
 }
 
-/// The rule a finding is reported under: its detector, else its code.
+/// The rule a finding is reported under: its detector, as the final
+/// scan's message names it (`rule github-token matched 40 bytes`), else
+/// its code.
 fn rule_id(i: &Issue) -> &str {
-    i.rule.as_deref().unwrap_or(i.code)
+    message(i)
+        .strip_prefix("rule ")
+        .and_then(|r| r.split(' ').next())
+        .filter(|r| !r.is_empty())
+        .unwrap_or(i.code)
 }
 
 /// The SARIF log of a scan's findings.
@@ -190,7 +196,8 @@ mod tests {
             "/3",
             "p.txt#/3: an absolute local path",
         );
-        let c = a.clone().with_rule("aws-access-key-id");
+        let mut c = a.clone();
+        c.message = "s.jsonl#/0/t: rule aws-access-key-id matched 20 bytes".into();
         let log = log(&[a.clone(), b, a, c.clone(), c]);
         let run = &log["runs"][0];
         let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
@@ -198,7 +205,7 @@ mod tests {
         let r = &run["results"];
         assert_eq!(r[0]["ruleIndex"], 0);
         assert_eq!(r[1]["ruleIndex"], 1);
-        assert_eq!(r[2]["ruleId"], "validation.secret_in_export");
+        assert_eq!(r[2]["ruleId"], "x");
         // A detector is its own rule; the code stays in the properties.
         assert_eq!(r[3]["ruleId"], "aws-access-key-id");
         assert_eq!(r[3]["ruleIndex"], 2);

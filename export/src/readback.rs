@@ -257,14 +257,6 @@ impl FinalScan {
         }
     }
 
-    /// Names the detection rule of the finding pushed at `at`, if it was
-    /// kept (see [`MAX_FINDINGS`]).
-    fn name_rule(&mut self, at: usize, rule: &str) {
-        if let Some(i) = self.findings.get_mut(at) {
-            i.rule = Some(rule.to_string());
-        }
-    }
-
     /// A finding in the scanned string `s` (at `span` inside it, when the
     /// matcher says where), placed in the file when locating.
     fn finding_in(
@@ -396,7 +388,6 @@ impl FinalScan {
             } else {
                 "validation.secret_in_export"
             };
-            let before = self.findings.len();
             self.finding_in(
                 code,
                 file,
@@ -405,7 +396,6 @@ impl FinalScan {
                 Some((f.start, f.end)),
                 format!("rule {} matched {} bytes", f.rule, f.end - f.start),
             );
-            self.name_rule(before, &f.rule);
         }
         self.scratch = found;
     }
@@ -719,7 +709,6 @@ impl FinalScan {
             } else {
                 "validation.secret_in_export"
             };
-            let before = self.findings.len();
             self.finding(
                 code,
                 rel,
@@ -730,7 +719,6 @@ impl FinalScan {
                     c.secret.len()
                 ),
             );
-            self.name_rule(before, &c.rule);
         }
         Ok(())
     }

@@ -17,11 +17,6 @@ pub struct Issue {
     /// Where in the file's bytes, when the reader knows (`coffer scan`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub position: Option<Position>,
-    /// The detection rule behind a finding (`aws-access-key-id`), for
-    /// outputs that group by detector (SARIF's `ruleId`). Not part of the
-    /// envelope: its message names the rule already.
-    #[serde(skip)]
-    pub rule: Option<String>,
 }
 
 /// A 1-based line and column in a file.
@@ -51,7 +46,6 @@ impl Issue {
             file: Some(file.to_string()),
             pointer: Some(pointer.into()),
             position: None,
-            rule: None,
         }
     }
 
@@ -63,7 +57,6 @@ impl Issue {
             file: Some(file.to_string()),
             pointer: None,
             position: None,
-            rule: None,
         }
     }
 
@@ -76,14 +69,7 @@ impl Issue {
             file: subject,
             pointer: None,
             position: None,
-            rule: None,
         }
-    }
-
-    /// The same issue, naming the detection rule behind it.
-    pub fn with_rule(mut self, rule: impl Into<String>) -> Self {
-        self.rule = Some(rule.into());
-        self
     }
 
     /// The `path` shown in the CLI envelope: `file#pointer`, `file`, or the pointer.
