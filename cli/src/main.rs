@@ -4,6 +4,7 @@
 //! [`report::Report`]; every rule lives in the libraries.
 
 mod cmd;
+mod examples;
 mod progress;
 mod report;
 mod sarif;
@@ -12,7 +13,7 @@ mod shell;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 
 use report::{Issue, Report};
 
@@ -363,7 +364,10 @@ pub struct Ctx {
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match examples::command()
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => return usage_error(e, &args),
     };

@@ -4,10 +4,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::CommandFactory;
-
-use crate::Cli;
-
 /// Writes `bytes` to stdout; a reader that went away early is not an error
 /// (`coffer man | head`), as for `cat`.
 fn emit(bytes: &[u8]) -> ExitCode {
@@ -25,7 +21,7 @@ fn emit(bytes: &[u8]) -> ExitCode {
 /// `coffer completions SHELL`.
 pub fn completions(shell: clap_complete::Shell) -> ExitCode {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "coffer", &mut out);
+    clap_complete::generate(shell, &mut crate::examples::command(), "coffer", &mut out);
     emit(&out)
 }
 
@@ -33,7 +29,7 @@ pub fn completions(shell: clap_complete::Shell) -> ExitCode {
 /// listing its subcommands.
 pub fn man() -> ExitCode {
     let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command())
+    clap_mangen::Man::new(crate::examples::command())
         .render(&mut out)
         .expect("rendering into memory cannot fail");
     emit(&out)
