@@ -59,10 +59,22 @@ pub fn pair_follows(rest: &[u8]) -> bool {
 /// Hits of the pair rule: each 40-character run after a key id that is
 /// random base64 (both cases and a digit, a key's entropy, no filler).
 pub fn pair_hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
+    each_value(rule, regex, hay, out, |_, b| {
+        cases_and_digits(b) && credential_like(b) && !looks_fake(b)
+    });
+}
+
+/// Pushes each match's `s` group for which `ok(captures, value)` holds.
+fn each_value(
+    rule: usize,
+    regex: &regex::bytes::Regex,
+    hay: &[u8],
+    out: &mut Vec<Hit>,
+    ok: impl Fn(&regex::bytes::Captures, &[u8]) -> bool,
+) {
     for caps in regex.captures_iter(hay) {
         let Some(v) = caps.name("s") else { continue };
-        let b = v.as_bytes();
-        if cases_and_digits(b) && credential_like(b) && !looks_fake(b) {
+        if ok(&caps, v.as_bytes()) {
             out.push(Hit {
                 rule,
                 start: v.start(),
@@ -89,21 +101,14 @@ pub fn path_follows(rest: &[u8]) -> bool {
 /// Hits of a carrier rule: each match's `s` group that looks like a
 /// credential.
 pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
-    for caps in regex.captures_iter(hay) {
-        let Some(v) = caps.name("s") else { continue };
+    each_value(rule, regex, hay, out, |caps, v| {
         // A public key's constructor (`EcdsaPublicKey("04cf…")`) holds
         // what is published.
         let public = caps.name("n").is_some_and(|n| {
             memchr::memmem::find(&n.as_bytes().to_ascii_lowercase(), b"public").is_some()
         });
-        if !public && plausible(v.as_bytes(), false) {
-            out.push(Hit {
-                rule,
-                start: v.start(),
-                end: v.end(),
-            });
-        }
-    }
+        !public && plausible(v, false)
+    });
 }
 
 #[cfg(test)]
