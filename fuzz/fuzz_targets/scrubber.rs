@@ -26,10 +26,10 @@ fuzz_target!(|data: &[u8]| {
         Some(i) => (&data[..i], &data[i + 1..]),
         None => (data, &[][..]),
     };
-    let limits = coffer_store::json::Limits { max_bytes: 1 << 16, max_depth: 32, max_nodes: 4096 };
+    let limits = coffer_base::json::Limits { max_bytes: 1 << 16, max_depth: 32, max_nodes: 4096 };
     let records: Vec<serde_json::Value> = json_part
         .split(|b| *b == b'\n')
-        .filter_map(|l| coffer_store::json::parse(l, &limits).ok())
+        .filter_map(|l| coffer_base::json::parse(l, &limits).ok())
         .collect();
     let lines: Vec<String> = std::str::from_utf8(text_part)
         .map(|t| t.lines().map(str::to_string).collect())

@@ -1,7 +1,7 @@
 //! The strict reader never panics, both modes agree, and what it accepts
 //! serializes to JSON that it accepts again with the same value.
 #![no_main]
-use coffer_store::json::{self, Limits};
+use coffer_base::json::{self, Limits};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -15,6 +15,6 @@ fuzz_target!(|data: &[u8]| {
         )
         .unwrap();
         assert_eq!(again, v);
-        let _ = coffer_store::json::canonical::canonicalize(&v);
+        let _ = coffer_base::json::canonical::canonicalize(&v);
     }
 });

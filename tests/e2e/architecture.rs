@@ -1,6 +1,8 @@
-//! The shape of the code, checked on its sources: no module of a crate
-//! imports another that (directly or through others) imports it back, and
-//! the CAS crate names nothing of the evidence layers above it.
+//! The shape of the code, checked on its sources: the crates are layers
+//! (base, store, evidence, export, cli, each under `crates/`) and none names
+//! one above it; no module of a crate imports another that (directly or
+//! through others) imports it back; the CAS names nothing of the evidence
+//! domain.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -138,8 +140,9 @@ fn cycles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> {
 #[test]
 fn no_module_imports_one_that_imports_it_back() {
     let repo = crate::bundles::repo();
-    for src in ["store/src", "store/evidence/src", "export/src", "cli/src"] {
-        let mods = modules(&repo.join(src));
+    for (krate, _) in LAYERS {
+        let src = format!("crates/{krate}/src");
+        let mods = modules(&repo.join(&src));
         assert!(mods.len() > 3, "{src}: no modules found");
         let found = cycles(&imports(&mods));
         assert!(found.is_empty(), "{src}: import cycles {found:?}");
@@ -164,19 +167,68 @@ fn the_cycle_check_finds_a_planted_cycle() {
     assert_eq!(found, vec![abc]);
 }
 
+/// The crates, lowest first, with the name code uses for each.
+const LAYERS: [(&str, &str); 5] = [
+    ("base", "coffer_base"),
+    ("store", "coffer_store"),
+    ("evidence", "coffer_evidence"),
+    ("export", "coffer_export"),
+    ("cli", "coffer_cli"),
+];
+
+/// The `[dependencies]` table of a crate's manifest.
+fn dependencies(krate: &str) -> String {
+    let manifest = crate::bundles::repo()
+        .join("crates")
+        .join(krate)
+        .join("Cargo.toml");
+    let manifest = std::fs::read_to_string(manifest).unwrap();
+    manifest
+        .split("[dependencies]")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap()
+        .to_string()
+}
+
 #[test]
-fn the_cas_names_nothing_of_the_layers_above() {
+fn no_crate_names_a_layer_above_it() {
     let repo = crate::bundles::repo();
-    let manifest = std::fs::read_to_string(repo.join("store/Cargo.toml")).unwrap();
-    assert!(!manifest.contains("coffer-evidence") && !manifest.contains("coffer-export"));
-    for (m, code) in modules(&repo.join("store/src")) {
-        for word in [
-            "coffer_evidence",
-            "coffer_export",
-            "bundle_artifacts",
-            "BundleRow",
-        ] {
-            assert!(!code.contains(word), "store/src {m} names {word}");
+    for (i, (krate, _)) in LAYERS.iter().enumerate() {
+        let deps = dependencies(krate);
+        for (above, ident) in &LAYERS[i + 1..] {
+            assert!(
+                !deps.contains(&format!("coffer-{above}")),
+                "crates/{krate} depends on coffer-{above}"
+            );
+            for (m, code) in modules(&repo.join("crates").join(krate).join("src")) {
+                assert!(!code.contains(ident), "crates/{krate} {m} names {ident}");
+            }
+        }
+        // Each layer but the lowest stands on the one right below it.
+        if i > 0 {
+            let below = LAYERS[i - 1].0;
+            assert!(
+                deps.contains(&format!("coffer-{below}")),
+                "crates/{krate} skips coffer-{below}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_cas_names_nothing_of_the_evidence_domain() {
+    let repo = crate::bundles::repo();
+    for krate in ["base", "store"] {
+        for (m, code) in modules(&repo.join("crates").join(krate).join("src")) {
+            for word in [
+                "bundle_artifacts",
+                "BundleRow",
+                "sharingClass",
+                "session.jsonl",
+            ] {
+                assert!(!code.contains(word), "crates/{krate} {m} names {word}");
+            }
         }
     }
 }
@@ -186,21 +238,45 @@ fn the_cas_names_nothing_of_the_layers_above() {
 #[test]
 fn no_layer_above_the_cas_names_the_database_engine() {
     let repo = crate::bundles::repo();
-    for (krate, src) in [
-        ("store/evidence", "store/evidence/src"),
-        ("export", "export/src"),
-        ("cli", "cli/src"),
-    ] {
-        let manifest = std::fs::read_to_string(repo.join(krate).join("Cargo.toml")).unwrap();
-        let deps = manifest
-            .split("[dependencies]")
-            .nth(1)
-            .and_then(|rest| rest.split("\n[").next())
-            .unwrap();
+    for krate in ["base", "evidence", "export", "cli"] {
+        let deps = dependencies(krate);
         assert!(!deps.contains("rusqlite"), "{krate} depends on rusqlite");
-        for (m, code) in modules(&repo.join(src)) {
+        let src = format!("crates/{krate}/src");
+        for (m, code) in modules(&repo.join(&src)) {
             let code = code.split("#[cfg(test)]").next().unwrap();
             assert!(!code.contains("rusqlite"), "{src} {m} names rusqlite");
         }
     }
+}
+
+/// Issue codes have one home, `coffer_base::codes`: no other non-test
+/// source spells one as a string literal. (Tests spell them on purpose:
+/// they check the contract as a script sees it.)
+#[test]
+fn no_source_spells_an_issue_code_outside_the_codes_module() {
+    let repo = crate::bundles::repo();
+    let literal = regex::Regex::new(
+        r#""(?:validation|integrity|conflict|policy|limit|io|usage)\.[a-z0-9_]+""#,
+    )
+    .unwrap();
+    let mut found = Vec::new();
+    for (krate, _) in LAYERS {
+        let src = repo.join("crates").join(krate).join("src");
+        for (m, code) in modules(&src) {
+            if (krate == "base" && m == "codes") || m.ends_with("tests") {
+                continue;
+            }
+            found.extend(
+                literal
+                    .find_iter(&code)
+                    .map(|l| format!("crates/{krate} {m}: {}", l.as_str())),
+            );
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "codes spelled outside coffer_base::codes: {found:?}"
+    );
+    // The check reads what it should: a planted literal is found.
+    assert!(literal.is_match(r#"Issue::about("validation.schema", None, "x")"#));
 }

@@ -47,9 +47,9 @@ impl Backing {
                 })
             }
             _ => {
-                eprintln!(
-                    "\n*** SKIPPED: S3 contract test: set COFFER_TEST_S3_ENDPOINT and COFFER_TEST_S3_BUCKET \
-                     and build with --features aws (CI does) ***\n"
+                crate::support::skipped(
+                    "S3 contract test: set COFFER_TEST_S3_ENDPOINT and COFFER_TEST_S3_BUCKET \
+                     and build with --features aws (CI does)",
                 );
                 None
             }
@@ -560,7 +560,7 @@ contract!(
 #[test]
 fn a_forged_ref_or_record_is_reported_and_writes_nothing() {
     // Reported and skipped (the rebuild goes on with every other ref, see
-    // reliability::broken_refs_are_reported_and_every_other_ref_still_applies),
+    // untrusted::broken_refs_are_reported_and_every_other_ref_still_applies),
     // status incomplete; the forged ref itself inserts no row.
     let env = Backing::Local.store();
     fill_small(&env);

@@ -7,10 +7,8 @@ use serde_json::Value;
 use crate::support::{codes, tree, Env};
 
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    // The binary's crate is crates/cli.
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 pub fn fixture(rel: &str) -> PathBuf {

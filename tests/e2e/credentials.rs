@@ -21,7 +21,7 @@ fn session(outputs: &[String]) -> String {
 }
 
 #[test]
-fn each_leak_shape_of_issue_41_is_gone_from_a_partner_export() {
+fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
     // (shape, text, secret): services with no rule of their own
     // (`zenrows`, `cloudsmith`, `bitbar`, `browshot`) and one no list
     // knows (`Quuxly`).

@@ -30,7 +30,7 @@ fn root_only(ok: bool, what: &str) -> bool {
             std::env::var_os("COFFER_SKIP_MOUNT_TESTS").is_some(),
             "could not {what} (run as root, or set COFFER_SKIP_MOUNT_TESTS=1)"
         );
-        eprintln!("SKIPPED: could not {what}");
+        crate::support::skipped(&format!("could not {what}"));
     }
     ok
 }

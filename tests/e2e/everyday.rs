@@ -1,4 +1,4 @@
-//! Everyday use (issue 14): what a new user runs first should just work.
+//! Everyday use: what a new user runs first should just work.
 
 use std::io::Read;
 use std::process::Stdio;
@@ -800,7 +800,9 @@ fn scan_reads_a_malformed_json_file_as_text_and_reports_both() {
 /// otherwise.
 fn sarif_schema() -> Option<serde_json::Value> {
     let Some(path) = std::env::var_os("COFFER_SARIF_SCHEMA") else {
-        eprintln!("skipped: SARIF schema validation (set COFFER_SARIF_SCHEMA to sarif-2.1.0 JSON)");
+        crate::support::skipped(
+            "SARIF schema validation (set COFFER_SARIF_SCHEMA to sarif-2.1.0 JSON)",
+        );
         return None;
     };
     Some(
@@ -969,7 +971,7 @@ fn long_work_shows_a_bar_on_a_terminal_and_nothing_when_piped() {
     drop(session);
     crate::bundles::rebrand(&dir, "big-one", "attempt-big-one");
     let Some(shown) = on_a_terminal(&env, &["bundle", "ingest", dir.to_str().unwrap()]) else {
-        eprintln!("skipped: `script` (util-linux) is not installed");
+        crate::support::skipped("`script` (util-linux) is not installed");
         return;
     };
     assert!(shown.contains("ingested big-one"), "{shown}");
@@ -1058,7 +1060,7 @@ fn gc_counts_objects_on_a_terminal_and_says_nothing_when_piped() {
     // Unrooted objects go once older than the grace (strictly).
     std::thread::sleep(std::time::Duration::from_millis(20));
     let Some(shown) = on_a_terminal(&env, &["gc", "--grace", "0s", "--dry-run"]) else {
-        eprintln!("skipped: `script` (util-linux) is not installed");
+        crate::support::skipped("`script` (util-linux) is not installed");
         return;
     };
     assert!(shown.contains("would remove 300 unreachable"), "{shown}");

@@ -733,9 +733,9 @@ fn a_benign_code_session_exports_intact_with_its_patch_byte_identical() {
     // and docs as tool outputs, and a real unified diff as the patch.
     let env = Env::new();
     let repo = crate::bundles::repo();
-    let mut files = sources(&repo.join("store/src"), &["rs"]);
-    files.extend(sources(&repo.join("store/evidence/src"), &["rs"]));
-    files.extend(sources(&repo.join("cli/src"), &["rs"]));
+    let mut files = sources(&repo.join("crates/store/src"), &["rs"]);
+    files.extend(sources(&repo.join("crates/evidence/src"), &["rs"]));
+    files.extend(sources(&repo.join("crates/cli/src"), &["rs"]));
     files.extend(sources(&repo.join("docs"), &["md"]));
     files.extend(sources(&repo.join("bench"), &["py", "sh"]));
     let mut session =
@@ -755,8 +755,8 @@ fn a_benign_code_session_exports_intact_with_its_patch_byte_identical() {
     let patch = std::process::Command::new("diff")
         .args([
             "-ruN",
-            "store/evidence/src/bundle",
-            "store/evidence/src/packet",
+            "crates/evidence/src/bundle",
+            "crates/evidence/src/packet",
         ])
         .current_dir(&repo)
         .output()
@@ -1193,7 +1193,7 @@ fn a_name_a_document_puts_under_home_stays_a_word_and_the_users_name_goes() {
 }
 
 #[test]
-fn the_leaks_of_issue_16_are_closed_through_the_binary() {
+fn nfd_values_key_value_pairs_shifted_base64_and_unprefixed_tokens_leave_nothing() {
     // Each leak the issue lists, planted through the real binary: a policy
     // value written in NFD while the policy has NFC; a secret in a
     // `["OPENAI_API_KEY", "<value>"]` pair; a collected secret's base64 at

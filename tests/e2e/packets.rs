@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use coffer_store::json::canonical::canonical_digest;
+use coffer_base::json::canonical::canonical_digest;
 use serde_json::{json, Value};
 
 use crate::bundles::{copy_tree, fixture};

@@ -338,7 +338,7 @@ fn chromium() -> Option<&'static str> {
         std::env::var_os("COFFER_REQUIRE_CHROMIUM").is_none(),
         "COFFER_REQUIRE_CHROMIUM is set but no chromium is installed"
     );
-    eprintln!("skipped: no chromium installed (apt-get install chromium)");
+    crate::support::skipped("browser test: no chromium installed (apt-get install chromium)");
     None
 }
 

@@ -172,11 +172,20 @@ pub fn peer_vectors(system: &str) -> Option<PathBuf> {
         "COFFER_REQUIRE_PEER_VECTORS is set but {} is missing",
         root.display()
     );
-    eprintln!(
-        "\n*** SKIPPED: interop test: no peer vectors at {} (CI copies shared/ beside the clone)\n",
+    skipped(&format!(
+        "interop test: no peer vectors at {} (CI copies shared/ beside the clone)",
         root.display()
-    );
+    ));
     None
+}
+
+/// Says that a test is skipping its work, and why, where the user sees it:
+/// written to the process's stderr directly, which the test harness does
+/// not capture (it captures only `print!` and `eprint!`), so a test that
+/// passes by skipping is never silent.
+pub fn skipped(why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "\n*** SKIPPED: {why} ***");
 }
 
 /// The envelope's issue codes.

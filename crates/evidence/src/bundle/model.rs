@@ -1,0 +1,306 @@
+//! Typed views of the contract documents, read after schema validation.
+//!
+//! Only fields coffer interprets are typed; the original bytes are what is
+//! stored, so nothing here ever re-serializes evidence.
+
+use coffer_base::digest::Digest;
+use serde::Deserialize;
+
+use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
+
+/// `manifest.json` (`run-manifest/v1`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    /// The bundle's id.
+    pub bundle_id: String,
+    /// The run this attempt belongs to.
+    pub run: Run,
+    /// This attempt.
+    pub attempt: Attempt,
+    /// How it ended.
+    pub terminal: Terminal,
+    /// Every artifact.
+    pub evidence: Vec<Descriptor>,
+}
+
+/// `run`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Run {
+    /// Run id.
+    pub id: String,
+    /// The task.
+    pub task: IdOnly,
+    /// The fixture.
+    pub fixture: IdOnly,
+    /// The model.
+    pub model: Model,
+    /// The harness.
+    pub harness: Harness,
+    /// Runtime components.
+    pub runtime: Vec<RuntimeComponent>,
+    /// `observational` or `verified` (absent means verified).
+    pub assessment_mode: Option<AssessmentMode>,
+    /// Verifier reference (verified runs only).
+    pub verifier: Option<serde_json::Value>,
+    /// Native ids.
+    #[serde(default)]
+    pub native: Native,
+}
+
+impl Run {
+    /// The assessment mode with the default applied.
+    pub fn mode(&self) -> AssessmentMode {
+        self.assessment_mode.unwrap_or(AssessmentMode::Verified)
+    }
+}
+
+/// Anything with an `id`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct IdOnly {
+    /// The id.
+    pub id: String,
+}
+
+/// `run.model`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Model {
+    /// Provider.
+    pub provider: String,
+    /// Model id.
+    pub id: String,
+}
+
+/// `run.harness`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Harness {
+    /// Harness id.
+    pub id: String,
+    /// Harness version.
+    pub version: String,
+}
+
+/// One `run.runtime` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
+pub struct RuntimeComponent {
+    /// Source.
+    pub source: String,
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+}
+
+/// `run.native`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Native {
+    /// Native session id.
+    pub session_id: Option<String>,
+    /// Native trace id.
+    pub trace_id: Option<String>,
+}
+
+/// `attempt`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attempt {
+    /// Attempt id.
+    pub id: String,
+    /// 1-based attempt number.
+    pub number: u64,
+    /// The attempt this one retries.
+    pub retry_of: Option<String>,
+}
+
+/// `terminal`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Terminal {
+    /// completed | failed | stopped | interrupted.
+    pub state: TerminalState,
+    /// none | infrastructure | task.
+    pub failure_class: String,
+    /// none | budget | policy.
+    pub stop_reason: String,
+    /// The workspace descriptor the outcome is judged on.
+    pub workspace_artifact_id: Option<String>,
+}
+
+/// One evidence descriptor.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Descriptor {
+    /// Artifact id (unique in the bundle).
+    pub id: String,
+    /// Producer.
+    pub source: String,
+    /// Evidence kind.
+    pub kind: Kind,
+    /// Evidence authority.
+    pub authority: Authority,
+    /// Media type.
+    pub media_type: String,
+    /// Digest of the file.
+    pub digest: Digest,
+    /// File size.
+    pub size_bytes: u64,
+    /// Sharing class.
+    pub sharing_class: SharingClass,
+    /// Path inside the bundle.
+    pub relative_path: String,
+    /// Native reference.
+    pub native_reference: Option<NativeReference>,
+    /// Provenance of a sanitized derivative.
+    pub sanitized_from: Option<SanitizedFrom>,
+    /// Where a diagnostic came from (`stream`, `locator`...), carried as
+    /// written; only its locator is checked here.
+    #[serde(default)]
+    pub diagnostic_source: Option<serde_json::Value>,
+}
+
+impl Descriptor {
+    /// Retained evidence: not a sanitized derivative, not shared beyond internal.
+    pub fn is_retained(&self) -> bool {
+        self.sanitized_from.is_none() && !self.sharing_class.is_shared()
+    }
+}
+
+/// `nativeReference`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct NativeReference {
+    /// Reference type (`session`, `trace`, ...).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Native id.
+    pub id: String,
+}
+
+/// `sanitizedFrom`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SanitizedFrom {
+    /// Source artifact id.
+    pub artifact_id: String,
+    /// Source digest.
+    pub digest: Digest,
+}
+
+/// `capture-report/v1`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureReport {
+    /// Must equal the manifest's.
+    pub bundle_id: String,
+    /// Optional; must equal the run's mode when present.
+    pub assessment_mode: Option<AssessmentMode>,
+    /// qualified | incomplete.
+    pub qualification: Qualification,
+    /// Capability statuses.
+    pub capabilities: Capabilities,
+    /// Declared gaps.
+    pub missing_evidence: Vec<MissingEvidence>,
+}
+
+/// `capabilities`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Capabilities {
+    /// Semantic capability.
+    pub semantic: Capability,
+    /// Timing/resource capability.
+    pub timing_resource: Capability,
+    /// Outcome capability.
+    pub outcome: Capability,
+}
+
+impl Capabilities {
+    /// `(authority name, status)` for the three capabilities.
+    pub fn by_authority(&self) -> [(Authority, &str); 3] {
+        [
+            (Authority::Semantic, self.semantic.status.as_str()),
+            (
+                Authority::TimingResource,
+                self.timing_resource.status.as_str(),
+            ),
+            (Authority::Outcome, self.outcome.status.as_str()),
+        ]
+    }
+}
+
+/// One capability.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Capability {
+    /// available | missing | unsupported | not-checked.
+    pub status: String,
+}
+
+/// One `missingEvidence` entry.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MissingEvidence {
+    /// What is missing.
+    pub kind: String,
+    /// Why.
+    pub reason: String,
+    /// Which capabilities it affects.
+    pub affects: Vec<Authority>,
+}
+
+use serde::Serialize;
+
+/// `verifier-result/v1`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifierResult {
+    /// Must equal the manifest's.
+    pub bundle_id: String,
+    /// passed | failed | error | not-run.
+    pub status: String,
+    /// Verifier exit code.
+    pub exit_code: Option<i64>,
+    /// Duration.
+    pub duration_ms: Option<u64>,
+    /// Error text.
+    pub error: Option<String>,
+    /// The workspace judged.
+    pub workspace: Option<WorkspaceBinding>,
+    /// Assertions.
+    pub assertions: Vec<Assertion>,
+    /// Diagnostics.
+    #[serde(default)]
+    pub diagnostics: Vec<serde_json::Value>,
+}
+
+/// `workspace` of a verifier result.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceBinding {
+    /// Workspace descriptor id.
+    pub artifact_id: String,
+    /// Its digest.
+    pub digest: Digest,
+}
+
+/// One assertion.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Assertion {
+    /// Unique id.
+    pub id: String,
+    /// passed | failed | not-run.
+    pub status: String,
+}
+
+/// `export-manifest/v1` (the fields the in-bundle rules need).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportManifest {
+    /// Must equal the manifest's.
+    pub bundle_id: String,
+    /// not-requested | blocked | ready | exported.
+    pub status: String,
+    /// Target class.
+    pub sharing_class: SharingClass,
+    /// Listed artifacts.
+    pub artifact_ids: Vec<String>,
+}

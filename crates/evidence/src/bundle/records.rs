@@ -1,0 +1,377 @@
+//! Bundle rows in the catalog: insert (inside the ingest transaction) and queries.
+
+use coffer_base::codes;
+use std::collections::HashMap;
+
+use super::model::Manifest;
+use super::safe_path::MANIFEST;
+use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
+use coffer_base::digest::Digest;
+use coffer_store::catalog::Catalog;
+use coffer_store::error::{Result, StoreError};
+use coffer_store::rows::{Row, Writer};
+
+/// Root kind of everything a bundle holds.
+pub const BUNDLE_ROOT: &str = "bundle";
+
+/// One ingested bundle.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleRow {
+    /// Bundle id.
+    pub bundle_id: String,
+    /// Digest of the stored manifest bytes.
+    pub manifest_digest: Digest,
+    /// Run id.
+    pub run_id: String,
+    /// Attempt id.
+    pub attempt_id: String,
+    /// Attempt number.
+    pub attempt_number: u64,
+    /// Attempt this one retries.
+    pub retry_of: Option<String>,
+    /// Task id.
+    pub task_id: String,
+    /// Fixture id.
+    pub fixture_id: String,
+    /// Model provider.
+    pub model_provider: String,
+    /// Model id.
+    pub model_id: String,
+    /// Harness id.
+    pub harness_id: String,
+    /// Harness version.
+    pub harness_version: String,
+    /// observational | verified.
+    pub assessment_mode: AssessmentMode,
+    /// Terminal state.
+    pub terminal_state: TerminalState,
+    /// Failure class.
+    pub failure_class: String,
+    /// Stop reason.
+    pub stop_reason: String,
+    /// qualified | incomplete.
+    pub qualification: Qualification,
+    /// Ingest time (ms since the epoch).
+    pub ingested_ms: i64,
+}
+
+/// One artifact of an ingested bundle.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactRow {
+    /// Owning bundle.
+    pub bundle_id: String,
+    /// Descriptor id.
+    pub artifact_id: String,
+    /// Path inside the bundle.
+    pub relative_path: String,
+    /// Object key.
+    pub digest: Digest,
+    /// Size in bytes.
+    pub size: u64,
+    /// Evidence kind.
+    pub kind: Kind,
+    /// Authority.
+    pub authority: Authority,
+    /// Sharing class.
+    pub sharing_class: SharingClass,
+    /// Media type.
+    pub media_type: String,
+}
+
+/// Filters of `bundle ls` (all optional, combined with AND).
+#[derive(Debug, Clone, Default)]
+pub struct BundleFilter {
+    /// Task id: a glob (`*`, `?`, `[...]`, case-sensitive); a plain
+    /// string matches exactly.
+    pub task: Option<String>,
+    /// Model: a glob over the model id or `provider/model`.
+    pub model: Option<String>,
+    /// Harness id: a glob.
+    pub harness: Option<String>,
+    /// Assessment mode.
+    pub assessment_mode: Option<AssessmentMode>,
+    /// Terminal state.
+    pub terminal: Option<TerminalState>,
+    /// Capture qualification.
+    pub qualification: Option<Qualification>,
+    /// Only bundles ingested at or after this time (ms since the epoch).
+    pub since_ms: Option<i64>,
+}
+
+const BUNDLE_COLUMNS: &str = "bundle_id, manifest_digest, run_id, attempt_id, attempt_number, retry_of, task_id, fixture_id, model_provider, model_id, harness_id, harness_version, assessment_mode, terminal_state, failure_class, stop_reason, qualification, ingested_ms";
+
+fn bundle_row(r: &Row<'_>) -> Result<BundleRow> {
+    Ok(BundleRow {
+        bundle_id: r.get(0)?,
+        manifest_digest: r.get(1)?,
+        run_id: r.get(2)?,
+        attempt_id: r.get(3)?,
+        attempt_number: r.get(4)?,
+        retry_of: r.get(5)?,
+        task_id: r.get(6)?,
+        fixture_id: r.get(7)?,
+        model_provider: r.get(8)?,
+        model_id: r.get(9)?,
+        harness_id: r.get(10)?,
+        harness_version: r.get(11)?,
+        assessment_mode: r.get(12)?,
+        terminal_state: r.get(13)?,
+        failure_class: r.get(14)?,
+        stop_reason: r.get(15)?,
+        qualification: r.get(16)?,
+        ingested_ms: r.get(17)?,
+    })
+}
+
+fn artifact_row(r: &Row<'_>) -> Result<ArtifactRow> {
+    Ok(ArtifactRow {
+        bundle_id: r.get(0)?,
+        artifact_id: r.get(1)?,
+        relative_path: r.get(2)?,
+        digest: r.get(3)?,
+        size: r.get(4)?,
+        kind: r.get(5)?,
+        authority: r.get(6)?,
+        sharing_class: r.get(7)?,
+        media_type: r.get(8)?,
+    })
+}
+
+/// Inserts a bundle's rows; runs inside the ingest transaction, after its
+/// objects are durable. A second bundle with the same id or attempt id is a
+/// conflict, decided here under the write lock of the transaction. The
+/// same bundle with the same manifest, recorded by a concurrent ingest
+/// since this one looked, is no conflict: nothing is inserted and `false`
+/// returned (the caller reports an identical re-ingest).
+pub fn insert_bundle(
+    tx: &Writer<'_>,
+    m: &Manifest,
+    manifest_digest: &Digest,
+    qualification: Qualification,
+    now_ms: i64,
+) -> Result<bool> {
+    let existing = tx.query_one(
+        "SELECT manifest_digest FROM bundles WHERE bundle_id = ?1",
+        &[&m.bundle_id],
+        |r| r.get::<String>(0),
+    )?;
+    if existing.as_deref() == Some(manifest_digest.to_string().as_str()) {
+        return Ok(false);
+    }
+    if let Some(d) = existing {
+        return Err(StoreError::Conflict {
+            code: codes::conflict::BUNDLE_EXISTS,
+            message: format!(
+                "bundle {:?} is already stored with another manifest ({d})",
+                m.bundle_id
+            ),
+            subject: m.bundle_id.clone(),
+        });
+    }
+    let other = tx.query_one(
+        "SELECT bundle_id FROM bundles WHERE attempt_id = ?1",
+        &[&m.attempt.id],
+        |r| r.get::<String>(0),
+    )?;
+    if let Some(b) = other {
+        return Err(StoreError::Conflict {
+            code: codes::conflict::ATTEMPT_EXISTS,
+            message: format!(
+                "attempt {:?} already belongs to bundle {b:?}; a retry is a new attempt",
+                m.attempt.id
+            ),
+            subject: m.attempt.id.clone(),
+        });
+    }
+    tx.execute(
+        &format!("INSERT INTO bundles ({BUNDLE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"),
+        &[
+            &m.bundle_id,
+            manifest_digest,
+            &m.run.id,
+            &m.attempt.id,
+            &m.attempt.number,
+            &m.attempt.retry_of,
+            &m.run.task.id,
+            &m.run.fixture.id,
+            &m.run.model.provider,
+            &m.run.model.id,
+            &m.run.harness.id,
+            &m.run.harness.version,
+            &m.run.mode(),
+            &m.terminal.state,
+            &m.terminal.failure_class,
+            &m.terminal.stop_reason,
+            &qualification,
+            &now_ms,
+        ],
+    )?;
+    for d in &m.evidence {
+        tx.execute(
+            "INSERT INTO bundle_artifacts (bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            &[
+                &m.bundle_id,
+                &d.id,
+                &d.relative_path,
+                &d.digest,
+                &d.size_bytes,
+                &d.kind,
+                &d.authority,
+                &d.sharing_class,
+                &d.media_type,
+            ],
+        )?;
+    }
+    Ok(true)
+}
+
+/// The bundle with this id, or whose manifest has this digest (typed as
+/// [`Digest::parse_typed`] takes one: with or without `sha256:`, any case),
+/// or whose manifest digest alone starts with it (8 to 63 hex digits,
+/// with or without `sha256:`); a prefix several start with is
+/// `usage.ambiguous_digest`.
+pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<BundleRow>> {
+    let digest = Digest::parse_typed(id_or_digest)
+        .map(|d| d.to_string())
+        .unwrap_or_else(|_| id_or_digest.to_string());
+    let exact = catalog.reader().query_one(
+        &format!(
+            "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1 OR manifest_digest = ?2"
+        ),
+        &[&id_or_digest, &digest],
+        bundle_row,
+    )?;
+    if exact.is_some() {
+        return Ok(exact);
+    }
+    let Some(hex) = coffer_base::digest::hex_prefix(id_or_digest) else {
+        return Ok(None);
+    };
+    // Hex digits only: nothing in the pattern is a LIKE wildcard.
+    let mut rows = catalog.reader().query(
+        &format!(
+            "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE manifest_digest LIKE ?1 \
+             ORDER BY manifest_digest LIMIT 11"
+        ),
+        &[&format!("sha256:{hex}%")],
+        bundle_row,
+    )?;
+    match rows.len() {
+        0 | 1 => Ok(rows.pop()),
+        _ => Err(StoreError::Ambiguous {
+            what: "bundle",
+            prefix: format!("sha256:{hex}"),
+            matches: rows
+                .iter()
+                .take(10)
+                .map(|r| r.manifest_digest.to_string())
+                .collect(),
+        }),
+    }
+}
+
+/// The bundle with this id or manifest digest, or `io.not_found`.
+pub fn require_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<BundleRow> {
+    find_bundle(catalog, id_or_digest)?.ok_or_else(|| StoreError::Unknown {
+        what: "bundle",
+        id: id_or_digest.to_string(),
+    })
+}
+
+/// The digest of one file of a stored bundle: `manifest.json`, or an
+/// artifact by its relative path or, failing that, its artifact id.
+pub fn file_digest(catalog: &Catalog, bundle: &str, file: &str) -> Result<Digest> {
+    let row = require_bundle(catalog, bundle)?;
+    if file == MANIFEST {
+        return Ok(row.manifest_digest);
+    }
+    catalog
+        .reader()
+        .query_one(
+            "SELECT digest FROM bundle_artifacts WHERE bundle_id = ?1
+               AND (relative_path = ?2 OR artifact_id = ?2)
+             ORDER BY relative_path = ?2 DESC LIMIT 1",
+            &[&row.bundle_id, &file],
+            |r| r.get(0),
+        )?
+        .ok_or_else(|| StoreError::Unknown {
+            what: "file",
+            id: format!("{}:{file}", row.bundle_id),
+        })
+}
+
+/// Bundles matching `f`, in ingest order.
+pub fn bundles(catalog: &Catalog, f: &BundleFilter) -> Result<Vec<BundleRow>> {
+    catalog.reader().query(
+        &format!(
+            "SELECT {BUNDLE_COLUMNS} FROM bundles
+             WHERE (?1 IS NULL OR task_id GLOB ?1)
+               AND (?2 IS NULL OR model_id GLOB ?2 OR model_provider || '/' || model_id GLOB ?2)
+               AND (?3 IS NULL OR harness_id GLOB ?3) AND (?4 IS NULL OR assessment_mode = ?4)
+               AND (?5 IS NULL OR terminal_state = ?5) AND (?6 IS NULL OR qualification = ?6)
+               AND (?7 IS NULL OR ingested_ms >= ?7)
+             ORDER BY ingested_ms, bundle_id"
+        ),
+        &[
+            &f.task,
+            &f.model,
+            &f.harness,
+            &f.assessment_mode,
+            &f.terminal,
+            &f.qualification,
+            &f.since_ms,
+        ],
+        bundle_row,
+    )
+}
+
+const ARTIFACT_COLUMNS: &str =
+    "bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type";
+
+/// Artifacts of a bundle, in manifest order of ids.
+pub fn bundle_artifacts(catalog: &Catalog, bundle_id: &str) -> Result<Vec<ArtifactRow>> {
+    catalog.reader().query(
+        &format!("SELECT {ARTIFACT_COLUMNS} FROM bundle_artifacts WHERE bundle_id = ?1 ORDER BY relative_path"),
+        &[&bundle_id],
+        artifact_row,
+    )
+}
+
+/// Every bundle artifact stored as `digest`.
+pub fn artifacts_with_digest(catalog: &Catalog, digest: &Digest) -> Result<Vec<ArtifactRow>> {
+    catalog.reader().query(
+        &format!("SELECT {ARTIFACT_COLUMNS} FROM bundle_artifacts WHERE digest = ?1 ORDER BY bundle_id, artifact_id"),
+        &[digest],
+        artifact_row,
+    )
+}
+
+/// For each artifact of `bundle_id` (by artifact id), the other bundles
+/// holding the same bytes, in bundle id order: one query for the whole
+/// bundle.
+pub fn shared_with(catalog: &Catalog, bundle_id: &str) -> Result<HashMap<String, Vec<String>>> {
+    let pairs = catalog.reader().query(
+        "SELECT a.artifact_id, o.bundle_id FROM bundle_artifacts a
+         JOIN bundle_artifacts o ON o.digest = a.digest AND o.bundle_id != a.bundle_id
+         WHERE a.bundle_id = ?1 ORDER BY o.bundle_id, o.artifact_id",
+        &[&bundle_id],
+        |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
+    )?;
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for (artifact, other) in pairs {
+        out.entry(artifact).or_default().push(other);
+    }
+    Ok(out)
+}
+
+/// Bundles whose manifest is `digest`.
+pub fn bundles_with_manifest(catalog: &Catalog, digest: &Digest) -> Result<Vec<String>> {
+    catalog.reader().query(
+        "SELECT bundle_id FROM bundles WHERE manifest_digest = ?1",
+        &[digest],
+        |r| r.get(0),
+    )
+}

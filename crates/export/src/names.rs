@@ -1,0 +1,394 @@
+//! Field-name classes: which JSON keys hold hidden reasoning, raw API
+//! bodies, secrets, user names or identities.
+//!
+//! Names are compared in EBO's normalized form (lowercase, only `[a-z0-9]`),
+//! so `api_key`, `apiKey` and `API-KEY` are one name.
+
+use coffer_base::json::Node;
+
+/// EBO's normalization: lowercase ASCII letters and digits, nothing else.
+pub fn normalize(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Hidden reasoning fields (removed with their whole value).
+const HIDDEN: &[&str] = &[
+    "chainofthought",
+    "extendedthinking",
+    "hiddenreasoning",
+    "encryptedreasoning",
+    "encryptedthinking",
+    "reasoning",
+    "reasoningcontent",
+    "reasoningdetails",
+    "reasoningsignature",
+    "thinking",
+    "thinkingcontent",
+    "thinkingsignature",
+    "textsignature",
+    "thoughtsignature",
+];
+
+/// Raw API bodies (removed with their whole value).
+const RAW_BODIES: &[&str] = &["rawapibody", "rawrequestbody", "rawresponsebody"];
+
+/// EBO's secret-named fields.
+const SECRET_EXACT: &[&str] = &[
+    "accesskey",
+    "accesstoken",
+    "apikey",
+    "authorization",
+    "clientsecret",
+    "connectionstring",
+    "credential",
+    "credentials",
+    "credentialsjson",
+    "databaseurl",
+    "idtoken",
+    "oauthtoken",
+    "password",
+    "privatekey",
+    "refreshtoken",
+    "secret",
+    "secretaccesskey",
+    // AWS Secrets Manager's values; Rails' key base.
+    "secretbinary",
+    "secretkeybase",
+    "secretstring",
+    "token",
+];
+
+/// Suffixes that make any name secret-named (`githubToken`, `OPENAI_API_KEY`,
+/// `db_password`), beyond EBO's exact list.
+const SECRET_SUFFIXES: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "clientsecret",
+    "credentials",
+    "credential",
+    "databaseurl",
+    "connectionstring",
+    "authorization",
+];
+
+/// Names that end like a secret but are not (normalized).
+/// `Access-Control-Allow-Credentials: true` is a CORS switch.
+const INNOCENT: &[&str] = &["maxtoken", "tokenizer", "accesscontrolallowcredentials"];
+
+/// Endings that make a `…token` name innocent: pagination cursors
+/// (`nextPageToken`, `NextContinuationToken`, botocore's `input_token`),
+/// idempotency keys, a tokenizer's special tokens (`eos_token: "</s>"`),
+/// the `ASKPASS` programs, and words that only end like a secret's
+/// (`compass`, `seamonkey`).
+/// Not `clienttoken` or `sessiontoken`: some services authenticate with
+/// those.
+const INNOCENT_SUFFIXES: &[&str] = &[
+    "pagetoken",
+    "nexttoken",
+    "continuationtoken",
+    "paginationtoken",
+    "inputtoken",
+    "outputtoken",
+    "idempotencytoken",
+    "bostoken",
+    "eostoken",
+    "padtoken",
+    "unktoken",
+    "septoken",
+    "clstoken",
+    "masktoken",
+    // `GIT_ASKPASS`, `SSH_ASKPASS`: a program that asks for one.
+    "askpass",
+    // Words that end in `key`: `BROWSER=…:seamonkey:mozilla:…`.
+    "monkey",
+    "turkey",
+    "hockey",
+    "jockey",
+    "donkey",
+    "whiskey",
+    "hotkey",
+    "turnkey",
+    // Words that end in `pass`.
+    "compass",
+    "bypass",
+    "overpass",
+    "underpass",
+    "surpass",
+    "trespass",
+];
+
+/// Fields whose values are user names.
+const USER_FIELDS: &[&str] = &["user", "username", "owner", "login"];
+
+/// Fields whose values are correlation identities (rewritten wholesale).
+const ID_FIELDS: &[&str] = &[
+    "bundleid",
+    "runid",
+    "attemptid",
+    "sessionid",
+    "traceid",
+    "spanid",
+    "parentspanid",
+    "parentid",
+    "eventid",
+    "turnid",
+    "requestid",
+    "messageid",
+    "tooluseid",
+    "toolcallid",
+    "callid",
+    "conversationid",
+    "subagentid",
+    "connectionid",
+    "workspaceid",
+    "principalid",
+    "agentid",
+    "agentinstanceid",
+    "surfaceid",
+    "approvalid",
+];
+
+/// What a key's name says about its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldClass {
+    /// Hidden reasoning: removed.
+    Hidden,
+    /// A raw API request or response body: removed.
+    RawBody,
+    /// A secret: the value is replaced.
+    Secret,
+    /// A user name: replaced by a numbered placeholder.
+    User,
+    /// A correlation identity: rewritten.
+    Identity,
+    /// Anything else: the value is scrubbed as data.
+    Plain,
+}
+
+impl FieldClass {
+    /// Whether the field is removed from the export.
+    pub fn removed(self) -> bool {
+        matches!(self, FieldClass::Hidden | FieldClass::RawBody)
+    }
+}
+
+/// Classifies a key; `allow` holds extra innocent names (normalized).
+pub fn classify(name: &str, allow: &[String]) -> FieldClass {
+    // A package's or a path's name is no field's (`"@octokit/auth-token":
+    // "^4.0.0"` in a dependency map, `"/oauth/token": {…}` in an API's
+    // paths): its value is read as any value.
+    if name.starts_with('@') || name.contains('/') {
+        return match classify_by_name(name, allow) {
+            FieldClass::Secret => FieldClass::Plain,
+            class => class,
+        };
+    }
+    classify_by_name(name, allow)
+}
+
+fn classify_by_name(name: &str, allow: &[String]) -> FieldClass {
+    // Keys are short: normalize on the stack (this runs for every key of
+    // every record, three times per export).
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    for c in name.bytes().filter(u8::is_ascii_alphanumeric) {
+        if len == buf.len() {
+            return classify_normalized(&normalize(name), allow);
+        }
+        buf[len] = c.to_ascii_lowercase();
+        len += 1;
+    }
+    classify_normalized(std::str::from_utf8(&buf[..len]).expect("ASCII"), allow)
+}
+
+fn classify_normalized(n: &str, allow: &[String]) -> FieldClass {
+    if HIDDEN.contains(&n) {
+        return FieldClass::Hidden;
+    }
+    if RAW_BODIES.contains(&n) {
+        return FieldClass::RawBody;
+    }
+    if is_secret_name(n, allow) {
+        return FieldClass::Secret;
+    }
+    if USER_FIELDS.contains(&n) {
+        return FieldClass::User;
+    }
+    if ID_FIELDS.contains(&n) {
+        return FieldClass::Identity;
+    }
+    FieldClass::Plain
+}
+
+/// In a two-element array `[name, value]` of strings whose name is
+/// secret-named (`["OPENAI_API_KEY", "sk-..."]`), the value.
+pub fn secret_pair<'v, V: StrLeaf>(a: &'v [V], allow: &[String]) -> Option<&'v V> {
+    match a {
+        [n, v]
+            if v.leaf_str().is_some()
+                && n.leaf_str()
+                    .is_some_and(|n| is_secret_name(&normalize(n), allow)) =>
+        {
+            Some(v)
+        }
+        _ => None,
+    }
+}
+
+/// In an object whose `name` (or `key`) member is a secret's name, an env
+/// list's entry (`{"name": "GITHUB_TOKEN", "value": "…"}`), the `value`
+/// member is that secret; `member` looks a member up.
+pub fn names_its_value<'v, V: StrLeaf + 'v>(
+    member: impl Fn(&str) -> Option<&'v V>,
+    allow: &[String],
+) -> bool {
+    member("name")
+        .or_else(|| member("key"))
+        .and_then(StrLeaf::leaf_str)
+        .is_some_and(|n| is_secret_name(&normalize(n), allow))
+}
+
+/// A JSON value's string, for rules that read either tree the passes
+/// build (pass 1 looks at borrowed [`Node`]s, pass 2 rewrites `Value`s).
+pub trait StrLeaf {
+    /// The string, when the value is one.
+    fn leaf_str(&self) -> Option<&str>;
+}
+
+impl StrLeaf for serde_json::Value {
+    fn leaf_str(&self) -> Option<&str> {
+        self.as_str()
+    }
+}
+
+impl StrLeaf for Node<'_> {
+    fn leaf_str(&self) -> Option<&str> {
+        self.as_str()
+    }
+}
+
+/// Whether a normalized name is secret-named.
+pub fn is_secret_name(n: &str, allow: &[String]) -> bool {
+    if INNOCENT.contains(&n)
+        || INNOCENT_SUFFIXES.iter().any(|s| n.ends_with(s))
+        || allow.iter().any(|a| a == n)
+    {
+        return false;
+    }
+    SECRET_EXACT.contains(&n) || SECRET_SUFFIXES.iter().any(|s| n.ends_with(s))
+}
+
+/// The record type whose content is hidden reasoning (oneshot-v1).
+pub const THINKING_RECORD: &str = "observation.agent_thinking";
+
+/// Fields a hidden-reasoning record keeps (everything else is removed).
+pub const THINKING_KEEP: &[&str] = &["schema", "type", "id", "sessionId", "timestamp"];
+
+/// Names that look secret but are innocent (`max_tokens`, `token_count`,
+/// `*_file`, `*_path`, `*_ttl`), normalized.
+pub fn normalize_is_innocent(n: &str) -> bool {
+    INNOCENT.contains(&n)
+        || INNOCENT_SUFFIXES.iter().any(|s| n.ends_with(s))
+        || ["maxtokens", "tokencount", "tokens"].contains(&n)
+        // `public_key`, `publicToken`, `publishable_key`: public by name.
+        || n.starts_with("public")
+        || n.starts_with("publishable")
+        // `DOTENV_PUBLIC_KEY`, `VAPID_PUBLIC_KEY`, `ssh_pubkey`.
+        || n.ends_with("publickey")
+        || n.ends_with("pubkey")
+        // Anti-forgery tokens are bound to a session and authenticate
+        // nothing on their own.
+        || n.starts_with("csrf")
+        || n.starts_with("xsrf")
+        || [
+            "file", "path", "ttl", "count", "limit", "type", "len", "length", "size", "id", "name",
+        ]
+        .iter()
+        .any(|s| n.ends_with(s) && !SECRET_SUFFIXES.iter().any(|x| n.ends_with(x)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_package_or_a_path_is_no_fields_name() {
+        for n in [
+            "@octokit/auth-token",
+            "node_modules/@octokit/auth-token",
+            "/oauth/token",
+        ] {
+            assert_eq!(classify(n, &[]), FieldClass::Plain, "{n}");
+        }
+        assert_eq!(classify("X-Auth-Token", &[]), FieldClass::Secret);
+    }
+
+    #[test]
+    fn ebo_names_in_any_spelling() {
+        for n in [
+            "apiKey",
+            "API_KEY",
+            "client-secret",
+            "DATABASE_URL",
+            "id_token",
+            "password",
+        ] {
+            assert_eq!(classify(n, &[]), FieldClass::Secret, "{n}");
+        }
+        for n in [
+            "thinking",
+            "reasoning_content",
+            "thoughtSignature",
+            "encrypted_thinking",
+        ] {
+            assert_eq!(classify(n, &[]), FieldClass::Hidden, "{n}");
+        }
+        assert_eq!(classify("raw_response_body", &[]), FieldClass::RawBody);
+        assert_eq!(classify("userName", &[]), FieldClass::User);
+        assert_eq!(classify("sessionId", &[]), FieldClass::Identity);
+    }
+
+    #[test]
+    fn suffixes_and_innocent_names() {
+        assert_eq!(classify("githubToken", &[]), FieldClass::Secret);
+        assert_eq!(classify("OPENAI_API_KEY", &[]), FieldClass::Secret);
+        assert_eq!(classify("max_tokens", &[]), FieldClass::Plain);
+        assert_eq!(classify("token_count", &[]), FieldClass::Plain);
+        assert_eq!(classify("GITHUB_TOKEN_FILE", &[]), FieldClass::Plain);
+        assert_eq!(classify("next_token", &[]), FieldClass::Plain);
+        for n in [
+            "nextPageToken",
+            "NextContinuationToken",
+            "input_token",
+            "eos_token",
+            "pad_token",
+            "IdempotencyToken",
+        ] {
+            assert_eq!(classify(n, &[]), FieldClass::Plain, "{n}");
+        }
+        for n in [
+            "client_token",
+            "SessionToken",
+            "auth_token",
+            "bot_token",
+            "SecretString",
+            "SecretBinary",
+            "secret_key_base",
+        ] {
+            assert_eq!(classify(n, &[]), FieldClass::Secret, "{n}");
+        }
+        assert_eq!(
+            classify("csrf_token", &["csrftoken".into()]),
+            FieldClass::Plain
+        );
+    }
+}

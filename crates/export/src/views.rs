@@ -1,0 +1,1057 @@
+//! Decoded views of a string: where escapes and encodings hide credentials.
+//!
+//! A rule run on raw text misses a secret written as `\u0067hp_...`, as
+//! `ghp%5F...` or inside a base64 blob. Each view decodes one layer and keeps
+//! the way back: every decoded byte knows the span of original bytes it came
+//! from, so a hit in a view becomes a span of the original string, which is
+//! then redacted as a literal everywhere. A hit inside a base64 run maps to
+//! the whole run: a secret inside a blob removes the blob.
+//!
+//! The views: JSON/JavaScript escapes, percent-encoding, HTML and XML
+//! character references (`&#103;`, `&#x73;`, `&amp;`), the text with its
+//! invisible format characters taken out (a zero-width space inside a
+//! token), base64 and base64url runs that decode to text, or to gzip, zlib
+//! or zstd data that inflates (at most [`MAX_INFLATED`] bytes, read as
+//! bytes), runs of hex digits that decode to text, and hexdumps (`xxd`,
+//! `hexdump -C`, `od -A x -t x1z`): the bytes of their hex columns, and
+//! their ASCII column joined across rows, each byte mapped to its whole
+//! row, so a secret found in either takes every row it touches.
+
+use base64::Engine;
+
+/// Shortest base64 run decoded (docs/EXPORT.md: runs of 20 or more).
+pub const MIN_BASE64_RUN: usize = 20;
+/// How many layers of encoding are peeled (a view of a view).
+pub const MAX_VIEW_DEPTH: usize = 2;
+
+/// Most bytes a compressed blob is inflated to. One that inflates
+/// further is not read on: it is a finding as a whole (it cannot be shown
+/// clean), [`OVERFLOW_RULE`].
+pub const MAX_INFLATED: usize = 1 << 20;
+/// Rule id of a compressed blob that inflates past [`MAX_INFLATED`].
+pub const OVERFLOW_RULE: &str = "compressed-blob";
+/// Rule id of a hexdump row that holds part of a secret spread over rows
+/// (lines of a text artifact): the row goes whole, wherever it stands.
+pub const ROW_RULE: &str = "hexdump-row";
+/// Shortest run of hex digits decoded (20 bytes).
+pub const MIN_HEX_RUN: usize = 40;
+
+/// One decoded view.
+#[derive(Debug, Clone)]
+pub struct View {
+    /// The decoded bytes.
+    pub bytes: Vec<u8>,
+    origin: Origin,
+    /// Set when the view stopped at its limit: what it did not read may
+    /// hold anything, so its whole span is a finding.
+    pub overflow: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Origin {
+    /// Per decoded byte: the original span it came from.
+    Map(Vec<(u32, u32)>),
+    /// Every decoded byte came from this one original span.
+    Whole(usize, usize),
+}
+
+impl View {
+    /// The original span behind decoded bytes `start..end`.
+    pub fn original_span(&self, start: usize, end: usize) -> (usize, usize) {
+        match &self.origin {
+            Origin::Whole(s, e) => (*s, *e),
+            Origin::Map(m) => {
+                if start >= end || end > m.len() {
+                    return (0, 0);
+                }
+                (m[start].0 as usize, m[end - 1].1 as usize)
+            }
+        }
+    }
+
+    /// Re-bases a view of `inner` (itself a view of the original) onto the original.
+    fn compose(&self, inner: View) -> View {
+        let origin = match inner.origin {
+            Origin::Whole(s, e) => {
+                let (a, b) = self.original_span(s, e);
+                Origin::Whole(a, b)
+            }
+            Origin::Map(m) => Origin::Map(
+                m.iter()
+                    .map(|(s, e)| {
+                        let (a, b) = self.original_span(*s as usize, *e as usize);
+                        (a as u32, b as u32)
+                    })
+                    .collect(),
+            ),
+        };
+        View {
+            bytes: inner.bytes,
+            origin,
+            overflow: inner.overflow,
+        }
+    }
+
+    fn mapped(bytes: Vec<u8>, map: Vec<(u32, u32)>) -> View {
+        View {
+            bytes,
+            origin: Origin::Map(map),
+            overflow: false,
+        }
+    }
+
+    fn whole(bytes: Vec<u8>, start: usize, end: usize) -> View {
+        View {
+            bytes,
+            origin: Origin::Whole(start, end),
+            overflow: false,
+        }
+    }
+
+    /// The original span the whole view came from.
+    pub fn whole_span(&self) -> (usize, usize) {
+        match &self.origin {
+            Origin::Whole(s, e) => (*s, *e),
+            Origin::Map(m) => (
+                m.first().map_or(0, |x| x.0 as usize),
+                m.last().map_or(0, |x| x.1 as usize),
+            ),
+        }
+    }
+}
+
+/// Every decoded view of `s` (not `s` itself), peeling up to
+/// [`MAX_VIEW_DEPTH`] layers.
+pub fn decoded_views(s: &[u8]) -> Vec<View> {
+    let mut out = Vec::new();
+    one_layer(s, &mut out);
+    let mut frontier = 0;
+    for _ in 1..MAX_VIEW_DEPTH {
+        let end = out.len();
+        for i in frontier..end {
+            let mut inner = Vec::new();
+            one_layer(&out[i].bytes.clone(), &mut inner);
+            for v in inner {
+                let composed = out[i].compose(v);
+                out.push(composed);
+            }
+        }
+        frontier = end;
+    }
+    out
+}
+
+fn one_layer(s: &[u8], out: &mut Vec<View>) {
+    crate::work::visit(s.len());
+    // One search for the escape bytes: most strings hold none.
+    if memchr::memchr3(b'\\', b'%', b'&', s).is_some() {
+        if memchr::memchr(b'\\', s).is_some() {
+            if let Some(v) = unescape(s) {
+                out.push(v);
+            }
+        }
+        if has_percent_escape(s) {
+            out.push(percent_decode(s));
+        }
+        if let Some(v) = char_refs(s) {
+            out.push(v);
+        }
+    }
+    if let Some(v) = without_format_chars(s) {
+        out.push(v);
+    }
+    base64_runs(s, out);
+    hex_runs(s, out);
+    hexdump(s, out);
+}
+
+/// HTML and XML character references decoded: numeric (`&#103;`,
+/// `&#x73;`, the `;` optional as browsers take it) and the five XML names
+/// plus `&nbsp;`; `None` when there is none.
+fn char_refs(s: &[u8]) -> Option<View> {
+    // Most `&` begin no reference: nothing is allocated before one does.
+    let mut at = memchr::memchr_iter(b'&', s).find(|&i| char_ref_at(&s[i..]).is_some())?;
+    let (mut bytes, mut map) = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
+    let mut copied = 0;
+    let mut changed = false;
+    let copy = |bytes: &mut Vec<u8>, map: &mut Vec<(u32, u32)>, from: usize, to: usize| {
+        for (i, &b) in s.iter().enumerate().take(to).skip(from) {
+            bytes.push(b);
+            map.push((i as u32, i as u32 + 1));
+        }
+    };
+    while at < s.len() {
+        if let Some((c, len)) = char_ref_at(&s[at..]) {
+            copy(&mut bytes, &mut map, copied, at);
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                bytes.push(b);
+                map.push((at as u32, (at + len) as u32));
+            }
+            copied = at + len;
+            changed = true;
+            at += len;
+        } else {
+            at += 1;
+        }
+        match memchr::memchr(b'&', &s[at.min(s.len())..]) {
+            Some(i) => at += i,
+            None => break,
+        }
+    }
+    copy(&mut bytes, &mut map, copied, s.len());
+    changed.then(|| View::mapped(bytes, map))
+}
+
+/// The character a reference at the start of `s` stands for, and its
+/// length.
+fn char_ref_at(s: &[u8]) -> Option<(char, usize)> {
+    const NAMED: [(&[u8], char); 6] = [
+        (b"&amp;", '&'),
+        (b"&lt;", '<'),
+        (b"&gt;", '>'),
+        (b"&quot;", '"'),
+        (b"&apos;", '\''),
+        (b"&nbsp;", ' '),
+    ];
+    if let Some((name, c)) = NAMED.iter().find(|(n, _)| s.starts_with(n)) {
+        return Some((*c, name.len()));
+    }
+    let rest = s.strip_prefix(b"&#")?;
+    let (hex, digits) = match rest.first() {
+        Some(b'x' | b'X') => (true, &rest[1..]),
+        _ => (false, rest),
+    };
+    let n = digits
+        .iter()
+        .take(8)
+        .take_while(|c| {
+            if hex {
+                c.is_ascii_hexdigit()
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+        .count();
+    if n == 0 || n > 7 {
+        return None;
+    }
+    let text = std::str::from_utf8(&digits[..n]).ok()?;
+    let cp = u32::from_str_radix(text, if hex { 16 } else { 10 }).ok()?;
+    let c = char::from_u32(cp)?;
+    let len = 2 + usize::from(hex) + n + usize::from(digits.get(n) == Some(&b';'));
+    Some((c, len))
+}
+
+/// Whether `c` is an invisible format character that may sit inside a
+/// token unseen: zero-width spaces and joiners, direction marks, word
+/// joiners and invisible operators, the BOM, the soft hyphen and the
+/// Mongolian vowel separator.
+fn is_format_char(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// `s` with its invisible format characters taken out; `None` when it has
+/// none (or is not UTF-8).
+fn without_format_chars(s: &[u8]) -> Option<View> {
+    // Every such character is encoded starting with one of these bytes.
+    memchr::memchr3(0xC2, 0xE1, 0xE2, s).or_else(|| memchr::memchr(0xEF, s))?;
+    let text = std::str::from_utf8(s).ok()?;
+    if !text.chars().any(is_format_char) {
+        return None;
+    }
+    let (mut bytes, mut map) = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
+    for (i, c) in text.char_indices() {
+        if is_format_char(c) {
+            continue;
+        }
+        for k in 0..c.len_utf8() {
+            bytes.push(s[i + k]);
+            map.push(((i + k) as u32, (i + k + 1) as u32));
+        }
+    }
+    Some(View::mapped(bytes, map))
+}
+
+/// Runs of at least [`MIN_HEX_RUN`] hex digits (of even length) that
+/// decode to text, each a view of its whole run (`xxd -p` output, a
+/// hex-encoded value).
+fn hex_runs(s: &[u8], out: &mut Vec<View>) {
+    let mut i = 0;
+    while let Some(&probe) = s.get(i + MIN_HEX_RUN - 1) {
+        let at = i + MIN_HEX_RUN - 1;
+        if !probe.is_ascii_hexdigit() {
+            i = at + 1;
+            continue;
+        }
+        let mut start = at;
+        while start > i && s[start - 1].is_ascii_hexdigit() {
+            start -= 1;
+        }
+        let mut end = at + 1;
+        while end < s.len() && s[end].is_ascii_hexdigit() {
+            end += 1;
+        }
+        let run = &s[start..end - (end - start) % 2];
+        if run.len() >= MIN_HEX_RUN {
+            // Most hex runs are digests: their first bytes are not text.
+            let head: Vec<u8> = run[..8]
+                .chunks(2)
+                .map(|p| hex_val(p[0]) << 4 | hex_val(p[1]))
+                .collect();
+            if head
+                .iter()
+                .all(|&b| b == b'\n' || b == b'\t' || (0x20..0x7f).contains(&b))
+            {
+                let bytes: Vec<u8> = run
+                    .chunks(2)
+                    .map(|p| hex_val(p[0]) << 4 | hex_val(p[1]))
+                    .collect();
+                if let Some(text) = printable(bytes) {
+                    out.push(View::whole(text, start, start + run.len()));
+                }
+            }
+        }
+        i = end;
+    }
+}
+
+/// `bytes` if they are text: UTF-8, nine in ten characters printable.
+fn printable(bytes: Vec<u8>) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let printable = text
+        .chars()
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+        .count();
+    (printable * 10 >= text.chars().count() * 9).then_some(bytes)
+}
+
+/// One row of a hexdump: the span of the row (its line), the bytes of its
+/// hex columns and its ASCII column.
+struct Row {
+    span: (usize, usize),
+    bytes: Vec<u8>,
+    ascii: (usize, usize),
+}
+
+/// The row `line` (at `at` in the string) is, if it is one: an offset of
+/// at least four hex digits (then `:` or spaces), groups of hex digits,
+/// and an ASCII column as long as the row's bytes: after two spaces
+/// (`xxd`), or between `|` (`hexdump -C`) or `>` and `<` (`od -t x1z`).
+fn row(line: &[u8], at: usize) -> Option<Row> {
+    let lead = line.iter().take_while(|c| **c == b' ').count();
+    let body = &line[lead..];
+    let offset = body.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+    if offset < 4 {
+        return None;
+    }
+    let mut i = lead + offset;
+    if line.get(i) == Some(&b':') {
+        i += 1;
+    }
+    if line.get(i) != Some(&b' ') {
+        return None;
+    }
+    let trimmed_end = line.len()
+        - line
+            .iter()
+            .rev()
+            .take_while(|c| **c == b' ' || **c == b'\r')
+            .count();
+    let line = &line[..trimmed_end];
+    let (hex_end, ascii) = match line.last() {
+        Some(b'|') => {
+            let open = line[..line.len() - 1].iter().rposition(|&c| c == b'|')?;
+            (open, (open + 1, line.len() - 1))
+        }
+        Some(b'<') => {
+            let open = line[..line.len() - 1].iter().rposition(|&c| c == b'>')?;
+            (open, (open + 1, line.len() - 1))
+        }
+        _ => {
+            let gap = memchr::memmem::find(&line[i..], b"  ").map(|g| g + i)?;
+            let text = gap + line[gap..].iter().take_while(|c| **c == b' ').count();
+            (gap, (text, line.len()))
+        }
+    };
+    let mut bytes = Vec::with_capacity(32);
+    for group in line
+        .get(i..hex_end)?
+        .split(|c| *c == b' ')
+        .filter(|g| !g.is_empty())
+    {
+        if group.len() % 2 != 0 || group.len() > 8 || !group.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        bytes.extend(group.chunks(2).map(|p| hex_val(p[0]) << 4 | hex_val(p[1])));
+    }
+    let ascii_len = std::str::from_utf8(&line[ascii.0..ascii.1])
+        .ok()?
+        .chars()
+        .count();
+    if bytes.is_empty() || bytes.len() > 32 || ascii_len != bytes.len() {
+        return None;
+    }
+    Some(Row {
+        span: (at, at + trimmed_end),
+        bytes,
+        ascii: (at + ascii.0, at + ascii.1),
+    })
+}
+
+/// The hexdump views of `s` alone (see [`decoded_views`]): for lines of a
+/// text artifact joined, whose other views each line had on its own.
+pub fn hexdump_views(s: &[u8]) -> Vec<View> {
+    let mut out = Vec::new();
+    hexdump(s, &mut out);
+    out
+}
+
+/// The views of the hexdump rows among `s`'s lines (see [`row`]): the
+/// bytes of the hex columns, and the ASCII columns joined, each byte
+/// mapped to its whole row.
+fn hexdump(s: &[u8], out: &mut Vec<View>) {
+    // A row starts with a hex digit (or spaces, then one) and holds a
+    // two-space gap or a column mark: most strings fail at once.
+    if memchr::memmem::find(s, b"  ").is_none() && memchr::memchr2(b'|', b'<', s).is_none() {
+        return;
+    }
+    let (mut hex, mut hex_map) = (Vec::new(), Vec::new());
+    let (mut ascii, mut ascii_map) = (Vec::new(), Vec::new());
+    let mut at = 0;
+    while at <= s.len() {
+        // Lines found with memchr: most strings are long and hold no row.
+        let end = memchr::memchr(b'\n', &s[at..]).map_or(s.len(), |i| at + i);
+        let line = &s[at..end];
+        let starts_hex = line
+            .iter()
+            .find(|c| **c != b' ')
+            .is_some_and(u8::is_ascii_hexdigit);
+        if let Some(r) = starts_hex.then(|| row(line, at)).flatten() {
+            let span = (r.span.0 as u32, r.span.1 as u32);
+            hex_map.extend(std::iter::repeat_n(span, r.bytes.len()));
+            hex.extend(r.bytes);
+            let column = &s[r.ascii.0..r.ascii.1];
+            ascii_map.extend(std::iter::repeat_n(span, column.len()));
+            ascii.extend_from_slice(column);
+        }
+        at = end + 1;
+    }
+    if !hex.is_empty() {
+        out.push(View::mapped(hex, hex_map));
+        out.push(View::mapped(ascii, ascii_map));
+    }
+}
+
+fn has_percent_escape(s: &[u8]) -> bool {
+    memchr::memchr_iter(b'%', s).any(|i| {
+        s.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+            && s.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+    })
+}
+
+fn hex_val(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        _ => c - b'A' + 10,
+    }
+}
+
+fn percent_decode(s: &[u8]) -> View {
+    let mut bytes = Vec::with_capacity(s.len());
+    let mut map = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == b'%'
+            && i + 2 < s.len()
+            && s[i + 1].is_ascii_hexdigit()
+            && s[i + 2].is_ascii_hexdigit()
+        {
+            bytes.push(hex_val(s[i + 1]) << 4 | hex_val(s[i + 2]));
+            map.push((i as u32, (i + 3) as u32));
+            i += 3;
+        } else {
+            bytes.push(s[i]);
+            map.push((i as u32, (i + 1) as u32));
+            i += 1;
+        }
+    }
+    View::mapped(bytes, map)
+}
+
+/// JSON / JavaScript string escapes (`\n`, `\"`, `\uXXXX` with surrogate
+/// pairs, `\xHH`); `None` when nothing was decoded.
+fn unescape(s: &[u8]) -> Option<View> {
+    let mut bytes = Vec::with_capacity(s.len());
+    let mut map = Vec::with_capacity(s.len());
+    let mut i = 0;
+    let mut changed = false;
+    let push = |bytes: &mut Vec<u8>, map: &mut Vec<(u32, u32)>, b: &[u8], a: usize, e: usize| {
+        for x in b {
+            bytes.push(*x);
+            map.push((a as u32, e as u32));
+        }
+    };
+    while i < s.len() {
+        if s[i] != b'\\' || i + 1 >= s.len() {
+            push(&mut bytes, &mut map, &s[i..i + 1], i, i + 1);
+            i += 1;
+            continue;
+        }
+        let simple = match s[i + 1] {
+            b'n' => Some(b'\n'),
+            b't' => Some(b'\t'),
+            b'r' => Some(b'\r'),
+            b'"' => Some(b'"'),
+            b'\'' => Some(b'\''),
+            b'\\' => Some(b'\\'),
+            b'/' => Some(b'/'),
+            b'b' => Some(8),
+            b'f' => Some(12),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            push(&mut bytes, &mut map, &[c], i, i + 2);
+            i += 2;
+            changed = true;
+            continue;
+        }
+        let hex_at = |at: usize, n: usize| -> Option<u32> {
+            let h = s.get(at..at + n)?;
+            if !h.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            Some(h.iter().fold(0u32, |acc, c| acc << 4 | hex_val(*c) as u32))
+        };
+        if s[i + 1] == b'x' {
+            if let Some(v) = hex_at(i + 2, 2) {
+                push(&mut bytes, &mut map, &[v as u8], i, i + 4);
+                i += 4;
+                changed = true;
+                continue;
+            }
+        }
+        if s[i + 1] == b'u' {
+            if let Some(hi) = hex_at(i + 2, 4) {
+                let (cp, len) =
+                    if (0xD800..0xDC00).contains(&hi) && s.get(i + 6..i + 8) == Some(b"\\u") {
+                        match hex_at(i + 8, 4) {
+                            Some(lo) if (0xDC00..0xE000).contains(&lo) => {
+                                (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), 12)
+                            }
+                            _ => (0xFFFD, 6),
+                        }
+                    } else {
+                        (hi, 6)
+                    };
+                let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
+                let mut buf = [0u8; 4];
+                push(
+                    &mut bytes,
+                    &mut map,
+                    c.encode_utf8(&mut buf).as_bytes(),
+                    i,
+                    i + len,
+                );
+                i += len;
+                changed = true;
+                continue;
+            }
+        }
+        push(&mut bytes, &mut map, &s[i..i + 1], i, i + 1);
+        i += 1;
+    }
+    changed.then_some(View::mapped(bytes, map))
+}
+
+/// Base64 and base64url alphabet membership, by byte.
+const B64: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'-' || b == b'_';
+        c += 1;
+    }
+    t
+};
+
+fn is_b64(c: u8) -> bool {
+    B64[c as usize]
+}
+
+/// Base64 / base64url runs of at least [`MIN_BASE64_RUN`] characters that
+/// decode to UTF-8 text.
+///
+/// Any such run starting in `i..i + MIN` covers byte `i + MIN - 1`, so
+/// that one byte is probed first and a miss skips the whole window: most
+/// text is words and spaces, and this walk was a byte at a time before.
+fn base64_runs(s: &[u8], out: &mut Vec<View>) {
+    // No run crosses `i - 1 | i`: `i` is 0, or one of those two bytes is
+    // outside the alphabet.
+    let mut i = 0;
+    while let Some(&probe) = s.get(i + MIN_BASE64_RUN - 1) {
+        let at = i + MIN_BASE64_RUN - 1;
+        if !is_b64(probe) {
+            i = at + 1;
+            continue;
+        }
+        let mut start = at;
+        while start > i && is_b64(s[start - 1]) {
+            start -= 1;
+        }
+        let mut run_end = at + 1;
+        while run_end < s.len() && is_b64(s[run_end]) {
+            run_end += 1;
+        }
+        let mut end = run_end;
+        while end < s.len() && s[end] == b'=' && end - run_end < 2 {
+            end += 1;
+        }
+        if run_end - start >= MIN_BASE64_RUN {
+            if let Some(text) = decode_text(&s[start..run_end]) {
+                out.push(View::whole(text, start, end));
+            } else if let Some(v) = inflated(&s[start..run_end], start, end) {
+                out.push(v);
+            }
+        }
+        i = end;
+    }
+}
+
+/// The base64 run `run` (at `start..end`) decoded, when it is gzip, zlib
+/// or zstd data, inflated to at most [`MAX_INFLATED`] bytes (read as bytes,
+/// text or not: a tar inside a gzip holds text among its headers); past
+/// that the view is marked `overflow`.
+fn inflated(run: &[u8], start: usize, end: usize) -> Option<View> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use std::io::Read;
+    // A length of 1 mod 4 is never valid base64: drop the stray character.
+    let trimmed = &run[..run.len() - usize::from(run.len() % 4 == 1)];
+    let engine = if trimmed.iter().any(|c| matches!(c, b'-' | b'_')) {
+        URL_SAFE_NO_PAD
+    } else {
+        STANDARD_NO_PAD
+    };
+    let mut head = [0u8; 6];
+    engine.decode_slice(&trimmed[..8], &mut head).ok()?;
+    let kind = match head {
+        [0x1f, 0x8b, 8, ..] => 0,
+        [0x78, 0x01 | 0x5e | 0x9c | 0xda, ..] => 1,
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => 2,
+        _ => return None,
+    };
+    let data = engine.decode(trimmed).ok()?;
+    let reader: Box<dyn Read> = match kind {
+        0 => Box::new(flate2::read::MultiGzDecoder::new(&data[..])),
+        1 => Box::new(flate2::read::ZlibDecoder::new(&data[..])),
+        _ => Box::new(zstd::stream::read::Decoder::new(&data[..]).ok()?),
+    };
+    let mut bytes = Vec::new();
+    // A stream cut short or damaged still shows what it inflated so far.
+    let _ = reader.take(MAX_INFLATED as u64 + 1).read_to_end(&mut bytes);
+    if bytes.is_empty() {
+        return None;
+    }
+    let overflow = bytes.len() > MAX_INFLATED;
+    bytes.truncate(MAX_INFLATED);
+    let mut v = View::whole(bytes, start, end);
+    v.overflow = overflow;
+    Some(v)
+}
+
+fn decode_text(run: &[u8]) -> Option<Vec<u8>> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    // A length of 1 mod 4 is never valid base64: drop the stray character.
+    let trimmed = if run.len() % 4 == 1 {
+        &run[..run.len() - 1]
+    } else {
+        run
+    };
+    let engine = if trimmed.iter().any(|c| matches!(c, b'-' | b'_')) {
+        URL_SAFE_NO_PAD
+    } else {
+        STANDARD_NO_PAD
+    };
+    if head_is_not_text(&engine, trimmed) {
+        return None;
+    }
+    text_of(&engine, trimmed)
+}
+
+/// Whether the first six bytes `run` decodes to hold an invalid UTF-8
+/// sequence. Most runs are ids and hashes, whose bytes are not text, and
+/// [`text_of`] refuses any such run (the sequence is before byte 64), so
+/// this spares decoding them whole.
+fn head_is_not_text(engine: &base64::engine::GeneralPurpose, run: &[u8]) -> bool {
+    const _: () = assert!(MIN_BASE64_RUN > 8);
+    let mut head = [0u8; 6];
+    engine.decode_slice(&run[..8], &mut head).is_ok()
+        && std::str::from_utf8(&head).is_err_and(|e| e.error_len().is_some())
+}
+
+/// The text a base64 run decodes to, if it is text.
+fn text_of(engine: &base64::engine::GeneralPurpose, trimmed: &[u8]) -> Option<Vec<u8>> {
+    // A run cut short (a log line truncated inside a blob) ends in bits
+    // that do not complete a byte: decode the whole quads before them.
+    let whole = &trimmed[..trimmed.len() - trimmed.len() % 4];
+    let d = engine
+        .decode(trimmed)
+        .or_else(|_| engine.decode(whole))
+        .ok()?;
+    // A stray invalid byte (a PEM damaged in transit) does not hide the
+    // text around it; it counts against the text like a control byte. Only
+    // after 64 good bytes: random bytes fail within a few, and reading
+    // every opaque blob through would cost the export 3% of its CPU.
+    let text = match std::str::from_utf8(&d) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(e) if e.valid_up_to() >= 64 => String::from_utf8_lossy(&d),
+        Err(_) => return None,
+    };
+    let printable = text
+        .chars()
+        .filter(|c| (!c.is_control() || matches!(c, '\n' | '\r' | '\t')) && *c != '\u{FFFD}')
+        .count();
+    (printable * 10 >= text.chars().count() * 9).then(|| text.into_owned().into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(s: &str, needle: &str) -> Vec<(usize, usize)> {
+        decoded_views(s.as_bytes())
+            .iter()
+            .filter_map(|v| {
+                let pos = v
+                    .bytes
+                    .windows(needle.len())
+                    .position(|w| w == needle.as_bytes())?;
+                Some(v.original_span(pos, pos + needle.len()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unicode_escapes_map_back_to_their_source() {
+        let s = r"x \u0067hp_abc\n y";
+        let sp = spans(s, "ghp_abc");
+        assert!(sp.contains(&(2, 14)), "{sp:?}");
+        assert_eq!(&s[2..14], r"\u0067hp_abc");
+        let pair = r"a\ud83d\ude00b";
+        assert!(!spans(pair, "\u{1F600}").is_empty());
+    }
+
+    #[test]
+    fn percent_and_partial_percent() {
+        let s = "q=sk%2Dproj%2dAB&x";
+        let sp = spans(s, "sk-proj-AB");
+        assert!(sp.contains(&(2, 16)), "{sp:?}");
+    }
+
+    #[test]
+    fn base64_maps_to_the_whole_run() {
+        use base64::Engine;
+        let blob = base64::engine::general_purpose::STANDARD.encode("token=supersecretvalue123");
+        let s = format!("data {blob} end");
+        let sp = spans(&s, "supersecretvalue123");
+        assert_eq!(sp, vec![(5, 5 + blob.len())]);
+        let url =
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("a?b>c~~~ secret-value-here!!");
+        assert!(!spans(&url, "secret-value-here").is_empty());
+    }
+
+    #[test]
+    fn a_blob_cut_short_is_decoded_up_to_its_last_whole_quad() {
+        use base64::Engine;
+        let blob = base64::engine::general_purpose::STANDARD
+            .encode("-----BEGIN RSA PRIVATE KEY-----\nMIIEogIBAAKCAQEAoy1XXuVAQpqHbQ");
+        // Cut where the last symbol's low bits are not zero.
+        let cut = (blob.len() - 6..blob.len() - 1)
+            .find(|n| n % 4 != 0 && decode_text_strict(&blob.as_bytes()[..*n]).is_none())
+            .expect("some cut leaves stray bits");
+        let s = format!("KEY_B64={}", &blob[..cut]);
+        assert_eq!(spans(&s, "PRIVATE KEY"), vec![(8, 8 + cut)]);
+        // One damaged byte inside does not hide the text around it; random
+        // bytes stay opaque.
+        let mut pem = b"-----BEGIN RSA PRIVATE KEY-----\nMIIEogIBAAKCAQEAoy1XXuVAQpqHbQE05mkhrNg/124F/2K9OanizZTZUUhK08U8".to_vec();
+        pem[70] = 0xa1;
+        let blob = base64::engine::general_purpose::STANDARD.encode(&pem);
+        assert!(!spans(&format!("KEY_B64={blob}"), "PRIVATE KEY").is_empty());
+        let noise: Vec<u8> = (0u32..96)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        let blob = base64::engine::general_purpose::STANDARD.encode(&noise);
+        assert!(decoded_views(blob.as_bytes()).is_empty());
+    }
+
+    fn decode_text_strict(run: &[u8]) -> Option<Vec<u8>> {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode(run)
+            .ok()
+    }
+
+    #[test]
+    fn two_layers_percent_of_base64() {
+        use base64::Engine;
+        let blob = base64::engine::general_purpose::STANDARD.encode("password=abcdefghijkl");
+        let enc = blob
+            .replace('=', "%3D")
+            .replace('+', "%2B")
+            .replace('/', "%2F");
+        let s = format!("v={enc}");
+        assert!(!spans(&s, "abcdefghijkl").is_empty());
+    }
+
+    const TOKEN: &str = "ghp_R2d2C3poLukeLeia0123456789abcdefABCD";
+
+    fn xxd(data: &[u8]) -> String {
+        data.chunks(16)
+            .enumerate()
+            .map(|(i, row)| {
+                let hex: Vec<String> = row
+                    .chunks(2)
+                    .map(|p| p.iter().map(|b| format!("{b:02x}")).collect())
+                    .collect();
+                let ascii: String = row
+                    .iter()
+                    .map(|&b| {
+                        if (0x20..0x7f).contains(&b) {
+                            b as char
+                        } else {
+                            '.'
+                        }
+                    })
+                    .collect();
+                format!("{:08x}: {:<40}  {ascii}\n", i * 16, hex.join(" "))
+            })
+            .collect()
+    }
+
+    fn hexdump_c(data: &[u8]) -> String {
+        data.chunks(16)
+            .enumerate()
+            .map(|(i, row)| {
+                let hex: Vec<String> = row.iter().map(|b| format!("{b:02x}")).collect();
+                let (a, b) = hex.split_at(hex.len().min(8));
+                let ascii: String = row
+                    .iter()
+                    .map(|&b| {
+                        if (0x20..0x7f).contains(&b) {
+                            b as char
+                        } else {
+                            '.'
+                        }
+                    })
+                    .collect();
+                format!(
+                    "{:08x}  {:<23}  {:<23}  |{ascii}|\n",
+                    i * 16,
+                    a.join(" "),
+                    b.join(" ")
+                )
+            })
+            .collect()
+    }
+
+    fn od(data: &[u8]) -> String {
+        data.chunks(16)
+            .enumerate()
+            .map(|(i, row)| {
+                let hex: String = row.iter().map(|b| format!(" {b:02x}")).collect();
+                let ascii: String = row
+                    .iter()
+                    .map(|&b| {
+                        if (0x20..0x7f).contains(&b) {
+                            b as char
+                        } else {
+                            '.'
+                        }
+                    })
+                    .collect();
+                format!("{:06x}{hex:<48}  >{ascii}<\n", i * 16)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hexdumps_show_their_bytes_and_their_ascii_column_across_rows() {
+        let data = format!("GITHUB_TOKEN={TOKEN}\nAWS=AKIAIOSFODNN7EXAMPLE\n");
+        for dump in [
+            xxd(data.as_bytes()),
+            hexdump_c(data.as_bytes()),
+            od(data.as_bytes()),
+        ] {
+            let sp = spans(&dump, TOKEN);
+            assert_eq!(sp.len(), 2, "hex and ASCII columns: {dump}");
+            // Each maps to whole rows, from the token's first to its last.
+            let first_row_end = dump.find('\n').unwrap();
+            assert_eq!(sp[0], sp[1]);
+            assert_eq!(sp[0].0, 0, "{dump}");
+            assert!(sp[0].1 > first_row_end, "{dump}");
+        }
+        // Lines that only look like rows are not read.
+        assert!(spans("1234  abcd\nhello  there", "abcd").is_empty());
+        assert!(
+            spans("00000000: 4142  XYZ", "AB").is_empty(),
+            "the ASCII column must fit"
+        );
+    }
+
+    #[test]
+    fn character_references_and_invisible_characters_are_seen_through() {
+        let refs: String = TOKEN.chars().map(|c| format!("&#{};", c as u32)).collect();
+        assert_eq!(spans(&refs, TOKEN), vec![(0, refs.len())]);
+        let hex_refs: String = TOKEN
+            .chars()
+            .map(|c| format!("&#x{:x}", c as u32))
+            .collect();
+        assert_eq!(spans(&hex_refs, TOKEN), vec![(0, hex_refs.len())]);
+        assert!(!spans("a &lt;b&gt; &amp; c", "<b> & c").is_empty());
+        let split = format!("t={}\u{200b}{}", &TOKEN[..10], &TOKEN[10..]);
+        assert_eq!(spans(&split, TOKEN), vec![(2, split.len())]);
+        let soft = format!("{}\u{ad}{}", &TOKEN[..4], &TOKEN[4..]);
+        assert!(!spans(&soft, TOKEN).is_empty());
+    }
+
+    #[test]
+    fn compressed_blobs_are_inflated_within_their_limit() {
+        use base64::Engine;
+        use std::io::Write;
+        let secret = format!("GITHUB_TOKEN={TOKEN}");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(secret.as_bytes()).unwrap();
+        let mut zl = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        zl.write_all(secret.as_bytes()).unwrap();
+        let zs = zstd::encode_all(secret.as_bytes(), 3).unwrap();
+        for (name, data) in [
+            ("gzip", gz.finish().unwrap()),
+            ("zlib", zl.finish().unwrap()),
+            ("zstd", zs),
+        ] {
+            for engine in [
+                base64::engine::general_purpose::STANDARD,
+                base64::engine::general_purpose::URL_SAFE,
+            ] {
+                let blob = engine.encode(&data);
+                let s = format!("payload: {blob}");
+                assert_eq!(spans(&s, TOKEN), vec![(9, s.len())], "{name}");
+            }
+        }
+        // A bomb stops at the limit and is marked, so the blob goes whole.
+        let mut big = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        big.write_all(&vec![b'a'; MAX_INFLATED + 10]).unwrap();
+        let blob = base64::engine::general_purpose::STANDARD.encode(big.finish().unwrap());
+        let views = decoded_views(blob.as_bytes());
+        assert!(views
+            .iter()
+            .any(|v| v.overflow && v.bytes.len() == MAX_INFLATED));
+    }
+
+    #[test]
+    fn runs_of_hex_digits_that_spell_text_are_read() {
+        let hex: String = TOKEN.bytes().map(|b| format!("{b:02x}")).collect();
+        let s = format!("xxd -p: {hex}");
+        assert_eq!(spans(&s, TOKEN), vec![(8, s.len())]);
+        let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        assert!(decoded_views(digest.as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn random_hex_is_not_text() {
+        assert!(decoded_views(b"0123456789abcdef0123456789abcdef").is_empty());
+    }
+
+    /// Every maximal run, a byte at a time: what the probing walk must equal.
+    fn runs_bytewise(s: &[u8]) -> Vec<(usize, usize, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < s.len() {
+            if !is_b64(s[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < s.len() && is_b64(s[i]) {
+                i += 1;
+            }
+            let mut end = i;
+            while end < s.len() && s[end] == b'=' && end - i < 2 {
+                end += 1;
+            }
+            if i - start >= MIN_BASE64_RUN {
+                if let Some(text) = decode_text(&s[start..i]) {
+                    out.push((start, end, text));
+                }
+            }
+            i = end;
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn probing_finds_the_runs_a_bytewise_walk_finds(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "Q", "0", "+", "/", "-", "_", "=", " ", ".", "\n",
+                    "c2stcHJvai1hYmNkZWZnaGlqa2xtbm9w", "Z2hwX3Rva2VuX3ZhbHVlXzEyMzQ1Ng==",
+                    "aGVsbG8gd29ybGQgaGVsbG8gd29ybGQ", "word ", "abcdefghijklmnopqrs",
+                ]),
+                0..24,
+            ),
+        ) {
+            let s = parts.concat();
+            let mut views = Vec::new();
+            base64_runs(s.as_bytes(), &mut views);
+            let got: Vec<(usize, usize, Vec<u8>)> = views
+                .into_iter()
+                .map(|v| match v.origin {
+                    Origin::Whole(a, b) => (a, b, v.bytes),
+                    Origin::Map(_) => unreachable!("base64 views are whole"),
+                })
+                .collect();
+            proptest::prop_assert_eq!(got, runs_bytewise(s.as_bytes()));
+        }
+    }
+
+    use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        /// The head test refuses only runs that the whole decoding refuses:
+        /// runs of encoded text (valid or damaged after some bytes) and of
+        /// random bytes, in both alphabets, cut to any length.
+        #[test]
+        fn a_run_refused_by_its_head_is_refused_whole(
+            bytes in proptest::prop_oneof![
+                // Text, with characters of two and three bytes.
+                "[a-z0-9 é€\n]{15,100}".prop_map(String::into_bytes),
+                // Text whose bytes are damaged somewhere.
+                ("[a-zé€ ]{15,100}", 0usize..200, proptest::num::u8::ANY).prop_map(
+                    |(t, at, b)| {
+                        let mut v = t.into_bytes();
+                        let n = v.len();
+                        v[at % n] = b;
+                        v
+                    }
+                ),
+                proptest::collection::vec(proptest::num::u8::ANY, 15..120),
+            ],
+            url in proptest::bool::ANY,
+            cut in 0usize..3,
+        ) {
+            use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+            use base64::Engine;
+            let engine = if url { URL_SAFE_NO_PAD } else { STANDARD_NO_PAD };
+            let encoded = engine.encode(&bytes);
+            let run = &encoded.as_bytes()[..encoded.len() - cut];
+            let trimmed = if run.len() % 4 == 1 { &run[..run.len() - 1] } else { run };
+            if head_is_not_text(&engine, trimmed) {
+                proptest::prop_assert_eq!(text_of(&engine, trimmed), None);
+            }
+        }
+    }
+}
