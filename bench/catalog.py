@@ -2,7 +2,7 @@
 """Where a large catalog's put cost comes from, SQLite alone (no files).
 
 Builds the CAS tables of coffer's catalog (objects, roots and
-roots_by_digest, as in store/src/catalog.rs) in WAL mode with
+roots_by_digest, as in crates/store/src/catalog.rs) in WAL mode with
 synchronous=FULL and a 64 MiB cache (what a coffer writer uses), fills
 them with ROWS random digests 10,000 per transaction (one `put` root per
 object, named like a path as `coffer put DIR` names them), and times the

@@ -2,7 +2,7 @@
 """What the store's on-disk layout alone costs as it grows: no catalog,
 no compression, no hashing.
 
-Builds DESIGN.md's layout, objects/sha256/<2hex>/<64hex>, holding ROWS
+Builds the format-1 layout (docs/FORMAT.md), objects/sha256/<2hex>/<64hex>, holding ROWS
 files (default 1,000,000) of 2 KiB, and an empty copy of it. Then times
 the filesystem side of a put of 10,000 new objects, as coffer does it:
 each object written to an O_EXCL temp in tmp/, one syncfs, each temp

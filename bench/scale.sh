@@ -37,7 +37,7 @@ S="$B/store"
 # written over the previous batch's files of the same names: deleting each
 # batch beside the growing store made this journal-less ext4's inode
 # allocator scan past the freed inodes (`recently_deleted`), which the
-# put then paid for (see RESULTS.md, twenty-fifth session).
+# put then paid for (see HISTORY.md, twenty-fifth session).
 batch() {
   python3 bench/gen.py small "$2" "$1"
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""services.py TRUFFLEHOG_SRC GITLEAKS_SRC NOSEYPARKER_SRC > export/src/rules/services.txt
+"""services.py TRUFFLEHOG_SRC GITLEAKS_SRC NOSEYPARKER_SRC > crates/export/src/rules/services.txt
 
 Writes the service names the named-credential detector knows
-(export/src/rules/named.rs), one per line, from public scanners' detector
+(crates/export/src/rules/named.rs), one per line, from public scanners' detector
 catalogs: trufflehog's detector keywords and folder names, gitleaks' rule
 files, Nosey Parker's rule files. Names are facts; nothing else of theirs
 is kept.
@@ -78,7 +78,7 @@ def main():
         if z >= 4.0:
             continue
         rows.append(n + (" ~" if z >= 2.5 else ""))
-    print("# Service names for export/src/rules/named.rs, written by bench/services.py")
+    print("# Service names for crates/export/src/rules/named.rs, written by bench/services.py")
     print("# from trufflehog's, gitleaks' and Nosey Parker's detector catalogs.")
     print("# ` ~`: also a common word; counted only before a credential word.")
     print("\n".join(rows))
