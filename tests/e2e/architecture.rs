@@ -280,3 +280,24 @@ fn no_source_spells_an_issue_code_outside_the_codes_module() {
     // The check reads what it should: a planted literal is found.
     assert!(literal.is_match(r#"Issue::about("validation.schema", None, "x")"#));
 }
+
+/// The evidence domain raises its own refusals (`EvidenceError`), not the
+/// store's: above the CAS, only the one place that carries a refusal
+/// through the store's transaction names a store conflict.
+#[test]
+fn no_layer_above_the_cas_raises_a_store_conflict() {
+    let repo = crate::bundles::repo();
+    let mut found = Vec::new();
+    for krate in ["evidence", "export", "cli"] {
+        for (m, code) in modules(&repo.join("crates").join(krate).join("src")) {
+            let allowed = krate == "evidence" && m == "error";
+            if !allowed && code.contains("StoreError::Conflict") {
+                found.push(format!("crates/{krate} {m}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "store conflicts raised above the CAS: {found:?}"
+    );
+}

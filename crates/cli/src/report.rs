@@ -10,7 +10,6 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::process::ExitCode;
 
-use coffer_store::StoreError;
 use serde_json::{json, Value};
 
 /// How a command ended.
@@ -115,9 +114,10 @@ impl Report {
         )
     }
 
-    /// A report for a command that stopped on an error.
-    pub fn error(e: &StoreError) -> Self {
-        Report::from_issues(vec![Issue::from(e)], Value::Null, String::new())
+    /// A report for a command that stopped on an error (a store's, the
+    /// evidence domain's: anything that is a coded issue).
+    pub fn error(e: impl Into<Issue>) -> Self {
+        Report::from_issues(vec![e.into()], Value::Null, String::new())
     }
 
     /// A report whose status follows from its issues (accepted if none).

@@ -1,8 +1,8 @@
 //! Catalog rows of published exports and their `sanitized_from` edges.
 
+use crate::error::Result;
 use coffer_base::digest::Digest;
 use coffer_store::catalog::Catalog;
-use coffer_store::error::Result;
 use coffer_store::rows::{Row, Writer};
 use coffer_store::Batch;
 
@@ -69,7 +69,7 @@ fn insert_export(
     row: &ExportRow,
     edges: &[ExportEdge],
     now_ms: i64,
-) -> Result<()> {
+) -> coffer_store::Result<()> {
     tx.execute(
         "INSERT INTO exports (manifest_digest, dest, source_bundle_id, source_manifest_digest,
             sharing_class, policy_digest, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
@@ -100,7 +100,7 @@ fn insert_export(
     Ok(())
 }
 
-fn export_row(r: &Row<'_>) -> Result<ExportRow> {
+fn export_row(r: &Row<'_>) -> coffer_store::Result<ExportRow> {
     Ok(ExportRow {
         manifest_digest: r.get(0)?,
         dest: r.get(1)?,
@@ -116,7 +116,7 @@ const EXPORT_COLUMNS: &str = "e.manifest_digest, e.dest, e.source_bundle_id, e.s
 /// Every export that holds `digest` (as its manifest or an artifact) or
 /// derives from it (as a source artifact or source manifest).
 pub fn exports_of(catalog: &Catalog, digest: &Digest) -> Result<Vec<ExportRow>> {
-    catalog.reader().query(
+    Ok(catalog.reader().query(
         &format!(
             "SELECT DISTINCT {EXPORT_COLUMNS} FROM exports e
              LEFT JOIN export_artifacts a ON a.manifest_digest = e.manifest_digest
@@ -126,13 +126,13 @@ pub fn exports_of(catalog: &Catalog, digest: &Digest) -> Result<Vec<ExportRow>> 
         ),
         &[digest],
         export_row,
-    )
+    )?)
 }
 
 /// Every recorded export, oldest first; with `source`, only those of that
 /// source bundle (by id or manifest digest).
 pub fn recorded_exports(catalog: &Catalog, source: Option<&str>) -> Result<Vec<RecordedExport>> {
-    catalog.reader().query(
+    Ok(catalog.reader().query(
         &format!(
             "SELECT {EXPORT_COLUMNS}, e.created_ms FROM exports e
              WHERE ?1 IS NULL OR e.source_bundle_id = ?1 OR e.source_manifest_digest = ?1
@@ -145,12 +145,12 @@ pub fn recorded_exports(catalog: &Catalog, source: Option<&str>) -> Result<Vec<R
                 created_ms: r.get(6)?,
             })
         },
-    )
+    )?)
 }
 
 /// The artifacts of the export with this manifest digest.
 pub fn export_edges(catalog: &Catalog, manifest_digest: &Digest) -> Result<Vec<ExportEdge>> {
-    catalog.reader().query(
+    Ok(catalog.reader().query(
         "SELECT artifact_id, relative_path, digest, source_digest FROM export_artifacts
          WHERE manifest_digest = ?1 ORDER BY artifact_id",
         &[manifest_digest],
@@ -162,5 +162,5 @@ pub fn export_edges(catalog: &Catalog, manifest_digest: &Digest) -> Result<Vec<E
                 source_digest: r.get(3)?,
             })
         },
-    )
+    )?)
 }

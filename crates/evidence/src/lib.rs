@@ -27,6 +27,7 @@
 
 pub mod archive;
 pub mod bundle;
+pub mod error;
 pub mod exports;
 pub mod packet;
 pub mod provenance;
@@ -37,25 +38,27 @@ pub mod vocab;
 
 use std::path::Path;
 
-use coffer_store::{BackendConfig, Result, Store};
+use coffer_store::{BackendConfig, Store};
+
+pub use error::{EvidenceError, Result};
 
 /// Creates an evidence store at `path` (or completes an interrupted init)
 /// and opens it; the flag tells whether a new store was created.
 pub fn init(path: &Path, backend: &BackendConfig) -> Result<(Store, bool)> {
-    Store::init_with(path, backend, &tables::SCHEMA)
+    Ok(Store::init_with(path, backend, &tables::SCHEMA)?)
 }
 
 /// Opens an existing evidence store for writing.
 pub fn open(path: &Path) -> Result<Store> {
-    Store::open(path, &tables::SCHEMA)
+    Ok(Store::open(path, &tables::SCHEMA)?)
 }
 
 /// Opens an existing evidence store for a command that only reads.
 pub fn open_for_reading(path: &Path) -> Result<Store> {
-    Store::open_for_reading(path, &tables::SCHEMA)
+    Ok(Store::open_for_reading(path, &tables::SCHEMA)?)
 }
 
 /// Opens an evidence store for gc (see [`Store::open_for_gc`]).
 pub fn open_for_gc(path: &Path) -> Result<Store> {
-    Store::open_for_gc(path, &tables::SCHEMA)
+    Ok(Store::open_for_gc(path, &tables::SCHEMA)?)
 }

@@ -1,9 +1,9 @@
 //! Where a digest is used: the answer to `coffer where`, gathered from the
 //! CAS's roots and the evidence tables in one place.
 
+use crate::error::Result;
 use coffer_base::digest::Digest;
 use coffer_store::catalog::{Catalog, ObjectRow};
-use coffer_store::error::Result;
 
 use crate::bundle::records::{self, ArtifactRow};
 use crate::exports::{self, ExportRow};

@@ -8,8 +8,28 @@ use std::path::Path;
 
 use coffer_base::digest::Digest;
 use coffer_store::catalog::Root;
-use coffer_store::error::{Result, StoreError};
+use coffer_store::error::StoreError;
+
+use crate::error::{EvidenceError, Result};
 use coffer_store::store::{Batch, PutOptions};
+
+/// A sink's refusal of one input (its bytes are not what the document says,
+/// or changed while read) as an issue about `file`; any other error is
+/// fatal and passes through.
+pub(crate) fn input_issue(e: EvidenceError, file: &str) -> Result<coffer_base::issue::Issue> {
+    match e {
+        EvidenceError::Store(
+            e @ (StoreError::DigestMismatch { .. }
+            | StoreError::SizeMismatch { .. }
+            | StoreError::SourceChanged { .. }),
+        ) => Ok(coffer_base::issue::Issue::file(
+            e.code(),
+            file,
+            format!("{file}: {e}"),
+        )),
+        other => Err(other),
+    }
+}
 
 /// A consumer of input streams.
 pub trait Sink {
@@ -48,7 +68,8 @@ impl Sink for HashOnly {
                 subject: subject.display().to_string(),
                 expected: e,
                 actual,
-            }),
+            }
+            .into()),
             _ => Ok(actual),
         }
     }
@@ -63,7 +84,7 @@ impl Sink for Batch<'_> {
         expected: Option<Digest>,
         root: Option<Root>,
     ) -> Result<Digest> {
-        self.add_stream(
+        let (digest, _) = self.add_stream(
             input,
             size,
             subject,
@@ -72,8 +93,8 @@ impl Sink for Batch<'_> {
                 expected_size: Some(size),
                 root,
             },
-        )
-        .map(|(d, _)| d)
+        )?;
+        Ok(digest)
     }
 }
 
@@ -92,15 +113,15 @@ mod tests {
         );
         assert!(matches!(
             HashOnly.put(&mut &b"abd"[..], 3, Path::new("x"), Some(d), None),
-            Err(StoreError::DigestMismatch { .. })
+            Err(EvidenceError::Store(StoreError::DigestMismatch { .. }))
         ));
         assert!(matches!(
             HashOnly.put(&mut &b"abcd"[..], 3, Path::new("x"), None, None),
-            Err(StoreError::SourceChanged { .. })
+            Err(EvidenceError::Store(StoreError::SourceChanged { .. }))
         ));
         assert!(matches!(
             HashOnly.put(&mut &b"ab"[..], 3, Path::new("x"), None, None),
-            Err(StoreError::SourceChanged { .. })
+            Err(EvidenceError::Store(StoreError::SourceChanged { .. }))
         ));
     }
 }

@@ -18,6 +18,21 @@ pub enum ExportError {
     /// The store or the filesystem failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The evidence domain refused (a bundle that is not stored, a
+    /// conflicting record).
+    #[error(transparent)]
+    Evidence(coffer_evidence::EvidenceError),
+}
+
+/// The store's errors stay [`ExportError::Store`], whichever layer passes
+/// them on.
+impl From<coffer_evidence::EvidenceError> for ExportError {
+    fn from(e: coffer_evidence::EvidenceError) -> Self {
+        match e {
+            coffer_evidence::EvidenceError::Store(s) => ExportError::Store(s),
+            other => ExportError::Evidence(other),
+        }
+    }
 }
 
 fn first(issues: &[Issue]) -> String {
@@ -65,6 +80,7 @@ impl ExportError {
                 i.first().map_or("", |i| i.code)
             }
             ExportError::Store(s) => s.code(),
+            ExportError::Evidence(e) => e.code(),
         }
     }
 

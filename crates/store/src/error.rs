@@ -116,25 +116,6 @@ pub enum StoreError {
     /// not be read.
     #[error(transparent)]
     Input(#[from] coffer_base::input::InputError),
-    /// No record of this kind with this id is stored (a layer's record,
-    /// such as a bundle asked for by id or manifest digest).
-    #[error("no {what} {id:?} in the store")]
-    Unknown {
-        /// What kind of record was asked for.
-        what: &'static str,
-        /// The id or digest asked for.
-        id: String,
-    },
-    /// A digest prefix that starts several records' digests.
-    #[error("{prefix} is the start of the manifest digests of {} {what}s: {}", .matches.len(), .matches.join(", "))]
-    Ambiguous {
-        /// What kind of record was asked for.
-        what: &'static str,
-        /// The prefix asked for.
-        prefix: String,
-        /// Some of the digests it starts (at most 10).
-        matches: Vec<String>,
-    },
     /// The request conflicts with what the store already holds.
     #[error("{message}")]
     Conflict {
@@ -193,8 +174,6 @@ impl StoreError {
             StoreError::UnsafeStore { .. } => codes::policy::UNSAFE_STORE,
             StoreError::RootNotEmpty { .. } => codes::conflict::STORE_ROOT_NOT_EMPTY,
             StoreError::Conflict { code, .. } => code,
-            StoreError::Unknown { .. } => codes::io::NOT_FOUND,
-            StoreError::Ambiguous { .. } => codes::usage::AMBIGUOUS_DIGEST,
             StoreError::NotRegularFile { .. } => codes::validation::NOT_REGULAR_FILE,
             StoreError::Input(e) => e.code(),
             StoreError::Io { source, .. } => io_code(source),
@@ -223,8 +202,6 @@ impl StoreError {
             StoreError::DigestMismatch { subject, .. }
             | StoreError::SizeMismatch { subject, .. } => Some(subject.clone()),
             StoreError::Conflict { subject, .. } => Some(subject.clone()),
-            StoreError::Unknown { id, .. } => Some(id.clone()),
-            StoreError::Ambiguous { prefix, .. } => Some(prefix.clone()),
             StoreError::Remote { location, key, .. } => Some(format!("{location}/{key}")),
             StoreError::Catalog(_) | StoreError::CatalogData(_) => {
                 Some(crate::entries::CATALOG_FILE.into())

@@ -312,7 +312,10 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
             v["sharedWith"] = json!(shared_with);
             artifacts.push(v);
         }
-        Ok::<_, coffer_store::StoreError>((json!({"bundle": row, "artifacts": artifacts}), human))
+        Ok::<_, coffer_evidence::EvidenceError>((
+            json!({"bundle": row, "artifacts": artifacts}),
+            human,
+        ))
     })();
     match shown {
         Ok((result, human)) => Report::accepted(result, human),

@@ -57,6 +57,7 @@ pub struct CreateArgs {
 pub fn export_error(e: &ExportError) -> Report {
     match e {
         ExportError::Store(s) => Report::error(s),
+        ExportError::Evidence(e) => Report::error(e),
         ExportError::Blocked(i) => {
             let mut r = Report::from_issues(i.clone(), json!(null), String::new());
             r.status = Status::Blocked;

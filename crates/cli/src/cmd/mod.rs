@@ -8,6 +8,7 @@ pub mod packets;
 
 use coffer_base::codes;
 use coffer_base::Digest;
+use coffer_evidence::EvidenceError;
 use coffer_store::Store;
 
 use crate::report::{Issue, Report};
@@ -15,7 +16,7 @@ use crate::Ctx;
 
 /// The store's path, once a store found rather than named has passed
 /// [`coffer_store::layout::check_trusted`].
-pub fn store_path(ctx: &Ctx) -> Result<&std::path::Path, coffer_store::StoreError> {
+pub fn store_path(ctx: &Ctx) -> Result<&std::path::Path, EvidenceError> {
     if !ctx.store_named {
         coffer_store::layout::check_trusted(&ctx.store)?;
     }
@@ -23,12 +24,12 @@ pub fn store_path(ctx: &Ctx) -> Result<&std::path::Path, coffer_store::StoreErro
 }
 
 /// Opens the store named by the global flags.
-pub fn open_store(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
+pub fn open_store(ctx: &Ctx) -> Result<Store, EvidenceError> {
     coffer_evidence::open(store_path(ctx)?)
 }
 
 /// Opens the store for a command that only reads (works on a full disk).
-pub fn open_store_for_reading(ctx: &Ctx) -> Result<Store, coffer_store::StoreError> {
+pub fn open_store_for_reading(ctx: &Ctx) -> Result<Store, EvidenceError> {
     coffer_evidence::open_for_reading(store_path(ctx)?)
 }
 

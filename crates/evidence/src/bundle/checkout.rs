@@ -13,7 +13,9 @@ use super::inspect::check_manifest;
 use super::safe_path::{check_relative_path, MANIFEST};
 use coffer_base::digest::Digest;
 use coffer_base::publish::NewTree;
-use coffer_store::error::{Result, StoreError};
+use coffer_store::error::StoreError;
+
+use crate::error::Result;
 use coffer_store::store::Store;
 
 /// Writes bundle `id_or_digest` to `dest` (which must not exist);
@@ -52,7 +54,8 @@ pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize>
             return Err(StoreError::CatalogData(format!(
                 "bundle {:?}: the catalog's row for {} does not match the stored manifest",
                 row.bundle_id, e.relative_path
-            )));
+            ))
+            .into());
         }
         files.push((e.relative_path.clone(), d));
     }
@@ -60,7 +63,8 @@ pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize>
         return Err(StoreError::CatalogData(format!(
             "bundle {:?}: the catalog lists {extra}, which the stored manifest does not",
             row.bundle_id
-        )));
+        ))
+        .into());
     }
     let mut tree = NewTree::begin(dest, 0o755)?;
     for (rel, digest) in &files {

@@ -10,7 +10,9 @@ use std::io::{BufRead, BufReader, Read};
 
 use coffer_base::digest::Digest;
 use coffer_base::json::JsonlLimits;
-use coffer_store::error::{Result, StoreError};
+use coffer_store::error::StoreError;
+
+use crate::error::Result;
 use coffer_store::Store;
 use serde::Serialize;
 use serde_json::Value;

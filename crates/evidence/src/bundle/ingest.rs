@@ -17,7 +17,8 @@ use crate::sink::Sink;
 use coffer_base::digest::Digest;
 use coffer_base::issue::Issue;
 use coffer_store::catalog::Root;
-use coffer_store::error::{Result, StoreError};
+
+use crate::error::{EvidenceError, Result};
 use coffer_store::objects::now_ms;
 use coffer_store::refs::RefSpec;
 
@@ -154,7 +155,7 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     let qualification = capture.qualification;
     batch.name_ref(bundle_ref(&manifest.bundle_id, manifest_digest));
     let mut created = false;
-    batch.commit_with(|tx| {
+    crate::error::commit_rows(batch, |tx| {
         created = insert_bundle(tx, manifest, &manifest_digest, qualification, now_ms())?;
         Ok(())
     })?;
@@ -176,7 +177,7 @@ fn settled_row(store: &mut Store, id: &str, digest: Digest) -> Result<Option<Bun
         let spec = bundle_ref(id, digest);
         if let Some(target) = store.adopt_ref(&spec)? {
             if target != digest {
-                return Err(StoreError::Conflict {
+                return Err(EvidenceError::Conflict {
                     code: spec.conflict,
                     message: format!(
                         "bundle {id:?} is already stored with another manifest ({target}) in {}",
@@ -189,7 +190,7 @@ fn settled_row(store: &mut Store, id: &str, digest: Digest) -> Result<Option<Bun
     }
     match find_bundle(store.catalog(), id)? {
         Some(row) if row.manifest_digest == digest => Ok(Some(row)),
-        Some(row) => Err(StoreError::Conflict {
+        Some(row) => Err(EvidenceError::Conflict {
             code: codes::conflict::BUNDLE_EXISTS,
             message: format!(
                 "bundle {id:?} is already stored with another manifest ({})",

@@ -13,13 +13,13 @@ use super::model::{CaptureReport, Descriptor, ExportManifest, Manifest, Verifier
 use super::rules;
 use super::safe_path::{check_path_set, check_relative_path, MANIFEST};
 use super::source::{BundleDir, FileStamp};
+use crate::error::Result;
 use crate::schema::{self, DocKind};
 use crate::sink::Sink;
 use crate::vocab::{Kind, Qualification};
 use coffer_base::digest::Digest;
 use coffer_base::issue::Issue;
 use coffer_base::json::{self, Limits};
-use coffer_store::error::StoreError;
 
 /// What inspection learned.
 #[derive(Debug, Default)]
@@ -114,16 +114,6 @@ fn typed<T: serde::de::DeserializeOwned>(
         .ok()
 }
 
-/// Maps a sink error to an issue, or passes a fatal one through.
-fn sink_issue(e: StoreError, rel: &str) -> Result<Issue, StoreError> {
-    match e {
-        StoreError::DigestMismatch { .. }
-        | StoreError::SizeMismatch { .. }
-        | StoreError::SourceChanged { .. } => Ok(Issue::file(e.code(), rel, format!("{rel}: {e}"))),
-        other => Err(other),
-    }
-}
-
 /// Checks manifest bytes on their own (strict JSON, schema, every rule
 /// that needs only the manifest); issues are appended. Touches no file.
 pub fn check_manifest(bytes: &[u8], issues: &mut Vec<Issue>) -> Option<Manifest> {
@@ -192,20 +182,12 @@ impl BundleHead {
 /// Inspects the bundle at `path`, sending each evidence file (never the
 /// manifest) to `sink`; `reading` says whether evidence is read once the
 /// manifest itself has issues.
-pub fn inspect(
-    path: &Path,
-    sink: &mut dyn Sink,
-    reading: Reading,
-) -> Result<Inspection, StoreError> {
+pub fn inspect(path: &Path, sink: &mut dyn Sink, reading: Reading) -> Result<Inspection> {
     inspect_head(BundleHead::open(path), sink, reading)
 }
 
 /// The rest of [`inspect`], after [`BundleHead::open`].
-pub fn inspect_head(
-    head: BundleHead,
-    sink: &mut dyn Sink,
-    reading: Reading,
-) -> Result<Inspection, StoreError> {
+pub fn inspect_head(head: BundleHead, sink: &mut dyn Sink, reading: Reading) -> Result<Inspection> {
     let BundleHead { dir, mut out } = head;
     let (Some(dir), Some(manifest)) = (dir, out.manifest.take()) else {
         return Ok(out);
@@ -308,7 +290,7 @@ fn read_document(
     manifest: &Manifest,
     sink: &mut dyn Sink,
     out: &mut Inspection,
-) -> Result<Option<VerifierResult>, StoreError> {
+) -> Result<Option<VerifierResult>> {
     let rel = d.relative_path.as_str();
     let bytes = match coffer_base::json::read_bytes(&mut *file.f, &Limits::DOCUMENT, rel) {
         Ok(b) => b,
@@ -329,7 +311,7 @@ fn read_document(
         None,
     );
     if let Err(e) = put {
-        out.issues.push(sink_issue(e, rel)?);
+        out.issues.push(crate::sink::input_issue(e, rel)?);
         return Ok(None);
     }
     let Some(v) = parse_doc(&bytes, kind, rel, &mut out.issues) else {
@@ -364,7 +346,7 @@ fn stream_evidence(
     d: &Descriptor,
     sink: &mut dyn Sink,
     issues: &mut Vec<Issue>,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     let rel = d.relative_path.as_str();
     let mut reader = CheckingReader::for_size(
         &mut *file.f,
@@ -383,7 +365,7 @@ fn stream_evidence(
         return Ok(());
     }
     if let Err(e) = accepted {
-        issues.push(sink_issue(e, rel)?);
+        issues.push(crate::sink::input_issue(e, rel)?);
         return Ok(());
     }
     if let Some(issue) = BundleDir::changed(rel, file.f, file.stamp) {

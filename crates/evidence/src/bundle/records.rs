@@ -8,7 +8,8 @@ use super::safe_path::MANIFEST;
 use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
 use coffer_base::digest::Digest;
 use coffer_store::catalog::Catalog;
-use coffer_store::error::{Result, StoreError};
+
+use crate::error::{EvidenceError, Result};
 use coffer_store::rows::{Row, Writer};
 
 /// Root kind of everything a bundle holds.
@@ -102,7 +103,7 @@ pub struct BundleFilter {
 
 const BUNDLE_COLUMNS: &str = "bundle_id, manifest_digest, run_id, attempt_id, attempt_number, retry_of, task_id, fixture_id, model_provider, model_id, harness_id, harness_version, assessment_mode, terminal_state, failure_class, stop_reason, qualification, ingested_ms";
 
-fn bundle_row(r: &Row<'_>) -> Result<BundleRow> {
+fn bundle_row(r: &Row<'_>) -> coffer_store::Result<BundleRow> {
     Ok(BundleRow {
         bundle_id: r.get(0)?,
         manifest_digest: r.get(1)?,
@@ -125,7 +126,7 @@ fn bundle_row(r: &Row<'_>) -> Result<BundleRow> {
     })
 }
 
-fn artifact_row(r: &Row<'_>) -> Result<ArtifactRow> {
+fn artifact_row(r: &Row<'_>) -> coffer_store::Result<ArtifactRow> {
     Ok(ArtifactRow {
         bundle_id: r.get(0)?,
         artifact_id: r.get(1)?,
@@ -161,7 +162,7 @@ pub fn insert_bundle(
         return Ok(false);
     }
     if let Some(d) = existing {
-        return Err(StoreError::Conflict {
+        return Err(EvidenceError::Conflict {
             code: codes::conflict::BUNDLE_EXISTS,
             message: format!(
                 "bundle {:?} is already stored with another manifest ({d})",
@@ -176,7 +177,7 @@ pub fn insert_bundle(
         |r| r.get::<String>(0),
     )?;
     if let Some(b) = other {
-        return Err(StoreError::Conflict {
+        return Err(EvidenceError::Conflict {
             code: codes::conflict::ATTEMPT_EXISTS,
             message: format!(
                 "attempt {:?} already belongs to bundle {b:?}; a retry is a new attempt",
@@ -261,7 +262,7 @@ pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<Bundl
     )?;
     match rows.len() {
         0 | 1 => Ok(rows.pop()),
-        _ => Err(StoreError::Ambiguous {
+        _ => Err(EvidenceError::Ambiguous {
             what: "bundle",
             prefix: format!("sha256:{hex}"),
             matches: rows
@@ -275,7 +276,7 @@ pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<Bundl
 
 /// The bundle with this id or manifest digest, or `io.not_found`.
 pub fn require_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<BundleRow> {
-    find_bundle(catalog, id_or_digest)?.ok_or_else(|| StoreError::Unknown {
+    find_bundle(catalog, id_or_digest)?.ok_or_else(|| EvidenceError::Unknown {
         what: "bundle",
         id: id_or_digest.to_string(),
     })
@@ -297,7 +298,7 @@ pub fn file_digest(catalog: &Catalog, bundle: &str, file: &str) -> Result<Digest
             &[&row.bundle_id, &file],
             |r| r.get(0),
         )?
-        .ok_or_else(|| StoreError::Unknown {
+        .ok_or_else(|| EvidenceError::Unknown {
             what: "file",
             id: format!("{}:{file}", row.bundle_id),
         })
@@ -305,7 +306,7 @@ pub fn file_digest(catalog: &Catalog, bundle: &str, file: &str) -> Result<Digest
 
 /// Bundles matching `f`, in ingest order.
 pub fn bundles(catalog: &Catalog, f: &BundleFilter) -> Result<Vec<BundleRow>> {
-    catalog.reader().query(
+    Ok(catalog.reader().query(
         &format!(
             "SELECT {BUNDLE_COLUMNS} FROM bundles
              WHERE (?1 IS NULL OR task_id GLOB ?1)
@@ -325,7 +326,7 @@ pub fn bundles(catalog: &Catalog, f: &BundleFilter) -> Result<Vec<BundleRow>> {
             &f.since_ms,
         ],
         bundle_row,
-    )
+    )?)
 }
 
 const ARTIFACT_COLUMNS: &str =
@@ -333,20 +334,20 @@ const ARTIFACT_COLUMNS: &str =
 
 /// Artifacts of a bundle, in manifest order of ids.
 pub fn bundle_artifacts(catalog: &Catalog, bundle_id: &str) -> Result<Vec<ArtifactRow>> {
-    catalog.reader().query(
+    Ok(catalog.reader().query(
         &format!("SELECT {ARTIFACT_COLUMNS} FROM bundle_artifacts WHERE bundle_id = ?1 ORDER BY relative_path"),
         &[&bundle_id],
         artifact_row,
-    )
+    )?)
 }
 
 /// Every bundle artifact stored as `digest`.
 pub fn artifacts_with_digest(catalog: &Catalog, digest: &Digest) -> Result<Vec<ArtifactRow>> {
-    catalog.reader().query(
+    Ok(catalog.reader().query(
         &format!("SELECT {ARTIFACT_COLUMNS} FROM bundle_artifacts WHERE digest = ?1 ORDER BY bundle_id, artifact_id"),
         &[digest],
         artifact_row,
-    )
+    )?)
 }
 
 /// For each artifact of `bundle_id` (by artifact id), the other bundles
@@ -369,9 +370,9 @@ pub fn shared_with(catalog: &Catalog, bundle_id: &str) -> Result<HashMap<String,
 
 /// Bundles whose manifest is `digest`.
 pub fn bundles_with_manifest(catalog: &Catalog, digest: &Digest) -> Result<Vec<String>> {
-    catalog.reader().query(
+    Ok(catalog.reader().query(
         "SELECT bundle_id FROM bundles WHERE manifest_digest = ?1",
         &[digest],
         |r| r.get(0),
-    )
+    )?)
 }

@@ -26,7 +26,9 @@ use coffer_base::issue::Issue;
 use coffer_base::json::canonical::canonical_digest;
 use coffer_base::json::{self, Limits};
 use coffer_store::catalog::Root;
-use coffer_store::error::{Result, StoreError};
+use coffer_store::error::StoreError;
+
+use crate::error::{EvidenceError, Result};
 
 /// A packet read from disk and checked as far as the packet file alone allows.
 pub struct Loaded {
@@ -305,17 +307,6 @@ fn locator_rules(p: &Packet, file: &str, issues: &mut Vec<Issue>) {
     }
 }
 
-fn component_error(e: StoreError, file: &str) -> Result<Issue> {
-    match e {
-        StoreError::DigestMismatch { .. }
-        | StoreError::SizeMismatch { .. }
-        | StoreError::SourceChanged { .. } => {
-            Ok(Issue::file(e.code(), file, format!("{file}: {e}")))
-        }
-        other => Err(other),
-    }
-}
-
 /// Streams one referenced file to the sink, verifying its declared digest.
 fn put_reference(
     loaded: &Loaded,
@@ -348,7 +339,7 @@ fn put_reference(
             Ok(Some(d))
         }
         Err(e) => {
-            issues.push(component_error(e, &r.locator)?);
+            issues.push(crate::sink::input_issue(e, &r.locator)?);
             Ok(None)
         }
     }
@@ -413,7 +404,7 @@ fn stream_members(
         .open_evidence(&src.locator)
         .map_err(|i| StoreError::io(&src.locator, "reopen", std::io::Error::other(i.message)))?;
     let mut digests: Vec<Digest> = Vec::new();
-    let mut fatal: Option<StoreError> = None;
+    let mut fatal: Option<EvidenceError> = None;
     let packet_id = p.id.clone();
     // The packet format is tar-gzip-v1: a zstd fixture is not one.
     let result = read_archive(

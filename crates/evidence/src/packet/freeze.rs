@@ -24,7 +24,9 @@ use coffer_base::json::canonical::{canonical_digest, canonicalize};
 use coffer_base::json::{self, Limits};
 use coffer_base::publish::NewTree;
 use coffer_store::catalog::Root;
-use coffer_store::error::{Result, StoreError};
+use coffer_store::error::StoreError;
+
+use crate::error::{EvidenceError, Result};
 use coffer_store::layout::write_new_durable;
 use coffer_store::store::{Batch, PutOptions, Store};
 
@@ -109,16 +111,13 @@ fn read_record(loaded: &Loaded) -> Result<Option<(Value, Vec<u8>)>> {
                 return Err(StoreError::CatalogData(format!(
                     "{name}: not a freeze record: {}: {}",
                     p.pointer, p.message
-                )));
+                ))
+                .into());
             }
             Ok(Some((v, bytes)))
         }
         Err(i) if i.code == codes::validation::MISSING_FILE => Ok(None),
-        Err(i) => Err(StoreError::io(
-            &name,
-            "open",
-            std::io::Error::other(i.message),
-        )),
+        Err(i) => Err(StoreError::io(&name, "open", std::io::Error::other(i.message)).into()),
     }
 }
 
@@ -223,7 +222,7 @@ pub fn freeze(store: &mut Store, root: &Path, packet: &Path) -> Result<PacketRep
     }
     let p = loaded.packet.clone().expect("checked");
     if p.admission.status != "admitted" {
-        return Err(StoreError::Conflict {
+        return Err(EvidenceError::Conflict {
             code: codes::policy::NOT_ADMITTED,
             message: format!(
                 "packet {:?} is {}; only admitted packets can be frozen",
@@ -421,7 +420,7 @@ pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Re
     // archive need only be the frozen one: hashed, not inflated again.
     let status = status_to(root, packet, FixtureDepth::DigestOnly)?;
     if status.state != PacketState::Frozen {
-        return Err(StoreError::Conflict {
+        return Err(EvidenceError::Conflict {
             code: codes::conflict::PACKET_NOT_FROZEN,
             message: format!(
                 "packet {} is {:?}, not frozen",
@@ -494,7 +493,8 @@ pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Re
                 subject: path.to_string(),
                 expected: m["size"].as_u64().unwrap_or(0),
                 actual: n,
-            });
+            }
+            .into());
         }
         f.flush()
             .map_err(|e| StoreError::io(dest.join(path), "write", e))?;
@@ -525,7 +525,7 @@ fn existing(
 ) -> Result<PacketReport> {
     let diff = differences(&rec, packet_digest, comp);
     if !diff.is_empty() {
-        return Err(StoreError::Conflict {
+        return Err(EvidenceError::Conflict {
             code: codes::conflict::PACKET_CHANGED,
             message: format!(
                 "packet {} changed since it was frozen: {}",
