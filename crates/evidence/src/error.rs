@@ -27,12 +27,14 @@ pub enum EvidenceError {
     },
     /// No record of this kind with this id is stored (a bundle asked for by
     /// id or manifest digest, a file of a stored bundle).
-    #[error("no {what} {id:?} in the store")]
+    #[error("no {what} {id:?} in the store{}", did_you_mean(.suggestions))]
     Unknown {
         /// What kind of record was asked for.
         what: &'static str,
         /// The id or digest asked for.
         id: String,
+        /// Stored ids close to it, nearest first (at most 3).
+        suggestions: Vec<String>,
     },
     /// A digest prefix that starts several records' digests.
     #[error("{prefix} is the start of the manifest digests of {} {what}s: {}", .matches.len(), .matches.join(", "))]
@@ -44,6 +46,20 @@ pub enum EvidenceError {
         /// Some of the digests it starts (at most 10).
         matches: Vec<String>,
     },
+}
+
+fn did_you_mean(suggestions: &[String]) -> String {
+    match suggestions {
+        [] => String::new(),
+        [one] => format!("; did you mean {one:?}?"),
+        many => format!(
+            "; did you mean one of {}?",
+            many.iter()
+                .map(|s| format!("{s:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 impl EvidenceError {

@@ -50,13 +50,19 @@ impl Source {
 
     /// A stored bundle by id or manifest digest.
     pub fn stored(store: &Store, id_or_digest: &str) -> Result<Source> {
-        let row = coffer_evidence::bundle::records::find_bundle(store.catalog(), id_or_digest)?.ok_or_else(|| {
-            ExportError::invalid(
+        use coffer_evidence::bundle::records::{find_bundle, nearest_bundle_ids};
+        let Some(row) = find_bundle(store.catalog(), id_or_digest)? else {
+            let near = nearest_bundle_ids(store.catalog(), id_or_digest)?;
+            let hint = match near.as_slice() {
+                [] => String::new(),
+                near => format!("; did you mean {}?", near.join(", ")),
+            };
+            return Err(ExportError::invalid(
                 codes::io::NOT_FOUND,
                 id_or_digest,
-                format!("no stored bundle {id_or_digest:?} (give a bundle id, a manifest digest or a bundle directory)"),
-            )
-        })?;
+                format!("no stored bundle {id_or_digest:?} (give a bundle id, a manifest digest or a bundle directory){hint}"),
+            ));
+        };
         let d = row.manifest_digest;
         let mut bytes = Vec::new();
         store

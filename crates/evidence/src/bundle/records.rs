@@ -276,10 +276,63 @@ pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<Bundl
 
 /// The bundle with this id or manifest digest, or `io.not_found`.
 pub fn require_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<BundleRow> {
-    find_bundle(catalog, id_or_digest)?.ok_or_else(|| EvidenceError::Unknown {
-        what: "bundle",
-        id: id_or_digest.to_string(),
-    })
+    match find_bundle(catalog, id_or_digest)? {
+        Some(row) => Ok(row),
+        None => Err(EvidenceError::Unknown {
+            what: "bundle",
+            id: id_or_digest.to_string(),
+            suggestions: nearest_bundle_ids(catalog, id_or_digest)?,
+        }),
+    }
+}
+
+/// At most this many stored ids are compared with a mistyped one (an
+/// error path: its cost stays bounded whatever the store holds).
+const SUGGESTION_SCAN: usize = 100_000;
+
+/// Stored bundle ids close to `asked` (a typo, a missing or extra part),
+/// nearest first, at most 3: those within an edit distance of a third of
+/// its length (at least 2), and those it is the start of.
+pub fn nearest_bundle_ids(catalog: &Catalog, asked: &str) -> Result<Vec<String>> {
+    let ids: Vec<String> = catalog.reader().query(
+        &format!("SELECT bundle_id FROM bundles ORDER BY bundle_id LIMIT {SUGGESTION_SCAN}"),
+        &[],
+        |r| r.get(0),
+    )?;
+    let bound = (asked.chars().count() / 3).max(2);
+    let mut near: Vec<(usize, String)> = ids
+        .into_iter()
+        .filter_map(|id| {
+            let d = if id.starts_with(asked) {
+                1
+            } else {
+                edit_distance(asked, &id, bound)?
+            };
+            Some((d, id))
+        })
+        .collect();
+    near.sort();
+    Ok(near.into_iter().take(3).map(|(_, id)| id).collect())
+}
+
+/// The Levenshtein distance of `a` and `b` in characters, when it is at
+/// most `bound`.
+fn edit_distance(a: &str, b: &str, bound: usize) -> Option<usize> {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len().abs_diff(b.len()) > bound {
+        return None;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut row = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let swap = usize::from(ca != cb);
+            row[j + 1] = (prev[j] + swap).min(prev[j + 1] + 1).min(row[j] + 1);
+        }
+        prev = row;
+    }
+    let d = prev[b.len()];
+    (d <= bound).then_some(d)
 }
 
 /// The digest of one file of a stored bundle: `manifest.json`, or an
@@ -301,6 +354,7 @@ pub fn file_digest(catalog: &Catalog, bundle: &str, file: &str) -> Result<Digest
         .ok_or_else(|| EvidenceError::Unknown {
             what: "file",
             id: format!("{}:{file}", row.bundle_id),
+            suggestions: Vec::new(),
         })
 }
 
@@ -375,4 +429,29 @@ pub fn bundles_with_manifest(catalog: &Catalog, digest: &Digest) -> Result<Vec<S
         &[digest],
         |r| r.get(0),
     )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edit_distance;
+
+    #[test]
+    fn edit_distance_counts_edits_within_its_bound() {
+        assert_eq!(
+            edit_distance("coffer-complete", "coffer-complete", 2),
+            Some(0)
+        );
+        assert_eq!(
+            edit_distance("coffer-compelte", "coffer-complete", 5),
+            Some(2)
+        );
+        assert_eq!(
+            edit_distance("cofer-complete", "coffer-complete", 5),
+            Some(1)
+        );
+        assert_eq!(edit_distance("run-7", "run-17", 2), Some(1));
+        assert_eq!(edit_distance("abc", "xyz", 2), None);
+        assert_eq!(edit_distance("a", "abcdef", 2), None);
+        assert_eq!(edit_distance("ünï", "uni", 2), Some(2));
+    }
 }
