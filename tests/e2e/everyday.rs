@@ -1289,3 +1289,52 @@ fn a_human_error_names_the_file_and_place_it_is_about() {
         r.stderr
     );
 }
+
+#[test]
+fn an_unknown_bundle_id_suggests_the_nearest_stored_ones() {
+    let env = Env::new();
+    let (code, v) = env.json(&[
+        "bundle",
+        "ingest",
+        fixture("run-bundles/complete").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    for cmd in [
+        vec!["bundle", "show", "coffer-compelte"],
+        vec!["bundle", "cat", "cofer-complete", "manifest.json"],
+    ] {
+        let (code, v) = env.json(&cmd);
+        assert_eq!(code, 1, "{v}");
+        assert_eq!(codes(&v), ["io.not_found"], "{v}");
+        let message = v["issues"][0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("did you mean \"coffer-complete\"?"),
+            "{cmd:?}: {message}"
+        );
+    }
+    let (code, v) = env.json(&["bundle", "show", "entirely-different"]);
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        !v["issues"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean"),
+        "{v}"
+    );
+    let policy = crate::exports::write_policy(&env, "policy.json", "partner", &[]);
+    let (code, v) = env.json(&[
+        "export",
+        "create",
+        "coffer-complet",
+        policy.to_str().unwrap(),
+        "out",
+    ]);
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        v["issues"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean coffer-complete?"),
+        "{v}"
+    );
+}

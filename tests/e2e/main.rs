@@ -14,6 +14,7 @@ mod exports;
 mod hostile;
 mod integrity;
 mod interop;
+mod interrupts;
 mod mirror;
 mod objects;
 mod packets;

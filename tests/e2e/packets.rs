@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::bundles::{copy_tree, fixture};
 use crate::support::{codes, Env};
 
-const PACKET: &str = "packets/calc-add.json";
+pub(crate) const PACKET: &str = "packets/calc-add.json";
 
 fn dig(bytes: &[u8]) -> Value {
     let d = crate::support::sha256(bytes);

@@ -513,6 +513,9 @@ codes! {
         CROSS_DEVICE = "io.cross_device";
         /// Operating system and SQLite failures.
         ERROR = "io.error";
+        /// SIGINT or SIGTERM: the command stopped at a safe point, removed its
+        /// temp files and stored nothing more (exit 130).
+        INTERRUPTED = "io.interrupted";
         /// Operating system and SQLite failures.
         NO_SPACE = "io.no_space";
         /// No such object, bundle (or input file).

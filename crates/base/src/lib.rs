@@ -11,6 +11,8 @@
 //! - [`dir`]: directory handles that never follow a symlink below them;
 //! - [`publish`] and [`temp`]: new files and trees made visible only
 //!   complete and synced, never replacing anything;
+//! - [`interrupt`]: a requested stop (SIGINT, SIGTERM), honoured at safe
+//!   points;
 //! - [`crash`]: fault-injection points for the crash tests.
 //!
 //! The layers above are `coffer-store` (the content-addressed store),
@@ -22,6 +24,7 @@ pub mod crash;
 pub mod digest;
 pub mod dir;
 pub mod input;
+pub mod interrupt;
 pub mod issue;
 pub mod json;
 pub mod os_code;

@@ -36,6 +36,9 @@ pub enum PublishError {
         /// What kind of entry it is.
         what: &'static str,
     },
+    /// A stop was requested before the rename; nothing was published.
+    #[error(transparent)]
+    Interrupted(#[from] crate::interrupt::Interrupted),
     /// A filesystem call failed.
     #[error("{path}: {op}: {source}")]
     Io {
@@ -63,6 +66,7 @@ impl PublishError {
         match self {
             PublishError::DestinationExists { .. } => codes::conflict::DESTINATION_EXISTS,
             PublishError::UnexpectedEntry { .. } => codes::integrity::UNEXPECTED_ENTRY,
+            PublishError::Interrupted(_) => codes::io::INTERRUPTED,
             PublishError::Io { source, .. } => crate::os_code::io_code(source),
         }
     }
@@ -284,6 +288,7 @@ impl NewTree {
     /// making missing parent directories with `dir_mode`; the file gets
     /// exactly `file_mode`.
     pub fn create_file(&mut self, rel: &str, dir_mode: u32, file_mode: u32) -> Result<fs::File> {
+        crate::interrupt::check()?;
         let (dirs, name) = match rel.rsplit_once('/') {
             Some((dirs, name)) => (Some(dirs), name),
             None => (None, rel),
@@ -385,7 +390,18 @@ impl NewTree {
     /// Waits for the files' syncs (and syncs the filesystem when more
     /// files were handed over than are synced one by one), syncs every
     /// directory made and renames the tree into place.
-    pub fn publish(mut self) -> Result<()> {
+    pub fn publish(self) -> Result<()> {
+        self.publish_inner(true)
+    }
+
+    /// [`NewTree::publish`] past the caller's point of no return: a
+    /// requested stop no longer keeps the tree back (the export recorded
+    /// it first, and a recorded export is published if it can be).
+    pub fn publish_committed(self) -> Result<()> {
+        self.publish_inner(false)
+    }
+
+    fn publish_inner(mut self, interruptible: bool) -> Result<()> {
         self.wait_synced()?;
         if self.handed > SYNCED_ONE_BY_ONE {
             self.root
@@ -409,6 +425,11 @@ impl NewTree {
         self.root
             .sync()
             .map_err(|e| PublishError::io(self.root.path(), "fsync directory", e))?;
+        // The last safe point: the tree is complete, and only the rename
+        // would make it visible.
+        if interruptible {
+            crate::interrupt::check()?;
+        }
         rename_into_place(&self.parent, &self.tmp_name, &self.name, &self.dest)?;
         self.published = true;
         Ok(())
@@ -475,6 +496,13 @@ impl NewFile {
     /// Renames the file into place, never replacing an entry, and makes
     /// the name durable.
     pub fn publish(&mut self) -> Result<()> {
+        crate::interrupt::check()?;
+        self.publish_committed()
+    }
+
+    /// [`NewFile::publish`] past the caller's point of no return (see
+    /// [`NewTree::publish_committed`]).
+    pub fn publish_committed(&mut self) -> Result<()> {
         rename_into_place(&self.parent, &self.tmp_name, &self.name, &self.dest)?;
         self.published = true;
         Ok(())

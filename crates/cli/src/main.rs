@@ -5,6 +5,7 @@
 
 mod cmd;
 mod examples;
+mod interrupt;
 mod progress;
 mod report;
 mod sarif;
@@ -387,6 +388,9 @@ fn main() -> ExitCode {
         quiet: cli.quiet,
     };
     let name = cli.command.name();
+    if interrupt::honoured_by(name) {
+        interrupt::watch();
+    }
     let report = match cli.command {
         Command::Init { backend, endpoint } => {
             cmd::admin::init(&ctx, backend.as_deref(), endpoint.as_deref())
@@ -450,6 +454,11 @@ fn main() -> ExitCode {
     };
     let mut report = report;
     report.command = name.to_string();
+    for issue in &mut report.issues {
+        if issue.code == codes::io::INTERRUPTED {
+            issue.message = interrupt::outcome(name).to_string();
+        }
+    }
     report.emit(ctx.json, ctx.quiet)
 }
 

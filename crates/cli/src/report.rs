@@ -131,7 +131,14 @@ impl Report {
 
     /// Prints the report and returns the exit code.
     pub fn emit(self, json_out: bool, quiet: bool) -> ExitCode {
-        let code = self.status.exit_code();
+        let interrupted = self
+            .issues
+            .iter()
+            .any(|i| i.code == coffer_base::codes::io::INTERRUPTED);
+        let code = match interrupted {
+            true => crate::interrupt::EXIT,
+            false => self.status.exit_code(),
+        };
         if json_out && self.streamed {
             let mut out = std::io::stdout().lock();
             let issues: Vec<Value> = self.issues.iter().map(envelope_issue).collect();

@@ -667,6 +667,8 @@ pub fn create(
     // but never misses one a recipient could have received, so a
     // revocation that asks `where` finds every published export. A
     // report goes first and is taken back if the tree cannot follow.
+    // The last safe point: past it, the export is recorded and published.
+    coffer_base::interrupt::check().map_err(coffer_store::StoreError::from)?;
     record(
         store,
         &tree,
@@ -679,9 +681,9 @@ pub fn create(
     )?;
     coffer_base::crash::point("export_recorded");
     if let Some(f) = staged.as_mut() {
-        f.publish()?;
+        f.publish_committed()?;
     }
-    if let Err(e) = tree.publish() {
+    if let Err(e) = tree.publish_committed() {
         if let Some(f) = staged {
             let _ = f.retract();
         }
@@ -799,6 +801,8 @@ fn pass_one(
     collect_manifest(src, &mut col);
     let mut clean: BTreeMap<String, CleanLines> = BTreeMap::new();
     for d in exported {
+        // A safe point: nothing of the export exists yet.
+        coffer_base::interrupt::check().map_err(coffer_store::StoreError::from)?;
         clean.insert(d.id.clone(), collect_artifact(src, d, &mut col)?);
     }
     Ok((clean, col.found))

@@ -116,6 +116,10 @@ pub enum StoreError {
     /// not be read.
     #[error(transparent)]
     Input(#[from] coffer_base::input::InputError),
+    /// A stop was requested (SIGINT, SIGTERM); the work stopped at a safe
+    /// point and stored nothing more.
+    #[error("interrupted")]
+    Interrupted(#[from] coffer_base::interrupt::Interrupted),
     /// The request conflicts with what the store already holds.
     #[error("{message}")]
     Conflict {
@@ -174,6 +178,7 @@ impl StoreError {
             StoreError::UnsafeStore { .. } => codes::policy::UNSAFE_STORE,
             StoreError::RootNotEmpty { .. } => codes::conflict::STORE_ROOT_NOT_EMPTY,
             StoreError::Conflict { code, .. } => code,
+            StoreError::Interrupted(_) => codes::io::INTERRUPTED,
             StoreError::NotRegularFile { .. } => codes::validation::NOT_REGULAR_FILE,
             StoreError::Input(e) => e.code(),
             StoreError::Io { source, .. } => io_code(source),
@@ -203,6 +208,7 @@ impl StoreError {
             | StoreError::SizeMismatch { subject, .. } => Some(subject.clone()),
             StoreError::Conflict { subject, .. } => Some(subject.clone()),
             StoreError::Remote { location, key, .. } => Some(format!("{location}/{key}")),
+            StoreError::Interrupted(_) => None,
             StoreError::Catalog(_) | StoreError::CatalogData(_) => {
                 Some(crate::entries::CATALOG_FILE.into())
             }
@@ -280,6 +286,7 @@ impl From<coffer_base::publish::PublishError> for StoreError {
             coffer_base::publish::PublishError::UnexpectedEntry { path, what } => {
                 StoreError::UnexpectedEntry { path, what }
             }
+            coffer_base::publish::PublishError::Interrupted(i) => StoreError::Interrupted(i),
             coffer_base::publish::PublishError::Io { path, op, source } => {
                 StoreError::Io { path, op, source }
             }

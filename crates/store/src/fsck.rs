@@ -185,7 +185,11 @@ fn leftover_findings(dirs: &ObjectDirs, catalog: &Catalog, find: &mut Find<'_>) 
         find(
             codes::integrity::STALE_TEMP,
             format!("{TMP_DIR}/{name}"),
-            "temp file left by an interrupted write (gc removes it after the grace period)".into(),
+            format!(
+                "{TMP_DIR}/{name}: temp file left by a write that was cut off (a crash or kill -9); \
+                 `coffer gc` removes it once it is older than the grace period, \
+                 `coffer gc --grace 0s` now (when no other coffer command is writing)"
+            ),
         );
     }
     // On a store of its own, a ref the catalog lacks is a command

@@ -129,6 +129,9 @@ fn remove_unreachable(
     // reserve).
     let mut removed = Vec::with_capacity(digests.len());
     for batch in digests.chunks(GC_BATCH) {
+        // A safe point: every batch before this one is gone from the
+        // catalog and the disk alike.
+        coffer_base::interrupt::check()?;
         let gone = catalog.delete_unreachable(batch)?;
         for d in &gone {
             dirs.backend.delete(&object_key(d))?;
@@ -196,6 +199,7 @@ impl Store {
         } else {
             catalog.unreachable_before(cutoff)?
         };
+        coffer_base::crash::point("gc_marked");
         let removed = remove_unreachable(dirs, catalog, &unreachable, dry_run, steps)?;
         let removed_set: HashSet<&Digest> = removed.iter().collect();
         report.freed_bytes += unreachable

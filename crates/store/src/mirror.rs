@@ -168,6 +168,12 @@ impl Store {
             report.objects_present += present;
             let mut rest = &todo[..];
             while !rest.is_empty() {
+                // A safe point: what is staged is published and cataloged
+                // first, so every copy made so far counts for the next run.
+                if coffer_base::interrupt::requested() {
+                    copies.flush(report, &mut failed)?;
+                    return Err(coffer_base::interrupt::Interrupted.into());
+                }
                 let n = copies.room_for(rest);
                 if n == 0 {
                     copies.flush(report, &mut failed)?;

@@ -596,6 +596,9 @@ impl<'s> Batch<'s> {
         subject: &Path,
         opts: PutOptions,
     ) -> Result<(Digest, u64)> {
+        // A safe point: the batch has committed nothing yet, and dropping
+        // it removes what it staged.
+        coffer_base::interrupt::check()?;
         if self.stager.as_ref().is_some_and(Stager::failed) {
             // The batch cannot commit: stop reading inputs, and return the
             // stager's error.
@@ -728,6 +731,8 @@ impl<'s> Batch<'s> {
         extra: impl FnOnce(&crate::rows::Writer<'_>) -> Result<()>,
     ) -> Result<Vec<PutOutcome>> {
         self.collect_staged()?;
+        // The last safe point: past it, the batch publishes and commits.
+        coffer_base::interrupt::check()?;
         let mut created = vec![false; self.entries.len()];
         let mut stored = vec![0u64; self.entries.len()];
         for (i, e) in self.entries.iter().enumerate() {
