@@ -475,3 +475,107 @@ fn a_long_report_lists_up_to_its_cap_per_class_and_counts_everything() {
         "one table row per listed replacement, plus the file's summary row"
     );
 }
+
+#[test]
+fn the_report_lists_secrets_first_and_what_stayed_as_residual_risk() {
+    let env = Env::new();
+    let token = format!("ghp_{}", "Q7qSyY3v6ysjB6f2RsDLHZg8RakGnRAxPcTM");
+    let outputs = [
+        format!("export GITHUB_TOKEN={token}"),
+        "mail the results to jane.doe@example.org when done".to_string(),
+        "the runner is ci-7.build.internal, fallback 10.20.30.40".to_string(),
+        "copy it with scp report.txt bob@nas:/srv/share".to_string(),
+        "docs use AKIAIOSFODNN7EXAMPLE as the sample key".to_string(),
+        "open /home/qjones7/work/calc/main.py".to_string(),
+    ];
+    let mut session =
+        String::from("{\"type\":\"session.start\",\"sessionId\":\"sess-coffer-observational\"}\n");
+    for (i, o) in outputs.iter().enumerate() {
+        session.push_str(&json!({"type": "tool.result", "seq": i, "output": o}).to_string());
+        session.push('\n');
+    }
+    let dir = crate::exports::session_bundle(&env, "src", &session, ("resid", "attempt-resid"));
+    let policy = write_policy(&env, "policy.json", "partner", &[]);
+    let v = export_with_report(&env, &dir, &policy, "out", "rep.json");
+    let r = &v["result"]["report"];
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(crate::bundles::repo().join("schemas/redaction-report.v1.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(r).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+
+    // Secrets, then local names, then identities.
+    let classes: Vec<&str> = r["replacements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["class"].as_str().unwrap())
+        .collect();
+    let rank = |c: &str| match c {
+        "secret" => 0,
+        "identity" => 2,
+        "truncated" => 3,
+        _ => 1,
+    };
+    assert!(
+        classes.contains(&"secret") && classes.contains(&"identity"),
+        "{classes:?}"
+    );
+    assert!(
+        classes.windows(2).all(|w| rank(w[0]) <= rank(w[1])),
+        "not secrets first: {classes:?}"
+    );
+
+    // What stayed, by kind, shown as it stands.
+    let risk = &r["residualRisk"];
+    let listed: Vec<(String, String)> = risk["listed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["kind"].as_str().unwrap().into(),
+                x["text"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    // (A user at a host is listed when the export kept it: the prompt and
+    // copy-target rules replace the user where they see one.)
+    let exported = std::fs::read_to_string(env.path("out/session.jsonl")).unwrap();
+    assert_eq!(
+        exported.contains("bob@nas"),
+        listed
+            .iter()
+            .any(|(kind, text)| kind == "user-at-host" && text.starts_with("bob@nas:")),
+        "{exported}\n{listed:?}"
+    );
+    for want in [
+        ("email", "jane.doe@example.org"),
+        ("internal-host", "ci-7.build.internal"),
+        ("internal-host", "10.20.30.40"),
+        ("made-up-token", "AKIAIOSFODNN7EXAMPLE"),
+    ] {
+        assert!(
+            listed.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} not in {listed:?}"
+        );
+        assert!(risk["counts"][want.0].as_u64().unwrap() >= 1, "{risk}");
+    }
+    // Never a replaced value.
+    let text = serde_json::to_string(r).unwrap();
+    assert!(!text.contains(&token), "the token is in the report");
+    assert!(!text.contains("qjones7"), "the user is in the report");
+
+    // The other renderings: sections in order, residual risk before sign-off.
+    let policy2 = write_policy(&env, "policy2.json", "partner", &[]);
+    export_with_report(&env, &dir, &policy2, "out2", "rep.md");
+    let md = std::fs::read_to_string(env.path("rep.md")).unwrap();
+    let at = |h: &str| md.find(h).unwrap_or_else(|| panic!("{h} missing:\n{md}"));
+    assert!(at("## Secrets") < at("## Local names"));
+    assert!(at("## Local names") < at("## Identities"));
+    assert!(at("## Identities") < at("## Residual risk"));
+    assert!(at("## Residual risk") < at("## Sign-off"));
+    assert!(md.contains("`jane.doe@example.org`"), "{md}");
+}

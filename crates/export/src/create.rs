@@ -773,6 +773,7 @@ fn redaction_report(
         rules: g.rules,
         files: g.files,
         replacements: g.replacements,
+        residual_risk: g.residual_risk,
         excluded_artifacts: built.excluded.clone(),
         excluded_records: skipped
             .iter()

@@ -12,6 +12,7 @@ use coffer_evidence::bundle::source::BundleDir;
 use regex::Regex;
 use serde_json::Value;
 
+use super::residual::{self, Residual, ResidualRisk};
 use super::{Class, FileSummary, Replacement, Tally, CONTEXT_CHARS, MAX_LISTED_PER_CLASS};
 use crate::error::{ExportError, Result};
 use crate::lines::{next_line, split_terminator};
@@ -38,8 +39,11 @@ pub struct Gathered {
     pub rules: Vec<Tally>,
     /// Per file.
     pub files: Vec<FileSummary>,
-    /// The listed replacements.
+    /// The listed replacements: secrets first, then local names, then
+    /// identities and cut strings, each in reading order.
     pub replacements: Vec<Replacement>,
+    /// What stayed that a reviewer should look at.
+    pub residual_risk: ResidualRisk,
 }
 
 /// Reads `files` from the verified tree and lists what stands in for
@@ -68,6 +72,8 @@ pub fn gather(
         .collect();
     rules.sort_by(|a, b| b.count.cmp(&a.count).then(a.class.cmp(&b.class)));
     g.out.rules = rules;
+    // Stable: within a class, reading order stays.
+    g.out.replacements.sort_by_key(|r| r.class);
     Ok(g.out)
 }
 
@@ -86,6 +92,8 @@ struct Gatherer<'a> {
     listed: BTreeMap<Class, usize>,
     out: Gathered,
     spans: Vec<(usize, usize, Class, String)>,
+    residuals: residual::Finder,
+    residuals_listed: BTreeMap<residual::Kind, usize>,
 }
 
 impl<'a> Gatherer<'a> {
@@ -105,6 +113,8 @@ impl<'a> Gatherer<'a> {
             listed: BTreeMap::new(),
             out: Gathered::default(),
             spans: Vec::new(),
+            residuals: residual::Finder::new(),
+            residuals_listed: BTreeMap::new(),
         }
     }
 
@@ -217,6 +227,7 @@ impl<'a> Gatherer<'a> {
                     .push((m.start(), m.end(), Class::Identity, ns.to_string()));
             }
         }
+        self.residual(s, at);
         if self.spans.is_empty() {
             return;
         }
@@ -231,6 +242,30 @@ impl<'a> Gatherer<'a> {
             self.count(s, (*a, *b), *class, rule, at, &spans);
         }
         self.spans = spans;
+    }
+
+    /// What stayed in one string, beside the spans already taken.
+    fn residual(&mut self, s: &str, at: &Place<'_>) {
+        let taken: Vec<(usize, usize)> = self.spans.iter().map(|sp| (sp.0, sp.1)).collect();
+        for (kind, a, b) in self.residuals.find(s, &taken) {
+            let risk = &mut self.out.residual_risk;
+            *risk.counts.entry(kind).or_insert(0) += 1;
+            let listed = self.residuals_listed.entry(kind).or_insert(0);
+            if *listed >= residual::MAX_LISTED_PER_KIND {
+                continue;
+            }
+            *listed += 1;
+            let (before, after) = context(s, a, b, &self.spans);
+            risk.listed.push(Residual {
+                kind,
+                file: at.file.to_string(),
+                line: at.line,
+                pointer: at.pointer.to_string(),
+                text: s[a..b].to_string(),
+                before,
+                after,
+            });
+        }
     }
 
     fn count(

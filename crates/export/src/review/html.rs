@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Class, RedactionReport, MAX_LISTED_PER_CLASS};
+use super::residual::MAX_LISTED_PER_KIND;
+use super::{Class, RedactionReport, MAX_LISTED_PER_CLASS, SECTIONS};
 
 const STYLE: &str = "
 :root { color-scheme: light; --ink: #1f2328; --muted: #59636e; --line: #d1d9e0;
@@ -82,6 +83,7 @@ pub fn render(r: &RedactionReport) -> String {
     files(&mut h, r);
     exclusions(&mut h, r);
     replacements(&mut h, r);
+    residual_risk(&mut h, r);
     signoff(&mut h);
     h.push_str("</body>\n</html>\n");
     h
@@ -179,34 +181,83 @@ fn exclusions(h: &mut String, r: &RedactionReport) {
 }
 
 fn replacements(h: &mut String, r: &RedactionReport) {
-    h.push_str("<h2>Replacements</h2>\n");
     if r.listed < r.total {
         let _ = writeln!(
             h,
-            "<p class=\"note\">{} of {} listed: at most {MAX_LISTED_PER_CLASS} per class; \
+            "<p class=\"note\">{} of {} replacements listed: at most {MAX_LISTED_PER_CLASS} per class; \
              the counts above are complete.</p>",
             r.listed, r.total
         );
     }
+    for (title, classes, none) in SECTIONS {
+        let _ = writeln!(h, "<h2>{title}</h2>");
+        let rows: Vec<_> = r.section(classes).collect();
+        if rows.is_empty() {
+            let _ = writeln!(h, "<p class=\"note\">{none}</p>");
+            continue;
+        }
+        h.push_str(
+            "<table class=\"replacements\">\n<thead><tr><th class=\"num\">#</th><th>File</th>\
+             <th class=\"num\">Line</th><th>JSON pointer</th><th>Class</th><th>Rule or kind</th>\
+             <th>Exported text (replacement marked)</th></tr></thead>\n<tbody>\n",
+        );
+        for (n, x) in rows {
+            let _ = writeln!(
+                h,
+                "<tr class=\"replacement\"><td class=\"num\">{n}</td><td class=\"mono\">{}</td>\
+                 <td class=\"num\">{}</td><td class=\"mono\">{}</td>{}<td class=\"mono rule\">{}</td>\
+                 <td class=\"ctx\">{}<mark>{}</mark>{}</td></tr>",
+                esc(&x.file),
+                x.line.map(|l| l.to_string()).unwrap_or_default(),
+                esc(&x.pointer),
+                class_cell(x.class),
+                esc(&x.rule),
+                esc(&x.before),
+                esc(&x.placeholder),
+                esc(&x.after)
+            );
+        }
+        h.push_str("</tbody>\n</table>\n");
+    }
+}
+
+fn residual_risk(h: &mut String, r: &RedactionReport) {
+    let risk = &r.residual_risk;
     h.push_str(
-        "<table id=\"replacements\">\n<thead><tr><th class=\"num\">#</th><th>File</th>\
-         <th class=\"num\">Line</th><th>JSON pointer</th><th>Class</th><th>Rule or kind</th>\
-         <th>Exported text (replacement marked)</th></tr></thead>\n<tbody>\n",
+        "<h2>Residual risk</h2>\n<p class=\"sub\">What stayed in the export and deserves a look \
+         before sign-off: addresses, internal host names, users at hosts, and made-up tokens \
+         kept on purpose. Each is shown as it stands in the export.</p>\n",
     );
-    for (i, x) in r.replacements.iter().enumerate() {
+    if risk.counts.is_empty() {
+        h.push_str("<p class=\"note\">Nothing of these kinds stayed.</p>\n");
+        return;
+    }
+    h.push_str("<table id=\"residual-counts\">\n<thead><tr><th>Kind</th><th class=\"num\">Count</th></tr></thead>\n<tbody>\n");
+    for (kind, n) in &risk.counts {
         let _ = writeln!(
             h,
-            "<tr class=\"replacement\"><td class=\"num\">{}</td><td class=\"mono\">{}</td>\
-             <td class=\"num\">{}</td><td class=\"mono\">{}</td>{}<td class=\"mono rule\">{}</td>\
+            "<tr><td class=\"mono\">{}</td><td class=\"num\">{n}</td></tr>",
+            kind.name()
+        );
+    }
+    h.push_str("</tbody>\n</table>\n");
+    let _ = writeln!(
+        h,
+        "<table id=\"residuals\">\n<thead><tr><th>Kind</th><th>File</th><th class=\"num\">Line</th>\
+         <th>JSON pointer</th><th>Exported text (item marked; at most {MAX_LISTED_PER_KIND} per kind)</th></tr></thead>\n<tbody>"
+    );
+    for x in &risk.listed {
+        let _ = writeln!(
+            h,
+            "<tr class=\"residual\"><td class=\"mono\">{}</td><td class=\"mono\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"mono\">{}</td>\
              <td class=\"ctx\">{}<mark>{}</mark>{}</td></tr>",
-            i + 1,
+            x.kind.name(),
             esc(&x.file),
             x.line.map(|l| l.to_string()).unwrap_or_default(),
             esc(&x.pointer),
-            class_cell(x.class),
-            esc(&x.rule),
             esc(&x.before),
-            esc(&x.placeholder),
+            esc(&x.text),
             esc(&x.after)
         );
     }
@@ -215,7 +266,7 @@ fn replacements(h: &mut String, r: &RedactionReport) {
 
 fn signoff(h: &mut String) {
     h.push_str(
-        "<h2>Sign-off</h2>\n<p>I reviewed the replacements and exclusions above and approve \
+        "<h2>Sign-off</h2>\n<p>I reviewed the replacements, exclusions and residual risk above and approve \
          this export for its sharing class.</p>\n<div class=\"signoff\"><span>Reviewer</span>\
          <span class=\"blank\"></span><span>Date</span><span class=\"blank\"></span></div>\n",
     );

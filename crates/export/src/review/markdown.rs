@@ -2,7 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::{RedactionReport, MAX_LISTED_PER_CLASS};
+use super::residual::MAX_LISTED_PER_KIND;
+use super::{RedactionReport, MAX_LISTED_PER_CLASS, SECTIONS};
 
 /// `text` as an inline code span that shows it literally, even inside a
 /// table cell: a fence longer than any backtick run in it, `|` escaped.
@@ -77,8 +78,9 @@ pub fn render(r: &RedactionReport) -> String {
     }
     exclusions(&mut m, r);
     replacements(&mut m, r);
+    residual_risk(&mut m, r);
     m.push_str(
-        "\n## Sign-off\n\nI reviewed the replacements and exclusions above and approve this \
+        "\n## Sign-off\n\nI reviewed the replacements, exclusions and residual risk above and approve this \
          export for its sharing class.\n\nReviewer: ____________________\n\nDate: ____________________\n",
     );
     m
@@ -97,27 +99,63 @@ fn exclusions(m: &mut String, r: &RedactionReport) {
 }
 
 fn replacements(m: &mut String, r: &RedactionReport) {
-    m.push_str("\n## Replacements\n\n");
     if r.listed < r.total {
         let _ = write!(
             m,
-            "{} of {} listed: at most {MAX_LISTED_PER_CLASS} per class; the counts above are complete.\n\n",
+            "\n{} of {} replacements listed: at most {MAX_LISTED_PER_CLASS} per class; the counts above are complete.\n",
             r.listed, r.total
         );
     }
-    m.push_str("| # | File | Line | JSON pointer | Class | Rule or kind | Placeholder | Exported text around it |\n|--:|---|--:|---|---|---|---|---|\n");
-    for (i, x) in r.replacements.iter().enumerate() {
-        let around = format!("{}{}{}", x.before, x.placeholder, x.after);
+    for (title, classes, none) in SECTIONS {
+        let _ = write!(m, "\n## {title}\n\n");
+        let rows: Vec<_> = r.section(classes).collect();
+        if rows.is_empty() {
+            let _ = writeln!(m, "{none}");
+            continue;
+        }
+        m.push_str("| # | File | Line | JSON pointer | Class | Rule or kind | Placeholder | Exported text around it |\n|--:|---|--:|---|---|---|---|---|\n");
+        for (n, x) in rows {
+            let around = format!("{}{}{}", x.before, x.placeholder, x.after);
+            let _ = writeln!(
+                m,
+                "| {n} | {} | {} | {} | {} | {} | {} | {} |",
+                code(&x.file),
+                x.line.map(|l| l.to_string()).unwrap_or_default(),
+                code(&x.pointer),
+                x.class.name(),
+                code(&x.rule),
+                code(&x.placeholder),
+                code(&around)
+            );
+        }
+    }
+}
+
+fn residual_risk(m: &mut String, r: &RedactionReport) {
+    let risk = &r.residual_risk;
+    m.push_str("\n## Residual risk\n\nWhat stayed in the export and deserves a look before sign-off: addresses, internal host names, users at hosts, and made-up tokens kept on purpose. Each is shown as it stands in the export.\n\n");
+    if risk.counts.is_empty() {
+        m.push_str("Nothing of these kinds stayed.\n");
+        return;
+    }
+    m.push_str("| Kind | Count |\n|---|--:|\n");
+    for (kind, n) in &risk.counts {
+        let _ = writeln!(m, "| {} | {n} |", kind.name());
+    }
+    let _ = write!(
+        m,
+        "\nAt most {MAX_LISTED_PER_KIND} listed per kind.\n\n| Kind | File | Line | JSON pointer | Item | Exported text around it |\n|---|---|--:|---|---|---|\n"
+    );
+    for x in &risk.listed {
+        let around = format!("{}{}{}", x.before, x.text, x.after);
         let _ = writeln!(
             m,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            i + 1,
+            "| {} | {} | {} | {} | {} | {} |",
+            x.kind.name(),
             code(&x.file),
             x.line.map(|l| l.to_string()).unwrap_or_default(),
             code(&x.pointer),
-            x.class.name(),
-            code(&x.rule),
-            code(&x.placeholder),
+            code(&x.text),
             code(&around)
         );
     }

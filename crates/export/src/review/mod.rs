@@ -10,6 +10,7 @@
 mod gather;
 mod html;
 mod markdown;
+pub mod residual;
 
 use coffer_base::codes;
 use std::collections::BTreeMap;
@@ -216,8 +217,11 @@ pub struct RedactionReport {
     pub rules: Vec<Tally>,
     /// Per exported file, in the export manifest's order.
     pub files: Vec<FileSummary>,
-    /// The listed replacements, file by file in reading order.
+    /// The listed replacements: secrets first, then local names, then
+    /// identities and cut strings, each class in reading order.
     pub replacements: Vec<Replacement>,
+    /// What stayed that a reviewer should look at (never a replaced value).
+    pub residual_risk: residual::ResidualRisk,
     /// Source artifacts left out, with the policy's reasons.
     pub excluded_artifacts: Vec<Excluded>,
     /// JSONL records left out under `--exclude-unverifiable`.
@@ -255,7 +259,47 @@ impl Format {
     }
 }
 
+/// The report's sections of replacements, in order: a title, the
+/// classes it lists, and the note shown when it is empty.
+pub const SECTIONS: [(&str, &[Class], &str); 4] = [
+    (
+        "Secrets",
+        &[Class::Secret],
+        "No credential or sensitive value was replaced.",
+    ),
+    (
+        "Local names",
+        &[
+            Class::LocalPath,
+            Class::Home,
+            Class::Workspace,
+            Class::LocalHost,
+            Class::LocalUser,
+        ],
+        "No local path, user or host was replaced.",
+    ),
+    (
+        "Identities",
+        &[Class::Identity],
+        "No identity was rewritten.",
+    ),
+    ("Cut strings", &[Class::Truncated], "No string was cut."),
+];
+
 impl RedactionReport {
+    /// The listed replacements of one section, with their numbers in the
+    /// whole list (which is in section order).
+    pub fn section<'r>(
+        &'r self,
+        classes: &'r [Class],
+    ) -> impl Iterator<Item = (usize, &'r Replacement)> + 'r {
+        self.replacements
+            .iter()
+            .enumerate()
+            .filter(move |(_, x)| classes.contains(&x.class))
+            .map(|(i, x)| (i + 1, x))
+    }
+
     /// One row per exclusion, as both renderings show them: artifact,
     /// what was left out, why. `name` quotes identifiers and paths,
     /// `text` escapes prose (each rendering passes its own).
@@ -296,6 +340,46 @@ impl RedactionReport {
                 v
             }
         }
+    }
+}
+
+/// The context fields of a listed row: read joined, in this order.
+const CONTEXT_FIELDS: [&str; 4] = ["before", "placeholder", "text", "after"];
+
+fn scan_values(v: &serde_json::Value, scan: &mut FinalScan, name: &str, pointer: &mut String) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => scan.string(s, name, pointer),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                let len = pointer.len();
+                pointer.push_str(&format!("/{i}"));
+                scan_values(x, scan, name, pointer);
+                pointer.truncate(len);
+            }
+        }
+        Value::Object(m) => {
+            let row = m.contains_key("before") && m.contains_key("after");
+            if row {
+                let joined: String = CONTEXT_FIELDS
+                    .iter()
+                    .filter_map(|f| m.get(*f).and_then(Value::as_str))
+                    .collect();
+                scan.string(&joined, name, pointer);
+            }
+            for (k, x) in m {
+                if row && CONTEXT_FIELDS.contains(&k.as_str()) {
+                    continue;
+                }
+                scan.string(k, name, pointer);
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&coffer_base::json::escape_pointer_token(k));
+                scan_values(x, scan, name, pointer);
+                pointer.truncate(len);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -351,9 +435,15 @@ fn resolved(p: &Path) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// Renders the report, runs the final scan over it as over any exported
-/// text file, and writes it to a temp file beside `path`, to be published
-/// with the tree.
+/// Renders the report, runs the final scan over what it says, and writes
+/// it to a temp file beside `path`, to be published with the tree.
+///
+/// The scan reads the report's values, not its rendered lines: every
+/// string, except that a listed row's context is read as the one text it
+/// was cut from (before, the placeholder or item, after). Read apart, a
+/// path's tail after `[HOME]` would stand alone as an absolute path that
+/// the tree does not hold. The renderings add only fixed text and escape
+/// every value (`html::esc`, `markdown::code`).
 pub fn stage(
     report: &RedactionReport,
     format: Format,
@@ -366,10 +456,8 @@ pub fn stage(
         |n| n.to_string_lossy().into(),
     );
     let mut scan = FinalScan::new(exp)?;
-    let text = String::from_utf8_lossy(&bytes);
-    for (n, line) in text.lines().enumerate() {
-        scan.string(line, &name, &format!("/{n}"));
-    }
+    let value = serde_json::to_value(report).expect("the report serializes");
+    scan_values(&value, &mut scan, &name, &mut String::new());
     if !scan.findings.is_empty() {
         return Err(ExportError::Invalid(scan.findings));
     }
@@ -438,6 +526,7 @@ mod tests {
             }],
             excluded_artifacts: vec![],
             excluded_records: vec![],
+            residual_risk: residual::ResidualRisk::default(),
         }
     }
 
