@@ -7,8 +7,12 @@ use serde_json::Value;
 use crate::support::{codes, tree, Env};
 
 pub fn repo() -> PathBuf {
-    // The binary's crate is crates/cli.
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    // The binary's crate is crates/cli; resolved, so that `parent()` of
+    // the checkout is the directory beside it, not `crates/cli/..`.
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the checkout exists")
 }
 
 pub fn fixture(rel: &str) -> PathBuf {

@@ -19,6 +19,7 @@ mod mirror;
 mod objects;
 mod packets;
 mod review;
+mod seal;
 mod soak;
 mod support;
 mod transcripts;

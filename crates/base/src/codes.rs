@@ -415,6 +415,8 @@ codes! {
         BUNDLE_EXISTS = "conflict.bundle_exists";
         /// Coffer never replaces an existing file.
         DESTINATION_EXISTS = "conflict.destination_exists";
+        /// `bundle seal`: the manifest changed while it was sealed; nothing was written.
+        MANIFEST_CHANGED = "conflict.manifest_changed";
         /// The packet's components differ from its freeze record.
         PACKET_CHANGED = "conflict.packet_changed";
         /// Materialize of a packet that is not frozen (or changed).

@@ -285,6 +285,15 @@ impl Dir {
         }
     }
 
+    /// Renames `from` to `to`, both in this directory, replacing `to`
+    /// atomically: for the one file coffer rewrites in place, a bundle's
+    /// own manifest (`bundle seal`); everything else is published with
+    /// [`Dir::rename_no_replace`].
+    pub fn rename_replacing(&self, from: &str, to: &str) -> io::Result<()> {
+        let (from, to) = (plain(from)?, plain(to)?);
+        rustix::fs::renameat(self, from, self, to).map_err(Into::into)
+    }
+
     /// Removes the file `name`; an absent file is not an error.
     pub fn remove_file(&self, name: &str) -> io::Result<()> {
         match self.inner.remove_file(plain(name)?) {

@@ -45,6 +45,13 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
     ),
     ("stats", &["coffer stats"]),
     ("bundle validate", &["coffer bundle validate runs/attempt-17"]),
+    (
+        "bundle seal",
+        &[
+            "# a harness wrote the evidence but not its digests",
+            "coffer bundle seal runs/attempt-17 && coffer bundle ingest runs/attempt-17",
+        ],
+    ),
     ("bundle ingest", &["coffer bundle ingest runs/attempt-17"]),
     (
         "bundle ls",

@@ -243,6 +243,12 @@ enum BundleCmd {
         /// The bundle directory (holding manifest.json).
         dir: PathBuf,
     },
+    /// Write every evidence file's digest and size into the manifest (for
+    /// harnesses that do not hash); refuses, writing nothing, what it cannot make valid.
+    Seal {
+        /// The bundle directory (holding manifest.json).
+        dir: PathBuf,
+    },
     /// Validate a bundle and archive it immutably.
     Ingest {
         /// The bundle directory (holding manifest.json).
@@ -298,6 +304,7 @@ impl Command {
             Command::Stats => "stats",
             Command::Bundle { cmd } => match cmd {
                 BundleCmd::Validate { .. } => "bundle validate",
+                BundleCmd::Seal { .. } => "bundle seal",
                 BundleCmd::Ingest { .. } => "bundle ingest",
                 BundleCmd::Ls(_) => "bundle ls",
                 BundleCmd::Show { .. } => "bundle show",
@@ -412,6 +419,7 @@ fn main() -> ExitCode {
         Command::Stats => cmd::admin::stats(&ctx),
         Command::Bundle { cmd } => match cmd {
             BundleCmd::Validate { dir } => cmd::bundles::validate(&ctx, &dir),
+            BundleCmd::Seal { dir } => cmd::bundles::seal(&dir),
             BundleCmd::Ingest { dir } => cmd::bundles::ingest(&ctx, &dir),
             BundleCmd::Ls(filters) => cmd::bundles::ls(&ctx, &filters),
             BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &bundle),

@@ -212,6 +212,34 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
     }
 }
 
+/// `bundle seal DIR`: the manifest's digests and sizes from the files.
+pub fn seal(dir: &Path) -> Report {
+    use coffer_evidence::bundle::seal::{seal, Outcome};
+    match or_report!(seal(dir)) {
+        Outcome::Refused(issues) => {
+            let human = format!("{}: not sealed, {} problem(s)", dir.display(), issues.len());
+            Report::from_issues(issues, json!(null), human)
+        }
+        Outcome::Sealed(s) => {
+            let mut human = String::new();
+            for r in &s.resealed {
+                human.push_str(&format!(
+                    "{}: {} ({} bytes)\n",
+                    r.relative_path, r.digest, r.size_bytes
+                ));
+            }
+            for id in &s.rebound {
+                human.push_str(&format!("{id}: sanitizedFrom follows its source\n"));
+            }
+            human.push_str(&match s.written {
+                true => format!("{}: manifest sealed", dir.display()),
+                false => format!("{}: already sealed, nothing written", dir.display()),
+            });
+            Report::accepted(serde_json::to_value(&s).expect("serializable"), human)
+        }
+    }
+}
+
 pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
     let mut store = or_report!(open_store(ctx));
     let out = crate::progress::shown(ctx, &mut store, "ingest", |s| {

@@ -167,6 +167,25 @@ impl BundleHead {
         }
     }
 
+    /// Opens the bundle at `path` as if its manifest held `manifest`
+    /// (`bundle seal` checks a manifest before it writes it).
+    pub fn with_manifest(path: &Path, manifest: Vec<u8>) -> BundleHead {
+        let mut out = Inspection::default();
+        let dir = match BundleDir::open(path) {
+            Ok(d) => d,
+            Err(i) => {
+                out.issues.push(i);
+                return BundleHead { dir: None, out };
+            }
+        };
+        out.manifest_bytes = manifest;
+        out.manifest = check_manifest(&out.manifest_bytes, &mut out.issues);
+        BundleHead {
+            dir: Some(dir),
+            out,
+        }
+    }
+
     /// The typed manifest, when it parsed and matched its schema (it may
     /// still have rule issues).
     pub fn manifest(&self) -> Option<&Manifest> {
@@ -219,11 +238,19 @@ pub fn inspect_head(head: BundleHead, sink: &mut dyn Sink, reading: Reading) -> 
             }
         };
         if stamp.size() != d.size_bytes {
+            // What the manifest should say, digest too (streamed: a
+            // failing check reads the file once more, in bounded memory).
+            let mut h = coffer_base::digest::HashingReader::new(&mut f);
+            let on_disk = match std::io::copy(&mut h, &mut std::io::sink()) {
+                Ok(_) => format!(" ({})", h.finish().0),
+                Err(_) => String::new(),
+            };
             out.issues.push(Issue::file(
                 codes::integrity::SIZE_MISMATCH,
                 rel,
                 format!(
-                    "{rel}: {} bytes on disk, the manifest says {}",
+                    "{rel}: {} bytes on disk{on_disk}, the manifest says {} \
+                     (`coffer bundle seal` writes what is on disk)",
                     stamp.size(),
                     d.size_bytes
                 ),

@@ -11,6 +11,7 @@ pub mod model;
 pub mod records;
 pub mod rules;
 pub mod safe_path;
+pub mod seal;
 pub mod source;
 
 pub use crate::sink::{HashOnly, Sink};
