@@ -24,3 +24,4 @@ mod soak;
 mod support;
 mod transcripts;
 mod untrusted;
+mod viewer;

@@ -324,7 +324,7 @@ fn many_findings_bundle(env: &Env, n: usize) -> (PathBuf, Vec<String>) {
 
 /// Chromium, or a reason the browser test cannot run here (CI installs it
 /// and sets `COFFER_REQUIRE_CHROMIUM`, so there it never skips).
-fn chromium() -> Option<&'static str> {
+pub(crate) fn chromium() -> Option<&'static str> {
     for name in ["chromium", "chromium-browser", "google-chrome"] {
         let found = Command::new(name)
             .arg("--version")
@@ -342,7 +342,7 @@ fn chromium() -> Option<&'static str> {
     None
 }
 
-fn headless(browser: &str, args: &[&str]) -> std::process::Output {
+pub(crate) fn headless(browser: &str, args: &[&str]) -> std::process::Output {
     let out = Command::new("timeout")
         .arg("180")
         .arg(browser)

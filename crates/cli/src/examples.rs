@@ -62,6 +62,10 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
     ),
     ("bundle show", &["coffer bundle show attempt-17", "coffer bundle show 77751c20"]),
     ("bundle checkout", &["coffer bundle checkout attempt-17 /tmp/attempt-17"]),
+    (
+        "bundle view",
+        &["coffer bundle view attempt-17 -o attempt-17.html && xdg-open attempt-17.html"],
+    ),
     ("bundle diff", &["coffer bundle diff attempt-16 attempt-17"]),
     (
         "bundle cat",
@@ -94,6 +98,10 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("export pack", &["coffer export pack out/attempt-17 attempt-17.tar.zst"]),
+    (
+        "export view",
+        &["# what a partner received, to read in a browser", "coffer export view out/attempt-17 -o attempt-17.html"],
+    ),
     ("export unpack", &["coffer export unpack attempt-17.tar.zst /tmp/attempt-17"]),
     ("export ls", &["coffer export ls", "coffer export ls --source attempt-17"]),
     (

@@ -27,6 +27,8 @@ pub fn honoured_by(command: &str) -> bool {
             | "export create"
             | "export pack"
             | "export unpack"
+            | "bundle view"
+            | "export view"
     )
 }
 
@@ -51,7 +53,7 @@ pub fn outcome(command: &str) -> &'static str {
         "gc" => "interrupted: the objects removed before the stop are gone from the catalog and the disk alike; nothing else was removed",
         "mirror" => "interrupted: the objects copied before the stop are in place at the destination; run mirror again to finish",
         "get" | "bundle checkout" | "packet materialize" | "export create" | "export pack"
-        | "export unpack" => "interrupted: nothing was written",
+        | "export unpack" | "bundle view" | "export view" => "interrupted: nothing was written",
         _ => "interrupted: nothing was stored",
     }
 }

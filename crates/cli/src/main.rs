@@ -187,6 +187,16 @@ enum ExportCmd {
         /// The new archive (.tar.zst or .tar.gz); must not exist.
         archive: PathBuf,
     },
+    /// Write one self-contained HTML page to look at an export tree: its
+    /// manifest, exclusions, artifacts, timeline and patch.
+    View {
+        /// The export directory.
+        #[arg(value_name = "EXPORT_DIR")]
+        dest: PathBuf,
+        /// The new page (.html); must not exist.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+    },
     /// Unpack an export archive into a new directory, verified.
     Unpack {
         /// The archive (.tar.zst or .tar.gz).
@@ -268,6 +278,15 @@ enum BundleCmd {
         /// Destination; must not exist.
         dest: PathBuf,
     },
+    /// Write one self-contained HTML page to look at a stored run: header,
+    /// artifacts, a paged timeline of its session and its patch.
+    View {
+        /// Bundle id or manifest digest.
+        bundle: String,
+        /// The new page (.html); must not exist.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+    },
     /// Compare two stored bundles: manifest fields, shared and changed artifacts, sessions.
     Diff {
         /// First bundle (id or manifest digest).
@@ -309,6 +328,7 @@ impl Command {
                 BundleCmd::Ls(_) => "bundle ls",
                 BundleCmd::Show { .. } => "bundle show",
                 BundleCmd::Checkout { .. } => "bundle checkout",
+                BundleCmd::View { .. } => "bundle view",
                 BundleCmd::Cat { .. } => "bundle cat",
                 BundleCmd::Diff { .. } => "bundle diff",
             },
@@ -325,6 +345,7 @@ impl Command {
                 ExportCmd::Create(_) => "export create",
                 ExportCmd::Verify { .. } => "export verify",
                 ExportCmd::Pack { .. } => "export pack",
+                ExportCmd::View { .. } => "export view",
                 ExportCmd::Unpack { .. } => "export unpack",
                 ExportCmd::Ls { .. } => "export ls",
             },
@@ -424,6 +445,7 @@ fn main() -> ExitCode {
             BundleCmd::Ls(filters) => cmd::bundles::ls(&ctx, &filters),
             BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &bundle),
             BundleCmd::Checkout { bundle, dest } => cmd::bundles::checkout(&ctx, &bundle, &dest),
+            BundleCmd::View { bundle, output } => cmd::bundles::view(&ctx, &bundle, &output),
             BundleCmd::Diff { a, b } => cmd::bundles::diff(&ctx, &a, &b),
             BundleCmd::Cat {
                 bundle,
@@ -448,6 +470,7 @@ fn main() -> ExitCode {
                 redact_env,
             } => cmd::exports::verify(&ctx, &dest, policy.as_deref(), &redact_env),
             ExportCmd::Pack { dest, archive } => cmd::exports::pack(&ctx, &dest, &archive),
+            ExportCmd::View { dest, output } => cmd::exports::view(&dest, &output),
             ExportCmd::Unpack { archive, dest } => cmd::exports::unpack(&ctx, &archive, &dest),
             ExportCmd::Ls { source } => cmd::exports::ls(&ctx, source.as_deref()),
         },

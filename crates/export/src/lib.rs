@@ -40,6 +40,7 @@ pub mod scrub;
 pub mod shown;
 pub mod source;
 pub mod streams;
+pub mod view;
 pub mod views;
 pub mod walker;
 pub mod work;

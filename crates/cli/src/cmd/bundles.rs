@@ -212,6 +212,15 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
     }
 }
 
+/// `bundle view ID -o FILE`: the run as one HTML page.
+pub fn view(ctx: &Ctx, id: &str, output: &Path) -> Report {
+    let store = or_report!(open_store_for_reading(ctx));
+    match coffer_export::view::sources::stored(&store, id) {
+        Ok((view, files)) => crate::cmd::exports::write_view(&view, &files, output),
+        Err(e) => crate::cmd::exports::export_error(&e),
+    }
+}
+
 /// `bundle seal DIR`: the manifest's digests and sizes from the files.
 pub fn seal(dir: &Path) -> Report {
     use coffer_evidence::bundle::seal::{seal, Outcome};

@@ -53,6 +53,42 @@ pub struct CreateArgs {
     report: Option<PathBuf>,
 }
 
+/// `export view DIR -o FILE`: the export as one HTML page.
+pub fn view(dest: &Path, output: &Path) -> Report {
+    match coffer_export::view::sources::export_tree(dest) {
+        Ok((view, files)) => write_view(&view, &files, output),
+        Err(e) => export_error(&e),
+    }
+}
+
+/// Writes a viewer page to `output`, a new file (never replacing one).
+pub fn write_view(
+    view: &coffer_export::view::View,
+    files: &dyn coffer_export::view::Files,
+    output: &Path,
+) -> Report {
+    use std::io::Write as _;
+    let written =
+        coffer_base::publish::write_new_file(output, |f| -> Result<(), coffer_store::StoreError> {
+            let io = |e| coffer_store::StoreError::io(output, "write", e);
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+            coffer_export::view::write(&mut w, view, files).map_err(io)?;
+            w.flush().map_err(io)
+        });
+    match written {
+        Ok(()) => Report::accepted(
+            json!({"output": output.display().to_string(), "bundleId": view.title, "artifacts": view.artifacts.len()}),
+            format!(
+                "{}: {} of {}",
+                output.display(),
+                view.what.to_lowercase(),
+                view.title
+            ),
+        ),
+        Err(e) => Report::error(&e),
+    }
+}
+
 /// The report of a failed export step.
 pub fn export_error(e: &ExportError) -> Report {
     match e {
