@@ -859,6 +859,17 @@ fn scan_writes_a_sarif_log_that_the_sarif_schema_accepts() {
         run["tool"]["driver"]["rules"][0]["properties"]["code"],
         "validation.secret_in_export"
     );
+    // Every rule says what it finds and what to do about it.
+    for rule in run["tool"]["driver"]["rules"].as_array().unwrap() {
+        assert!(
+            !rule["shortDescription"]["text"]
+                .as_str()
+                .unwrap()
+                .is_empty(),
+            "{rule}"
+        );
+        assert!(rule["help"]["text"].as_str().unwrap().len() > 20, "{rule}");
+    }
     // Each result carries a fingerprint to be tracked by, all different.
     let prints: std::collections::BTreeSet<&str> = results
         .iter()

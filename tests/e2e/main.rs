@@ -9,6 +9,7 @@ mod credentials;
 mod disguises;
 mod disk_full;
 mod everyday;
+mod examples;
 mod export_archives;
 mod exports;
 mod hostile;

@@ -129,16 +129,22 @@ impl Report {
         Report::new(status, issues, result, human)
     }
 
-    /// Prints the report and returns the exit code.
-    pub fn emit(self, json_out: bool, quiet: bool) -> ExitCode {
+    /// The exit status: the status's (docs/CLI.md), or 130 when the
+    /// command was interrupted.
+    pub fn exit_code(&self) -> u8 {
         let interrupted = self
             .issues
             .iter()
             .any(|i| i.code == coffer_base::codes::io::INTERRUPTED);
-        let code = match interrupted {
+        match interrupted {
             true => crate::interrupt::EXIT,
             false => self.status.exit_code(),
-        };
+        }
+    }
+
+    /// Prints the report and returns the exit code.
+    pub fn emit(self, json_out: bool, quiet: bool) -> ExitCode {
+        let code = self.exit_code();
         if json_out && self.streamed {
             let mut out = std::io::stdout().lock();
             let issues: Vec<Value> = self.issues.iter().map(envelope_issue).collect();
@@ -302,6 +308,25 @@ mod tests {
             Status::Failed
         );
         assert_eq!(Status::for_code("io.no_space"), Status::Failed);
+    }
+
+    #[test]
+    fn every_code_exits_as_docs_cli_md_says_for_its_class() {
+        for code in coffer_base::codes::ALL {
+            let want = match code.split('.').next().unwrap() {
+                _ if *code == coffer_base::codes::io::INTERRUPTED => 130,
+                "usage" => 2,
+                "policy" | "conflict" => 3,
+                "validation" | "integrity" | "limit" | "io" => 1,
+                other => panic!("{code}: class {other} is not in docs/CLI.md"),
+            };
+            let r = Report::from_issues(
+                vec![Issue::about(code, None, "x")],
+                Value::Null,
+                String::new(),
+            );
+            assert_eq!(r.exit_code(), want, "{code}");
+        }
     }
 
     #[test]

@@ -34,6 +34,35 @@ fn describe(code: &str) -> &'static str {
     }
 }
 
+/// What to do about a finding of `code` (a rule's `help`).
+fn help(code: &str) -> &'static str {
+    match code {
+        codes::validation::SECRET_IN_EXPORT
+        | codes::validation::SENSITIVE_VALUE_IN_EXPORT
+        | codes::validation::SECRET_FIELD_IN_EXPORT => {
+            "Rotate the credential if it is real. Files shared with partners or the public should \
+             go through `coffer export create`, which replaces it with a placeholder and reads \
+             the tree back before publishing it."
+        }
+        codes::validation::IDENTITY_IN_EXPORT => {
+            "Export through `coffer export create`, which rewrites every identity with a keyed \
+             pseudonym of the same shape."
+        }
+        codes::validation::LOCAL_USER_IN_EXPORT | codes::validation::LOCAL_PATH_IN_EXPORT => {
+            "Export through `coffer export create`, which replaces user names and the identifying \
+             prefix of local paths, keeping the rest of a path readable."
+        }
+        codes::validation::PLACEHOLDER_UNKNOWN => {
+            "The text looks like a coffer placeholder that this export did not issue: check where \
+             it came from; it may hide a value that was never scanned."
+        }
+        codes::validation::FORBIDDEN_FIELD | codes::validation::HIDDEN_REASONING => {
+            "Hidden reasoning and raw API bodies do not leave: `coffer export create` removes them."
+        }
+        _ => "The file could not be read as its type requires; the message says why.",
+    }
+}
+
 /// A path as a SARIF URI reference: relative paths stay relative, absolute
 /// ones become `file://` URIs; bytes outside the unreserved set and `/`
 /// are percent-encoded.
@@ -96,6 +125,7 @@ pub fn log(issues: &[Issue]) -> Value {
                 "id": id,
                 "name": id.replace(['.', '_', '-'], " "),
                 "shortDescription": {"text": text},
+                "help": {"text": help(code)},
                 "defaultConfiguration": {"level": "error"},
                 "properties": {"code": code},
             })
