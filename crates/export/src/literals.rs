@@ -7,6 +7,7 @@
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use base64::Engine;
+use std::collections::HashMap;
 
 /// What a literal is (decides the transformation it counts as).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -204,17 +205,53 @@ impl LiteralsBuilder {
     /// the gate builds in a tenth of the time (464 literals: 6 against
     /// 50 ms), which small exports pay in full.
     pub fn build(self) -> Literals {
-        let (patterns, entries): (Vec<String>, Vec<Entry>) = self.entries.into_iter().unzip();
-        crate::work::visit(patterns.iter().map(String::len).sum());
+        let mut entries = Vec::with_capacity(self.entries.len());
+        let mut short: HashMap<Box<[u8]>, usize> = HashMap::new();
+        let mut long: HashMap<Box<[u8]>, Vec<(Whole, usize)>> = HashMap::new();
+        let mut pattern_bytes = 0;
+        for (i, (value, entry)) in self.entries.into_iter().enumerate() {
+            let b = value.into_bytes().into_boxed_slice();
+            pattern_bytes += b.len();
+            entries.push(entry);
+            if b.len() <= ANCHOR {
+                short.insert(b, i);
+            } else {
+                let whole = Whole::of(&b);
+                long.entry(b[..ANCHOR].into()).or_default().push((whole, i));
+            }
+        }
+        for candidates in long.values_mut() {
+            candidates.sort_by_key(|c| std::cmp::Reverse(c.0.len));
+        }
+        crate::work::visit(pattern_bytes);
+        let mut patterns: Vec<&[u8]> = short.keys().chain(long.keys()).map(|k| &k[..]).collect();
+        patterns.sort_unstable();
+        patterns.dedup();
         let ac = AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostLongest)
             .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
             .build(&patterns)
             .expect("literal automaton builds");
         let gate = prefix_gate(&patterns);
-        Literals { ac, gate, entries }
+        let longest_short = short.keys().map(|k| k.len()).max().unwrap_or(0);
+        Literals {
+            ac,
+            gate,
+            short,
+            long,
+            longest_short,
+            entries,
+        }
     }
 }
+
+/// Bytes of a long literal its automaton holds (its anchor); the rest is
+/// compared where the anchor is found. An automaton holds about one
+/// state per pattern byte, and a secret's encoded forms run to many
+/// times its length (`\u`-escaped, percent-encoded, base64 at three
+/// alignments, JSON in JSON): 2,503 secrets came to 37,933 forms and 15 MB,
+/// whose automaton took 600 MiB. Anchors keep it to a few MiB.
+pub const ANCHOR: usize = 32;
 
 /// Bytes of each pattern the gate of a literal set looks for.
 const GATE_PREFIX: usize = 8;
@@ -224,21 +261,30 @@ const GATE_PREFIX: usize = 8;
 /// literal, and most text is like that, so [`Literals::is_match`] and
 /// [`Literals::replace`] rarely walk the slower NFA. `None` if even the
 /// prefixes are too many.
-fn prefix_gate(patterns: &[String]) -> Option<AhoCorasick> {
-    let mut prefixes: Vec<&[u8]> = patterns
-        .iter()
-        .map(|p| &p.as_bytes()[..p.len().min(GATE_PREFIX)])
-        .collect();
-    prefixes.sort_unstable();
-    prefixes.dedup();
-    let bytes: usize = prefixes.iter().map(|p| p.len()).sum();
-    (bytes <= DFA_MAX_PATTERN_BYTES).then(|| {
-        AhoCorasickBuilder::new()
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(&prefixes)
-            .expect("prefix automaton builds")
-    })
+fn prefix_gate(patterns: &[&[u8]]) -> Option<AhoCorasick> {
+    // Shorter prefixes when the set is large: fewer distinct ones, a DFA
+    // that stays within its bound (a 128 KiB one took 30 MiB), and a gate
+    // that still turns most text away.
+    for n in [GATE_PREFIX, 6, 4] {
+        let mut prefixes: Vec<&[u8]> = patterns.iter().map(|p| &p[..p.len().min(n)]).collect();
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        let bytes: usize = prefixes.iter().map(|p| p.len()).sum();
+        if bytes <= GATE_MAX_BYTES {
+            return Some(
+                AhoCorasickBuilder::new()
+                    .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                    .build(&prefixes)
+                    .expect("prefix automaton builds"),
+            );
+        }
+    }
+    None
 }
+
+/// Prefix bytes up to which the gate is built (a DFA of about 4 MiB at
+/// most); beyond, the anchors' automaton answers alone.
+const GATE_MAX_BYTES: usize = 16 << 10;
 
 /// Pattern bytes up to which a DFA is built (several times faster than
 /// the NFA, at a few hundred bytes of memory per pattern byte).
@@ -270,12 +316,49 @@ pub fn automaton<P: AsRef<[u8]>>(patterns: &[P]) -> AhoCorasick {
         .expect("literal automaton builds")
 }
 
-/// The built matcher.
+/// A long literal as the matcher keeps it: its length and a 128-bit hash
+/// of its bytes, compared with the text's bytes where its anchor is found.
+/// (Its forms ran to 15 MB for 2,503 secrets; a hash that equal bytes
+/// always share cannot miss one, and two different spans of text that
+/// share a 128-bit BLAKE3 prefix are not a risk worth the memory.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Whole {
+    len: usize,
+    hash: [u8; 16],
+}
+
+impl Whole {
+    fn of(bytes: &[u8]) -> Whole {
+        let mut hash = [0u8; 16];
+        hash.copy_from_slice(&blake3::hash(bytes).as_bytes()[..16]);
+        Whole {
+            len: bytes.len(),
+            hash,
+        }
+    }
+
+    /// Whether `text` starts with this literal.
+    fn starts(&self, text: &[u8]) -> bool {
+        text.len() >= self.len && Whole::of(&text[..self.len]) == *self
+    }
+}
+
+/// The built matcher: an automaton over the literals of at most
+/// [`ANCHOR`] bytes and the anchors of the longer ones, which finds where
+/// a literal may start; the longest literal that does start there is then
+/// looked up (short ones by their bytes, long ones by their anchor and
+/// compared whole). The result is the automaton's over every whole
+/// literal: leftmost, then longest.
 #[derive(Debug, Clone)]
 pub struct Literals {
     ac: AhoCorasick,
     /// See [`prefix_gate`].
     gate: Option<AhoCorasick>,
+    /// Literals of at most [`ANCHOR`] bytes: their entry.
+    short: HashMap<Box<[u8]>, usize>,
+    /// Longer literals by anchor, longest first: length and hash, entry.
+    long: HashMap<Box<[u8]>, Vec<(Whole, usize)>>,
+    longest_short: usize,
     entries: Vec<Entry>,
 }
 
@@ -308,13 +391,43 @@ pub fn stands_alone(b: &[u8], start: usize, end: usize) -> bool {
 }
 
 impl Literals {
+    /// The longest literal that starts at `q`: its end and entry.
+    fn longest_at(&self, b: &[u8], q: usize) -> Option<(usize, usize)> {
+        let rest = &b[q..];
+        if let Some(candidates) = rest.get(..ANCHOR).and_then(|a| self.long.get(a)) {
+            // Longer than any short literal: the first whole one wins.
+            if let Some((whole, e)) = candidates.iter().find(|(whole, _)| whole.starts(rest)) {
+                return Some((q + whole.len, *e));
+            }
+        }
+        (1..=self.longest_short.min(rest.len()))
+            .rev()
+            .find_map(|n| self.short.get(&rest[..n]).map(|e| (q + n, *e)))
+    }
+
+    /// The first literal at or after `pos`: start, end, entry.
+    fn next_match(&self, b: &[u8], mut pos: usize) -> Option<(usize, usize, usize)> {
+        while pos < b.len() {
+            let m = self
+                .ac
+                .find(aho_corasick::Input::new(b).span(pos..b.len()))?;
+            match self.longest_at(b, m.start()) {
+                Some((end, e)) => return Some((m.start(), end, e)),
+                // An anchor whose literal is not all there: none starts
+                // here, and one may start inside it.
+                None => pos = m.start() + 1,
+            }
+        }
+        None
+    }
+
     /// Whether any literal occurs in `s` (names even inside words: a
     /// conservative test).
     pub fn is_match(&self, s: &[u8]) -> bool {
         if self.gate.as_ref().is_some_and(|g| !g.is_match(s)) {
             return false;
         }
-        self.ac.is_match(s)
+        self.ac.is_match(s) && self.next_match(s, 0).is_some()
     }
 
     /// Replaces every literal in `s`; `None` when nothing matched.
@@ -326,16 +439,18 @@ impl Literals {
         }
         let mut out: Option<String> = None;
         let mut last = 0;
+        let mut pos = 0;
         let mut counts = Replaced::default();
-        for m in self.ac.find_iter(b) {
-            let e = &self.entries[m.pattern().as_usize()];
-            if e.kind == LiteralKind::LocalName && !stands_alone(b, m.start(), m.end()) {
+        while let Some((start, end, e)) = self.next_match(b, pos) {
+            pos = end;
+            let e = &self.entries[e];
+            if e.kind == LiteralKind::LocalName && !stands_alone(b, start, end) {
                 continue;
             }
             let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
-            o.push_str(&s[last..m.start()]);
+            o.push_str(&s[last..start]);
             o.push_str(&e.replacement);
-            last = m.end();
+            last = end;
             match e.kind {
                 LiteralKind::Secret => counts.secrets += 1,
                 LiteralKind::Identity => counts.identities += 1,
@@ -406,6 +521,85 @@ mod tests {
             short.replace("a ghp_short b").map(|(t, _)| t),
             Some("a [X] b".to_string())
         );
+    }
+
+    /// Leftmost, then longest, over every whole literal: the plain
+    /// definition the anchored matcher must agree with.
+    fn reference(literals: &[String], text: &str) -> String {
+        let b = text.as_bytes();
+        let (mut out, mut i) = (String::new(), 0);
+        while i < b.len() {
+            let best = literals
+                .iter()
+                .filter(|l| b[i..].starts_with(l.as_bytes()))
+                .max_by_key(|l| l.len());
+            match best {
+                Some(l) => {
+                    out.push_str("[X]");
+                    i += l.len();
+                }
+                None => {
+                    out.push(b[i] as char);
+                    i += 1;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn long_literals_match_by_anchor_exactly_as_whole_ones() {
+        // Short literals, long ones sharing their anchor, a short one that
+        // starts a long one, and text holding anchors whose rest differs.
+        let base = "k".repeat(ANCHOR - 4);
+        let literals: Vec<String> = vec![
+            format!("{base}ABCD-long-one-tail"),
+            format!("{base}ABCD-long-one-tail-and-more"),
+            format!("{base}ABCD-other"),
+            format!("{base}AB"),
+            "ABCD-long".to_string(),
+            "zz".to_string(),
+            format!("zz{}", "q".repeat(2 * ANCHOR)),
+            // An anchor with no literal at its start, and one inside it.
+            format!("{}TAIL", "y".repeat(ANCHOR)),
+            "yyQ".to_string(),
+        ];
+        let mut b = LiteralsBuilder::default();
+        for l in &literals {
+            b.add(l, "[X]", LiteralKind::Secret);
+        }
+        let lits = b.build();
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let pieces = [
+            base.as_str(),
+            "ABCD-long-one-tail",
+            "-and-more",
+            "ABCD-oth",
+            "er",
+            "AB",
+            "zz",
+            "qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq",
+            " ",
+            "x",
+            "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy",
+            "Q",
+            "TAIL",
+        ];
+        for _ in 0..3_000 {
+            let text: String = (0..next(12))
+                .map(|_| pieces[next(pieces.len() as u64) as usize])
+                .collect();
+            let want = reference(&literals, &text);
+            let got = lits.replace(&text).map_or(text.clone(), |(t, _)| t);
+            assert_eq!(got, want, "{text:?}");
+            assert_eq!(lits.is_match(text.as_bytes()), want != text, "{text:?}");
+        }
     }
 
     #[test]

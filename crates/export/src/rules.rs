@@ -821,8 +821,15 @@ pub struct RuleError {
 fn compile(src: &str) -> Result<Regex, regex::Error> {
     regex::bytes::RegexBuilder::new(&format!("(?-u){src}"))
         .size_limit(16 << 20)
+        .dfa_size_limit(RULE_DFA_CACHE)
         .build()
 }
+
+/// The lazy DFA cache of each rule, per thread. The regex crate's default
+/// (2 MiB) let a session dense with secrets fill about 60 MiB of caches
+/// across the rules; a rule whose cache fills is cleared and refilled, as
+/// the regex crate does at any size.
+const RULE_DFA_CACHE: usize = 1 << 20;
 
 /// The fewest bytes a match of `src` (as [`compile`] reads it) can span;
 /// 0 when unknown, which never skips a string.
