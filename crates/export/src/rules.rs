@@ -1711,6 +1711,27 @@ pub fn is_placeholder(v: &[u8]) -> bool {
     distinct.len() <= 2
 }
 
+/// Hexspeak filler: the whole value is made of words programmers write
+/// where any hex will do (`deadbeef`, `cafebabe`, `0xDEADBEEF…`), which no
+/// random token is.
+fn hexspeak(lower: &str) -> bool {
+    const WORDS: [&str; 10] = [
+        "deadbeef", "cafebabe", "feedface", "deadc0de", "baadf00d", "8badf00d", "decafbad",
+        "facefeed", "cafed00d", "defec8ed",
+    ];
+    let mut rest = lower.strip_prefix("0x").unwrap_or(lower);
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        match WORDS.iter().find(|w| rest.starts_with(*w)) {
+            Some(w) => rest = &rest[w.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
 /// Whether `v` interpolates a variable somewhere (`${self:custom.db.password}`,
 /// `${DB_HOST}`): `${`, a name (letters, digits, `_`, `.`, `:`, `-`), `}`
 /// or the value's end; or holds a named format field ([`format_field`]).
@@ -2830,6 +2851,12 @@ pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: boo
         || versioned_name(value)
         || prose(value)
     {
+        return false;
+    }
+    // Hexspeak filler after a key (`os.environ["OPENAI_API_KEY"] =
+    // "deadbeef"` in a test). Only here: in a URL's userinfo the same word
+    // is a real Sidekiq credential's shape, and stays replaced.
+    if hexspeak(&String::from_utf8_lossy(value).to_ascii_lowercase()) {
         return false;
     }
     if !literal_syntax && bare_word(value) {

@@ -1828,3 +1828,24 @@ proptest::proptest! {
 fn constant_name_or_empty(v: &[u8]) -> bool {
     !v.is_empty() && constant_name(v)
 }
+
+#[test]
+fn hexspeak_filler_after_a_credential_key_is_kept_and_a_real_value_is_not() {
+    let rs = RuleSet::new(&[]).unwrap();
+    for filler in ["deadbeef", "DEADBEEF", "0xdeadbeef", "cafebabedeadbeef"] {
+        let text = format!("        os.environ[\"OPENAI_API_KEY\"] = \"{filler}\"\n");
+        assert_eq!(hits_of(&rs, &text), [], "{text}");
+    }
+    // Not hexspeak: a word that merely starts like it, or random hex.
+    for value in ["deadbeefy", "d34db33f9c2a"] {
+        let text = format!("        os.environ[\"OPENAI_API_KEY\"] = \"{value}\"\n");
+        assert!(!hits_of(&rs, &text).is_empty(), "{text}");
+    }
+    // In a URL's userinfo the same words are a credential's shape.
+    assert!(!hits_of(&rs, "https://cafebabe:deadbeef@gems.contribsys.com/").is_empty());
+    let real = "        project_token = \"6da9a43058a5d1b9f3353153921fb04d\"\n";
+    assert!(
+        !hits_of(&rs, real).is_empty(),
+        "a credential-shaped value is found"
+    );
+}
