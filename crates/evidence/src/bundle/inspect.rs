@@ -145,6 +145,21 @@ impl BundleHead {
     /// Opens the bundle at `path` and reads its manifest; problems are
     /// kept as issues for [`inspect_head`] to return.
     pub fn open(path: &Path) -> BundleHead {
+        BundleHead::reading(path, read_manifest_bytes)
+    }
+
+    /// Opens the bundle at `path` as if its manifest held `manifest`
+    /// (`bundle seal` checks a manifest before it writes it).
+    pub fn with_manifest(path: &Path, manifest: Vec<u8>) -> BundleHead {
+        BundleHead::reading(path, |_| Ok(manifest))
+    }
+
+    /// Opens the bundle at `path` and checks the manifest `manifest`
+    /// gives for it.
+    fn reading(
+        path: &Path,
+        manifest: impl FnOnce(&BundleDir) -> Result<Vec<u8>, Issue>,
+    ) -> BundleHead {
         let mut out = Inspection::default();
         let dir = match BundleDir::open(path) {
             Ok(d) => d,
@@ -153,32 +168,13 @@ impl BundleHead {
                 return BundleHead { dir: None, out };
             }
         };
-        match read_manifest_bytes(&dir) {
+        match manifest(&dir) {
             Ok(b) => out.manifest_bytes = b,
             Err(i) => {
                 out.issues.push(i);
                 return BundleHead { dir: None, out };
             }
         }
-        out.manifest = check_manifest(&out.manifest_bytes, &mut out.issues);
-        BundleHead {
-            dir: Some(dir),
-            out,
-        }
-    }
-
-    /// Opens the bundle at `path` as if its manifest held `manifest`
-    /// (`bundle seal` checks a manifest before it writes it).
-    pub fn with_manifest(path: &Path, manifest: Vec<u8>) -> BundleHead {
-        let mut out = Inspection::default();
-        let dir = match BundleDir::open(path) {
-            Ok(d) => d,
-            Err(i) => {
-                out.issues.push(i);
-                return BundleHead { dir: None, out };
-            }
-        };
-        out.manifest_bytes = manifest;
         out.manifest = check_manifest(&out.manifest_bytes, &mut out.issues);
         BundleHead {
             dir: Some(dir),

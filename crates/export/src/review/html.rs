@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use crate::view::esc;
+
 use super::residual::MAX_LISTED_PER_KIND;
 use super::{Class, RedactionReport, MAX_LISTED_PER_CLASS, SECTIONS};
 
@@ -40,22 +42,6 @@ td.rule { white-space: nowrap; }
 .signoff span.blank { border-bottom: 1px solid var(--ink); min-height: 22px; }
 @media print { th { position: static; } body { padding: 0; } }
 ";
-
-/// Escapes text for element content and attribute values.
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// A class cell, coloured by group (CSS class names stay free of words
 /// such as "secret" that the final scan would read as a label).
