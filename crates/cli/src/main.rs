@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 use clap::{FromArgMatches, Parser, Subcommand};
 
+use coffer_evidence::ids::BundleRef;
 use report::{Issue, Report};
 
 /// A content-addressed store and sanitized exporter for agent-evaluation evidence.
@@ -443,15 +444,21 @@ fn main() -> ExitCode {
             BundleCmd::Seal { dir } => cmd::bundles::seal(&dir),
             BundleCmd::Ingest { dir } => cmd::bundles::ingest(&ctx, &dir),
             BundleCmd::Ls(filters) => cmd::bundles::ls(&ctx, &filters),
-            BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &bundle),
-            BundleCmd::Checkout { bundle, dest } => cmd::bundles::checkout(&ctx, &bundle, &dest),
-            BundleCmd::View { bundle, output } => cmd::bundles::view(&ctx, &bundle, &output),
-            BundleCmd::Diff { a, b } => cmd::bundles::diff(&ctx, &a, &b),
+            BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &BundleRef::parse(&bundle)),
+            BundleCmd::Checkout { bundle, dest } => {
+                cmd::bundles::checkout(&ctx, &BundleRef::parse(&bundle), &dest)
+            }
+            BundleCmd::View { bundle, output } => {
+                cmd::bundles::view(&ctx, &BundleRef::parse(&bundle), &output)
+            }
+            BundleCmd::Diff { a, b } => {
+                cmd::bundles::diff(&ctx, &BundleRef::parse(&a), &BundleRef::parse(&b))
+            }
             BundleCmd::Cat {
                 bundle,
                 file,
                 output,
-            } => cmd::bundles::cat(&ctx, &bundle, &file, output.as_deref()),
+            } => cmd::bundles::cat(&ctx, &BundleRef::parse(&bundle), &file, output.as_deref()),
         },
         Command::Packet { cmd } => match cmd {
             PacketCmd::Validate { root, packet } => cmd::packets::validate(&ctx, &root, &packet),

@@ -34,7 +34,7 @@ pub struct ExportRow {
     /// Where it was published.
     pub dest: String,
     /// The source bundle id.
-    pub source_bundle_id: String,
+    pub source_bundle_id: crate::ids::BundleId,
     /// The source bundle's manifest digest.
     pub source_manifest_digest: Digest,
     /// `partner` or `public`.

@@ -29,6 +29,7 @@ pub mod archive;
 pub mod bundle;
 pub mod error;
 pub mod exports;
+pub mod ids;
 pub mod packet;
 pub mod provenance;
 pub mod schema;

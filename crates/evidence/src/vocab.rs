@@ -194,6 +194,30 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// Why a run failed (`terminal.failureClass`).
+    FailureClass ("failure class") {
+        /// It did not fail.
+        None = "none",
+        /// The infrastructure failed.
+        Infrastructure = "infrastructure",
+        /// The task failed.
+        Task = "task",
+    }
+}
+
+vocabulary! {
+    /// Why a run was stopped (`terminal.stopReason`).
+    StopReason ("stop reason") {
+        /// It was not stopped.
+        None = "none",
+        /// Its budget ran out.
+        Budget = "budget",
+        /// A policy stopped it.
+        Policy = "policy",
+    }
+}
+
+vocabulary! {
     /// How a run is assessed.
     AssessmentMode ("assessment mode") {
         /// Observed only: no verifier.

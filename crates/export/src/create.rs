@@ -1172,7 +1172,7 @@ fn record(
     let row = ExportRow {
         manifest_digest: *manifest_digest,
         dest: dest.to_string(),
-        source_bundle_id: src.manifest.bundle_id.clone(),
+        source_bundle_id: src.manifest.bundle_id.as_str().into(),
         source_manifest_digest: src.manifest_digest(),
         sharing_class: policy.sharing_class,
         policy_digest: policy.digest,

@@ -44,14 +44,16 @@ impl Source {
         if as_dir.is_dir() {
             Source::directory(as_dir)
         } else {
-            Source::stored(store, arg)
+            Source::stored(store, &coffer_evidence::ids::BundleRef::parse(arg))
         }
     }
 
-    /// A stored bundle by id or manifest digest.
-    pub fn stored(store: &Store, id_or_digest: &str) -> Result<Source> {
+    /// The stored bundle `bundle` names (an id, a manifest digest or its
+    /// prefix).
+    pub fn stored(store: &Store, bundle: &coffer_evidence::ids::BundleRef) -> Result<Source> {
         use coffer_evidence::bundle::records::{find_bundle, nearest_bundle_ids};
-        let Some(row) = find_bundle(store.catalog(), id_or_digest)? else {
+        let id_or_digest = bundle.id.as_str();
+        let Some(row) = find_bundle(store.catalog(), bundle)? else {
             let near = nearest_bundle_ids(store.catalog(), id_or_digest)?;
             let hint = match near.as_slice() {
                 [] => String::new(),

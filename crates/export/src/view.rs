@@ -715,14 +715,17 @@ pub mod sources {
             .map(|a| a.path.clone())
     }
 
-    /// A stored run by id or manifest digest.
-    pub fn stored<'s>(store: &'s Store, id: &str) -> Result<(View, StoredFiles<'s>)> {
-        let row = require_bundle(store.catalog(), id)?;
+    /// The stored run `bundle` names.
+    pub fn stored<'s>(
+        store: &'s Store,
+        bundle: &coffer_evidence::ids::BundleRef,
+    ) -> Result<(View, StoredFiles<'s>)> {
+        let row = require_bundle(store.catalog(), bundle)?;
         let rows = bundle_artifacts(store.catalog(), &row.bundle_id)?;
         let artifacts: Vec<Artifact> = rows
             .iter()
             .map(|a| Artifact {
-                id: a.artifact_id.clone(),
+                id: a.artifact_id.to_string(),
                 kind: a.kind.as_str().to_string(),
                 path: a.relative_path.clone(),
                 media_type: a.media_type.clone(),
@@ -742,10 +745,10 @@ pub mod sources {
             .and_then(|p| verifier_outcome(&files, &p))
             .unwrap_or_else(|| "none".into());
         let mut facts = vec![
-            ("Bundle".to_string(), row.bundle_id.clone()),
+            ("Bundle".to_string(), row.bundle_id.to_string()),
             ("Manifest".into(), row.manifest_digest.to_string()),
-            ("Task".into(), row.task_id.clone()),
-            ("Fixture".into(), row.fixture_id.clone()),
+            ("Task".into(), row.task_id.to_string()),
+            ("Fixture".into(), row.fixture_id.to_string()),
             (
                 "Model".into(),
                 format!("{}/{}", row.model_provider, row.model_id),
@@ -754,7 +757,7 @@ pub mod sources {
                 "Harness".into(),
                 format!("{}@{}", row.harness_id, row.harness_version),
             ),
-            ("Run".into(), row.run_id.clone()),
+            ("Run".into(), row.run_id.to_string()),
             (
                 "Attempt".into(),
                 format!("{} (#{})", row.attempt_id, row.attempt_number),
@@ -768,8 +771,8 @@ pub mod sources {
                 format!(
                     "{} / {} / {}",
                     row.terminal_state.as_str(),
-                    row.failure_class,
-                    row.stop_reason
+                    row.failure_class.as_str(),
+                    row.stop_reason.as_str()
                 ),
             ),
             ("Verifier".into(), verifier),
@@ -779,10 +782,10 @@ pub mod sources {
             ),
         ];
         if let Some(r) = &row.retry_of {
-            facts.push(("Retry of".into(), r.clone()));
+            facts.push(("Retry of".into(), r.to_string()));
         }
         let view = View {
-            title: row.bundle_id.clone(),
+            title: row.bundle_id.to_string(),
             what: "Run",
             facts,
             session: path_of(&artifacts, "session"),

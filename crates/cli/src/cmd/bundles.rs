@@ -1,6 +1,7 @@
 //! `bundle validate|ingest|ls|show|checkout` and `where`.
 
 use coffer_base::codes;
+use coffer_evidence::ids::BundleRef;
 use std::path::Path;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -106,10 +107,10 @@ const LS_HEADER: [&str; 9] = [
 fn ls_cells(b: &records::BundleRow) -> [String; 9] {
     [
         rfc3339(b.ingested_ms),
-        b.bundle_id.clone(),
-        b.task_id.clone(),
+        b.bundle_id.to_string(),
+        b.task_id.to_string(),
         format!("{}/{}", b.model_provider, b.model_id),
-        b.harness_id.clone(),
+        b.harness_id.to_string(),
         b.assessment_mode.to_string(),
         b.terminal_state.to_string(),
         b.qualification.to_string(),
@@ -213,7 +214,7 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
 }
 
 /// `bundle view ID -o FILE`: the run as one HTML page.
-pub fn view(ctx: &Ctx, id: &str, output: &Path) -> Report {
+pub fn view(ctx: &Ctx, id: &BundleRef, output: &Path) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
     match coffer_export::view::sources::stored(&store, id) {
         Ok((view, files)) => crate::cmd::exports::write_view(&view, &files, output),
@@ -305,7 +306,7 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
     Report::accepted(json!({ "bundles": rows }), human)
 }
 
-pub fn show(ctx: &Ctx, id: &str) -> Report {
+pub fn show(ctx: &Ctx, id: &BundleRef) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
     let shown = (|| {
         let row = records::require_bundle(store.catalog(), id)?;
@@ -331,7 +332,7 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
         );
         let mut shared = records::shared_with(store.catalog(), &row.bundle_id)?;
         for a in records::bundle_artifacts(store.catalog(), &row.bundle_id)? {
-            let shared_with = shared.remove(&a.artifact_id).unwrap_or_default();
+            let shared_with = shared.remove(a.artifact_id.as_str()).unwrap_or_default();
             human.push_str(&format!(
                 "  {:<24} {:<15} {:<10} {:>10}  {}{}\n",
                 a.relative_path,
@@ -360,14 +361,14 @@ pub fn show(ctx: &Ctx, id: &str) -> Report {
     }
 }
 
-pub fn checkout(ctx: &Ctx, id: &str, dest: &Path) -> Report {
+pub fn checkout(ctx: &Ctx, id: &BundleRef, dest: &Path) -> Report {
     let mut store = or_report!(open_store_for_reading(ctx));
     let done = crate::progress::shown(ctx, &mut store, "checkout", |s| {
         bundle::checkout::checkout(s, id, dest)
     });
     match done {
         Ok(n) => Report::accepted(
-            json!({"bundle": id, "dest": dest.display().to_string(), "files": n}),
+            json!({"bundle": id.to_string(), "dest": dest.display().to_string(), "files": n}),
             format!("checked out {id} to {} ({n} files)", dest.display()),
         ),
         Err(e) => Report::error(&e),
@@ -417,7 +418,7 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
 
 /// `bundle cat`: one file of a stored bundle, verified, to stdout or a new
 /// file.
-pub fn cat(ctx: &Ctx, bundle: &str, file: &str, output: Option<&Path>) -> Report {
+pub fn cat(ctx: &Ctx, bundle: &BundleRef, file: &str, output: Option<&Path>) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
     match records::file_digest(store.catalog(), bundle, file) {
         Ok(d) => super::objects::write_object(ctx, &store, &d, output),
@@ -426,7 +427,7 @@ pub fn cat(ctx: &Ctx, bundle: &str, file: &str, output: Option<&Path>) -> Report
 }
 
 /// `bundle diff`: two stored bundles side by side.
-pub fn diff(ctx: &Ctx, a: &str, b: &str) -> Report {
+pub fn diff(ctx: &Ctx, a: &BundleRef, b: &BundleRef) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
     let d = or_report!(bundle::diff::diff(&store, a, b));
     let result = serde_json::to_value(&d).expect("a diff serializes");

@@ -18,10 +18,10 @@ use coffer_store::error::StoreError;
 use crate::error::Result;
 use coffer_store::store::Store;
 
-/// Writes bundle `id_or_digest` to `dest` (which must not exist);
+/// Writes the bundle `bundle` names to `dest` (which must not exist);
 /// returns the number of files written.
-pub fn checkout(store: &Store, id_or_digest: &str, dest: &Path) -> Result<usize> {
-    let row = crate::bundle::records::require_bundle(store.catalog(), id_or_digest)?;
+pub fn checkout(store: &Store, bundle: &crate::ids::BundleRef, dest: &Path) -> Result<usize> {
+    let row = crate::bundle::records::require_bundle(store.catalog(), bundle)?;
     let manifest_digest = row.manifest_digest;
     // The files come from the stored manifest (verified by its digest),
     // not from the catalog rows: a catalog edited by hand could name

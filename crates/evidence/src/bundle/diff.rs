@@ -26,7 +26,7 @@ use crate::vocab::Kind;
 #[serde(rename_all = "camelCase")]
 pub struct Side {
     /// Bundle id.
-    pub bundle_id: String,
+    pub bundle_id: crate::ids::BundleId,
     /// Its manifest digest.
     pub manifest_digest: Digest,
 }
@@ -115,8 +115,12 @@ pub struct BundleDiff {
 /// Fields that always differ between two bundles, so say nothing.
 const IDENTITY_FIELDS: [&str; 3] = ["bundleId", "manifestDigest", "ingestedMs"];
 
-/// Compares stored bundles `a` and `b` (ids or manifest digests).
-pub fn diff(store: &Store, a: &str, b: &str) -> Result<BundleDiff> {
+/// Compares the stored bundles `a` and `b` name.
+pub fn diff(
+    store: &Store,
+    a: &crate::ids::BundleRef,
+    b: &crate::ids::BundleRef,
+) -> Result<BundleDiff> {
     let (ra, rb) = (
         require_bundle(store.catalog(), a)?,
         require_bundle(store.catalog(), b)?,

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::inspect::{inspect_head, BundleHead, Reading};
 use super::model::MissingEvidence;
-use super::records::{find_bundle, insert_bundle, BundleRow, BUNDLE_ROOT};
+use super::records::{bundle_by_id, insert_bundle, BundleRow, BUNDLE_ROOT};
 use super::safe_path::MANIFEST;
 use crate::sink::Sink;
 use coffer_base::digest::Digest;
@@ -171,7 +171,7 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
 /// when the id is taken, here or (through its ref) by another store on a
 /// shared backend.
 fn settled_row(store: &mut Store, id: &str, digest: Digest) -> Result<Option<BundleRow>> {
-    if find_bundle(store.catalog(), id)?.is_none() {
+    if bundle_by_id(store.catalog(), id)?.is_none() {
         // Another store may have recorded this id in a shared
         // backend: its ref decides before anything is uploaded.
         let spec = bundle_ref(id, digest);
@@ -188,7 +188,7 @@ fn settled_row(store: &mut Store, id: &str, digest: Digest) -> Result<Option<Bun
             }
         }
     }
-    match find_bundle(store.catalog(), id)? {
+    match bundle_by_id(store.catalog(), id)? {
         Some(row) if row.manifest_digest == digest => Ok(Some(row)),
         Some(row) => Err(EvidenceError::Conflict {
             code: codes::conflict::BUNDLE_EXISTS,

@@ -1,5 +1,9 @@
 //! Bundle rows in the catalog: insert (inside the ingest transaction) and queries.
 
+use crate::ids::{
+    ArtifactId, AttemptId, BundleId, BundleRef, FixtureId, HarnessId, ModelId, RunId, TaskId,
+};
+use crate::vocab::{FailureClass, StopReason};
 use coffer_base::codes;
 use std::collections::HashMap;
 
@@ -20,27 +24,27 @@ pub const BUNDLE_ROOT: &str = "bundle";
 #[serde(rename_all = "camelCase")]
 pub struct BundleRow {
     /// Bundle id.
-    pub bundle_id: String,
+    pub bundle_id: BundleId,
     /// Digest of the stored manifest bytes.
     pub manifest_digest: Digest,
     /// Run id.
-    pub run_id: String,
+    pub run_id: RunId,
     /// Attempt id.
-    pub attempt_id: String,
+    pub attempt_id: AttemptId,
     /// Attempt number.
     pub attempt_number: u64,
     /// Attempt this one retries.
-    pub retry_of: Option<String>,
+    pub retry_of: Option<AttemptId>,
     /// Task id.
-    pub task_id: String,
+    pub task_id: TaskId,
     /// Fixture id.
-    pub fixture_id: String,
+    pub fixture_id: FixtureId,
     /// Model provider.
     pub model_provider: String,
     /// Model id.
-    pub model_id: String,
+    pub model_id: ModelId,
     /// Harness id.
-    pub harness_id: String,
+    pub harness_id: HarnessId,
     /// Harness version.
     pub harness_version: String,
     /// observational | verified.
@@ -48,9 +52,9 @@ pub struct BundleRow {
     /// Terminal state.
     pub terminal_state: TerminalState,
     /// Failure class.
-    pub failure_class: String,
+    pub failure_class: FailureClass,
     /// Stop reason.
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// qualified | incomplete.
     pub qualification: Qualification,
     /// Ingest time (ms since the epoch).
@@ -62,9 +66,9 @@ pub struct BundleRow {
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactRow {
     /// Owning bundle.
-    pub bundle_id: String,
+    pub bundle_id: BundleId,
     /// Descriptor id.
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     /// Path inside the bundle.
     pub relative_path: String,
     /// Object key.
@@ -229,26 +233,39 @@ pub fn insert_bundle(
     Ok(true)
 }
 
-/// The bundle with this id, or whose manifest has this digest (typed as
-/// [`Digest::parse_typed`] takes one: with or without `sha256:`, any case),
-/// or whose manifest digest alone starts with it (8 to 63 hex digits,
-/// with or without `sha256:`); a prefix several start with is
-/// `usage.ambiguous_digest`.
-pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<BundleRow>> {
-    let digest = Digest::parse_typed(id_or_digest)
-        .map(|d| d.to_string())
-        .unwrap_or_else(|_| id_or_digest.to_string());
-    let exact = catalog.reader().query_one(
-        &format!(
-            "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1 OR manifest_digest = ?2"
-        ),
-        &[&id_or_digest, &digest],
+/// The bundle with exactly this id.
+pub fn bundle_by_id(catalog: &Catalog, id: &str) -> Result<Option<BundleRow>> {
+    Ok(catalog.reader().query_one(
+        &format!("SELECT {BUNDLE_COLUMNS} FROM bundles WHERE bundle_id = ?1"),
+        &[&id],
         bundle_row,
-    )?;
-    if exact.is_some() {
-        return Ok(exact);
+    )?)
+}
+
+/// The bundle `r` names: the one with its text as id, else the one whose
+/// manifest has its digest (typed as [`Digest::parse_typed`] takes one:
+/// with or without `sha256:`, any case), else the one whose manifest
+/// digest alone starts with it (8 to 63 hex digits, with or without
+/// `sha256:`); a prefix several start with is `usage.ambiguous_digest`.
+/// Each way is one indexed lookup.
+pub fn find_bundle(catalog: &Catalog, r: &BundleRef) -> Result<Option<BundleRow>> {
+    if let Some(row) = bundle_by_id(catalog, &r.id)? {
+        return Ok(Some(row));
     }
-    let Some(hex) = coffer_base::digest::hex_prefix(id_or_digest) else {
+    if let Some(d) = &r.manifest {
+        let row = catalog.reader().query_one(
+            &format!(
+                "SELECT {BUNDLE_COLUMNS} FROM bundles WHERE manifest_digest = ?1 \
+                 ORDER BY bundle_id LIMIT 1"
+            ),
+            &[d],
+            bundle_row,
+        )?;
+        if row.is_some() {
+            return Ok(row);
+        }
+    }
+    let Some(hex) = &r.prefix else {
         return Ok(None);
     };
     // Hex digits only: nothing in the pattern is a LIKE wildcard.
@@ -274,14 +291,14 @@ pub fn find_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<Option<Bundl
     }
 }
 
-/// The bundle with this id or manifest digest, or `io.not_found`.
-pub fn require_bundle(catalog: &Catalog, id_or_digest: &str) -> Result<BundleRow> {
-    match find_bundle(catalog, id_or_digest)? {
+/// The bundle `r` names, or `io.not_found` with the nearest stored ids.
+pub fn require_bundle(catalog: &Catalog, r: &BundleRef) -> Result<BundleRow> {
+    match find_bundle(catalog, r)? {
         Some(row) => Ok(row),
         None => Err(EvidenceError::Unknown {
             what: "bundle",
-            id: id_or_digest.to_string(),
-            suggestions: nearest_bundle_ids(catalog, id_or_digest)?,
+            id: r.id.to_string(),
+            suggestions: nearest_bundle_ids(catalog, &r.id)?,
         }),
     }
 }
@@ -337,7 +354,7 @@ fn edit_distance(a: &str, b: &str, bound: usize) -> Option<usize> {
 
 /// The digest of one file of a stored bundle: `manifest.json`, or an
 /// artifact by its relative path or, failing that, its artifact id.
-pub fn file_digest(catalog: &Catalog, bundle: &str, file: &str) -> Result<Digest> {
+pub fn file_digest(catalog: &Catalog, bundle: &BundleRef, file: &str) -> Result<Digest> {
     let row = require_bundle(catalog, bundle)?;
     if file == MANIFEST {
         return Ok(row.manifest_digest);
