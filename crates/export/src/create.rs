@@ -103,6 +103,40 @@ pub struct CreateOutcome {
     pub report: Option<RedactionReport>,
 }
 
+impl CreateOutcome {
+    /// What the export left out or could not promise, one warning each:
+    /// records left out under `--exclude-unverifiable`
+    /// (`validation.record_excluded`) and a capture that is not qualified,
+    /// exported under `--allow-incomplete` (`validation.capture_incomplete`).
+    /// An export with any is incomplete.
+    pub fn gaps(&self) -> Vec<Issue> {
+        let mut out: Vec<Issue> = self
+            .excluded_records
+            .iter()
+            .map(|rec| {
+                Issue::about(
+                    codes::validation::RECORD_EXCLUDED,
+                    Some(format!("{}#/{}", rec.relative_path, rec.line)),
+                    format!(
+                        "left out under --exclude-unverifiable: record {} of {} ({})",
+                        rec.line + 1,
+                        rec.artifact_id,
+                        rec.code
+                    ),
+                )
+            })
+            .collect();
+        if self.qualification != Qualification::Qualified {
+            out.push(Issue::about(
+                codes::validation::CAPTURE_INCOMPLETE,
+                Some("capture-report.json".into()),
+                "exported with --allow-incomplete: the source capture is not qualified",
+            ));
+        }
+        out
+    }
+}
+
 /// Largest JSON document artifact (telemetry, verifier, capture report).
 pub const MAX_JSON_DOC_BYTES: usize = Limits::EVIDENCE.max_bytes;
 

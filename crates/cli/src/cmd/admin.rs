@@ -210,11 +210,11 @@ pub fn stats(ctx: &Ctx) -> Report {
     );
     let human = format!(
         "{human}fixture members: {} references, {} objects, logical {} bytes, unique {} bytes, stored {} bytes\n",
-        fixtures["memberReferences"], fixtures["objects"], fixtures["logicalBytes"], fixtures["uniqueBytes"], fixtures["storedBytes"]
+        fixtures.member_references, fixtures.objects, fixtures.logical_bytes, fixtures.unique_bytes, fixtures.stored_bytes
     );
     let mut v = serde_json::to_value(&s).expect("serializable");
     v["dedupRatio"] = json!(dedup);
     v["compressionRatio"] = json!(compression);
-    v["fixtures"] = fixtures;
+    v["fixtures"] = json!(fixtures);
     Report::accepted(v, human)
 }

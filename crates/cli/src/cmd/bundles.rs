@@ -160,28 +160,6 @@ fn one_of<T: Vocabulary + Send + Sync>(all: &'static [T]) -> impl TypedValuePars
     PossibleValuesParser::new(all.iter().map(|v| v.as_str())).try_map(|s| s.parse::<T>())
 }
 
-fn gap_issues(gaps: &[coffer_evidence::bundle::model::MissingEvidence]) -> Vec<Issue> {
-    gaps.iter()
-        .enumerate()
-        .map(|(i, g)| {
-            Issue::about(
-                codes::validation::CAPTURE_INCOMPLETE,
-                Some(format!("capture-report.json#/missingEvidence/{i}")),
-                format!(
-                    "evidence gap: {} ({}), affects {}",
-                    g.kind,
-                    g.reason,
-                    g.affects
-                        .iter()
-                        .map(|a| a.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )
-        })
-        .collect()
-}
-
 pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
     let insp = or_report!(inspect(dir, &mut HashOnly, Reading::Everything));
     let issues = insp.issues.clone();
@@ -201,7 +179,7 @@ pub fn validate(_ctx: &Ctx, dir: &Path) -> Report {
         .capture
         .as_ref()
         .filter(|c| c.qualification != Qualification::Qualified)
-        .map(|c| gap_issues(&c.missing_evidence));
+        .map(|c| coffer_evidence::bundle::model::gap_issues(&c.missing_evidence));
     let human = format!(
         "{}: valid ({})",
         dir.display(),
@@ -285,7 +263,12 @@ pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
     if out.gaps.is_empty() {
         Report::accepted(result, human)
     } else {
-        Report::new(Status::Incomplete, gap_issues(&out.gaps), result, human)
+        Report::new(
+            Status::Incomplete,
+            coffer_evidence::bundle::model::gap_issues(&out.gaps),
+            result,
+            human,
+        )
     }
 }
 

@@ -3,7 +3,6 @@
 use coffer_base::codes;
 use std::path::{Path, PathBuf};
 
-use coffer_evidence::vocab::Qualification;
 use coffer_export::create::{create as create_export, CreateOptions};
 use coffer_export::error::ExportError;
 use coffer_export::key::ExportKey;
@@ -180,31 +179,12 @@ fn create_with(
             report.total, report.listed
         ));
     }
-    let incomplete = outcome.qualification != Qualification::Qualified;
+    let gaps = outcome.gaps();
     let result = serde_json::to_value(&outcome).expect("outcome serializes");
-    let mut r = Report::accepted(result, human);
-    for rec in &outcome.excluded_records {
-        r.status = Status::Incomplete;
-        r.issues.push(Issue::about(
-            codes::validation::RECORD_EXCLUDED,
-            Some(format!("{}#/{}", rec.relative_path, rec.line)),
-            format!(
-                "left out under --exclude-unverifiable: record {} of {} ({})",
-                rec.line + 1,
-                rec.artifact_id,
-                rec.code
-            ),
-        ));
-    }
-    if incomplete {
-        r.status = Status::Incomplete;
-        r.issues.push(Issue::about(
-            codes::validation::CAPTURE_INCOMPLETE,
-            Some("capture-report.json".into()),
-            "exported with --allow-incomplete: the source capture is not qualified",
-        ));
-    }
-    Ok(r)
+    Ok(match gaps.is_empty() {
+        true => Report::accepted(result, human),
+        false => Report::new(Status::Incomplete, gaps, result, human),
+    })
 }
 
 pub fn verify(_ctx: &Ctx, dest: &Path, policy: Option<&Path>, redact_env: &[String]) -> Report {

@@ -247,6 +247,31 @@ pub struct MissingEvidence {
     pub affects: Vec<Authority>,
 }
 
+/// The gaps an incomplete capture declares, one warning each
+/// (`validation.capture_incomplete`, at its place in the capture report):
+/// what a command that accepts such a bundle reports as incomplete.
+pub fn gap_issues(gaps: &[MissingEvidence]) -> Vec<coffer_base::issue::Issue> {
+    gaps.iter()
+        .enumerate()
+        .map(|(i, g)| {
+            coffer_base::issue::Issue::about(
+                coffer_base::codes::validation::CAPTURE_INCOMPLETE,
+                Some(format!("capture-report.json#/missingEvidence/{i}")),
+                format!(
+                    "evidence gap: {} ({}), affects {}",
+                    g.kind,
+                    g.reason,
+                    g.affects
+                        .iter()
+                        .map(|a| a.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })
+        .collect()
+}
+
 use serde::Serialize;
 
 /// `verifier-result/v1`.

@@ -505,16 +505,32 @@ pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Re
     Ok(written)
 }
 
+/// Totals over fixture members only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FixtureStats {
+    /// Member references, every packet's counted.
+    pub member_references: u64,
+    /// Bytes of those references.
+    pub logical_bytes: u64,
+    /// Distinct member objects.
+    pub objects: u64,
+    /// Bytes of those objects.
+    pub unique_bytes: u64,
+    /// Bytes they take stored.
+    pub stored_bytes: u64,
+}
+
 /// Totals over fixture members only (every packet's reference counted).
-pub fn fixture_stats(store: &Store) -> Result<Value> {
+pub fn fixture_stats(store: &Store) -> Result<FixtureStats> {
     let t = store.catalog().root_kind_totals(MEMBER_ROOT)?;
-    Ok(json!({
-        "memberReferences": t.references,
-        "logicalBytes": t.logical_bytes,
-        "objects": t.objects,
-        "uniqueBytes": t.unique_bytes,
-        "storedBytes": t.stored_bytes,
-    }))
+    Ok(FixtureStats {
+        member_references: t.references,
+        logical_bytes: t.logical_bytes,
+        objects: t.objects,
+        unique_bytes: t.unique_bytes,
+        stored_bytes: t.stored_bytes,
+    })
 }
 
 fn existing(
