@@ -1,5 +1,6 @@
 //! End-to-end tests: the real `coffer` binary on real temp directories.
 
+mod analysis;
 mod architecture;
 mod backends;
 mod bundles;

@@ -89,6 +89,14 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
     ),
     ("where", &["coffer where sha256:3f0c…", "coffer where 3f0c1a2b"]),
     (
+        "events",
+        &[
+            "coffer events --model 'anthropic/*' --type 'tool.*' > events.jsonl",
+            "# every run's events as CSV, one row each, for a dataframe",
+            "coffer events --format csv > events.csv",
+        ],
+    ),
+    (
         "export create",
         &[
             "coffer export create attempt-17 partner-policy.json out/attempt-17",

@@ -126,6 +126,10 @@ enum Command {
         #[command(subcommand)]
         cmd: PacketCmd,
     },
+    /// Every session event of the runs the filters select, one line each,
+    /// with the run's bundle, model, task, terminal state and verifier
+    /// outcome (for DuckDB, pandas, jq); streamed, in ingest order.
+    Events(cmd::bundles::EventsArgs),
     /// Every bundle, packet and artifact that holds an object.
     Where {
         /// `sha256:<64 hex>`.
@@ -340,6 +344,7 @@ impl Command {
                 PacketCmd::Materialize { .. } => "packet materialize",
             },
             Command::Where { .. } => "where",
+            Command::Events(_) => "events",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
             Command::Export { cmd } => match cmd {
@@ -469,6 +474,7 @@ fn main() -> ExitCode {
             }
         },
         Command::Where { digest } => cmd::bundles::where_is(&ctx, &digest),
+        Command::Events(args) => cmd::bundles::events(&ctx, &args),
         Command::Export { cmd } => match cmd {
             ExportCmd::Create(a) => cmd::exports::create(&ctx, &a),
             ExportCmd::Verify {

@@ -16,9 +16,9 @@ use crate::report::or_report;
 use crate::report::{Issue, Report, Status};
 use crate::Ctx;
 
-/// Filters of `bundle ls`.
+/// Filters of `bundle ls` and `events`: which runs.
 #[derive(Debug, clap::Args)]
-pub struct LsFilters {
+pub struct RunFilters {
     /// Only tasks matching this id or glob (`*`, `?`, `[...]`; case-sensitive).
     #[arg(long, value_name = "GLOB")]
     task: Option<String>,
@@ -41,6 +41,129 @@ pub struct LsFilters {
     /// a date (`2026-12-01`, UTC midnight) or an RFC 3339 time.
     #[arg(long, value_name = "WHEN", value_parser = parse_since)]
     since: Option<i64>,
+}
+
+impl RunFilters {
+    /// The catalog's filter.
+    pub fn filter(&self) -> BundleFilter {
+        BundleFilter {
+            task: self.task.clone(),
+            model: self.model.clone(),
+            harness: self.harness.clone(),
+            assessment_mode: self.assessment_mode,
+            terminal: self.terminal,
+            qualification: self.qualification,
+            since_ms: self.since,
+        }
+    }
+}
+
+/// `events`: which runs, which events, and how to print them.
+#[derive(Debug, clap::Args)]
+pub struct EventsArgs {
+    #[command(flatten)]
+    runs: RunFilters,
+    /// Only events whose type matches this glob (`*`, `?`).
+    #[arg(long = "type", value_name = "GLOB")]
+    kind: Option<String>,
+    /// One JSON object per event (with the event itself), or CSV (RFC
+    /// 4180, with a header; the event's columns only).
+    #[arg(long, value_enum, default_value_t = EventsFormat::Jsonl)]
+    format: EventsFormat,
+}
+
+/// How `events` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EventsFormat {
+    /// One JSON object per event, per line.
+    Jsonl,
+    /// Comma-separated values with a header.
+    Csv,
+}
+
+/// The CSV columns of `events`.
+const EVENT_COLUMNS: [&str; 9] = [
+    "bundleId", "model", "task", "terminal", "verifier", "line", "type", "tool", "time",
+];
+
+/// `events`: streamed to stdout as it is read (memory stays flat); with
+/// `--json`, inside the envelope's `result.events`.
+pub fn events(ctx: &Ctx, args: &EventsArgs) -> Report {
+    use coffer_evidence::bundle::stream::{each_event, glob};
+    use std::io::Write as _;
+    let store = or_report!(open_store_for_reading(ctx));
+    let rows = or_report!(records::bundles(store.catalog(), &args.runs.filter()));
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let io = |e: std::io::Error| coffer_store::StoreError::io("<stdout>", "write", e);
+    let mut count = 0u64;
+    let written = (|| -> Result<(), coffer_evidence::EvidenceError> {
+        if ctx.json {
+            crate::report::open_streamed_json("events", &mut out)
+                .and_then(|()| write!(out, "{{\"events\":["))
+                .map_err(io)?;
+        } else if args.format == EventsFormat::Csv && !ctx.quiet {
+            writeln!(out, "{}", EVENT_COLUMNS.join(",")).map_err(io)?;
+        }
+        for row in &rows {
+            each_event(&store, row, &mut |e| {
+                if args.kind.as_deref().is_some_and(|g| !glob(g, &e.kind)) {
+                    return Ok(true);
+                }
+                count += 1;
+                if ctx.json {
+                    let sep = if count == 1 { "" } else { "," };
+                    let j = serde_json::to_string(e).expect("an event serializes");
+                    write!(out, "{sep}{j}").map_err(io)?;
+                } else if ctx.quiet {
+                } else if args.format == EventsFormat::Jsonl {
+                    let j = serde_json::to_string(e).expect("an event serializes");
+                    writeln!(out, "{j}").map_err(io)?;
+                } else {
+                    let line = e.line.to_string();
+                    let cells = [
+                        e.bundle_id,
+                        &e.model,
+                        e.task,
+                        e.terminal,
+                        e.verifier,
+                        &line,
+                        &e.kind,
+                        e.tool.as_deref().unwrap_or(""),
+                        e.time.as_deref().unwrap_or(""),
+                    ];
+                    let cells: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
+                    writeln!(out, "{}", cells.join(",")).map_err(io)?;
+                }
+                Ok(true)
+            })?;
+        }
+        if ctx.json {
+            write!(out, "]}}").map_err(io)?;
+        }
+        out.flush().map_err(io)?;
+        Ok(())
+    })();
+    let mut r = match written {
+        Ok(()) => Report::accepted(serde_json::Value::Null, String::new()),
+        Err(e) if e.store().is_some_and(crate::report::is_broken_pipe) => {
+            Report::accepted(serde_json::Value::Null, String::new())
+        }
+        Err(e) => {
+            if ctx.json {
+                let _ = write!(out, "]}}").and_then(|()| out.flush());
+            }
+            Report::error(&e)
+        }
+    };
+    r.streamed = true;
+    r
+}
+
+/// `bundle ls`: which runs, and how to print them.
+#[derive(Debug, clap::Args)]
+pub struct LsFilters {
+    #[command(flatten)]
+    runs: RunFilters,
     /// Output without --json: an aligned table, one JSON object per line,
     /// or CSV (RFC 4180, with a header).
     #[arg(long, value_enum, default_value_t = LsFormat::Table)]
@@ -273,15 +396,7 @@ pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
 }
 
 pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
-    let filter = BundleFilter {
-        task: f.task.clone(),
-        model: f.model.clone(),
-        harness: f.harness.clone(),
-        assessment_mode: f.assessment_mode,
-        terminal: f.terminal,
-        qualification: f.qualification,
-        since_ms: f.since,
-    };
+    let filter = f.runs.filter();
     let rows = or_report!(
         open_store_for_reading(ctx).and_then(|s| records::bundles(s.catalog(), &filter))
     );

@@ -13,6 +13,7 @@ pub mod rules;
 pub mod safe_path;
 pub mod seal;
 pub mod source;
+pub mod stream;
 
 pub use crate::sink::{HashOnly, Sink};
 pub use ingest::IngestOutcome;
