@@ -101,3 +101,90 @@ fn events_stream_every_session_event_with_its_runs_columns() {
     assert_eq!(v["status"], "accepted");
     assert_eq!(v["result"]["events"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn labels_are_set_at_ingest_or_later_select_runs_and_travel_with_a_mirror() {
+    let env = Env::new();
+    let (code, v) = env.json(&[
+        "bundle",
+        "ingest",
+        fixture("run-bundles/complete").to_str().unwrap(),
+        "--label",
+        "experiment=ablation-3",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    two_runs_second_only(&env);
+    let (code, v) = env.json(&[
+        "bundle",
+        "label",
+        "obs-run",
+        "experiment=baseline",
+        "reviewer=jane",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["result"]["labels"],
+        json!({"experiment": "baseline", "reviewer": "jane"})
+    );
+    let (code, v) = env.json(&["bundle", "label", "obs-run", "--remove", "reviewer"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["result"]["labels"], json!({"experiment": "baseline"}));
+
+    let ids = |env: &Env, args: &[&str]| -> Vec<String> {
+        let mut all = vec!["bundle", "ls"];
+        all.extend_from_slice(args);
+        let (code, v) = env.json(&all);
+        assert_eq!(code, 0, "{v}");
+        v["result"]["bundles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["bundleId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        ids(&env, &["--label", "experiment=ablation-*"]),
+        ["coffer-complete"]
+    );
+    assert_eq!(
+        ids(&env, &["--label", "experiment=*"]),
+        ["coffer-complete", "obs-run"]
+    );
+    assert_eq!(
+        ids(&env, &["--label", "reviewer=*"]),
+        Vec::<String>::new(),
+        "removed"
+    );
+    assert_eq!(ids(&env, &["--id", "obs-*"]), ["obs-run"]);
+    let (_, v) = env.json(&["bundle", "ls", "--id", "coffer-*"]);
+    assert_eq!(
+        v["result"]["bundles"][0]["labels"],
+        json!({"experiment": "ablation-3"})
+    );
+    // Events carry them.
+    let events = jsonl(&env, &["--label", "experiment=baseline"]);
+    assert!(
+        !events.is_empty()
+            && events
+                .iter()
+                .all(|e| e["labels"] == json!({"experiment": "baseline"}))
+    );
+    // A bad label is a usage error; an unknown bundle is not found.
+    assert_eq!(env.json(&["bundle", "label", "obs-run", "no value"]).0, 2);
+    assert_eq!(env.json(&["bundle", "label", "nope", "a=b"]).0, 1);
+
+    // Labels are recorded with the catalog: a mirror has them.
+    let copy = Env::new();
+    let (code, v) = env.json(&["mirror", copy.store.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(ids(&copy, &["--label", "experiment=baseline"]), ["obs-run"]);
+}
+
+/// The second run of [`two_runs`] alone (the first is ingested with a label).
+fn two_runs_second_only(env: &Env) {
+    let dir = env.path("obs");
+    copy_tree(&fixture("run-bundles/observational-completed"), &dir);
+    rebrand(&dir, "obs-run", "obs-attempt");
+    let (code, v) = env.json(&["bundle", "ingest", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+}

@@ -58,12 +58,26 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "coffer bundle seal runs/attempt-17 && coffer bundle ingest runs/attempt-17",
         ],
     ),
-    ("bundle ingest", &["coffer bundle ingest runs/attempt-17"]),
+    (
+        "bundle ingest",
+        &[
+            "coffer bundle ingest runs/attempt-17",
+            "coffer bundle ingest runs/attempt-16 --label experiment=ablation-3",
+        ],
+    ),
+    (
+        "bundle label",
+        &[
+            "coffer bundle label attempt-17 experiment=ablation-3 reviewer=jane",
+            "coffer bundle label attempt-17 --remove reviewer",
+        ],
+    ),
     (
         "bundle ls",
         &[
             "coffer bundle ls --model 'anthropic/*' --terminal completed",
             "coffer bundle ls --since 7d --format csv > runs.csv",
+            "coffer bundle ls --label 'experiment=ablation-*' --format jsonl",
         ],
     ),
     ("bundle show", &["coffer bundle show attempt-17", "coffer bundle show 77751c20"]),

@@ -268,6 +268,21 @@ enum BundleCmd {
     Ingest {
         /// The bundle directory (holding manifest.json).
         dir: PathBuf,
+        /// A label to give the bundle (`experiment=ablation-3`), catalog
+        /// metadata outside the immutable bundle; repeat for several.
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = cmd::bundles::parse_label)]
+        labels: Vec<coffer_evidence::bundle::labels::Change>,
+    },
+    /// Set or remove labels of a stored bundle; each change is kept with its time.
+    Label {
+        /// Bundle id or manifest digest.
+        bundle: String,
+        /// Labels to set.
+        #[arg(value_name = "KEY=VALUE", value_parser = cmd::bundles::parse_label)]
+        set: Vec<coffer_evidence::bundle::labels::Change>,
+        /// A label to remove; repeat for several.
+        #[arg(long = "remove", value_name = "KEY")]
+        remove: Vec<String>,
     },
     /// List ingested bundles.
     Ls(cmd::bundles::LsFilters),
@@ -330,6 +345,7 @@ impl Command {
                 BundleCmd::Validate { .. } => "bundle validate",
                 BundleCmd::Seal { .. } => "bundle seal",
                 BundleCmd::Ingest { .. } => "bundle ingest",
+                BundleCmd::Label { .. } => "bundle label",
                 BundleCmd::Ls(_) => "bundle ls",
                 BundleCmd::Show { .. } => "bundle show",
                 BundleCmd::Checkout { .. } => "bundle checkout",
@@ -447,7 +463,12 @@ fn main() -> ExitCode {
         Command::Bundle { cmd } => match cmd {
             BundleCmd::Validate { dir } => cmd::bundles::validate(&ctx, &dir),
             BundleCmd::Seal { dir } => cmd::bundles::seal(&dir),
-            BundleCmd::Ingest { dir } => cmd::bundles::ingest(&ctx, &dir),
+            BundleCmd::Ingest { dir, labels } => cmd::bundles::ingest(&ctx, &dir, &labels),
+            BundleCmd::Label {
+                bundle,
+                set,
+                remove,
+            } => cmd::bundles::label(&ctx, &BundleRef::parse(&bundle), &set, &remove),
             BundleCmd::Ls(filters) => cmd::bundles::ls(&ctx, &filters),
             BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &BundleRef::parse(&bundle)),
             BundleCmd::Checkout { bundle, dest } => {

@@ -114,6 +114,26 @@ CREATE TRIGGER export_artifacts_insert_only BEFORE UPDATE ON export_artifacts
 BEGIN SELECT RAISE(ABORT, 'export_artifacts rows are insert-only'); END;
 "#;
 
+/// Labels of bundles: catalog metadata, not part of the immutable bundle.
+/// Each change is a row (a value set, or NULL for a removal) with its
+/// time; a bundle's labels are the latest change of each key. The rows go
+/// into the batch's record like any recorded table's, so `catalog
+/// rebuild` and `mirror` keep them.
+const LABELS_MIGRATION: &str = r#"
+CREATE TABLE bundle_label_changes (
+    bundle_id  TEXT    NOT NULL REFERENCES bundles (bundle_id),
+    key        TEXT    NOT NULL,
+    value      TEXT,
+    changed_ms INTEGER NOT NULL,
+    PRIMARY KEY (bundle_id, key, changed_ms)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER bundle_label_changes_insert_only BEFORE UPDATE ON bundle_label_changes
+BEGIN SELECT RAISE(ABORT, 'bundle_label_changes rows are insert-only'); END;
+CREATE TRIGGER bundle_label_changes_never_deleted BEFORE DELETE ON bundle_label_changes
+BEGIN SELECT RAISE(ABORT, 'bundle_label_changes rows are never deleted'); END;
+"#;
+
 /// The catalog schema of an evidence store.
 pub static SCHEMA: Schema = Schema {
     application_id: 0,
@@ -123,6 +143,7 @@ pub static SCHEMA: Schema = Schema {
         FREEZES_MIGRATION,
         EXPORTS_MIGRATION,
         REFS_MIGRATION,
+        LABELS_MIGRATION,
     ],
     recorded: &[
         "objects",
@@ -133,5 +154,6 @@ pub static SCHEMA: Schema = Schema {
         "freezes",
         "exports",
         "export_artifacts",
+        "bundle_label_changes",
     ],
 };

@@ -1,6 +1,9 @@
 //! `bundle validate|ingest|ls|show|checkout` and `where`.
 
+use std::collections::BTreeMap;
+
 use coffer_base::codes;
+use coffer_evidence::bundle::labels;
 use coffer_evidence::ids::BundleRef;
 use std::path::Path;
 
@@ -41,6 +44,55 @@ pub struct RunFilters {
     /// a date (`2026-12-01`, UTC midnight) or an RFC 3339 time.
     #[arg(long, value_name = "WHEN", value_parser = parse_since)]
     since: Option<i64>,
+    /// Only bundles whose id matches this glob (`*`, `?`).
+    #[arg(long = "id", value_name = "GLOB")]
+    id: Option<String>,
+    /// Only bundles with this label, its value matching the glob
+    /// (`experiment=ablation-*`); repeat to require several.
+    #[arg(long = "label", value_name = "KEY=GLOB", value_parser = parse_label_filter)]
+    labels: Vec<(String, String)>,
+}
+
+fn parse_label_filter(arg: &str) -> Result<(String, String), String> {
+    arg.split_once('=')
+        .map(|(k, g)| (k.to_string(), g.to_string()))
+        .ok_or_else(|| format!("{arg:?}: a label filter is KEY=GLOB"))
+}
+
+/// A `KEY=VALUE` label to set, checked as labels are.
+pub fn parse_label(arg: &str) -> Result<labels::Change, String> {
+    labels::Change::parse_set(arg).map_err(|i| i.message)
+}
+
+/// A selected run and its labels.
+type Labelled = (records::BundleRow, BTreeMap<String, String>);
+
+/// The runs `f` selects, each with its labels, in ingest order.
+fn selected(
+    store: &coffer_store::Store,
+    f: &RunFilters,
+) -> Result<Vec<Labelled>, coffer_evidence::EvidenceError> {
+    let mut out = Vec::new();
+    for row in records::bundles(store.catalog(), &f.filter())? {
+        if f.id
+            .as_deref()
+            .is_some_and(|g| !coffer_evidence::bundle::stream::glob(g, &row.bundle_id))
+        {
+            continue;
+        }
+        let l = labels::of(store.catalog(), &row.bundle_id)?;
+        if labels::matches(&l, &f.labels) {
+            out.push((row, l));
+        }
+    }
+    Ok(out)
+}
+
+/// A row as `bundle ls` prints it in JSON: the row and its labels.
+fn with_labels(row: &records::BundleRow, l: &BTreeMap<String, String>) -> serde_json::Value {
+    let mut v = serde_json::to_value(row).expect("a row serializes");
+    v["labels"] = json!(l);
+    v
 }
 
 impl RunFilters {
@@ -92,7 +144,7 @@ pub fn events(ctx: &Ctx, args: &EventsArgs) -> Report {
     use coffer_evidence::bundle::stream::{each_event, glob};
     use std::io::Write as _;
     let store = or_report!(open_store_for_reading(ctx));
-    let rows = or_report!(records::bundles(store.catalog(), &args.runs.filter()));
+    let rows = or_report!(selected(&store, &args.runs));
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let io = |e: std::io::Error| coffer_store::StoreError::io("<stdout>", "write", e);
     let mut count = 0u64;
@@ -104,8 +156,8 @@ pub fn events(ctx: &Ctx, args: &EventsArgs) -> Report {
         } else if args.format == EventsFormat::Csv && !ctx.quiet {
             writeln!(out, "{}", EVENT_COLUMNS.join(",")).map_err(io)?;
         }
-        for row in &rows {
-            each_event(&store, row, &mut |e| {
+        for (row, row_labels) in &rows {
+            each_event(&store, row, row_labels, &mut |e| {
                 if args.kind.as_deref().is_some_and(|g| !glob(g, &e.kind)) {
                     return Ok(true);
                 }
@@ -242,12 +294,16 @@ fn ls_cells(b: &records::BundleRow) -> [String; 9] {
 }
 
 /// The human rendering of `bundle ls` rows in `format`.
-fn ls_text(rows: &[records::BundleRow], format: LsFormat) -> String {
-    let cells: Vec<[String; 9]> = rows.iter().map(ls_cells).collect();
+fn ls_text(
+    selected: &[(records::BundleRow, BTreeMap<String, String>)],
+    format: LsFormat,
+) -> String {
+    let rows: Vec<&records::BundleRow> = selected.iter().map(|(r, _)| r).collect();
+    let cells: Vec<[String; 9]> = rows.iter().map(|r| ls_cells(r)).collect();
     match format {
-        LsFormat::Jsonl => rows
+        LsFormat::Jsonl => selected
             .iter()
-            .map(|r| serde_json::to_string(r).expect("a row serializes") + "\n")
+            .map(|(r, l)| with_labels(r, l).to_string() + "\n")
             .collect(),
         LsFormat::Csv => std::iter::once(LS_HEADER.map(String::from))
             .chain(cells)
@@ -351,12 +407,20 @@ pub fn seal(dir: &Path) -> Report {
     }
 }
 
-pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
+pub fn ingest(ctx: &Ctx, dir: &Path, set: &[labels::Change]) -> Report {
     let mut store = or_report!(open_store(ctx));
     let out = crate::progress::shown(ctx, &mut store, "ingest", |s| {
         bundle::ingest::ingest(s, dir)
     });
     let out = or_report!(out);
+    // Labels go to the stored bundle, new or already there.
+    if let (true, Some(id)) = (out.issues.is_empty() && !set.is_empty(), &out.bundle_id) {
+        let labelled = records::bundle_by_id(store.catalog(), id).and_then(|row| match row {
+            Some(row) => labels::apply(&mut store, &row, set),
+            None => Ok(()),
+        });
+        or_report!(labelled);
+    }
     let result = serde_json::to_value(&out).expect("serializable");
     if !out.issues.is_empty() {
         let human = format!(
@@ -396,12 +460,46 @@ pub fn ingest(ctx: &Ctx, dir: &Path) -> Report {
 }
 
 pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
-    let filter = f.runs.filter();
-    let rows = or_report!(
-        open_store_for_reading(ctx).and_then(|s| records::bundles(s.catalog(), &filter))
-    );
+    let store = or_report!(open_store_for_reading(ctx));
+    let rows = or_report!(selected(&store, &f.runs));
     let human = ls_text(&rows, f.format);
-    Report::accepted(json!({ "bundles": rows }), human)
+    let bundles: Vec<serde_json::Value> = rows.iter().map(|(r, l)| with_labels(r, l)).collect();
+    Report::accepted(json!({ "bundles": bundles }), human)
+}
+
+/// `bundle label ID KEY=VALUE... [--remove KEY]...`.
+pub fn label(ctx: &Ctx, id: &BundleRef, set: &[labels::Change], remove: &[String]) -> Report {
+    let mut changes = set.to_vec();
+    for k in remove {
+        match labels::Change::parse_remove(k) {
+            Ok(c) => changes.push(c),
+            Err(i) => return Report::from_issues(vec![i], serde_json::Value::Null, String::new()),
+        }
+    }
+    if changes.is_empty() {
+        return Report::usage(
+            codes::usage::MISSING_ARGUMENT,
+            "give KEY=VALUE labels to set or --remove KEY",
+            None,
+        );
+    }
+    let mut store = or_report!(open_store(ctx));
+    let done = (|| {
+        let row = records::require_bundle(store.catalog(), id)?;
+        labels::apply(&mut store, &row, &changes)?;
+        let now = labels::of(store.catalog(), &row.bundle_id)?;
+        Ok::<_, coffer_evidence::EvidenceError>((row, now))
+    })();
+    let (row, now) = or_report!(done);
+    let human = format!(
+        "{}: {}",
+        row.bundle_id,
+        now.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    Report::accepted(json!({"bundleId": row.bundle_id, "labels": now}), human)
 }
 
 pub fn show(ctx: &Ctx, id: &BundleRef) -> Report {

@@ -7,6 +7,7 @@ pub mod diff;
 pub mod events;
 pub mod ingest;
 pub mod inspect;
+pub mod labels;
 pub mod model;
 pub mod records;
 pub mod rules;

@@ -20,6 +20,8 @@ use crate::vocab::Kind;
 pub struct EventLine<'r> {
     /// The run's bundle.
     pub bundle_id: &'r str,
+    /// The run's labels.
+    pub labels: &'r std::collections::BTreeMap<String, String>,
     /// `provider/model`.
     pub model: String,
     /// The run's task.
@@ -74,6 +76,7 @@ fn verifier_status(store: &Store, row: &BundleRow) -> Result<String> {
 pub fn each_event(
     store: &Store,
     row: &BundleRow,
+    labels: &std::collections::BTreeMap<String, String>,
     each: &mut dyn FnMut(&EventLine<'_>) -> Result<bool>,
 ) -> Result<()> {
     let artifacts = bundle_artifacts(store.catalog(), &row.bundle_id)?;
@@ -103,6 +106,7 @@ pub fn each_event(
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(content).into_owned()));
         let e = EventLine {
             bundle_id: &row.bundle_id,
+            labels,
             model: format!("{}/{}", row.model_provider, row.model_id),
             task: &row.task_id,
             terminal: row.terminal_state.as_str(),
