@@ -87,6 +87,8 @@ fn a_stored_run_of_a_hundred_thousand_events_views_in_a_browser_with_its_markup_
     let Some(browser) = chromium() else { return };
     let env = Env::new();
     let (_, id) = hostile_run(&env, 100_000);
+    let (code, v) = env.json(&["bundle", "label", &id, "experiment=<i>x</i>"]);
+    assert_eq!(code, 0, "{v}");
     let page = env.path("run.html");
     let (code, v) = env.json(&["bundle", "view", &id, "-o", page.to_str().unwrap()]);
     assert_eq!(code, 0, "{v}");
@@ -107,6 +109,10 @@ fn a_stored_run_of_a_hundred_thousand_events_views_in_a_browser_with_its_markup_
     );
     assert!(dom.contains("step 1: &lt;b&gt;bold&lt;/b&gt; &lt;/script&gt;&lt;script&gt;alert(1)"));
     assert!(dom.contains("page 1 of 1000 (100000 events)"), "pager");
+    assert!(
+        dom.contains("experiment=&lt;i&gt;x&lt;/i&gt;"),
+        "labels, as text"
+    );
     assert_eq!(
         dom.matches("<li class=\"event").count(),
         100,

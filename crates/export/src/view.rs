@@ -781,6 +781,15 @@ pub mod sources {
                 row.qualification.as_str().to_string(),
             ),
         ];
+        let labels = coffer_evidence::bundle::labels::of(store.catalog(), &row.bundle_id)?;
+        let labels: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        facts.push((
+            "Labels".into(),
+            match labels.is_empty() {
+                true => "none".into(),
+                false => labels.join(" "),
+            },
+        ));
         if let Some(r) = &row.retry_of {
             facts.push(("Retry of".into(), r.to_string()));
         }
