@@ -130,18 +130,7 @@ fn labels_are_set_at_ingest_or_later_select_runs_and_travel_with_a_mirror() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["result"]["labels"], json!({"experiment": "baseline"}));
 
-    let ids = |env: &Env, args: &[&str]| -> Vec<String> {
-        let mut all = vec!["bundle", "ls"];
-        all.extend_from_slice(args);
-        let (code, v) = env.json(&all);
-        assert_eq!(code, 0, "{v}");
-        v["result"]["bundles"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|b| b["bundleId"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let ids = crate::support::bundle_ids;
     assert_eq!(
         ids(&env, &["--label", "experiment=ablation-*"]),
         ["coffer-complete"]

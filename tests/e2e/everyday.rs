@@ -558,18 +558,7 @@ fn bundle_ls_takes_globs_provider_model_since_and_three_formats() {
     variant(&env, "b-one", "task-calc-add", "lab-a", "model-large");
     variant(&env, "b-two", "task-calc-sub", "lab-a", "model-small");
     variant(&env, "b-three", "other-task", "lab-b", "model-large");
-    let ids = |args: &[&str]| -> Vec<String> {
-        let mut all = vec!["bundle", "ls"];
-        all.extend_from_slice(args);
-        let (code, v) = env.json(&all);
-        assert_eq!(code, 0, "{args:?}: {v}");
-        v["result"]["bundles"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|b| b["bundleId"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let ids = |args: &[&str]| crate::support::bundle_ids(&env, args);
     assert_eq!(ids(&[]), ["b-one", "b-two", "b-three"]);
     // Exact ids still match exactly; a prefix needs its `*`.
     assert_eq!(ids(&["--task", "task-calc-add"]), ["b-one"]);

@@ -30,6 +30,17 @@ fn placeholders_in(dir: &Path) -> Vec<(String, String)> {
     out
 }
 
+/// `r` is what schemas/redaction-report.v1.json describes.
+fn assert_report_schema(r: &Value) {
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(crate::bundles::repo().join("schemas/redaction-report.v1.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(r).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
 fn export_with_report(env: &Env, src: &Path, policy: &Path, dest: &str, report: &str) -> Value {
     let (code, v) = env.json(&[
         "export",
@@ -85,13 +96,7 @@ fn the_report_lists_every_replacement_the_tree_holds_and_never_a_value() {
         serde_json::from_slice(&std::fs::read(env.path("rep.json")).unwrap()).unwrap();
     assert_eq!(&file, r);
     // It is what schemas/redaction-report.v1.json describes.
-    let schema: Value = serde_json::from_slice(
-        &std::fs::read(crate::bundles::repo().join("schemas/redaction-report.v1.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(r).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    assert_report_schema(r);
 
     // Every placeholder in the tree is listed, once, at its file; nothing
     // else is (the report is read from the tree, not from the writer).
@@ -498,13 +503,7 @@ fn the_report_lists_secrets_first_and_what_stayed_as_residual_risk() {
     let policy = write_policy(&env, "policy.json", "partner", &[]);
     let v = export_with_report(&env, &dir, &policy, "out", "rep.json");
     let r = &v["result"]["report"];
-    let schema: Value = serde_json::from_slice(
-        &std::fs::read(crate::bundles::repo().join("schemas/redaction-report.v1.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(r).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    assert_report_schema(r);
 
     // Secrets, then local names, then identities.
     let classes: Vec<&str> = r["replacements"]

@@ -188,6 +188,20 @@ pub fn skipped(why: &str) {
     let _ = writeln!(std::io::stderr().lock(), "\n*** SKIPPED: {why} ***");
 }
 
+/// The ids `bundle ls ARGS` lists, in order.
+pub fn bundle_ids(env: &Env, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["bundle", "ls"];
+    all.extend_from_slice(args);
+    let (code, v) = env.json(&all);
+    assert_eq!(code, 0, "{args:?}: {v}");
+    v["result"]["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["bundleId"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// The envelope's issue codes.
 pub fn codes(v: &Value) -> Vec<String> {
     v["issues"]

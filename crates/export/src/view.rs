@@ -259,18 +259,11 @@ fn record(line: &[u8]) -> Record {
     let Ok(v) = serde_json::from_slice::<Value>(line) else {
         return note("a line that is not JSON");
     };
-    let field = |keys: &[&str]| -> String {
-        keys.iter()
-            .find_map(|k| match v.get(*k) {
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(Value::Number(n)) => Some(n.to_string()),
-                _ => None,
-            })
-            .unwrap_or_default()
-    };
+    use coffer_evidence::bundle::stream::{member, TIME_KEYS, TOOL_KEYS};
+    let field = |keys: &[&str]| member(&v, keys).unwrap_or_default();
     let t = field(&["type", "event", "kind", "role"]);
-    let n = field(&["tool", "toolName", "tool_name", "name"]);
-    let at = field(&["time", "timestamp", "ts", "at", "createdAt"]);
+    let n = field(&TOOL_KEYS);
+    let at = field(&TIME_KEYS);
     let e = t.to_ascii_lowercase().contains("error")
         || [v.get("isError"), v.get("is_error")]
             .into_iter()

@@ -16,7 +16,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use coffer_base::codes;
-use coffer_base::digest::{Digest, Hasher};
+use coffer_base::digest::{Digest, HashingReader};
 use coffer_base::issue::Issue;
 use coffer_base::json::{self, Limits};
 use serde::Serialize;
@@ -140,27 +140,20 @@ pub fn seal(path: &Path) -> Result<Outcome> {
 
 /// The file's digest and size, read through the bundle's safe opener.
 fn measure(dir: &BundleDir, rel: &str) -> std::result::Result<(Digest, u64), Issue> {
-    let (mut f, stamp) = dir.open_evidence(rel)?;
-    let mut h = Hasher::new();
-    let mut buf = vec![0u8; 256 << 10];
-    loop {
-        match std::io::Read::read(&mut f, &mut buf) {
-            Ok(0) => break,
-            Ok(n) => h.update(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return Err(Issue::file(
-                    coffer_base::os_code::io_code(&e),
-                    rel,
-                    format!("{rel}: read: {e}"),
-                ))
-            }
-        }
+    let (f, stamp) = dir.open_evidence(rel)?;
+    let mut r = HashingReader::new(&f);
+    if let Err(e) = std::io::copy(&mut r, &mut std::io::sink()) {
+        return Err(Issue::file(
+            coffer_base::os_code::io_code(&e),
+            rel,
+            format!("{rel}: read: {e}"),
+        ));
     }
+    let measured = r.finish();
     if let Some(i) = BundleDir::changed(rel, &f, &stamp) {
         return Err(i);
     }
-    Ok(h.finish())
+    Ok(measured)
 }
 
 fn refused_or_written(

@@ -44,8 +44,13 @@ pub struct EventLine<'r> {
     pub event: Value,
 }
 
-/// The first string member among `keys`.
-fn member(v: &Value, keys: &[&str]) -> Option<String> {
+/// The members that name an event's tool, in the order they are tried.
+pub const TOOL_KEYS: [&str; 4] = ["tool", "toolName", "tool_name", "name"];
+/// The members that carry an event's time, in the order they are tried.
+pub const TIME_KEYS: [&str; 4] = ["time", "timestamp", "ts", "createdAt"];
+
+/// The first of `keys` that `v` holds as a string or a number, as text.
+pub fn member(v: &Value, keys: &[&str]) -> Option<String> {
     keys.iter().find_map(|k| match v.get(*k) {
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.to_string()),
@@ -113,8 +118,8 @@ pub fn each_event(
             verifier: &verifier,
             line,
             kind: member(&event, &["type"]).unwrap_or_default(),
-            tool: member(&event, &["tool", "toolName", "tool_name", "name"]),
-            time: member(&event, &["time", "timestamp", "ts", "createdAt"]),
+            tool: member(&event, &TOOL_KEYS),
+            time: member(&event, &TIME_KEYS),
             event,
         };
         if !each(&e)? {
