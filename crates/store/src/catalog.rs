@@ -529,6 +529,30 @@ impl Catalog {
         Ok(())
     }
 
+    /// Runs `write` in a transaction of its own, for rows of tables that
+    /// are not recorded: indexes a layer derives from stored objects and
+    /// can derive again, so they need no record in the backend. A write
+    /// to a recorded table here would never reach the backend, so it is
+    /// refused and the transaction rolled back.
+    pub fn write_derived<T>(
+        &mut self,
+        write: impl FnOnce(&crate::rows::Writer<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        crate::capture::clear_capture(&tx)?;
+        let out = write(&crate::rows::Writer::new(&tx))?;
+        let recorded = crate::capture::take_capture(&tx)?;
+        if let Some((table, _)) = recorded.first() {
+            return Err(StoreError::CatalogData(format!(
+                "table {table} is recorded: its rows are written with a batch, not as derived rows"
+            )));
+        }
+        tx.commit()?;
+        Ok(out)
+    }
+
     /// Up to `limit` cataloged digests whose hex starts with `hex_prefix`
     /// (lower-case hex), in order: a range scan of the primary key.
     pub fn digests_with_prefix(&self, hex_prefix: &str, limit: usize) -> Result<Vec<Digest>> {
@@ -845,6 +869,41 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.code(), "integrity.catalog");
+    }
+
+    #[test]
+    fn derived_rows_commit_alone_and_recorded_tables_are_refused() {
+        static LAYER: Schema = Schema {
+            application_id: 9,
+            migrations: &[
+                OBJECTS_MIGRATION,
+                "CREATE TABLE notes (n TEXT) STRICT; CREATE TABLE derived (n TEXT) STRICT;",
+                REFS_MIGRATION,
+            ],
+            recorded: &["objects", "roots", "notes"],
+        };
+        let t = tempfile::tempdir().unwrap();
+        let mut c = Catalog::open(&t.path().join(CATALOG_FILE), &LAYER).unwrap();
+        c.write_derived(|w| w.execute("INSERT INTO derived (n) VALUES ('a')", &[]))
+            .unwrap();
+        let e = c
+            .write_derived(|w| {
+                w.execute("INSERT INTO derived (n) VALUES ('b')", &[])?;
+                w.execute("INSERT INTO notes (n) VALUES ('x')", &[])
+            })
+            .unwrap_err();
+        assert_eq!(e.code(), "integrity.catalog");
+        assert!(e.to_string().contains("notes is recorded"), "{e}");
+        let count = |table: &str| -> i64 {
+            c.conn
+                .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(
+            (count("derived"), count("notes")),
+            (1, 0),
+            "rolled back whole"
+        );
     }
 
     #[test]

@@ -223,6 +223,19 @@ impl StoreError {
             source,
         }
     }
+
+    /// A failed read of `path` through [`std::io::Read`]: the store's own
+    /// error when the reader was an [`crate::ObjectReader`] (a digest
+    /// mismatch stays one), an I/O error otherwise.
+    pub fn read(path: impl Into<PathBuf>, e: io::Error) -> Self {
+        if !e.get_ref().is_some_and(|i| i.is::<StoreError>()) {
+            return StoreError::io(path, "read", e);
+        }
+        match e.into_inner().map(|i| i.downcast::<StoreError>()) {
+            Some(Ok(inner)) => *inner,
+            _ => StoreError::CatalogData("an object read failed without its error".into()),
+        }
+    }
 }
 
 /// A failure of the catalog's database engine; which engine stays inside

@@ -219,6 +219,15 @@ impl Store {
         &self.catalog
     }
 
+    /// Writes rows of the layer's derived (unrecorded) tables; see
+    /// [`Catalog::write_derived`].
+    pub fn write_derived<T>(
+        &mut self,
+        write: impl FnOnce(&crate::rows::Writer<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.catalog.write_derived(write)
+    }
+
     pub(crate) fn parts(&mut self) -> (&ObjectDirs, &mut Catalog, &mut StoreLock) {
         (&self.dirs, &mut self.catalog, &mut self.lock)
     }
