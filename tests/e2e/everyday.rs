@@ -611,7 +611,7 @@ fn bundle_ls_takes_globs_provider_model_since_and_three_formats() {
     let mut csv_lines = csv.lines();
     assert_eq!(
         csv_lines.next().unwrap(),
-        "ingested,bundle,task,model,harness,mode,terminal,qualification,manifest"
+        "ingested,bundle,task,model,harness,mode,terminal,qualification,manifest,verifier,labels"
     );
     let second: Vec<&str> = csv_lines.nth(1).unwrap().split(',').collect();
     assert_eq!(

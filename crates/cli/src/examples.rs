@@ -63,6 +63,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         &[
             "coffer bundle ingest runs/attempt-17",
             "coffer bundle ingest runs/attempt-16 --label experiment=ablation-3",
+            "coffer bundle ingest runs/attempt-16 runs/attempt-17 --label experiment=ablation-3",
         ],
     ),
     (
@@ -78,6 +79,16 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "coffer bundle ls --model 'anthropic/*' --terminal completed",
             "coffer bundle ls --since 7d --format csv > runs.csv",
             "coffer bundle ls --label 'experiment=ablation-*' --format jsonl",
+            "# runs whose verifier failed after touching the parser",
+            "coffer bundle ls --verifier failed --touched 'src/parser/*'",
+        ],
+    ),
+    (
+        "bundle stats",
+        &[
+            "# how did each model do in each experiment",
+            "coffer bundle stats --by model --by label:experiment",
+            "coffer bundle stats --by task --model 'anthropic/*' --format csv > tasks.csv",
         ],
     ),
     ("bundle show", &["coffer bundle show attempt-17", "coffer bundle show 77751c20"]),
@@ -94,6 +105,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "coffer bundle cat attempt-17 workspace.patch -o attempt-17.patch",
         ],
     ),
+    ("packet ls", &["coffer packet ls"]),
     ("packet validate", &["coffer packet validate tasks/calc packet.json"]),
     ("packet freeze", &["coffer packet freeze tasks/calc packet.json"]),
     ("packet status", &["coffer packet status tasks/calc packet.json"]),
@@ -108,6 +120,13 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "coffer events --model 'anthropic/*' --type 'tool.*' > events.jsonl",
             "# every run's events as CSV, one row each, for a dataframe",
             "coffer events --format csv > events.csv",
+        ],
+    ),
+    (
+        "grep",
+        &[
+            "coffer grep 'Traceback' --in session --label experiment=ablation-3",
+            "coffer grep -i 'def\\s+parse_' --in patch --model 'anthropic/*'",
         ],
     ),
     (

@@ -10,6 +10,7 @@ mod progress;
 mod report;
 mod sarif;
 mod shell;
+mod table;
 
 use coffer_base::codes;
 use std::path::PathBuf;
@@ -129,7 +130,10 @@ enum Command {
     /// Every session event of the runs the filters select, one line each,
     /// with the run's bundle, model, task, terminal state and verifier
     /// outcome (for DuckDB, pandas, jq); streamed, in ingest order.
-    Events(cmd::bundles::EventsArgs),
+    Events(cmd::analysis::EventsArgs),
+    /// Search the stored evidence of the runs the filters select for a
+    /// regular expression: `BUNDLE:PATH:LINE: text`, every object verified.
+    Grep(cmd::analysis::GrepArgs),
     /// Every bundle, packet and artifact that holds an object.
     Where {
         /// `sha256:<64 hex>`.
@@ -219,6 +223,8 @@ enum ExportCmd {
 
 #[derive(Debug, Subcommand)]
 enum PacketCmd {
+    /// List the frozen packets, each with the stored runs made on its fixture.
+    Ls,
     /// Check a packet and its components (fixture limits, digests, review binding).
     Validate {
         /// The packet root (locators are relative to it).
@@ -266,8 +272,10 @@ enum BundleCmd {
     },
     /// Validate a bundle and archive it immutably.
     Ingest {
-        /// The bundle directory (holding manifest.json).
-        dir: PathBuf,
+        /// Bundle directories (each holding manifest.json), ingested one
+        /// after another, each on its own.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
         /// A label to give the bundle (`experiment=ablation-3`), catalog
         /// metadata outside the immutable bundle; repeat for several.
         #[arg(long = "label", value_name = "KEY=VALUE", value_parser = cmd::bundles::parse_label)]
@@ -286,6 +294,9 @@ enum BundleCmd {
     },
     /// List ingested bundles.
     Ls(cmd::bundles::LsFilters),
+    /// Runs grouped by model, task, harness or label: passed, failed, pass
+    /// rate with its 95% Wilson interval, median duration and events.
+    Stats(cmd::analysis::StatsArgs),
     /// Show one bundle: summary, artifacts, dedup.
     Show {
         /// Bundle id or manifest digest.
@@ -347,6 +358,7 @@ impl Command {
                 BundleCmd::Ingest { .. } => "bundle ingest",
                 BundleCmd::Label { .. } => "bundle label",
                 BundleCmd::Ls(_) => "bundle ls",
+                BundleCmd::Stats(_) => "bundle stats",
                 BundleCmd::Show { .. } => "bundle show",
                 BundleCmd::Checkout { .. } => "bundle checkout",
                 BundleCmd::View { .. } => "bundle view",
@@ -354,6 +366,7 @@ impl Command {
                 BundleCmd::Diff { .. } => "bundle diff",
             },
             Command::Packet { cmd } => match cmd {
+                PacketCmd::Ls => "packet ls",
                 PacketCmd::Validate { .. } => "packet validate",
                 PacketCmd::Freeze { .. } => "packet freeze",
                 PacketCmd::Status { .. } => "packet status",
@@ -361,6 +374,7 @@ impl Command {
             },
             Command::Where { .. } => "where",
             Command::Events(_) => "events",
+            Command::Grep(_) => "grep",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
             Command::Export { cmd } => match cmd {
@@ -463,13 +477,14 @@ fn main() -> ExitCode {
         Command::Bundle { cmd } => match cmd {
             BundleCmd::Validate { dir } => cmd::bundles::validate(&ctx, &dir),
             BundleCmd::Seal { dir } => cmd::bundles::seal(&dir),
-            BundleCmd::Ingest { dir, labels } => cmd::bundles::ingest(&ctx, &dir, &labels),
+            BundleCmd::Ingest { dirs, labels } => cmd::bundles::ingest(&ctx, &dirs, &labels),
             BundleCmd::Label {
                 bundle,
                 set,
                 remove,
             } => cmd::bundles::label(&ctx, &BundleRef::parse(&bundle), &set, &remove),
             BundleCmd::Ls(filters) => cmd::bundles::ls(&ctx, &filters),
+            BundleCmd::Stats(args) => cmd::analysis::stats(&ctx, &args),
             BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &BundleRef::parse(&bundle)),
             BundleCmd::Checkout { bundle, dest } => {
                 cmd::bundles::checkout(&ctx, &BundleRef::parse(&bundle), &dest)
@@ -487,6 +502,7 @@ fn main() -> ExitCode {
             } => cmd::bundles::cat(&ctx, &BundleRef::parse(&bundle), &file, output.as_deref()),
         },
         Command::Packet { cmd } => match cmd {
+            PacketCmd::Ls => cmd::packets::ls(&ctx),
             PacketCmd::Validate { root, packet } => cmd::packets::validate(&ctx, &root, &packet),
             PacketCmd::Freeze { root, packet } => cmd::packets::freeze(&ctx, &root, &packet),
             PacketCmd::Status { root, packet } => cmd::packets::status(&ctx, &root, &packet),
@@ -495,7 +511,8 @@ fn main() -> ExitCode {
             }
         },
         Command::Where { digest } => cmd::bundles::where_is(&ctx, &digest),
-        Command::Events(args) => cmd::bundles::events(&ctx, &args),
+        Command::Events(args) => cmd::analysis::events(&ctx, &args),
+        Command::Grep(args) => cmd::analysis::grep(&ctx, &args),
         Command::Export { cmd } => match cmd {
             ExportCmd::Create(a) => cmd::exports::create(&ctx, &a),
             ExportCmd::Verify {

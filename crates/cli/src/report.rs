@@ -12,8 +12,9 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-/// How a command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a command ended, ordered from best to worst (so the worst of
+/// several is their `max`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Status {
     /// Did what was asked.
     Accepted,

@@ -20,7 +20,7 @@
 //! assert!(out.issues.is_empty() && out.created);
 //! // Where is the workspace patch used?
 //! let patch = Digest::of(&std::fs::read(fixture.join("workspace.patch"))?);
-//! let found = provenance::locate(store.catalog(), &patch)?;
+//! let found = provenance::locate(&store, &patch)?;
 //! assert_eq!(found.bundle_artifacts[0].relative_path, "workspace.patch");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -50,8 +50,12 @@ pub fn init(path: &Path, backend: &BackendConfig) -> Result<(Store, bool)> {
 }
 
 /// Opens an existing evidence store for writing.
+/// Facts of bundles the catalog lacks (after an upgrade, or an index an
+/// interrupt cut short) are indexed first.
 pub fn open(path: &Path) -> Result<Store> {
-    Ok(Store::open(path, &tables::SCHEMA)?)
+    let mut store = Store::open(path, &tables::SCHEMA)?;
+    bundle::facts::index_pending(&mut store);
+    Ok(store)
 }
 
 /// Opens an existing evidence store for a command that only reads.

@@ -3,7 +3,8 @@
 
 use crate::error::Result;
 use coffer_base::digest::Digest;
-use coffer_store::catalog::{Catalog, ObjectRow};
+use coffer_store::catalog::ObjectRow;
+use coffer_store::Store;
 
 use crate::bundle::records::{self, ArtifactRow};
 use crate::exports::{self, ExportRow};
@@ -33,13 +34,26 @@ pub struct Whereabouts {
     pub roots: Vec<RootRef>,
     /// Exports that hold it or derive from it.
     pub exports: Vec<ExportRow>,
+    /// Runs made on it as their fixture (`run.fixture.digest`), with their
+    /// labels.
+    pub fixture_runs: Vec<FixtureRun>,
+}
+
+/// A run made on a fixture.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FixtureRun {
+    /// The run's bundle.
+    pub bundle_id: String,
+    /// Its labels (the experiment it belongs to, say).
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 impl Whereabouts {
-    /// True when the store knows the digest: it holds the object, or an
-    /// export derives from it.
+    /// True when the store knows the digest: it holds the object, an
+    /// export derives from it, or runs name it as their fixture.
     pub fn is_known(&self) -> bool {
-        self.object.is_some() || !self.exports.is_empty()
+        self.object.is_some() || !self.exports.is_empty() || !self.fixture_runs.is_empty()
     }
 
     /// Roots other than the bundles and exports listed on their own.
@@ -51,8 +65,19 @@ impl Whereabouts {
 }
 
 /// Where `digest` is used.
-pub fn locate(catalog: &Catalog, digest: &Digest) -> Result<Whereabouts> {
+pub fn locate(store: &Store, digest: &Digest) -> Result<Whereabouts> {
+    let catalog = store.catalog();
+    let fixture_runs = crate::bundle::facts::bundles_on_fixture(store, digest)?
+        .into_iter()
+        .map(|b| {
+            Ok(FixtureRun {
+                labels: crate::bundle::labels::of(catalog, &b.bundle_id)?,
+                bundle_id: b.bundle_id.to_string(),
+            })
+        })
+        .collect::<Result<_>>()?;
     Ok(Whereabouts {
+        fixture_runs,
         digest: *digest,
         object: catalog.object(digest)?,
         bundle_manifests: records::bundles_with_manifest(catalog, digest)?,

@@ -134,6 +134,70 @@ CREATE TRIGGER bundle_label_changes_never_deleted BEFORE DELETE ON bundle_label_
 BEGIN SELECT RAISE(ABORT, 'bundle_label_changes rows are never deleted'); END;
 "#;
 
+/// Facts of bundles that queries need (`bundle::facts`), and the read-only
+/// views that are the catalog's documented query interface
+/// (docs/QUERY.md). The facts are derived from stored objects, so their
+/// tables are not recorded: `catalog rebuild` and `mirror` derive them
+/// again. Views are the stable names; the tables under them may change.
+const FACTS_MIGRATION: &str = r#"
+CREATE TABLE bundle_facts (
+    bundle_id            TEXT    PRIMARY KEY REFERENCES bundles (bundle_id),
+    verifier             TEXT    NOT NULL,
+    assertions_passed    INTEGER,
+    assertions_total     INTEGER,
+    configuration_digest TEXT,
+    fixture_digest       TEXT,
+    events               INTEGER NOT NULL,
+    duration_ms          INTEGER,
+    problem              TEXT
+) STRICT, WITHOUT ROWID;
+CREATE INDEX bundle_facts_by_fixture ON bundle_facts (fixture_digest);
+
+CREATE TABLE bundle_touched (
+    bundle_id TEXT NOT NULL REFERENCES bundles (bundle_id),
+    path      TEXT NOT NULL,
+    PRIMARY KEY (bundle_id, path)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX bundle_touched_by_path ON bundle_touched (path);
+
+CREATE VIEW v_labels AS
+SELECT c.bundle_id, c.key, c.value, c.changed_ms
+FROM bundle_label_changes c
+WHERE c.value IS NOT NULL
+  AND c.changed_ms = (SELECT MAX(d.changed_ms) FROM bundle_label_changes d
+                      WHERE d.bundle_id = c.bundle_id AND d.key = c.key);
+
+CREATE VIEW v_bundles AS
+SELECT b.bundle_id, b.run_id, b.attempt_id, b.attempt_number, b.retry_of,
+       b.task_id, b.fixture_id, f.fixture_digest, f.configuration_digest,
+       b.model_provider, b.model_id, b.model_provider || '/' || b.model_id AS model,
+       b.harness_id, b.harness_version, b.assessment_mode, b.terminal_state,
+       b.failure_class, b.stop_reason, b.qualification,
+       f.verifier, f.assertions_passed, f.assertions_total, f.events, f.duration_ms,
+       b.manifest_digest, b.ingested_ms,
+       strftime('%Y-%m-%dT%H:%M:%SZ', b.ingested_ms / 1000, 'unixepoch') AS ingested_at,
+       (SELECT json_group_object(l.key, l.value) FROM v_labels l
+        WHERE l.bundle_id = b.bundle_id) AS labels
+FROM bundles b LEFT JOIN bundle_facts f ON f.bundle_id = b.bundle_id;
+
+CREATE VIEW v_artifacts AS
+SELECT bundle_id, artifact_id, relative_path, digest, size, kind, authority,
+       sharing_class, media_type
+FROM bundle_artifacts;
+
+CREATE VIEW v_touched AS SELECT bundle_id, path FROM bundle_touched;
+
+CREATE VIEW v_exports AS
+SELECT manifest_digest, dest, source_bundle_id, source_manifest_digest,
+       sharing_class, policy_digest, created_ms
+FROM exports;
+
+CREATE VIEW v_packets AS
+SELECT packet_id, packet_locator, record_digest, aggregate_digest, fixture_digest,
+       frozen_at
+FROM freezes;
+"#;
+
 /// The catalog schema of an evidence store.
 pub static SCHEMA: Schema = Schema {
     application_id: 0,
@@ -144,6 +208,7 @@ pub static SCHEMA: Schema = Schema {
         EXPORTS_MIGRATION,
         REFS_MIGRATION,
         LABELS_MIGRATION,
+        FACTS_MIGRATION,
     ],
     recorded: &[
         "objects",

@@ -227,6 +227,23 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// A run's verifier outcome: the `status` of its verifier result, or
+    /// `none` when it has no verifier result.
+    VerifierOutcome ("verifier outcome") {
+        /// Every assertion held.
+        Passed = "passed",
+        /// An assertion failed.
+        Failed = "failed",
+        /// The verifier itself failed.
+        Error = "error",
+        /// The verifier did not run.
+        NotRun = "not-run",
+        /// The run has no verifier result.
+        None = "none",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,7 @@ pub fn rebuild(ctx: &Ctx) -> Report {
     let mut store = or_report!(open_store(ctx));
     match store.rebuild_catalog() {
         Ok(r) => {
+            coffer_evidence::bundle::facts::index_pending(&mut store);
             let human = format!(
                 "{} ref(s) in {}; applied {} new, {} row(s) added",
                 r.refs,
@@ -65,6 +66,7 @@ pub fn mirror(ctx: &Ctx, dest: &std::path::Path) -> Report {
     let mirrored = progress::shown(ctx, &mut src, "mirror", |s| s.mirror_to(&mut dst));
     match mirrored {
         Ok(r) => {
+            coffer_evidence::bundle::facts::index_pending(&mut dst);
             let human = format!(
                 "{} -> {}: {} object(s) copied ({} bytes), {} present; {} ref(s) copied, {} present; catalog: {} ref(s) applied",
                 r.from, r.to, r.objects_copied, r.bytes_copied, r.objects_present, r.refs_copied, r.refs_present, r.catalog.applied

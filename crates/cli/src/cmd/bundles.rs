@@ -1,7 +1,5 @@
 //! `bundle validate|ingest|ls|show|checkout` and `where`.
 
-use std::collections::BTreeMap;
-
 use coffer_base::codes;
 use coffer_evidence::bundle::labels;
 use coffer_evidence::ids::BundleRef;
@@ -9,9 +7,13 @@ use std::path::Path;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use coffer_evidence::bundle::inspect::Reading;
+use coffer_evidence::bundle::query::{Run, RunQuery};
 use coffer_evidence::bundle::{self, inspect, records, BundleFilter, HashOnly};
 use coffer_evidence::provenance;
-use coffer_evidence::vocab::{AssessmentMode, Qualification, TerminalState, Vocabulary};
+use coffer_evidence::vocab::{
+    AssessmentMode, Qualification, TerminalState, VerifierOutcome, Vocabulary,
+};
+use coffer_evidence::EvidenceError;
 use serde_json::json;
 
 use super::{open_store, open_store_for_reading, resolve_digest};
@@ -51,6 +53,16 @@ pub struct RunFilters {
     /// (`experiment=ablation-*`); repeat to require several.
     #[arg(long = "label", value_name = "KEY=GLOB", value_parser = parse_label_filter)]
     labels: Vec<(String, String)>,
+    /// Only runs whose verifier outcome is this (`none`: no verifier result).
+    #[arg(long, value_parser = one_of(VerifierOutcome::ALL))]
+    verifier: Option<VerifierOutcome>,
+    /// Only runs whose workspace patch touches a file matching this glob
+    /// (`*` also crosses `/`: `src/*.py`, `*/tests/*`).
+    #[arg(long, value_name = "GLOB")]
+    touched: Option<String>,
+    /// Only runs on this fixture: its digest, or a prefix of its hex.
+    #[arg(long, value_name = "DIGEST")]
+    fixture: Option<String>,
 }
 
 fn parse_label_filter(arg: &str) -> Result<(String, String), String> {
@@ -64,151 +76,31 @@ pub fn parse_label(arg: &str) -> Result<labels::Change, String> {
     labels::Change::parse_set(arg).map_err(|i| i.message)
 }
 
-/// A selected run and its labels.
-type Labelled = (records::BundleRow, BTreeMap<String, String>);
-
-/// The runs `f` selects, each with its labels, in ingest order.
-fn selected(
-    store: &coffer_store::Store,
-    f: &RunFilters,
-) -> Result<Vec<Labelled>, coffer_evidence::EvidenceError> {
-    let mut out = Vec::new();
-    for row in records::bundles(store.catalog(), &f.filter())? {
-        if f.id
-            .as_deref()
-            .is_some_and(|g| !coffer_evidence::bundle::stream::glob(g, &row.bundle_id))
-        {
-            continue;
-        }
-        let l = labels::of(store.catalog(), &row.bundle_id)?;
-        if labels::matches(&l, &f.labels) {
-            out.push((row, l));
-        }
-    }
-    Ok(out)
-}
-
-/// A row as `bundle ls` prints it in JSON: the row and its labels.
-fn with_labels(row: &records::BundleRow, l: &BTreeMap<String, String>) -> serde_json::Value {
-    let mut v = serde_json::to_value(row).expect("a row serializes");
-    v["labels"] = json!(l);
-    v
+/// The runs `f` selects, each with its labels and facts, in ingest order.
+pub fn selected(store: &coffer_store::Store, f: &RunFilters) -> Result<Vec<Run>, EvidenceError> {
+    bundle::query::select(store, &f.query())
 }
 
 impl RunFilters {
-    /// The catalog's filter.
-    pub fn filter(&self) -> BundleFilter {
-        BundleFilter {
-            task: self.task.clone(),
-            model: self.model.clone(),
-            harness: self.harness.clone(),
-            assessment_mode: self.assessment_mode,
-            terminal: self.terminal,
-            qualification: self.qualification,
-            since_ms: self.since,
+    /// The library's query.
+    pub fn query(&self) -> RunQuery {
+        RunQuery {
+            filter: BundleFilter {
+                task: self.task.clone(),
+                model: self.model.clone(),
+                harness: self.harness.clone(),
+                assessment_mode: self.assessment_mode,
+                terminal: self.terminal,
+                qualification: self.qualification,
+                since_ms: self.since,
+            },
+            id: self.id.clone(),
+            labels: self.labels.clone(),
+            verifier: self.verifier,
+            touched: self.touched.clone(),
+            fixture: self.fixture.clone(),
         }
     }
-}
-
-/// `events`: which runs, which events, and how to print them.
-#[derive(Debug, clap::Args)]
-pub struct EventsArgs {
-    #[command(flatten)]
-    runs: RunFilters,
-    /// Only events whose type matches this glob (`*`, `?`).
-    #[arg(long = "type", value_name = "GLOB")]
-    kind: Option<String>,
-    /// One JSON object per event (with the event itself), or CSV (RFC
-    /// 4180, with a header; the event's columns only).
-    #[arg(long, value_enum, default_value_t = EventsFormat::Jsonl)]
-    format: EventsFormat,
-}
-
-/// How `events` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EventsFormat {
-    /// One JSON object per event, per line.
-    Jsonl,
-    /// Comma-separated values with a header.
-    Csv,
-}
-
-/// The CSV columns of `events`.
-const EVENT_COLUMNS: [&str; 9] = [
-    "bundleId", "model", "task", "terminal", "verifier", "line", "type", "tool", "time",
-];
-
-/// `events`: streamed to stdout as it is read (memory stays flat); with
-/// `--json`, inside the envelope's `result.events`.
-pub fn events(ctx: &Ctx, args: &EventsArgs) -> Report {
-    use coffer_evidence::bundle::stream::{each_event, glob};
-    use std::io::Write as _;
-    let store = or_report!(open_store_for_reading(ctx));
-    let rows = or_report!(selected(&store, &args.runs));
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let io = |e: std::io::Error| coffer_store::StoreError::io("<stdout>", "write", e);
-    let mut count = 0u64;
-    let written = (|| -> Result<(), coffer_evidence::EvidenceError> {
-        if ctx.json {
-            crate::report::open_streamed_json("events", &mut out)
-                .and_then(|()| write!(out, "{{\"events\":["))
-                .map_err(io)?;
-        } else if args.format == EventsFormat::Csv && !ctx.quiet {
-            writeln!(out, "{}", EVENT_COLUMNS.join(",")).map_err(io)?;
-        }
-        for (row, row_labels) in &rows {
-            each_event(&store, row, row_labels, &mut |e| {
-                if args.kind.as_deref().is_some_and(|g| !glob(g, &e.kind)) {
-                    return Ok(true);
-                }
-                count += 1;
-                if ctx.json {
-                    let sep = if count == 1 { "" } else { "," };
-                    let j = serde_json::to_string(e).expect("an event serializes");
-                    write!(out, "{sep}{j}").map_err(io)?;
-                } else if ctx.quiet {
-                } else if args.format == EventsFormat::Jsonl {
-                    let j = serde_json::to_string(e).expect("an event serializes");
-                    writeln!(out, "{j}").map_err(io)?;
-                } else {
-                    let line = e.line.to_string();
-                    let cells = [
-                        e.bundle_id,
-                        &e.model,
-                        e.task,
-                        e.terminal,
-                        e.verifier,
-                        &line,
-                        &e.kind,
-                        e.tool.as_deref().unwrap_or(""),
-                        e.time.as_deref().unwrap_or(""),
-                    ];
-                    let cells: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
-                    writeln!(out, "{}", cells.join(",")).map_err(io)?;
-                }
-                Ok(true)
-            })?;
-        }
-        if ctx.json {
-            write!(out, "]}}").map_err(io)?;
-        }
-        out.flush().map_err(io)?;
-        Ok(())
-    })();
-    let mut r = match written {
-        Ok(()) => Report::accepted(serde_json::Value::Null, String::new()),
-        Err(e) if e.store().is_some_and(crate::report::is_broken_pipe) => {
-            Report::accepted(serde_json::Value::Null, String::new())
-        }
-        Err(e) => {
-            if ctx.json {
-                let _ = write!(out, "]}}").and_then(|()| out.flush());
-            }
-            Report::error(&e)
-        }
-    };
-    r.streamed = true;
-    r
 }
 
 /// `bundle ls`: which runs, and how to print them.
@@ -258,16 +150,9 @@ fn rfc3339(ms: i64) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
-/// One CSV field, quoted when it must be (RFC 4180).
-fn csv_field(v: &str) -> String {
-    if v.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", v.replace('"', "\"\""))
-    } else {
-        v.to_string()
-    }
-}
-
-const LS_HEADER: [&str; 9] = [
+/// The columns of `bundle ls` in CSV; the table leaves out the manifest
+/// digest (`bundle show` has it). Columns added later go at the end.
+const LS_HEADER: [&str; 11] = [
     "ingested",
     "bundle",
     "task",
@@ -277,10 +162,13 @@ const LS_HEADER: [&str; 9] = [
     "terminal",
     "qualification",
     "manifest",
+    "verifier",
+    "labels",
 ];
 
-fn ls_cells(b: &records::BundleRow) -> [String; 9] {
-    [
+fn ls_cells(run: &Run, table: bool) -> Vec<String> {
+    let b = &run.row;
+    let mut cells = vec![
         rfc3339(b.ingested_ms),
         b.bundle_id.to_string(),
         b.task_id.to_string(),
@@ -290,52 +178,44 @@ fn ls_cells(b: &records::BundleRow) -> [String; 9] {
         b.terminal_state.to_string(),
         b.qualification.to_string(),
         b.manifest_digest.to_string(),
-    ]
+        run.facts.verifier.to_string(),
+        // A table shows labels as KEY=VALUE; CSV as a JSON object, since a
+        // value may hold any separator.
+        if table {
+            let l: Vec<String> = run.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            l.join(",")
+        } else if run.labels.is_empty() {
+            String::new()
+        } else {
+            json!(run.labels).to_string()
+        },
+    ];
+    if table {
+        cells.remove(8);
+    }
+    cells
 }
 
 /// The human rendering of `bundle ls` rows in `format`.
-fn ls_text(
-    selected: &[(records::BundleRow, BTreeMap<String, String>)],
-    format: LsFormat,
-) -> String {
-    let rows: Vec<&records::BundleRow> = selected.iter().map(|(r, _)| r).collect();
-    let cells: Vec<[String; 9]> = rows.iter().map(|r| ls_cells(r)).collect();
+fn ls_text(runs: &[Run], format: LsFormat) -> String {
     match format {
-        LsFormat::Jsonl => selected
-            .iter()
-            .map(|(r, l)| with_labels(r, l).to_string() + "\n")
-            .collect(),
-        LsFormat::Csv => std::iter::once(LS_HEADER.map(String::from))
-            .chain(cells)
-            .map(|row| row.map(|c| csv_field(&c)).join(",") + "\n")
-            .collect(),
+        LsFormat::Jsonl => runs.iter().map(|r| json!(r).to_string() + "\n").collect(),
+        LsFormat::Csv => {
+            let rows: Vec<Vec<String>> = runs.iter().map(|r| ls_cells(r, false)).collect();
+            crate::table::csv(&LS_HEADER, &rows)
+        }
         LsFormat::Table => {
-            // The manifest digest is left out of the table (show has it).
-            let header = LS_HEADER.map(|h| h.to_uppercase());
-            let mut widths = [0usize; 8];
-            for row in std::iter::once(&header).chain(&cells) {
-                for (w, c) in widths.iter_mut().zip(row.iter()) {
-                    *w = (*w).max(c.chars().count());
-                }
-            }
-            std::iter::once(&header)
-                .chain(&cells)
-                .map(|row| {
-                    let line: Vec<String> = row[..8]
-                        .iter()
-                        .zip(widths)
-                        .map(|(c, w)| format!("{c:<w$}"))
-                        .collect();
-                    line.join("  ").trim_end().to_string() + "\n"
-                })
-                .collect()
+            let mut header = LS_HEADER.to_vec();
+            header.remove(8);
+            let rows: Vec<Vec<String>> = runs.iter().map(|r| ls_cells(r, true)).collect();
+            crate::table::aligned(&header, &rows)
         }
     }
 }
 
 /// A clap parser for one value of a closed vocabulary: the values are
 /// listed in help and completions, anything else is a usage error.
-fn one_of<T: Vocabulary + Send + Sync>(all: &'static [T]) -> impl TypedValueParser<Value = T> {
+pub fn one_of<T: Vocabulary + Send + Sync>(all: &'static [T]) -> impl TypedValueParser<Value = T> {
     PossibleValuesParser::new(all.iter().map(|v| v.as_str())).try_map(|s| s.parse::<T>())
 }
 
@@ -407,16 +287,57 @@ pub fn seal(dir: &Path) -> Report {
     }
 }
 
-pub fn ingest(ctx: &Ctx, dir: &Path, set: &[labels::Change]) -> Report {
+/// `bundle ingest DIR...`: one directory reports as it always has; several
+/// are ingested one after another (each on its own, so one refused leaves
+/// the others stored), reported together with the worst status.
+pub fn ingest(ctx: &Ctx, dirs: &[std::path::PathBuf], set: &[labels::Change]) -> Report {
     let mut store = or_report!(open_store(ctx));
-    let out = crate::progress::shown(ctx, &mut store, "ingest", |s| {
-        bundle::ingest::ingest(s, dir)
-    });
+    if let [dir] = dirs {
+        return ingest_one(ctx, &mut store, dir, set);
+    }
+    let (mut results, mut issues, mut human) = (Vec::new(), Vec::new(), Vec::new());
+    let mut status = Status::Accepted;
+    for dir in dirs {
+        let r = ingest_one(ctx, &mut store, dir, set);
+        let interrupted = r.issues.iter().any(|i| i.code == codes::io::INTERRUPTED);
+        let mut result = json!({ "dir": coffer_base::input::escaped(dir) });
+        if let serde_json::Value::Object(m) = r.result {
+            result.as_object_mut().expect("an object").extend(m);
+        }
+        results.push(result);
+        issues.extend(r.issues.into_iter().map(|mut i| {
+            i.message = format!("{}: {}", dir.display(), i.message);
+            i
+        }));
+        status = status.max(r.status);
+        human.push(match r.human.is_empty() {
+            true => format!("{}: refused", dir.display()),
+            false => r.human,
+        });
+        if interrupted {
+            break;
+        }
+    }
+    Report::new(
+        status,
+        issues,
+        json!({ "bundles": results }),
+        human.join("\n"),
+    )
+}
+
+fn ingest_one(
+    ctx: &Ctx,
+    store: &mut coffer_store::Store,
+    dir: &Path,
+    set: &[labels::Change],
+) -> Report {
+    let out = crate::progress::shown(ctx, store, "ingest", |s| bundle::ingest::ingest(s, dir));
     let out = or_report!(out);
     // Labels go to the stored bundle, new or already there.
     if let (true, Some(id)) = (out.issues.is_empty() && !set.is_empty(), &out.bundle_id) {
         let labelled = records::bundle_by_id(store.catalog(), id).and_then(|row| match row {
-            Some(row) => labels::apply(&mut store, &row, set),
+            Some(row) => labels::apply(store, &row, set),
             None => Ok(()),
         });
         or_report!(labelled);
@@ -463,8 +384,7 @@ pub fn ls(ctx: &Ctx, f: &LsFilters) -> Report {
     let store = or_report!(open_store_for_reading(ctx));
     let rows = or_report!(selected(&store, &f.runs));
     let human = ls_text(&rows, f.format);
-    let bundles: Vec<serde_json::Value> = rows.iter().map(|(r, l)| with_labels(r, l)).collect();
-    Report::accepted(json!({ "bundles": bundles }), human)
+    Report::accepted(json!({ "bundles": rows }), human)
 }
 
 /// `bundle label ID KEY=VALUE... [--remove KEY]...`.
@@ -577,7 +497,7 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
         Ok(d) => d,
         Err(r) => return *r,
     };
-    let w = or_report!(provenance::locate(store.catalog(), &d));
+    let w = or_report!(provenance::locate(&store, &d));
     let mut human = String::new();
     for b in &w.bundle_manifests {
         human.push_str(&format!("bundle {b}  manifest.json\n"));
@@ -596,6 +516,12 @@ pub fn where_is(ctx: &Ctx, digest: &str) -> Report {
     }
     for r in w.other_roots() {
         human.push_str(&format!("{} {}\n", r.kind, r.name));
+    }
+    for r in &w.fixture_runs {
+        let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let line = format!("run {}  on this fixture  {}", r.bundle_id, labels.join(","));
+        human.push_str(line.trim_end());
+        human.push('\n');
     }
     let result = serde_json::to_value(&w).expect("serializable");
     if !w.is_known() {
@@ -728,14 +654,6 @@ fn alignment_text(h: &mut String, al: &bundle::events::Alignment) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn csv_fields_are_quoted_only_when_they_must_be() {
-        assert_eq!(csv_field("plain-id"), "plain-id");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
-    }
 
     #[test]
     fn since_takes_a_duration_a_date_or_a_time() {

@@ -1,6 +1,7 @@
 //! One module per command family; each returns a [`crate::report::Report`].
 
 pub mod admin;
+pub mod analysis;
 pub mod bundles;
 pub mod exports;
 pub mod objects;

@@ -114,3 +114,23 @@ pub fn materialize(ctx: &Ctx, root: &Path, packet: &Path, dest: &Path) -> Report
         Err(e) => Report::error(&e),
     }
 }
+
+/// `packet ls`: every frozen packet, with the runs made on its fixture.
+pub fn ls(ctx: &Ctx) -> Report {
+    let store = or_report!(open_store_for_reading(ctx));
+    let packets = or_report!(packet::listing::frozen(&store));
+    let rows: Vec<Vec<String>> = packets
+        .iter()
+        .map(|p| {
+            vec![
+                p.packet_id.clone(),
+                p.packet_locator.clone(),
+                p.frozen_at.clone(),
+                p.fixture_digest.to_string(),
+                p.runs.len().to_string(),
+            ]
+        })
+        .collect();
+    let human = crate::table::aligned(&["packet", "locator", "frozen", "fixture", "runs"], &rows);
+    Report::accepted(json!({ "packets": packets }), human)
+}

@@ -162,6 +162,7 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     out.manifest_digest = Some(manifest_digest);
     out.created = created;
     out.artifacts = manifest.evidence.len();
+    super::facts::index_pending(store);
     Ok(out)
 }
 

@@ -20,8 +20,26 @@ pub struct Manifest {
     pub attempt: Attempt,
     /// How it ended.
     pub terminal: Terminal,
+    /// The run's configuration.
+    pub configuration: Configuration,
     /// Every artifact.
     pub evidence: Vec<Descriptor>,
+}
+
+/// `configuration` (the digests coffer indexes).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Configuration {
+    /// Digest of the run's configuration.
+    pub digest: Digest,
+}
+
+/// `run.fixture`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Fixture {
+    /// Fixture id.
+    pub id: String,
+    /// Digest of the frozen fixture archive.
+    pub digest: Digest,
 }
 
 /// `run`.
@@ -33,7 +51,7 @@ pub struct Run {
     /// The task.
     pub task: IdOnly,
     /// The fixture.
-    pub fixture: IdOnly,
+    pub fixture: Fixture,
     /// The model.
     pub model: Model,
     /// The harness.

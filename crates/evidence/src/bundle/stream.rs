@@ -10,7 +10,8 @@ use coffer_store::Store;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::records::{bundle_artifacts, BundleRow};
+use super::query::Run;
+use super::records::bundle_artifacts;
 use crate::error::Result;
 use crate::vocab::Kind;
 
@@ -30,7 +31,7 @@ pub struct EventLine<'r> {
     pub terminal: &'static str,
     /// The verifier's status (`passed`, `failed`, `error`, `not-run`), or
     /// `none` for a run without a verifier result.
-    pub verifier: &'r str,
+    pub verifier: &'static str,
     /// The event's line in the session (from 1).
     pub line: u64,
     /// Its `type` (`""` when it has none).
@@ -58,37 +59,18 @@ pub fn member(v: &Value, keys: &[&str]) -> Option<String> {
     })
 }
 
-/// The verifier status of `row`, read from its stored verifier result.
-fn verifier_status(store: &Store, row: &BundleRow) -> Result<String> {
-    let artifacts = bundle_artifacts(store.catalog(), &row.bundle_id)?;
-    let Some(v) = artifacts.iter().find(|a| a.kind == Kind::Verifier) else {
-        return Ok("none".into());
-    };
-    let mut bytes = Vec::new();
-    store
-        .open_object(&v.digest)?
-        .take(json::Limits::DOCUMENT.max_bytes as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| coffer_store::StoreError::io(&v.relative_path, "read", e))?;
-    let doc = json::parse(&bytes, &json::Limits::DOCUMENT).ok();
-    Ok(doc
-        .and_then(|d| d["status"].as_str().map(String::from))
-        .unwrap_or_else(|| "unreadable".into()))
-}
-
 /// Calls `each` with every session event of `row`, in order; stops when
 /// it returns `false`. A run without a session has none.
 pub fn each_event(
     store: &Store,
-    row: &BundleRow,
-    labels: &std::collections::BTreeMap<String, String>,
+    run: &Run,
     each: &mut dyn FnMut(&EventLine<'_>) -> Result<bool>,
 ) -> Result<()> {
+    let row = &run.row;
     let artifacts = bundle_artifacts(store.catalog(), &row.bundle_id)?;
     let Some(session) = artifacts.iter().find(|a| a.kind == Kind::Session) else {
         return Ok(());
     };
-    let verifier = verifier_status(store, row)?;
     let limits = JsonlLimits::EVIDENCE.line;
     let mut r = BufReader::with_capacity(1 << 20, store.open_object(&session.digest)?);
     let mut buf = Vec::new();
@@ -98,7 +80,7 @@ pub fn each_event(
         let n = (&mut r)
             .take(limits.max_bytes as u64 + 2)
             .read_until(b'\n', &mut buf)
-            .map_err(|e| coffer_store::StoreError::io(&session.relative_path, "read", e))?;
+            .map_err(|e| coffer_store::StoreError::read(&session.relative_path, e))?;
         if n == 0 {
             return Ok(());
         }
@@ -111,11 +93,11 @@ pub fn each_event(
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(content).into_owned()));
         let e = EventLine {
             bundle_id: &row.bundle_id,
-            labels,
+            labels: &run.labels,
             model: format!("{}/{}", row.model_provider, row.model_id),
             task: &row.task_id,
             terminal: row.terminal_state.as_str(),
-            verifier: &verifier,
+            verifier: run.facts.verifier.as_str(),
             line,
             kind: member(&event, &["type"]).unwrap_or_default(),
             tool: member(&event, &TOOL_KEYS),

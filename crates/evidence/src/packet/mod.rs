@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod freeze;
+pub mod listing;
 pub mod model;
 
 pub use freeze::{PacketReport, PacketState};
