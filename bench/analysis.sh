@@ -50,9 +50,16 @@ echo "session bytes: $bytes"
 pattern='test_13\.py'
 echo -n "coffer grep --in session: "
 timed "$COFFER" --store "$big" grep "$pattern" --in session 2>&1 >/dev/null | tail -n 1
-# The peer reads the same object files: the session objects are the only
-# ones over 64 KiB here.
-find "$big/objects" -type f -size +64k | sort >"$B/session-objects"
+# The peer reads the same object files: the session objects, listed from
+# the catalog's read-only view (docs/QUERY.md).
+python3 - "$big" >"$B/session-objects" <<'PY'
+import sqlite3, sys
+store = sys.argv[1]
+db = sqlite3.connect(f"file:{store}/catalog.sqlite?mode=ro", uri=True)
+for (d,) in db.execute("SELECT DISTINCT digest FROM v_artifacts WHERE kind = 'session' ORDER BY digest"):
+    hexd = d.split(":")[1]
+    print(f"{store}/objects/sha256/{hexd[:2]}/{hexd}")
+PY
 echo -n "zstd -dc | rg:            "
 timed sh -c "xargs zstd -dcq <'$B/session-objects' | rg '$pattern' >/dev/null" 2>&1 | tail -n 1
 echo "lines: coffer $("$COFFER" --store "$big" grep "$pattern" --in session | wc -l), rg $(xargs zstd -dcq <"$B/session-objects" | rg -c "$pattern")"

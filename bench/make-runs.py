@@ -5,7 +5,7 @@ Writes N run bundles under OUT_DIR (run-00000 ...), made from the shipped
 `complete` (verifier passed) and `task-failed` (verifier failed) fixtures:
 each its own bundle id, one of four models, passed or failed by a fixed
 pseudo-random draw, a session of EVENTS events (tool calls with times,
-messages, results; about 220 bytes each) and a patch touching one of a few
+messages, results; about 215 bytes each) and a patch touching one of a few
 files; digests and sizes rewritten, the verifier bound to the new patch.
 Used by bench/analysis.sh."""
 import hashlib
@@ -49,7 +49,7 @@ for i in range(n):
             lines.append(json.dumps({"type": "tool.result", "tool": "bash", "time": t,
                                      "output": f"{e % 7} passed, {e % 3} failed in 0.{e % 10}s"}))
         else:
-            text = " ".join(rng.choice(words) for _ in range(18))
+            text = " ".join(rng.choice(words) for _ in range(64))
             lines.append(json.dumps({"type": "assistant.message", "time": t, "text": text}))
     docs["session.jsonl"] = "\n".join(lines) + "\n"
     f = paths[i % len(paths)]

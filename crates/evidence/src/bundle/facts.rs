@@ -17,10 +17,10 @@ use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 
 use coffer_base::digest::Digest;
+use coffer_base::json::Node;
 use coffer_base::json::{self, JsonlLimits};
 use coffer_store::{Store, StoreError};
 use serde::Serialize;
-use serde_json::Value;
 
 use super::model::{Manifest, VerifierResult};
 use super::records::{bundle_artifacts, ArtifactRow, BundleRow};
@@ -189,7 +189,11 @@ fn read_session(
             return true;
         }
         f.events += 1;
-        if let Some(t) = json::parse(line, &limits).ok().and_then(|e| event_ms(&e)) {
+        // A borrowed parse: no map to build, no string to copy.
+        if let Some(t) = json::parse_node(line, &limits)
+            .ok()
+            .and_then(|e| event_ms(&e))
+        {
             first = first.min(t);
             last = last.max(t);
         }
@@ -203,17 +207,17 @@ fn read_session(
 /// [`super::stream::TIME_KEYS`] it carries: an RFC 3339 time in UTC
 /// (`2026-12-05T10:00:00.250Z`), or a number of seconds (below 10^11) or
 /// milliseconds since the epoch.
-pub fn event_ms(event: &Value) -> Option<i64> {
+pub fn event_ms(event: &Node<'_>) -> Option<i64> {
     let v = super::stream::TIME_KEYS
         .iter()
-        .find_map(|k| event.get(*k).filter(|v| !v.is_null()))?;
+        .find_map(|k| event.get(k).filter(|v| !matches!(v, Node::Null)))?;
     match v {
-        Value::Number(n) => {
+        Node::Number(n) => {
             let x = n.as_f64()?;
             let ms = if x.abs() < 1e11 { x * 1000.0 } else { x };
             ms.is_finite().then_some(ms as i64)
         }
-        Value::String(s) => {
+        Node::String(s) => {
             let t = humantime::parse_rfc3339_weak(s.trim_end_matches('Z')).ok()?;
             let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
             i64::try_from(d.as_millis()).ok()
@@ -584,7 +588,7 @@ diff --git \"a/sp ace\\303\\251.txt\" \"b/sp ace\\303\\251.txt\"
 
     #[test]
     fn times_are_rfc3339_seconds_or_milliseconds() {
-        let t = |v: Value| event_ms(&serde_json::json!({ "time": v }));
+        let t = |v: serde_json::Value| event_ms(&Node::from(&serde_json::json!({ "time": v })));
         assert_eq!(
             t("2026-12-05T10:00:00.250Z".into()),
             Some(1_796_464_800_250)
@@ -593,7 +597,7 @@ diff --git \"a/sp ace\\303\\251.txt\" \"b/sp ace\\303\\251.txt\"
         assert_eq!(t(1_796_464_800_250u64.into()), Some(1_796_464_800_250));
         assert_eq!(t("yesterday".into()), None);
         assert_eq!(
-            event_ms(&serde_json::json!({ "ts": 1, "createdAt": 5 })),
+            event_ms(&Node::from(&serde_json::json!({ "ts": 1, "createdAt": 5 }))),
             Some(1000),
             "the first key in TIME_KEYS order"
         );
