@@ -3,22 +3,23 @@
 //! the session's event count and time span, and the files the workspace
 //! patch touches.
 //!
-//! Facts are derived from the bundle's stored objects (every read
-//! verified) and kept in unrecorded catalog tables (`bundle_facts`,
+//! Facts are kept in unrecorded catalog tables (`bundle_facts`,
 //! `bundle_touched`): nothing in them is new information, so they need no
-//! record in the backend and can always be derived again. They are indexed
-//! when a bundle arrives (ingest, `catalog rebuild`, `mirror`) and, for
-//! bundles a catalog lacks facts of (one made before facts existed, or a
-//! command interrupted between its commit and its indexing), at the next
-//! write open. A reading command derives the facts of such a bundle in
-//! memory.
+//! record in the backend and can always be derived again. Ingest gathers
+//! them from the bytes on their way into the store ([`Tee`], [`Reading`])
+//! and writes them in the bundle's own transaction; a bundle that arrives
+//! otherwise (`catalog rebuild`, `mirror`, a catalog made before facts
+//! existed) has them derived from its stored objects, every read verified,
+//! at the next write open. A reading command derives the facts of such a
+//! bundle in memory.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 
 use coffer_base::digest::Digest;
 use coffer_base::json::Node;
 use coffer_base::json::{self, JsonlLimits};
+use coffer_store::rows::Writer;
 use coffer_store::{Store, StoreError};
 use serde::Serialize;
 
@@ -58,6 +59,12 @@ pub struct Facts {
     pub problem: Option<String>,
 }
 
+impl Default for Facts {
+    fn default() -> Facts {
+        Facts::empty()
+    }
+}
+
 impl Facts {
     fn empty() -> Facts {
         Facts {
@@ -78,47 +85,43 @@ impl Facts {
 pub fn derive(store: &Store, row: &BundleRow) -> Result<Facts> {
     let mut f = Facts::empty();
     let mut problems = Vec::new();
-    let mut note = |what: &str, e: StoreError| -> Result<()> {
-        match e {
-            // A store that cannot be read at all is an error; one object
-            // that is lost or damaged is a fact about this bundle.
-            e @ (StoreError::MissingObject { .. }
-            | StoreError::DigestMismatch { .. }
-            | StoreError::SizeMismatch { .. }
-            | StoreError::CorruptObject { .. }) => {
-                problems.push(format!("{what}: {e}"));
-                Ok(())
-            }
-            e => Err(e.into()),
-        }
-    };
     match read_document(store, &row.manifest_digest) {
         Ok(bytes) => {
             if let Ok(m) = serde_json::from_slice::<Manifest>(&bytes) {
-                f.configuration_digest = Some(m.configuration.digest);
-                f.fixture_digest = Some(m.run.fixture.digest);
+                f.from_manifest(&m);
             }
         }
-        Err(e) => note("manifest.json", e)?,
+        Err(e) => problems.push(lost("manifest.json", e)?),
     }
     for a in bundle_artifacts(store.catalog(), &row.bundle_id)? {
-        let read = match a.kind {
-            Kind::Verifier => read_verifier(store, &a, &mut f),
-            Kind::Session => read_session(store, &a, &mut f),
-            Kind::Workspace => read_patch(store, &a, &mut f),
-            _ => Ok(()),
-        };
-        if let Err(e) = read {
-            note(&a.relative_path, e)?;
+        let mut reading = Reading::of(a.kind);
+        if matches!(reading, Reading::Other) {
+            continue;
+        }
+        match feed_object(store, &a, &mut reading) {
+            Ok(()) => reading.finish(&mut f),
+            Err(e) => problems.push(lost(&a.relative_path, e)?),
         }
     }
-    if f.touched.len() >= MAX_TOUCHED {
-        problems.push(format!(
-            "the workspace patch names more than {MAX_TOUCHED} files; the first {MAX_TOUCHED} are indexed"
-        ));
-    }
-    f.problem = (!problems.is_empty()).then(|| problems.join("; "));
+    f.problem = f
+        .problem
+        .take()
+        .into_iter()
+        .chain(problems)
+        .reduce(|a, b| a + "; " + &b);
     Ok(f)
+}
+
+/// A lost or damaged object is a fact about its bundle; a store that
+/// cannot be read at all is an error.
+fn lost(what: &str, e: StoreError) -> Result<String> {
+    match e {
+        e @ (StoreError::MissingObject { .. }
+        | StoreError::DigestMismatch { .. }
+        | StoreError::SizeMismatch { .. }
+        | StoreError::CorruptObject { .. }) => Ok(format!("{what}: {e}")),
+        e => Err(e.into()),
+    }
 }
 
 /// A stored document, bounded as documents are at ingest.
@@ -132,75 +135,212 @@ fn read_document(store: &Store, d: &Digest) -> std::result::Result<Vec<u8>, Stor
     Ok(bytes)
 }
 
-fn read_verifier(
+/// Feeds the whole of object `a` (so it is verified) to `reading`.
+fn feed_object(
     store: &Store,
     a: &ArtifactRow,
-    f: &mut Facts,
+    reading: &mut Reading,
 ) -> std::result::Result<(), StoreError> {
-    let bytes = read_document(store, &a.digest)?;
-    // The stored result passed its schema at ingest.
-    if let Ok(v) = serde_json::from_slice::<VerifierResult>(&bytes) {
-        f.verifier = v.status.parse().unwrap_or(VerifierOutcome::Error);
-        f.assertions_total = Some(v.assertions.len() as u64);
-        f.assertions_passed =
-            Some(v.assertions.iter().filter(|a| a.status == "passed").count() as u64);
-    }
-    Ok(())
-}
-
-/// Calls `each` with every line of object `a` (without its line end),
-/// each bounded as session lines are at ingest.
-fn each_line(
-    store: &Store,
-    a: &ArtifactRow,
-    each: &mut dyn FnMut(&[u8]) -> bool,
-) -> std::result::Result<(), StoreError> {
-    let max = JsonlLimits::EVIDENCE.line.max_bytes as u64 + 2;
-    let mut r = BufReader::with_capacity(1 << 20, store.open_object(&a.digest)?);
-    let mut buf = Vec::new();
+    let mut r = store.open_object(&a.digest)?;
+    let mut buf = vec![0u8; 1 << 16];
     loop {
-        buf.clear();
-        let n = (&mut r)
-            .take(max)
-            .read_until(b'\n', &mut buf)
+        let n = r
+            .read(&mut buf)
             .map_err(|e| StoreError::read(&a.relative_path, e))?;
         if n == 0 {
             return Ok(());
         }
-        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        if !each(line.strip_suffix(b"\r").unwrap_or(line)) {
-            // Read on to the end: the digest is checked there.
-            std::io::copy(&mut r, &mut std::io::sink())
-                .map_err(|e| StoreError::read(&a.relative_path, e))?;
-            return Ok(());
+        reading.feed(&buf[..n]);
+    }
+}
+
+impl Facts {
+    /// The facts the manifest holds.
+    pub fn from_manifest(&mut self, m: &Manifest) {
+        self.configuration_digest = Some(m.configuration.digest);
+        self.fixture_digest = Some(m.run.fixture.digest);
+    }
+}
+
+/// How much of a session's start and end is kept to find its first and
+/// last times: the span runs from the first event in the first 64 KiB
+/// that carries a time to the last such event in the last 64 KiB.
+pub const SESSION_EDGE: usize = 64 << 10;
+
+/// What one artifact adds to its run's facts, read as a stream: at ingest
+/// from the bytes on their way into the store, later from the stored
+/// object. Memory is bounded: a session keeps its first and last 64 KiB,
+/// a patch one line, a verifier result one document.
+#[derive(Debug)]
+pub enum Reading {
+    /// The session: its lines, and its edges for the times.
+    Session {
+        /// Bytes seen.
+        bytes: u64,
+        /// Line ends seen.
+        newlines: u64,
+        /// The last byte seen.
+        last: Option<u8>,
+        /// The first [`SESSION_EDGE`] bytes.
+        head: Vec<u8>,
+        /// The last [`SESSION_EDGE`] bytes.
+        tail: Vec<u8>,
+    },
+    /// The workspace patch: the files it names.
+    Patch {
+        /// The paths so far.
+        paths: PatchPaths,
+        /// The line not yet ended (at most a line's bound).
+        partial: Vec<u8>,
+    },
+    /// The verifier result, whole (a document: bounded at ingest).
+    Verifier(Vec<u8>),
+    /// An artifact with no facts.
+    Other,
+}
+
+impl Reading {
+    /// The reading for an artifact of `kind`.
+    pub fn of(kind: Kind) -> Reading {
+        match kind {
+            Kind::Session => Reading::Session {
+                bytes: 0,
+                newlines: 0,
+                last: None,
+                head: Vec::new(),
+                tail: Vec::new(),
+            },
+            Kind::Workspace => Reading::Patch {
+                paths: PatchPaths::default(),
+                partial: Vec::new(),
+            },
+            Kind::Verifier => Reading::Verifier(Vec::new()),
+            _ => Reading::Other,
+        }
+    }
+
+    /// Reads the next bytes.
+    pub fn feed(&mut self, chunk: &[u8]) {
+        match self {
+            Reading::Session {
+                bytes,
+                newlines,
+                last,
+                head,
+                tail,
+            } => {
+                *bytes += chunk.len() as u64;
+                *newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+                *last = chunk.last().copied().or(*last);
+                let room = SESSION_EDGE - head.len();
+                head.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                keep_tail(tail, chunk);
+            }
+            Reading::Patch { paths, partial } => {
+                let mut rest = chunk;
+                while let Some(i) = memchr::memchr(b'\n', rest) {
+                    let line = &rest[..i];
+                    match partial.is_empty() {
+                        true => paths.line(line.strip_suffix(b"\r").unwrap_or(line)),
+                        false => {
+                            partial.extend_from_slice(line);
+                            let whole = std::mem::take(partial);
+                            paths.line(whole.strip_suffix(b"\r").unwrap_or(&whole));
+                        }
+                    }
+                    rest = &rest[i + 1..];
+                }
+                let room = super::grep::MAX_LINE.saturating_sub(partial.len());
+                partial.extend_from_slice(&rest[..rest.len().min(room)]);
+            }
+            Reading::Verifier(doc) => {
+                let room = (json::Limits::DOCUMENT.max_bytes + 1).saturating_sub(doc.len());
+                doc.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Reading::Other => {}
+        }
+    }
+
+    /// Adds what was read to `f`.
+    pub fn finish(self, f: &mut Facts) {
+        match self {
+            Reading::Session {
+                bytes,
+                newlines,
+                last,
+                head,
+                tail,
+            } => {
+                // Blank lines are refused at ingest: every line is an event.
+                f.events = newlines + u64::from(last.is_some_and(|b| b != b'\n'));
+                let whole = bytes as usize <= SESSION_EDGE;
+                let first = edge_lines(&head, false, !whole).find_map(line_ms);
+                let end = edge_lines(&tail, !whole, false).rev().find_map(line_ms);
+                f.duration_ms = match (first, end) {
+                    (Some(a), Some(b)) if b > a => Some((b - a) as u64),
+                    _ => None,
+                };
+            }
+            Reading::Patch { mut paths, partial } => {
+                if !partial.is_empty() {
+                    paths.line(&partial);
+                }
+                f.touched = paths.found;
+                if f.touched.len() >= MAX_TOUCHED {
+                    f.problem = Some(format!(
+                        "the workspace patch names more than {MAX_TOUCHED} files; the first {MAX_TOUCHED} are indexed"
+                    ));
+                }
+            }
+            Reading::Verifier(doc) => {
+                // The stored result passed its schema at ingest.
+                if let Ok(v) = serde_json::from_slice::<VerifierResult>(&doc) {
+                    f.verifier = v.status.parse().unwrap_or(VerifierOutcome::Error);
+                    f.assertions_total = Some(v.assertions.len() as u64);
+                    f.assertions_passed =
+                        Some(v.assertions.iter().filter(|a| a.status == "passed").count() as u64);
+                }
+            }
+            Reading::Other => {}
         }
     }
 }
 
-fn read_session(
-    store: &Store,
-    a: &ArtifactRow,
-    f: &mut Facts,
-) -> std::result::Result<(), StoreError> {
-    let limits = JsonlLimits::EVIDENCE.line;
-    let (mut first, mut last) = (i64::MAX, i64::MIN);
-    each_line(store, a, &mut |line| {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return true;
-        }
-        f.events += 1;
-        // A borrowed parse: no map to build, no string to copy.
-        if let Some(t) = json::parse_node(line, &limits)
-            .ok()
-            .and_then(|e| event_ms(&e))
-        {
-            first = first.min(t);
-            last = last.max(t);
-        }
-        true
-    })?;
-    f.duration_ms = (last > first).then(|| (last - first) as u64);
-    Ok(())
+/// Keeps the last [`SESSION_EDGE`] bytes of a stream in `tail`.
+fn keep_tail(tail: &mut Vec<u8>, chunk: &[u8]) {
+    if chunk.len() >= SESSION_EDGE {
+        tail.clear();
+        tail.extend_from_slice(&chunk[chunk.len() - SESSION_EDGE..]);
+        return;
+    }
+    let over = (tail.len() + chunk.len()).saturating_sub(SESSION_EDGE);
+    tail.drain(..over);
+    tail.extend_from_slice(chunk);
+}
+
+/// The whole lines of an edge: without a cut first line (`cut_start`) or
+/// a cut last one (`cut_end`).
+fn edge_lines(
+    edge: &[u8],
+    cut_start: bool,
+    cut_end: bool,
+) -> impl DoubleEndedIterator<Item = &[u8]> {
+    let mut lines: Vec<&[u8]> = edge.split(|b| *b == b'\n').collect();
+    if cut_end || edge.last() == Some(&b'\n') {
+        lines.pop();
+    }
+    if cut_start && !lines.is_empty() {
+        lines.remove(0);
+    }
+    lines.into_iter()
+}
+
+/// The time of one session line, if it carries one.
+fn line_ms(line: &[u8]) -> Option<i64> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    json::parse_node(line, &JsonlLimits::EVIDENCE.line)
+        .ok()
+        .and_then(|e| event_ms(&e))
 }
 
 /// An event's time in ms since the epoch, from the first of
@@ -224,20 +364,6 @@ pub fn event_ms(event: &Node<'_>) -> Option<i64> {
         }
         _ => None,
     }
-}
-
-fn read_patch(
-    store: &Store,
-    a: &ArtifactRow,
-    f: &mut Facts,
-) -> std::result::Result<(), StoreError> {
-    let mut paths = PatchPaths::default();
-    each_line(store, a, &mut |line| {
-        paths.line(line);
-        paths.found.len() < MAX_TOUCHED
-    })?;
-    f.touched = paths.found;
-    Ok(())
 }
 
 /// The files a unified diff (git's or plain) names, read line by line:
@@ -374,7 +500,14 @@ const FACT_COLUMNS: &str = "verifier, assertions_passed, assertions_total, confi
 /// Stores the facts of `bundle_id` (replacing earlier ones: they are
 /// derived, so a later derivation is the better one).
 pub fn put(store: &mut Store, bundle_id: &str, f: &Facts) -> Result<()> {
-    store.write_derived(|w| {
+    store.write_derived(|w| write_rows(w, bundle_id, f))?;
+    Ok(())
+}
+
+/// Writes the rows of `f` in the transaction of `w` (the ingest's own, or
+/// one for derived rows).
+pub fn write_rows(w: &Writer<'_>, bundle_id: &str, f: &Facts) -> coffer_store::Result<()> {
+    {
         w.execute(
             "DELETE FROM bundle_touched WHERE bundle_id = ?1",
             &[&bundle_id],
@@ -403,8 +536,25 @@ pub fn put(store: &mut Store, bundle_id: &str, f: &Facts) -> Result<()> {
             )?;
         }
         Ok(())
-    })?;
-    Ok(())
+    }
+}
+
+/// A reader that shows each chunk it passes on to a [`Reading`]: how
+/// ingest gathers a run's facts from the bytes on their way into the store,
+/// without reading them again.
+pub struct Tee<'a> {
+    /// The input.
+    pub inner: &'a mut dyn Read,
+    /// What sees it.
+    pub reading: &'a mut Reading,
+}
+
+impl Read for Tee<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.reading.feed(&buf[..n]);
+        Ok(n)
+    }
 }
 
 /// The stored facts of `bundle_id` (without its touched paths), if any.
@@ -576,6 +726,63 @@ diff --git \"a/sp ace\\303\\251.txt\" \"b/sp ace\\303\\251.txt\"
     fn a_plain_diff_names_its_files_without_the_time() {
         let patch = "--- calc.py.orig\t2026-12-01 10:00:00\n+++ calc.py\t2026-12-01 10:01:00\n@@ -1 +1 @@\n-a\n+b\n";
         assert_eq!(paths(patch), ["calc.py", "calc.py.orig"]);
+    }
+
+    /// The facts of `bytes` read as one artifact of `kind`, fed in chunks
+    /// of `chunk` bytes.
+    fn read_in_chunks(kind: Kind, bytes: &[u8], chunk: usize) -> Facts {
+        let mut r = Reading::of(kind);
+        for c in bytes.chunks(chunk.max(1)) {
+            r.feed(c);
+        }
+        let mut f = Facts::default();
+        r.finish(&mut f);
+        f
+    }
+
+    fn session(events: usize, pad: usize) -> Vec<u8> {
+        let mut s = String::new();
+        for i in 0..events {
+            let e = serde_json::json!({"type": "x", "pad": "p".repeat(pad),
+                "time": format!("2026-12-05T10:{:02}:{:02}Z", i / 60 % 60, i % 60)});
+            s.push_str(&format!("{e}\n"));
+        }
+        s.into_bytes()
+    }
+
+    #[test]
+    fn a_session_reads_the_same_in_any_chunks_and_spans_first_to_last_time() {
+        for (events, pad) in [(1, 10), (3, 10), (50, 10), (900, 200)] {
+            let bytes = session(events, pad);
+            let whole = read_in_chunks(Kind::Session, &bytes, bytes.len());
+            assert_eq!(whole.events, events as u64);
+            let want = (events > 1).then(|| (events as u64 - 1) * 1000);
+            assert_eq!(whole.duration_ms, want, "{events} events of {pad}");
+            for chunk in [1, 7, 4096, 65_535, 65_537] {
+                let f = read_in_chunks(Kind::Session, &bytes, chunk);
+                assert_eq!(
+                    (f.events, f.duration_ms),
+                    (whole.events, whole.duration_ms),
+                    "{chunk}"
+                );
+            }
+        }
+        // A last line without its line end is an event too.
+        let f = read_in_chunks(Kind::Session, b"{\"time\":1}\n{\"time\":3}", 4);
+        assert_eq!((f.events, f.duration_ms), (2, Some(2000)));
+        // No times: no span.
+        let f = read_in_chunks(Kind::Session, b"{\"a\":1}\n{\"a\":2}\n", 3);
+        assert_eq!((f.events, f.duration_ms), (2, None));
+    }
+
+    #[test]
+    fn a_patch_reads_the_same_in_any_chunks() {
+        let patch = b"diff --git a/x.py b/x.py\r\n--- a/x.py\r\n+++ b/x.py\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n--- a/y.py\n+++ b/y.py";
+        for chunk in [1, 3, 10, patch.len()] {
+            let f = read_in_chunks(Kind::Workspace, patch, chunk);
+            let got: Vec<&str> = f.touched.iter().map(String::as_str).collect();
+            assert_eq!(got, ["x.py", "y.py"], "{chunk}");
+        }
     }
 
     #[test]

@@ -9,6 +9,9 @@
 use coffer_base::codes;
 use std::path::Path;
 
+use std::collections::HashMap;
+
+use super::facts::{self, Facts, Tee};
 use super::inspect::{inspect_head, BundleHead, Reading};
 use super::model::MissingEvidence;
 use super::records::{bundle_by_id, insert_bundle, BundleRow, BUNDLE_ROOT};
@@ -51,6 +54,8 @@ pub struct IngestOutcome {
 struct BatchSink<'b, 's> {
     batch: &'b mut Batch<'s>,
     bundle_id: String,
+    /// The facts each artifact path adds, read as its bytes go by.
+    readings: HashMap<String, facts::Reading>,
 }
 
 impl Sink for BatchSink<'_, '_> {
@@ -66,7 +71,17 @@ impl Sink for BatchSink<'_, '_> {
             kind: BUNDLE_ROOT.into(),
             name: self.bundle_id.clone(),
         };
-        let d = self.batch.put(input, size, subject, expected, Some(root))?;
+        let d = match subject.to_str().and_then(|p| self.readings.get_mut(p)) {
+            Some(reading) => {
+                let mut tee = Tee {
+                    inner: input,
+                    reading,
+                };
+                self.batch
+                    .put(&mut tee, size, subject, expected, Some(root))?
+            }
+            None => self.batch.put(input, size, subject, expected, Some(root))?,
+        };
         coffer_base::crash::point("ingest_artifact");
         Ok(d)
     }
@@ -93,12 +108,24 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
         None => None,
     };
 
+    let readings = head
+        .manifest()
+        .map(|m| {
+            m.evidence
+                .iter()
+                .map(|d| (d.relative_path.clone(), facts::Reading::of(d.kind)))
+                .filter(|(_, r)| !matches!(r, facts::Reading::Other))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut batch = store.batch()?;
     let mut sink = BatchSink {
         batch: &mut batch,
         bundle_id: bundle_id.clone(),
+        readings,
     };
     let insp = inspect_head(head, &mut sink, Reading::StopAtManifestIssues)?;
+    let readings = std::mem::take(&mut sink.readings);
     out.issues = insp.issues.clone();
     let Some(manifest) = insp.manifest.as_ref() else {
         return Ok(out);
@@ -154,15 +181,23 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     }
     let qualification = capture.qualification;
     batch.name_ref(bundle_ref(&manifest.bundle_id, manifest_digest));
+    // The facts, from the bytes just read: recorded with the bundle.
+    let mut run_facts = Facts::default();
+    run_facts.from_manifest(manifest);
+    for (_, r) in readings {
+        r.finish(&mut run_facts);
+    }
     let mut created = false;
     crate::error::commit_rows(batch, |tx| {
         created = insert_bundle(tx, manifest, &manifest_digest, qualification, now_ms())?;
+        if created {
+            facts::write_rows(tx, &manifest.bundle_id, &run_facts)?;
+        }
         Ok(())
     })?;
     out.manifest_digest = Some(manifest_digest);
     out.created = created;
     out.artifacts = manifest.evidence.len();
-    super::facts::index_pending(store);
     Ok(out)
 }
 
