@@ -149,3 +149,150 @@ fn our_export_manifests_satisfy_the_peer_export_manifest_definition() {
         assert!(peer_accepts(&peer, "exportManifest", &m), "{m}");
     }
 }
+
+/// The peer's four exports, as its own exporter wrote them.
+fn peer_exports(peer: &Path) -> Vec<PathBuf> {
+    let names = [
+        "complete",
+        "interrupted",
+        "task-failed",
+        "telemetry-incomplete",
+    ];
+    names.iter().map(|n| peer.join("exports").join(n)).collect()
+}
+
+/// Replaces the file of artifact `id` in the export at `dir` with `bytes`,
+/// and its manifest entry's digest and size with theirs: a tree whose
+/// digests all hold, so only the content is wrong.
+fn rewrite_artifact(dir: &Path, id: &str, bytes: &[u8]) {
+    let path = dir.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let a = m["artifacts"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|a| a["id"] == id)
+        .unwrap();
+    std::fs::write(dir.join(a["relativePath"].as_str().unwrap()), bytes).unwrap();
+    a["digest"] = crate::support::sha256(bytes).into();
+    a["sizeBytes"] = bytes.len().into();
+    std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+}
+
+#[test]
+fn the_peers_exports_verify_and_their_mutations_are_refused() {
+    let Some(peer) = peer() else { return };
+    let env = Env::new();
+    let policy = peer.join("exports/policy.json");
+    for export in peer_exports(&peer) {
+        let name = export.file_name().unwrap().to_str().unwrap().to_string();
+        let (code, v) = env.json(&[
+            "export",
+            "verify",
+            export.to_str().unwrap(),
+            policy.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{name}: {v}");
+        assert_eq!(v["status"], "accepted");
+
+        let mutant = |what: &str| -> PathBuf {
+            let dir = env.path(&format!("{name}-{what}"));
+            copy_tree(&export, &dir);
+            dir
+        };
+        let verify = |dir: &Path| -> Value {
+            let (code, v) = env.json(&["export", "verify", dir.to_str().unwrap()]);
+            assert_ne!(code, 0, "{}: {v}", dir.display());
+            v
+        };
+        // A changed byte.
+        let dir = mutant("byte");
+        let first = dir.join("evidence/0000.jsonl");
+        let mut bytes = std::fs::read(&first).unwrap();
+        bytes[2] ^= 0x01;
+        std::fs::write(&first, bytes).unwrap();
+        assert!(
+            codes(&verify(&dir)).contains(&"integrity.digest_mismatch".to_string()),
+            "{name}"
+        );
+        // A missing file.
+        let dir = mutant("missing");
+        std::fs::remove_file(dir.join("evidence/0000.jsonl")).unwrap();
+        assert!(!codes(&verify(&dir)).is_empty(), "{name}");
+        // A secret in the session, digests made to hold.
+        let dir = mutant("secret");
+        let session = std::fs::read_to_string(dir.join("evidence/0000.jsonl")).unwrap();
+        let planted = session.replacen(
+            "\"type\"",
+            "\"note\":\"pushed with ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8\",\"type\"",
+            1,
+        );
+        rewrite_artifact(&dir, "session", planted.as_bytes());
+        let c = codes(&verify(&dir));
+        assert!(
+            c.contains(&"validation.secret_in_export".to_string()),
+            "{name}: {c:?}"
+        );
+        // Hidden reasoning, digests made to hold.
+        let dir = mutant("reasoning");
+        let mut with = session.clone();
+        // (the record the peer's stripper misses: see EXPORT.md).
+        with.push_str(
+            "{\"type\":\"observation.agent_thinking\",\"text\":\"I should not say this\"}\n",
+        );
+        rewrite_artifact(&dir, "session", with.as_bytes());
+        let c = codes(&verify(&dir));
+        assert!(
+            c.contains(&"validation.hidden_reasoning".to_string()),
+            "{name}: {c:?}"
+        );
+        // A raw reasoning field.
+        let dir = mutant("thinking");
+        let mut with = session.clone();
+        with.push_str("{\"type\":\"assistant.message\",\"thinking\":\"I should not say this\"}\n");
+        rewrite_artifact(&dir, "session", with.as_bytes());
+        let c = codes(&verify(&dir));
+        assert!(
+            c.contains(&"validation.forbidden_field".to_string()),
+            "{name}: {c:?}"
+        );
+    }
+    // The source's digest holds only for a workspace recorded as transformed.
+    let dir = env.path("complete-untransformed");
+    copy_tree(&peer.join("exports/complete"), &dir);
+    let path = dir.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    m["transformations"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|t| t["artifactId"] != "workspace");
+    std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+    let (code, v) = env.json(&["export", "verify", dir.to_str().unwrap()]);
+    assert_ne!(code, 0, "{v}");
+    // (Every exported artifact needs its transformation record anyway.)
+    assert!(
+        codes(&v).contains(&"validation.export_manifest".to_string()),
+        "{v}"
+    );
+    // A verifier bound to neither the exported workspace nor its source.
+    let dir = env.path("complete-binding");
+    copy_tree(&peer.join("exports/complete"), &dir);
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let ver = m["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "verifier")
+        .unwrap();
+    let path = dir.join(ver["relativePath"].as_str().unwrap());
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    doc["workspace"]["digest"] = crate::support::sha256(b"other bytes").into();
+    rewrite_artifact(&dir, "verifier", &serde_json::to_vec(&doc).unwrap());
+    let (code, v) = env.json(&["export", "verify", dir.to_str().unwrap()]);
+    assert_ne!(code, 0, "{v}");
+    assert!(
+        codes(&v).contains(&"validation.reference".to_string()),
+        "{v}"
+    );
+}

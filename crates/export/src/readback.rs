@@ -967,7 +967,7 @@ fn verify_with(tree: &BundleDir, exp: &Expectations<'_>, scan: &mut FinalScan) -
     scan.value(&Node::from(&manifest), MANIFEST, &mut String::new());
     let artifacts = arr(&manifest, "artifacts");
     scan_artifacts(tree, artifacts, scan, &mut issues);
-    reference_rules(tree, artifacts, s(&manifest, "bundleId"), &mut issues);
+    reference_rules(tree, &manifest, artifacts, &mut issues);
     issues.append(&mut scan.findings);
     if !issues.is_empty() {
         return Err(ExportError::Invalid(issues));
@@ -1232,10 +1232,16 @@ fn scan_artifacts(
 /// References between the exported contract documents.
 fn reference_rules(
     tree: &BundleDir,
+    manifest: &Value,
     artifacts: &[Value],
-    bundle_id: &str,
     issues: &mut Vec<Issue>,
 ) {
+    let bundle_id = s(manifest, "bundleId");
+    let transformed = |id: &str| {
+        arr(manifest, "transformations")
+            .iter()
+            .any(|t| s(t, "artifactId") == id)
+    };
     // References between the exported contract documents.
     for a in artifacts {
         let rel = s(a, "relativePath");
@@ -1259,8 +1265,14 @@ fn reference_rules(
         }
         if kind == "verifier" {
             if let Some(ws) = doc.get("workspace") {
+                // The verifier judged the source's workspace: its digest is
+                // the exported one, or (as the peer system writes it) the
+                // `sourceDigest` of a workspace the manifest records as
+                // transformed.
                 let ok = artifacts.iter().any(|x| {
-                    s(x, "id") == s(ws, "artifactId") && s(x, "digest") == s(ws, "digest")
+                    s(x, "id") == s(ws, "artifactId")
+                        && (s(x, "digest") == s(ws, "digest")
+                            || (s(x, "sourceDigest") == s(ws, "digest") && transformed(s(x, "id"))))
                 });
                 if !ok {
                     issues.push(Issue::at(
