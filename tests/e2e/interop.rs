@@ -296,3 +296,112 @@ fn the_peers_exports_verify_and_their_mutations_are_refused() {
         "{v}"
     );
 }
+
+/// The peer's final-scan rule as its README states it: a `/`-path right
+/// after whitespace (or at the start of the buffer) refuses the buffer.
+fn peer_final_scan_refuses(bytes: &[u8]) -> bool {
+    let re = regex::bytes::Regex::new(r#"(^|[ \t\r\n\x0b\x0c])/[^ \t\r\n\x0b\x0c"\\]"#).unwrap();
+    re.is_match(bytes)
+}
+
+#[test]
+fn exports_made_for_the_peer_pass_its_final_scan_rule_and_our_verify() {
+    let env = Env::new();
+    let mut fixtures: Vec<PathBuf> = std::fs::read_dir(repo().join("fixtures/run-bundles"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    fixtures.sort();
+    for policy in ["ebo-public.json", "partner.json"] {
+        let policy = repo().join("fixtures/policies").join(policy);
+        for (i, b) in fixtures.iter().enumerate() {
+            let name = b.file_name().unwrap().to_str().unwrap().to_string();
+            let dest = env.path(&format!(
+                "ebo-{i}-{}",
+                policy.file_stem().unwrap().to_str().unwrap()
+            ));
+            let (code, v) = env.json(&[
+                "export",
+                "create",
+                b.to_str().unwrap(),
+                policy.to_str().unwrap(),
+                dest.to_str().unwrap(),
+                "--compat",
+                "ebo",
+                "--allow-incomplete",
+            ]);
+            assert!(code == 0 || code == 4, "{name}: {v}");
+            for (rel, bytes) in crate::support::tree(&dest) {
+                assert!(
+                    !peer_final_scan_refuses(&bytes),
+                    "{name}/{rel} holds a /-path after whitespace:\n{}",
+                    String::from_utf8_lossy(&bytes)
+                );
+            }
+            let (code, v) = env.json(&[
+                "export",
+                "verify",
+                dest.to_str().unwrap(),
+                policy.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 0, "{name}: {v}");
+            // The verifier names the source's workspace, as the peer's does.
+            let m: Value =
+                serde_json::from_slice(&std::fs::read(dest.join("manifest.json")).unwrap())
+                    .unwrap();
+            let arts = m["artifacts"].as_array().unwrap();
+            if let Some(ver) = arts.iter().find(|a| a["kind"] == "verifier") {
+                let doc: Value = serde_json::from_slice(
+                    &std::fs::read(dest.join(ver["relativePath"].as_str().unwrap())).unwrap(),
+                )
+                .unwrap();
+                let ws = arts
+                    .iter()
+                    .find(|a| a["id"] == doc["workspace"]["artifactId"])
+                    .unwrap();
+                assert_eq!(doc["workspace"]["digest"], ws["sourceDigest"], "{name}");
+            }
+        }
+    }
+    // Our own form is unchanged: the patch keeps `--- /dev/null`, so it
+    // applies, and the peer's rule would refuse it.
+    let dest = env.path("ours");
+    let policy = repo().join("fixtures/policies/ebo-public.json");
+    let complete = repo().join("fixtures/run-bundles/complete");
+    let (code, v) = env.json(&[
+        "export",
+        "create",
+        complete.to_str().unwrap(),
+        policy.to_str().unwrap(),
+        dest.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let patch = std::fs::read(dest.join("workspace.patch")).unwrap();
+    assert!(String::from_utf8_lossy(&patch).contains("--- /dev/null"));
+    assert!(peer_final_scan_refuses(&patch));
+    // With the peer's vectors at hand: its policy form matches too.
+    if let Some(peer) = peer() {
+        let dest = env.path("with-peer-policy");
+        let policy = peer.join("exports/policy.json");
+        let (code, v) = env.json(&[
+            "export",
+            "create",
+            complete.to_str().unwrap(),
+            policy.to_str().unwrap(),
+            dest.to_str().unwrap(),
+            "--compat",
+            "ebo",
+        ]);
+        assert_eq!(code, 0, "{v}");
+        let (code, v) = env.json(&[
+            "export",
+            "verify",
+            dest.to_str().unwrap(),
+            policy.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{v}");
+        assert!(crate::support::tree(&dest)
+            .iter()
+            .all(|(_, b)| !peer_final_scan_refuses(b)));
+    }
+}

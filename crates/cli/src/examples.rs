@@ -135,6 +135,8 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "coffer export create attempt-17 partner-policy.json out/attempt-17",
             "# with a report for a reviewer, and $OPENAI_API_KEY's value scrubbed",
             "coffer export create attempt-17 partner-policy.json out/a17 --report a17.html --redact-env OPENAI_API_KEY",
+            "# for a recipient who checks it with the peer evidence system (EBO)",
+            "coffer export create attempt-17 partner-policy.json out/a17-ebo --compat ebo",
         ],
     ),
     (

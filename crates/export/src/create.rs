@@ -25,6 +25,7 @@ use coffer_store::{PutOptions, Store};
 use serde_json::{json, Value};
 
 use crate::collect::{Collected, Collector};
+use crate::compat::{Compat, PathWriter};
 use crate::error::{ExportError, Result};
 use crate::key::ExportKey;
 use crate::lines::{next_line, split_terminator, two_core, two_core_ordered, Batch};
@@ -49,6 +50,8 @@ pub struct CreateOptions {
     /// Also write a redaction report here (`.html`, `.md` or `.json`),
     /// published with the export or not at all.
     pub report: Option<std::path::PathBuf>,
+    /// Whose readback the export is made for (`--compat`).
+    pub compat: Compat,
 }
 
 /// One exported artifact.
@@ -442,16 +445,16 @@ type Written = BTreeMap<String, (String, String, u64)>;
 
 /// Pass 2 over one artifact, into `w`.
 fn rewrite_artifact(
-    src: &Artifacts<'_>,
+    p: &Pass2<'_, '_>,
     d: &Descriptor,
     s: &mut Scrubber<'_>,
     w: &mut impl Write,
     written: &Written,
-    clean: &CleanLines,
     skip: &BTreeSet<u64>,
 ) -> Result<Counts> {
     let mut c = Counts::default();
-    let mut r = src.open(d)?;
+    let clean = &p.clean[&d.id];
+    let mut r = p.src.open(d)?;
     let werr = |e: std::io::Error| ExportError::io(&d.relative_path, "write", e);
     match d.media_type.as_str() {
         "application/json" => {
@@ -459,7 +462,9 @@ fn rewrite_artifact(
             let truncatable = d.kind == Kind::Telemetry;
             s.value(&mut v, truncatable, &mut c)?;
             if d.kind == Kind::Verifier {
-                rebind_verifier(&mut v, written, &mut c);
+                // The peer's form keeps the source's workspace digest.
+                let rebind_workspace = p.compat == Compat::Coffer;
+                rebind_verifier(&mut v, written, rebind_workspace, &mut c);
             }
             let mut out = serde_json::to_vec_pretty(&v).expect("values serialize");
             out.push(b'\n');
@@ -554,7 +559,8 @@ fn rewrite_batch(
 }
 
 /// Points the verifier result at the exported workspace and diagnostics.
-fn rebind_verifier(v: &mut Value, written: &Written, c: &mut Counts) {
+/// (`workspace`: also its digest, else it keeps naming the source's.)
+fn rebind_verifier(v: &mut Value, written: &Written, workspace: bool, c: &mut Counts) {
     if let Some(ws) = v.get_mut("workspace").and_then(Value::as_object_mut) {
         if ws.remove("fingerprint").is_some() {
             c.removed_field += 1;
@@ -565,7 +571,7 @@ fn rebind_verifier(v: &mut Value, written: &Written, c: &mut Counts) {
             .map(str::to_string);
         if let Some((_, (_, digest, _))) = written
             .iter()
-            .find(|(_, (aid, _, _))| Some(aid) == id.as_ref())
+            .find(|(_, (aid, _, _))| workspace && Some(aid) == id.as_ref())
         {
             ws.insert("digest".into(), json!(digest));
         }
@@ -676,6 +682,7 @@ pub fn create(
         planned: &planned,
         exported: &exported,
         clean: &clean,
+        compat: opts.compat,
     };
     let (built, readback_report, skipped) = build_and_verify(&pass2, &mut scrubber, dest, opts)?;
     coffer_base::crash::point("export_verified");
@@ -912,6 +919,7 @@ struct Pass2<'a, 's> {
     planned: &'a [(Descriptor, Fate)],
     exported: &'a [&'a Descriptor],
     clean: &'a BTreeMap<String, CleanLines>,
+    compat: Compat,
 }
 
 /// Pass 2 and the export manifest, into a new temp tree beside `dest`.
@@ -991,8 +999,15 @@ fn write_artifacts(
             .filter(|r| r.artifact_id == d.id)
             .map(|r| r.line)
             .collect();
-        let counts =
-            rewrite_artifact(p.src, d, scrubber, &mut w, &written, &p.clean[&d.id], &skip)?;
+        let counts = match p.compat {
+            Compat::Coffer => rewrite_artifact(p, d, scrubber, &mut w, &written, &skip)?,
+            Compat::Ebo => {
+                let mut pw = PathWriter::new(&mut w);
+                let mut c = rewrite_artifact(p, d, scrubber, &mut pw, &written, &skip)?;
+                c.redacted_local += pw.finish().map_err(|e| ExportError::io(&rel, "write", e))?;
+                c
+            }
+        };
         let (bw, digest, size) = w.finish();
         let f = bw
             .into_inner()

@@ -12,6 +12,7 @@
 
 pub mod across;
 pub mod collect;
+pub mod compat;
 pub mod continued;
 pub mod create;
 pub mod cut;

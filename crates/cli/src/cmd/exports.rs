@@ -50,6 +50,19 @@ pub struct CreateArgs {
     /// The JSON result carries the same data as `report`.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Make the export in another system's form: `ebo` for the peer
+    /// evidence system's readback (paths after whitespace, `--- /dev/null`
+    /// included, become [LOCAL_PATH]; the verifier keeps the source's
+    /// workspace digest). See docs/EXPORT.md.
+    #[arg(long, value_enum, value_name = "SYSTEM")]
+    compat: Option<CompatArg>,
+}
+
+/// `--compat` of `export create`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompatArg {
+    /// The peer evidence system (EBO).
+    Ebo,
 }
 
 /// `export view DIR -o FILE`: the export as one HTML page.
@@ -156,6 +169,10 @@ fn create_with(
         allow_incomplete: a.allow_incomplete,
         exclude_unverifiable: a.exclude_unverifiable,
         report: a.report.clone(),
+        compat: match a.compat {
+            Some(CompatArg::Ebo) => coffer_export::compat::Compat::Ebo,
+            None => coffer_export::compat::Compat::Coffer,
+        },
     };
     let src = Source::locate(&store, &a.source)?;
     let outcome = crate::progress::shown(ctx, &mut store, "export", |s| {
