@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use super::facts::{self, Facts, Tee};
 use super::inspect::{inspect_head, BundleHead, Reading};
-use super::model::MissingEvidence;
+use super::model::{Manifest, MissingEvidence};
 use super::records::{bundle_by_id, insert_bundle, BundleRow, BUNDLE_ROOT};
 use super::safe_path::MANIFEST;
 use crate::sink::Sink;
@@ -108,16 +108,7 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
         None => None,
     };
 
-    let readings = head
-        .manifest()
-        .map(|m| {
-            m.evidence
-                .iter()
-                .map(|d| (d.relative_path.clone(), facts::Reading::of(d.kind)))
-                .filter(|(_, r)| !matches!(r, facts::Reading::Other))
-                .collect()
-        })
-        .unwrap_or_default();
+    let readings = head.manifest().map(readings).unwrap_or_default();
     let mut batch = store.batch()?;
     let mut sink = BatchSink {
         batch: &mut batch,
@@ -182,11 +173,7 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     let qualification = capture.qualification;
     batch.name_ref(bundle_ref(&manifest.bundle_id, manifest_digest));
     // The facts, from the bytes just read: recorded with the bundle.
-    let mut run_facts = Facts::default();
-    run_facts.from_manifest(manifest);
-    for (_, r) in readings {
-        r.finish(&mut run_facts);
-    }
+    let run_facts = gathered(manifest, readings);
     let mut created = false;
     crate::error::commit_rows(batch, |tx| {
         created = insert_bundle(tx, manifest, &manifest_digest, qualification, now_ms())?;
@@ -199,6 +186,26 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     out.created = created;
     out.artifacts = manifest.evidence.len();
     Ok(out)
+}
+
+/// A [`facts::Reading`] for each artifact that adds to its run's facts,
+/// by path.
+fn readings(m: &Manifest) -> HashMap<String, facts::Reading> {
+    m.evidence
+        .iter()
+        .map(|d| (d.relative_path.clone(), facts::Reading::of(d.kind)))
+        .filter(|(_, r)| !matches!(r, facts::Reading::Other))
+        .collect()
+}
+
+/// The run's facts from its manifest and what its artifacts' readings saw.
+fn gathered(m: &Manifest, readings: HashMap<String, facts::Reading>) -> Facts {
+    let mut f = Facts::default();
+    f.from_manifest(m);
+    for (_, r) in readings {
+        r.finish(&mut f);
+    }
+    f
 }
 
 /// Settles, before anything is uploaded, whether bundle `id` may be
