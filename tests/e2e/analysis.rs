@@ -39,16 +39,11 @@ fn two_runs(env: &Env, events: usize) {
     assert_eq!(code, 0, "{v}");
 }
 
+/// `coffer events ARGS`, one JSON value per line.
 fn jsonl(env: &Env, args: &[&str]) -> Vec<Value> {
     let mut all = vec!["events"];
     all.extend_from_slice(args);
-    let r = env.run(&all);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    String::from_utf8(r.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    lines(env, &all)
 }
 
 #[test]
@@ -266,6 +261,7 @@ fn experiment(env: &Env) {
     }
 }
 
+/// `coffer ARGS` (exit 0), one JSON value per line of its output.
 fn lines(env: &Env, args: &[&str]) -> Vec<Value> {
     let r = env.run(args);
     assert_eq!(r.code, 0, "{}", r.stderr);

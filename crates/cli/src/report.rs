@@ -267,6 +267,26 @@ pub fn open_streamed_json(command: &str, out: &mut impl Write) -> std::io::Resul
     )
 }
 
+/// The report of a command that streamed its result: accepted when the
+/// stream ended, or when its reader left early (`broken_pipe`: as for
+/// `cat`); else the error, after `closing` is written (and flushed) so a
+/// `--json` envelope's open result still closes.
+pub fn streamed_report(
+    failure: Option<(Issue, bool)>,
+    closing: &str,
+    out: &mut impl Write,
+) -> Report {
+    let mut r = match failure {
+        None | Some((_, true)) => Report::accepted(Value::Null, String::new()),
+        Some((issue, false)) => {
+            let _ = write!(out, "{closing}").and_then(|()| out.flush());
+            Report::error(issue)
+        }
+    };
+    r.streamed = true;
+    r
+}
+
 /// An issue as the envelope shows it: code, message, and one `path`
 /// (`file#pointer`, a file, a path, a key or a digest) when there is one.
 fn envelope_issue(i: &Issue) -> Value {

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::bundles::{selected, RunFilters};
 use super::open_store_for_reading;
 use crate::report::or_report;
-use crate::report::Report;
+use crate::report::{Issue, Report};
 use crate::Ctx;
 
 /// `events`: which runs, which events, and how to print them.
@@ -96,20 +96,11 @@ pub fn events(ctx: &Ctx, args: &EventsArgs) -> Report {
         out.flush().map_err(io)?;
         Ok(())
     })();
-    let mut r = match written {
-        Ok(()) => Report::accepted(serde_json::Value::Null, String::new()),
-        Err(e) if e.store().is_some_and(crate::report::is_broken_pipe) => {
-            Report::accepted(serde_json::Value::Null, String::new())
-        }
-        Err(e) => {
-            if ctx.json {
-                let _ = write!(out, "]}}").and_then(|()| out.flush());
-            }
-            Report::error(&e)
-        }
-    };
-    r.streamed = true;
-    r
+    let failure = written.err().map(|e| {
+        let pipe = e.store().is_some_and(crate::report::is_broken_pipe);
+        (Issue::from(&e), pipe)
+    });
+    crate::report::streamed_report(failure, if ctx.json { "]}" } else { "" }, &mut out)
 }
 
 /// `bundle stats`: which runs, grouped how, printed how.
@@ -315,27 +306,18 @@ pub fn grep(ctx: &Ctx, args: &GrepArgs) -> Report {
         }
         Ok(())
     })();
-    let close = |out: &mut std::io::BufWriter<_>, searched: &Searched| {
-        if ctx.json {
-            let _ = write!(out, "],\"searched\":{}}}", json!(searched));
-        }
-        out.flush()
+    let closing = match ctx.json {
+        true => format!("],\"searched\":{}}}", json!(searched)),
+        false => String::new(),
     };
-    let mut r = match written {
-        Ok(()) => match close(&mut out, &searched) {
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                Report::error(&coffer_evidence::EvidenceError::from(io(e)))
-            }
-            _ => Report::accepted(serde_json::Value::Null, String::new()),
-        },
-        Err(e) if e.store().is_some_and(crate::report::is_broken_pipe) => {
-            Report::accepted(serde_json::Value::Null, String::new())
-        }
-        Err(e) => {
-            let _ = close(&mut out, &searched);
-            Report::error(&e)
-        }
-    };
-    r.streamed = true;
-    r
+    let done = written.and_then(|()| {
+        write!(out, "{closing}")
+            .and_then(|()| out.flush())
+            .map_err(|e| io(e).into())
+    });
+    let failure = done.err().map(|e| {
+        let pipe = e.store().is_some_and(crate::report::is_broken_pipe);
+        (Issue::from(&e), pipe)
+    });
+    crate::report::streamed_report(failure, &closing, &mut out)
 }

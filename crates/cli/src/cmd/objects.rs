@@ -250,20 +250,10 @@ pub fn ls(ctx: &Ctx) -> Report {
         }
         out.flush().map_err(io)
     })();
-    let mut r = match listed {
-        Ok(()) => Report::accepted(serde_json::Value::Null, String::new()),
-        Err(e) if crate::report::is_broken_pipe(&e) => {
-            Report::accepted(serde_json::Value::Null, String::new())
-        }
-        Err(e) => {
-            // A catalog failure half-way: the rows so far stay, the
-            // envelope still closes, and its status says what happened.
-            if ctx.json {
-                let _ = write!(out, "]}}").and_then(|()| out.flush());
-            }
-            Report::error(&e)
-        }
-    };
-    r.streamed = true;
-    r
+    // A catalog failure half-way: the rows so far stay, the envelope
+    // still closes, and its status says what happened.
+    let failure = listed
+        .err()
+        .map(|e| (Issue::from(&e), crate::report::is_broken_pipe(&e)));
+    crate::report::streamed_report(failure, if ctx.json { "]}" } else { "" }, &mut out)
 }
