@@ -219,43 +219,39 @@ fn the_peers_exports_verify_and_their_mutations_are_refused() {
         let dir = mutant("missing");
         std::fs::remove_file(dir.join("evidence/0000.jsonl")).unwrap();
         assert!(!codes(&verify(&dir)).is_empty(), "{name}");
-        // A secret in the session, digests made to hold.
-        let dir = mutant("secret");
-        let session = std::fs::read_to_string(dir.join("evidence/0000.jsonl")).unwrap();
-        let planted = session.replacen(
-            "\"type\"",
-            "\"note\":\"pushed with ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8\",\"type\"",
-            1,
-        );
-        rewrite_artifact(&dir, "session", planted.as_bytes());
-        let c = codes(&verify(&dir));
-        assert!(
-            c.contains(&"validation.secret_in_export".to_string()),
-            "{name}: {c:?}"
-        );
-        // Hidden reasoning, digests made to hold.
-        let dir = mutant("reasoning");
-        let mut with = session.clone();
-        // (the record the peer's stripper misses: see EXPORT.md).
-        with.push_str(
-            "{\"type\":\"observation.agent_thinking\",\"text\":\"I should not say this\"}\n",
-        );
-        rewrite_artifact(&dir, "session", with.as_bytes());
-        let c = codes(&verify(&dir));
-        assert!(
-            c.contains(&"validation.hidden_reasoning".to_string()),
-            "{name}: {c:?}"
-        );
-        // A raw reasoning field.
-        let dir = mutant("thinking");
-        let mut with = session.clone();
-        with.push_str("{\"type\":\"assistant.message\",\"thinking\":\"I should not say this\"}\n");
-        rewrite_artifact(&dir, "session", with.as_bytes());
-        let c = codes(&verify(&dir));
-        assert!(
-            c.contains(&"validation.forbidden_field".to_string()),
-            "{name}: {c:?}"
-        );
+        // A session with something planted, its digests made to hold:
+        // each refused with its code.
+        let session = std::fs::read_to_string(export.join("evidence/0000.jsonl")).unwrap();
+        let planted = [
+            (
+                "secret",
+                session.replacen(
+                    "\"type\"",
+                    "\"note\":\"pushed with ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8\",\"type\"",
+                    1,
+                ),
+                "validation.secret_in_export",
+            ),
+            (
+                // The record the peer's stripper misses (see EXPORT.md).
+                "reasoning",
+                session.clone()
+                    + "{\"type\":\"observation.agent_thinking\",\"text\":\"I should not say this\"}\n",
+                "validation.hidden_reasoning",
+            ),
+            (
+                "thinking",
+                session.clone()
+                    + "{\"type\":\"assistant.message\",\"thinking\":\"I should not say this\"}\n",
+                "validation.forbidden_field",
+            ),
+        ];
+        for (what, text, code) in planted {
+            let dir = mutant(what);
+            rewrite_artifact(&dir, "session", text.as_bytes());
+            let c = codes(&verify(&dir));
+            assert!(c.contains(&code.to_string()), "{name} {what}: {c:?}");
+        }
     }
     // The source's digest holds only for a workspace recorded as transformed.
     let dir = env.path("complete-untransformed");
