@@ -187,7 +187,7 @@ impl FinalScan {
             .policy
             .map(|p| p.extra_rules.clone())
             .unwrap_or_default();
-        let rules = RuleSet::new(&extra).map_err(|e| {
+        let rules = RuleSet::gate(&extra).map_err(|e| {
             ExportError::invalid(codes::validation::POLICY_RULE, &e.id, e.to_string())
         })?;
         let mut known_rules: BTreeSet<String> =

@@ -552,7 +552,7 @@ impl<'a> Scrubber<'a> {
                 return line.to_string();
             }
             c.redacted_secret += 1;
-            let p = self.placeholder("private-key", body.as_bytes());
+            let p = self.placeholder(crate::rules::PRIVATE_KEY, body.as_bytes());
             return format!("{prefix}{p}");
         }
         if is_begin && !is_end {

@@ -8,6 +8,8 @@
 //! block's `id: AKIA…` then `secret: <40>`): the id names the pair.
 
 use super::named::plausible;
+use super::spec::{spec, Spec};
+use super::Check;
 use super::{cases_and_digits, credential_like, looks_fake, Hit};
 
 /// The call rule's id.
@@ -41,6 +43,16 @@ pub const PATH_PATTERN: &str =
 
 /// The pair rule's id.
 pub const PAIR_ID: &str = "aws-secret-beside-id";
+
+/// The rows of the rule table.
+pub(crate) static CALL: Spec =
+    spec(CALL_ID, CALL_KEYWORDS, CALL_PATTERN, Check::Carried).after_keyword(call_follows);
+/// See [`CALL`].
+pub(crate) static PATH: Spec =
+    spec(PATH_ID, PATH_KEYWORDS, PATH_PATTERN, Check::Carried).after_keyword(path_follows);
+/// See [`CALL`].
+pub(crate) static PAIR: Spec =
+    spec(PAIR_ID, PAIR_KEYWORDS, PAIR_PATTERN, Check::Paired).after_keyword(pair_follows);
 
 /// Keywords of the pair rule: the key id's prefixes.
 pub const PAIR_KEYWORDS: &[&str] = &["AKIA", "ASIA", "ABIA", "ACCA"];

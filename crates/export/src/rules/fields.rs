@@ -23,6 +23,8 @@
 //! type (`password: str`), a literal of the language (`null`, `true`),
 //! a documented placeholder, a mask, or the key's own name.
 
+use super::spec::{spec, Spec};
+use super::Check;
 use super::{
     bare_word, constant_name, credential_like, entropy, is_placeholder, looks_fake,
     lowercase_phrase, marked_fake, prose, random_case, uuid_v1, Hit, CODE_OBJECTS,
@@ -30,6 +32,9 @@ use super::{
 
 /// The rule's id.
 pub const ID: &str = "credential-field";
+
+/// The row of the rule table.
+pub(crate) static SPEC: Spec = spec(ID, KEYWORDS, PATTERN, Check::Field).after_keyword(follows);
 
 /// Prefilter keywords: every hit's key ends in one of them, or holds
 /// one (`://` for a URL).

@@ -25,6 +25,8 @@
 //! value that is long and random (`cloudsmith 1234…`), since prose puts
 //! words there.
 
+use super::spec::{spec, Spec};
+use super::Check;
 use super::{
     constant_name, credential_like, is_placeholder, looks_fake, marked_fake, path_of_words,
     random_case, versioned_name, word_then_digits,
@@ -32,6 +34,14 @@ use super::{
 
 /// The rule's id.
 pub const ID: &str = "named-credential";
+
+/// The row of the rule table: its keywords and pattern are the service
+/// names.
+pub(crate) static SPEC: Spec = Spec {
+    generated: Some(|| (services().map(|(n, _)| n.to_string()).collect(), pattern())),
+    ..spec(ID, &[], "", Check::Named)
+}
+.after_keyword(follows);
 
 /// Bytes a value may start after the end of the name: credential words,
 /// separators, quotes.

@@ -34,12 +34,14 @@ pub(crate) fn block_header(before: &[u8]) -> bool {
                 .is_none_or(|c| matches!(c, b' ' | b'\t' | b':' | b'('))
     })
 }
+
 /// Whether the code after a string literal fills it in as a template:
 /// Python's `%` operator or `.format(`.
 pub(crate) fn format_applied(after: &[u8]) -> bool {
     let a = after.trim_ascii_start();
     (a.starts_with(b"%") && !a.starts_with(b"%=")) || a.starts_with(b".format(")
 }
+
 /// Code around a quote that closed the label's own string:
 /// `"Password: " + getPassword() + ","`, `'password = '.$p['x']`,
 /// `"…:_password = "+new Buffer(…)`.
@@ -63,6 +65,7 @@ pub(crate) fn concatenation(v: &[u8]) -> bool {
             || t.ends_with(b"+")
             || t.ends_with(b"."))
 }
+
 /// Whether the text before a name ends inside an ARN (`arn:aws:…:`, up
 /// to the name, with no blank or quote between) or a URN
 /// (`urn:ietf:params:oauth:grant-type:jwt-bearer`). An ARN a template builds
@@ -86,6 +89,7 @@ pub(crate) fn in_arn(before: &[u8]) -> bool {
     let token = &before[start..];
     (token.starts_with(b"arn:") || token.starts_with(b"urn:")) && token.ends_with(b":")
 }
+
 /// Whether a name is the end of a base64 run, its padding read as an
 /// operator: `integrity="sha384-…YWV+pw==" crossorigin="…"` is no
 /// comparison of `pw`, nor `…abcDkey=" x="…` an assignment to `key`. The
@@ -108,6 +112,7 @@ pub(crate) fn in_base64(before: &[u8], name: &[u8]) -> bool {
         });
     glued || (name.len() >= 16 && random_case(name))
 }
+
 /// A path, route or resource name made of words: `cms/sites/passwords#update`,
 /// `/en/enterprise-server@3.0/auth`, `/tmp`, an ARN
 /// (`arn:aws:iam::aws:policy/…`).
@@ -154,6 +159,7 @@ pub(crate) fn path_of_words(v: &[u8]) -> bool {
             }) || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
         })
 }
+
 /// A Windows path or registry key (`SOFTWARE\Microsoft\MSBuild`,
 /// `C:\Program Files\…`, `\\server\share`): names, not a secret.
 pub(crate) fn windows_path(v: &[u8]) -> bool {
@@ -173,6 +179,7 @@ pub(crate) fn windows_path(v: &[u8]) -> bool {
             .iter()
             .any(|root| first.eq_ignore_ascii_case(root)))
 }
+
 /// A name and operator of a match arm or a table of variants:
 /// `ExporterMasterSecret =>`, `Self::PrivateKey =>` (a capitalized name
 /// with no `_`, not a Ruby symbol's `:password =>`).
@@ -183,6 +190,7 @@ pub(crate) fn match_arm(before: &[u8], name: &[u8], between: &[u8]) -> bool {
         && name.iter().all(u8::is_ascii_alphanumeric)
         && (!before.ends_with(b":") || before.ends_with(b"::"))
 }
+
 /// Words of common languages that stand where a literal would in code: a
 /// value equal to one of them is a reference, a type or a keyword.
 pub(crate) const CODE_WORDS: &[&str] = &[
@@ -301,32 +309,64 @@ pub(crate) const CODE_WORDS: &[&str] = &[
     "required",
     "optional",
 ];
-/// A value next to a secret name that is code, not a literal credential:
-/// a call, a path, a method chain, a type or keyword, or (unquoted) a
-/// bare identifier followed by a generic (`Option<`), a call or a path.
+
+/// Whether `value`, standing after `before` and before `after`, is code
+/// rather than a credential: a code word or a command substitution
+/// anywhere, and, unquoted, any of the [`UNQUOTED`] shapes.
 pub(crate) fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -> bool {
-    let lower = value.to_ascii_lowercase();
-    let word = std::str::from_utf8(&lower).unwrap_or("");
-    if CODE_WORDS.contains(&word) {
-        return true;
-    }
-    // `"postgres://$(whoami)@localhost"`: a shell's command
-    // substitution, even in double quotes.
-    if enclosed_name(
+    let c = Code {
+        before,
+        op: before.trim_ascii_end(),
         value,
+        after,
+    };
+    code_word(&c) || command_substitution(&c) || (!quoted && UNQUOTED.iter().any(|shape| shape(&c)))
+}
+
+/// A value in its place.
+struct Code<'a> {
+    before: &'a [u8],
+    /// `before` without its trailing blanks: the operator, if any.
+    op: &'a [u8],
+    value: &'a [u8],
+    after: &'a [u8],
+}
+
+/// The shapes of code an unquoted value may have (a quoted string is a
+/// literal whatever it holds).
+const UNQUOTED: &[fn(&Code) -> bool] = &[
+    syntax_marks,
+    renamed_identifier,
+    instance_variable,
+    statement_end,
+    c_declaration,
+    member_path_value,
+    python_annotation,
+    setting_choices,
+    chained_assignment,
+    called_or_typed,
+];
+
+fn code_word(c: &Code) -> bool {
+    let lower = c.value.to_ascii_lowercase();
+    CODE_WORDS.contains(&std::str::from_utf8(&lower).unwrap_or(""))
+}
+
+/// `"postgres://$(whoami)@localhost"`: a shell's command substitution,
+/// even in double quotes.
+fn command_substitution(c: &Code) -> bool {
+    enclosed_name(
+        c.value,
         b"$(",
         |c| c.is_ascii_lowercase() || b"_- ".contains(&c),
         b')',
-    ) {
-        return true;
-    }
-    // A quoted string is a literal whatever it holds.
-    if quoted {
-        return false;
-    }
+    )
+}
+
+/// Operators and literals only code writes.
+fn syntax_marks(c: &Code) -> bool {
+    let value = c.value;
     let has = |needle: &[u8]| value.windows(needle.len()).any(|w| w == needle);
-    // `!publicKey.expires` (a negation), `/^Unexpected token…/` (a regex
-    // literal).
     // `token = 1*tchar`: a grammar's repetition (ABNF), in HTTP's docs.
     let abnf = value.iter().position(|c| *c == b'*').is_some_and(|i| {
         value[..i].iter().all(u8::is_ascii_digit)
@@ -350,11 +390,10 @@ pub(crate) fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -
             .iter()
             .all(|c| c.is_ascii_alphanumeric() || b"_$@%&:".contains(c));
     // `lastToken === 43`: a comparison, not an assignment.
-    let op = before.trim_ascii_end();
     let compared = [&b"=="[..], b"!=", b"<=", b">="]
         .iter()
-        .any(|o| op.ends_with(o));
-    if abnf
+        .any(|o| c.op.ends_with(o));
+    abnf
         || int_suffix
         || perl_ref
         || compared
@@ -362,6 +401,8 @@ pub(crate) fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -
         // `a ?? b`): JavaScript.
         || has(b"?.")
         || has(b"??")
+        // `!publicKey.expires` (a negation), `/^Unexpected token…/` (a
+        // regex literal).
         || value.first().is_some_and(|c| b"(:[{.!".contains(c))
         || value.starts_with(b"/^")
         // `/*#__PURE__*/function () {`: a comment opens code.
@@ -371,106 +412,114 @@ pub(crate) fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -
         || has(b"->")
         || has(b"=>")
         || has(b"[")
-    {
-        return true;
-    }
-    // (`$` as JavaScript allows it: `app$1`, `CommaToken$1`.)
-    let ident = |w: &[u8]| {
-        !w.is_empty()
-            && (w[0].is_ascii_alphabetic() || w[0] == b'_')
-            && w.iter()
-                .all(|c| c.is_ascii_alphanumeric() || b"_$".contains(c))
-    };
-    // A bundler's or compiler's renaming suffix (`CommaToken$1`,
-    // `messages_1`) is no digit of the name's own.
-    let renamed = |w: &[u8]| {
-        let digits = w.iter().rev().take_while(|c| c.is_ascii_digit()).count();
-        digits > 0 && digits < w.len() && b"$_".contains(&w[w.len() - digits - 1])
-    };
-    if ident(value) && value.contains(&b'$') && renamed(value) {
-        return true;
-    }
-    // `token = @token` (Ruby's instance variable), `: @blakeembrey` (a
-    // handle): a name, not a value.
-    if value.strip_prefix(b"@").is_some_and(ident) {
-        return true;
-    }
-    // A statement's end or the next member after `name: value` or
-    // `name = value` in code: `public streamToken: Uint8Array;`,
-    // `withXSRFToken: defaultToConfig2,`, `this.password = arg2;` (a
-    // type or a variable; `.env` and YAML write neither `;` nor `, `
-    // after a bare value). Letters whose case flips at every other one
-    // are a token all the same.
-    let code_op = op.ends_with(b":")
-        || (before.ends_with(b" ") && op.ends_with(b"="))
-        || before.ends_with(b"private ");
-    // A name's words around digits (`defaultToConfig2`, `Uint8Array`);
-    // not `Q7yWk6WLjKNiwxX4vXVx`.
-    let words_around_digits = |v: &[u8]| {
-        !random_case(v)
-            && v.split(|c| c.is_ascii_digit() || b"_$".contains(c))
-                .filter(|p| !p.is_empty())
-                .all(|p| {
-                    // Humps that each end in lower-case letters.
-                    p.split_inclusive(u8::is_ascii_lowercase)
-                        .all(|h| h.iter().filter(|c| c.is_ascii_uppercase()).count() <= 1)
-                        && p.last().is_some_and(u8::is_ascii_lowercase)
-                })
-    };
-    // (A TypeScript union of such names: `Buffer|Uint8Array|string;`.)
-    let union = |v: &[u8]| v.split(|c| *c == b'|').all(ident);
-    if code_op
-        && union(value)
-        && (after.starts_with(b";")
-            || ((after.starts_with(b",") || after.starts_with(b")"))
-                && value.split(|c| *c == b'|').all(words_around_digits)))
-    {
-        return true;
-    }
-    // Declarations in C and Rust bindings: `secret: *const u8`,
-    // `token: __u64` (reserved names), `TOKEN: _bindgen_ty_5 = …` (a
-    // type, then the value).
-    if value.strip_prefix(b"*").is_some_and(ident)
+}
+
+/// An identifier (`$` as JavaScript allows it: `app$1`, `CommaToken$1`).
+fn ident(w: &[u8]) -> bool {
+    !w.is_empty()
+        && (w[0].is_ascii_alphabetic() || w[0] == b'_')
+        && w.iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"_$".contains(c))
+}
+
+/// A bundler's or compiler's renaming suffix (`CommaToken$1`,
+/// `messages_1`) is no digit of the name's own.
+fn renamed(w: &[u8]) -> bool {
+    let digits = w.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    digits > 0 && digits < w.len() && b"$_".contains(&w[w.len() - digits - 1])
+}
+
+fn renamed_identifier(c: &Code) -> bool {
+    ident(c.value) && c.value.contains(&b'$') && renamed(c.value)
+}
+
+/// `token = @token` (Ruby's instance variable), `: @blakeembrey` (a
+/// handle): a name, not a value.
+fn instance_variable(c: &Code) -> bool {
+    c.value.strip_prefix(b"@").is_some_and(ident)
+}
+
+/// A name's words around digits (`defaultToConfig2`, `Uint8Array`); not
+/// `Q7yWk6WLjKNiwxX4vXVx`.
+fn words_around_digits(v: &[u8]) -> bool {
+    !random_case(v)
+        && v.split(|c| c.is_ascii_digit() || b"_$".contains(c))
+            .filter(|p| !p.is_empty())
+            .all(|p| {
+                // Humps that each end in lower-case letters.
+                p.split_inclusive(u8::is_ascii_lowercase)
+                    .all(|h| h.iter().filter(|c| c.is_ascii_uppercase()).count() <= 1)
+                    && p.last().is_some_and(u8::is_ascii_lowercase)
+            })
+}
+
+/// A statement's end or the next member after `name: value` or `name =
+/// value` in code: `public streamToken: Uint8Array;`, `withXSRFToken:
+/// defaultToConfig2,`, `this.password = arg2;` (a type or a variable;
+/// `.env` and YAML write neither `;` nor `, ` after a bare value). Letters
+/// whose case flips at every other one are a token all the same. (A
+/// TypeScript union of such names: `Buffer|Uint8Array|string;`.)
+fn statement_end(c: &Code) -> bool {
+    let code_op = c.op.ends_with(b":")
+        || (c.before.ends_with(b" ") && c.op.ends_with(b"="))
+        || c.before.ends_with(b"private ");
+    let mut names = c.value.split(|c| *c == b'|');
+    code_op
+        && names.clone().all(ident)
+        && (c.after.starts_with(b";")
+            || ((c.after.starts_with(b",") || c.after.starts_with(b")"))
+                && names.all(words_around_digits)))
+}
+
+/// Declarations in C and Rust bindings: `secret: *const u8`, `token:
+/// __u64` (reserved names), `TOKEN: _bindgen_ty_5 = …` (a type, then the
+/// value).
+fn c_declaration(c: &Code) -> bool {
+    let value = c.value;
+    value.strip_prefix(b"*").is_some_and(ident)
         || (value.starts_with(b"__") && ident(value))
         || (ident(value) && {
-            let rest = after.trim_ascii_start();
+            let rest = c.after.trim_ascii_start();
             rest.starts_with(b"=") && !rest.starts_with(b"==")
         })
-    {
-        return true;
+}
+
+/// `self.password`, `config.api_key`, `exports2.STRICT_TOKEN`: a member
+/// of a known object, or a path of names without digits of their own.
+/// (After the first, JavaScript's private `#field` and `$__field`.)
+fn member_path(v: &[u8]) -> bool {
+    let segments: Vec<&[u8]> = v
+        .split(|c| *c == b'.')
+        .enumerate()
+        .map(|(i, s)| match s.first() {
+            Some(b'#' | b'$') if i > 0 => &s[1..],
+            _ => s,
+        })
+        .collect();
+    if segments.len() < 2 || !segments.iter().all(|s| ident(s)) {
+        return false;
     }
-    // Unquoted: `self.password`, `config.api_key`, `Option<String>`,
-    // `EncapsulationKey::new`, `tokens[0]`, `exports2.STRICT_TOKEN`; and
-    // minified chained assignments (`P.isWritable=P.isReadable=void`).
-    let member_path = |v: &[u8]| {
-        // (After the first, JavaScript's private `#field` and `$__field`.)
-        let segments: Vec<&[u8]> = v
-            .split(|c| *c == b'.')
-            .enumerate()
-            .map(|(i, s)| match s.first() {
-                Some(b'#' | b'$') if i > 0 => &s[1..],
-                _ => s,
-            })
-            .collect();
-        if segments.len() < 2 || !segments.iter().all(|s| ident(s)) {
-            return false;
-        }
-        let first = String::from_utf8_lossy(segments[0]).to_ascii_lowercase();
-        CODE_OBJECTS.contains(&first.trim_end_matches(|c: char| c.is_ascii_digit()))
-            || segments
-                .iter()
-                .all(|s| renamed(s) || !s.iter().any(u8::is_ascii_digit))
-    };
-    if member_path(value) {
-        return true;
-    }
-    // Python's annotations: `key: PrivateKeyTypes | None`,
-    // `startToken:Token=None` (a capitalized type, then a union or a
-    // default of nothing).
-    let capitalized = |w: &[u8]| ident(w) && w[0].is_ascii_uppercase();
-    let nothing = |w: &[u8]| [&b"None"[..], b"null", b"nil"].contains(&w);
-    if capitalized(value)
-        && after
+    let first = String::from_utf8_lossy(segments[0]).to_ascii_lowercase();
+    CODE_OBJECTS.contains(&first.trim_end_matches(|c: char| c.is_ascii_digit()))
+        || segments
+            .iter()
+            .all(|s| renamed(s) || !s.iter().any(u8::is_ascii_digit))
+}
+
+fn member_path_value(c: &Code) -> bool {
+    member_path(c.value)
+}
+
+fn capitalized(w: &[u8]) -> bool {
+    ident(w) && w[0].is_ascii_uppercase()
+}
+
+/// Python's annotations: `key: PrivateKeyTypes | None`,
+/// `startToken:Token=None` (a capitalized type, then a union or a default
+/// of nothing).
+fn python_annotation(c: &Code) -> bool {
+    let union = capitalized(c.value)
+        && c.after
             .trim_ascii_start()
             .strip_prefix(b"|")
             .is_some_and(|t| {
@@ -480,38 +529,42 @@ pub(crate) fn is_code(before: &[u8], value: &[u8], after: &[u8], quoted: bool) -
                         .next()
                         .unwrap_or(b""),
                 )
-            })
-    {
-        return true;
-    }
-    if let Some(i) = value.iter().position(|c| *c == b'=') {
-        if capitalized(&value[..i]) && nothing(&value[i + 1..]) {
-            return true;
-        }
-    }
-    // `ssl.need.client.auth=true|false`: the choices a setting takes.
-    if value.contains(&b'|')
-        && value
+            });
+    let nothing = |w: &[u8]| [&b"None"[..], b"null", b"nil"].contains(&w);
+    let default_none = c
+        .value
+        .iter()
+        .position(|c| *c == b'=')
+        .is_some_and(|i| capitalized(&c.value[..i]) && nothing(&c.value[i + 1..]));
+    union || default_none
+}
+
+/// `ssl.need.client.auth=true|false`: the choices a setting takes.
+fn setting_choices(c: &Code) -> bool {
+    c.value.contains(&b'|')
+        && c.value
             .split(|c| *c == b'|')
             .all(|w| CODE_WORDS.contains(&String::from_utf8_lossy(w).to_ascii_lowercase().as_str()))
-    {
-        return true;
-    }
-    if value.contains(&b'=') {
-        let pieces: Vec<&[u8]> = value.split(|c| *c == b'=').collect();
-        if pieces.len() >= 2
-            && pieces.iter().all(|p| {
-                member_path(p) || CODE_WORDS.contains(&String::from_utf8_lossy(p).as_ref())
-            })
-        {
-            return true;
-        }
-    }
-    ident(value)
-        && (after.first().is_some_and(|c| b"<(.[".contains(c))
-            || after.starts_with(b"::")
-            || type_name(value))
 }
+
+/// Minified chained assignments (`P.isWritable=P.isReadable=void`).
+fn chained_assignment(c: &Code) -> bool {
+    let pieces: Vec<&[u8]> = c.value.split(|c| *c == b'=').collect();
+    pieces.len() >= 2
+        && pieces
+            .iter()
+            .all(|p| member_path(p) || CODE_WORDS.contains(&String::from_utf8_lossy(p).as_ref()))
+}
+
+/// `Option<String>`, `EncapsulationKey::new`, `tokens[0]`: a name called,
+/// indexed, or a type's name.
+fn called_or_typed(c: &Code) -> bool {
+    ident(c.value)
+        && (c.after.first().is_some_and(|c| b"<(.[".contains(c))
+            || c.after.starts_with(b"::")
+            || type_name(c.value))
+}
+
 /// `EncapsulationKey`, `PublicKeyComponents`: two or more capitalized
 /// humps of at least three letters, no digit (random tokens have digits or
 /// short humps: `AbCdEf`).
@@ -536,6 +589,7 @@ pub(crate) fn type_name(value: &[u8]) -> bool {
     }
     humps >= 2 && len >= 3
 }
+
 /// Receivers whose attributes are references, never literals.
 pub(crate) const CODE_OBJECTS: &[&str] = &[
     "self",
@@ -568,6 +622,7 @@ pub(crate) const CODE_OBJECTS: &[&str] = &[
     "conf",
     "cfg",
 ];
+
 /// Whether an unquoted value is an identifier with no digit: in code, a
 /// variable (`password = password`, `token = tok`); kept as a literal only
 /// in env-file style `NAME=value`. Letters whose case flips at every other
@@ -580,6 +635,7 @@ pub(crate) fn bare_word(value: &[u8]) -> bool {
             .all(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'-')
         && !random_case(value)
 }
+
 /// Whether `v`'s first `open` is followed by one or more bytes of
 /// `name` and then `close` (`<DATABASE_NAME>`, `$(whoami)`).
 pub(crate) fn enclosed_name(v: &[u8], open: &[u8], name: fn(u8) -> bool, close: u8) -> bool {
@@ -589,6 +645,7 @@ pub(crate) fn enclosed_name(v: &[u8], open: &[u8], name: fn(u8) -> bool, close: 
         n > 0 && rest.get(n) == Some(&close)
     })
 }
+
 /// Whether the line before an `.npmrc` value names its registry
 /// (`//registry.npmjs.org/:_authToken=`): there a UUID is one of npm's
 /// legacy tokens, whatever its version.
@@ -599,6 +656,7 @@ pub(crate) fn registry_scoped(before: &[u8]) -> bool {
         && line.get(2).is_some_and(|c| !matches!(c, b'/' | b':'))
         && memchr::memmem::find(line, b"/:_").is_some()
 }
+
 /// Whether what stands between a name and its value is a comma, with
 /// no `=` or `:` (a tuple's or a call's neighbours, not an assignment).
 pub(crate) fn side_by_side(between: &[u8]) -> bool {

@@ -67,12 +67,14 @@ pub(crate) fn key_body(block: &[u8]) -> bool {
         .split(|c| !(c.is_ascii_alphanumeric() || b"+/=".contains(c)))
         .any(|run| run.len() >= 24 && distinct_bytes(run) >= 8)
 }
+
 /// How many different bytes `v` holds.
 pub(crate) fn distinct_bytes(v: &[u8]) -> usize {
     let mut seen = [false; 256];
     v.iter().for_each(|c| seen[usize::from(*c)] = true);
     seen.iter().filter(|s| **s).count()
 }
+
 /// Whether the base64 between a block's markers is a DER SEQUENCE (as
 /// PKCS #1, PKCS #8 and SEC 1 keys are) whose header claims at least
 /// twice the bytes the block holds: a key cut short (documentation's
@@ -98,6 +100,7 @@ pub(crate) fn der_cut_short(inside: &[u8]) -> bool {
     };
     b64.len() * 3 / 4 * 2 < claimed
 }
+
 /// Base64 DER whose outer SEQUENCE opens with another SEQUENCE: a
 /// SubjectPublicKeyInfo (`MFkwEwYHKoZIzj0CAQ…`, `MIIBIjANBgkqhkiG9w0B…`)
 /// or a certificate, public material. A private key's (PKCS #1, #8, SEC 1)
@@ -119,6 +122,7 @@ pub(crate) fn public_der(v: &[u8]) -> bool {
     };
     b[0] == 0x30 && b.get(inner) == Some(&0x30)
 }
+
 /// Whether a JWT's first segment decodes (base64url) to a JSON object.
 pub(crate) fn jwt_header(v: &[u8]) -> bool {
     use base64::Engine;
@@ -129,6 +133,7 @@ pub(crate) fn jwt_header(v: &[u8]) -> bool {
         .and_then(|d| serde_json::from_slice::<serde_json::Value>(&d).ok())
         .is_some_and(|j| j.is_object())
 }
+
 pub(crate) fn decodes_to_user_password(v: &[u8]) -> bool {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD
@@ -137,6 +142,7 @@ pub(crate) fn decodes_to_user_password(v: &[u8]) -> bool {
         .and_then(|d| String::from_utf8(d).ok())
         .is_some_and(|s| s.contains(':') && s.chars().all(|c| !c.is_control()) && s.len() >= 3)
 }
+
 /// For a connection string of `key=value;` fields (ADO.NET, ODBC, Azure
 /// Storage), whether a credential field (`Password`, `Pwd`, `AccountKey`,
 /// `SharedAccessKey`, …) holds a literal that is not a placeholder;

@@ -47,6 +47,7 @@ pub(crate) fn literal_part(v: &[u8]) -> Option<usize> {
     }
     Some(0)
 }
+
 /// Values that stand for a secret without being one.
 pub fn is_placeholder(v: &[u8]) -> bool {
     let s = String::from_utf8_lossy(v).to_ascii_lowercase();
@@ -139,6 +140,7 @@ pub fn is_placeholder(v: &[u8]) -> bool {
     distinct.dedup();
     distinct.len() <= 2
 }
+
 /// Hexspeak filler: the whole value is made of words programmers write
 /// where any hex will do (`deadbeef`, `cafebabe`, `0xDEADBEEF…`), which no
 /// random token is.
@@ -159,6 +161,7 @@ pub(crate) fn hexspeak(lower: &str) -> bool {
     }
     true
 }
+
 /// Whether `v` interpolates a variable somewhere (`${self:custom.db.password}`,
 /// `${DB_HOST}`): `${`, a name (letters, digits, `_`, `.`, `:`, `-`), `}`
 /// or the value's end; or holds a named format field ([`format_field`]).
@@ -174,6 +177,7 @@ pub(crate) fn interpolates(v: &[u8]) -> bool {
             name > 0 && matches!(v.get(i + 2 + name), Some(b'}') | None)
         })
 }
+
 /// Whether `v` holds a named format field, `{bucket}` or `{self.api_key}`,
 /// as Python's `str.format` and f-strings, C#'s interpolated strings and
 /// Rust's `format!` write them: `{`, a lower-case letter or `_`, at least
@@ -193,6 +197,7 @@ pub(crate) fn format_field(v: &[u8]) -> bool {
         starts && name >= 3 && rest.get(name) == Some(&b'}')
     })
 }
+
 /// A format string with nothing but fields and punctuation: `{password}`,
 /// `{0}:{1}`, `%s:%s`, `%(user)s`. A field names words or a position; a
 /// token's random body mixes letters and digits.
@@ -239,6 +244,7 @@ pub(crate) fn format_only(v: &[u8]) -> bool {
     }
     fields > 0
 }
+
 /// Whether `v` is a Python format spec (`056d`, `>8`, `,.2f`): fill,
 /// alignment, sign, width, grouping, precision and type characters only.
 pub(crate) fn format_spec(v: &[u8]) -> bool {
@@ -246,6 +252,7 @@ pub(crate) fn format_spec(v: &[u8]) -> bool {
         && v.iter()
             .all(|c| b"0123456789<>^=+- #,_.%bcdeEfFgGnosxX".contains(c))
 }
+
 /// Tokens that have a secret's shape but are made up: documentation
 /// markers (`EXAMPLE`, `your_`, `_here`), filler (`ghp_xxxx…`, `0000…`,
 /// at least half the value), runs and repeats, or a run of eight ascending letters
@@ -327,6 +334,7 @@ pub fn looks_fake(v: &[u8]) -> bool {
     }
     false
 }
+
 /// Hex that counts up byte by byte for eight bytes or more
 /// (`000102030405060708090a0b…`, the test key of many standards' vectors).
 pub(crate) fn counts_bytes(v: &[u8]) -> bool {
@@ -351,6 +359,7 @@ pub(crate) fn counts_bytes(v: &[u8]) -> bool {
         false
     })
 }
+
 /// `ACCESS_TOKEN`, `API_KEY`, `HEADER.PAYLOAD.SIGNATURE`: a constant's name (or
 /// names) standing for its value.
 pub(crate) fn constant_name(v: &[u8]) -> bool {
@@ -360,6 +369,7 @@ pub(crate) fn constant_name(v: &[u8]) -> bool {
             word_then_digits(part).is_some_and(|w| w.iter().all(u8::is_ascii_uppercase))
         })
 }
+
 /// The letters of a part of a name that is letters, then perhaps digits
 /// (`SECRET`, `base64`, `v8`); `None` when letters follow a digit.
 pub(crate) fn word_then_digits(part: &[u8]) -> Option<&[u8]> {
@@ -369,6 +379,7 @@ pub(crate) fn word_then_digits(part: &[u8]) -> Option<&[u8]> {
         .all(u8::is_ascii_digit)
         .then_some(&part[..letters])
 }
+
 /// A value that says it is a test value: `fake` in it, unless what is
 /// left without it is still a random token (`PA3XsxZ8d8cPQLmnZzFAKEdzC6…`,
 /// a scanner suite's stand-in shaped exactly like a key, which a leak of
@@ -396,6 +407,7 @@ pub(crate) fn marked_fake(value: &[u8]) -> bool {
         && entropy(&rest) >= 3.5;
     !random
 }
+
 /// Names that declare a test value: `fakeToken`, `invalid_password`,
 /// `nonMatchingToken`, `example_api_key`.
 pub(crate) fn sample_name(n: &str) -> bool {
@@ -413,6 +425,7 @@ pub(crate) fn sample_name(n: &str) -> bool {
     .iter()
     .any(|p| n.starts_with(p))
 }
+
 /// A time-based (version 1) UUID: a timestamp and a node id, an identifier
 /// that no service issues as a credential.
 pub(crate) fn uuid_v1(value: &[u8]) -> bool {
@@ -423,6 +436,7 @@ pub(crate) fn uuid_v1(value: &[u8]) -> bool {
         })
         && value[14] == b'1'
 }
+
 /// Whether the host that opens `rest` (what follows a URL's `@`) is one
 /// RFC 2606 reserves for documentation: `example.com` (`.net`, `.org`)
 /// or a name under `.example`, `.test` or `.invalid`.
@@ -440,12 +454,14 @@ pub(crate) fn documentation_host(rest: &[u8]) -> bool {
             .iter()
             .any(|t| host.ends_with(t.as_bytes()))
 }
+
 /// A secret-named field's value the writer keeps as any value: a
 /// version (`"jsonwebtoken": "^9.0.0"` in a dependency map names a
 /// package and its version range, not a credential).
 pub fn kept_secret_value(v: &str) -> bool {
     versioned_name(v.as_bytes())
 }
+
 /// Binary data, not a token that could leak as text: bytes written as
 /// escapes (`"\xb0\x32\x35…"`, a test vector's key in code), or what
 /// they decode to (invalid UTF-8, control bytes).
@@ -455,6 +471,7 @@ pub(crate) fn binary_data(v: &[u8]) -> bool {
         || std::str::from_utf8(v).is_err()
         || v.iter().any(|c| *c < 0x20 && *c != b'\t')
 }
+
 /// A value that is itself a label or a statement: `token:`, `key =`,
 /// `telegram_api_token = `.
 pub(crate) fn label_text(v: &[u8]) -> bool {

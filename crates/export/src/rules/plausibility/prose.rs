@@ -56,6 +56,7 @@ pub(crate) fn prose(value: &[u8]) -> bool {
                     .all(|c| c.is_ascii_alphanumeric() || b"'-".contains(c))
         })
 }
+
 /// `project-cache-v5-`, `aws_sse_customer_key_base64`, `X-Goog-Signature`,
 /// `Software\Python\PythonCore\{sys_version}`: two or more parts split
 /// by `-`, `_`, `.`, `/`, `\`, `{`, `}` or `:` (`webpages:Enabled`), each a word (letters in one
@@ -82,6 +83,7 @@ pub(crate) fn words_name(v: &[u8]) -> bool {
             one_case_word || (p.len() <= 3 && p.iter().all(u8::is_ascii_alphanumeric))
         })
 }
+
 /// A label that is one secret word and nothing else (`auth`, `--token`,
 /// `Password`), not a setting's own name (`ASANA_TOKEN`).
 pub(crate) fn bare_label(name: &[u8]) -> bool {
@@ -101,6 +103,7 @@ pub(crate) fn bare_label(name: &[u8]) -> bool {
     ]
     .contains(&n.as_str())
 }
+
 /// Three or more words of lower-case letters (any script) joined by `-`
 /// or `_`: `votre-clé-va-ici`, `not_a_real_token`.
 pub(crate) fn lowercase_phrase(v: &[u8]) -> bool {
@@ -113,6 +116,7 @@ pub(crate) fn lowercase_phrase(v: &[u8]) -> bool {
             .iter()
             .all(|w| !w.is_empty() && w.chars().all(|c| c.is_alphabetic() && c.is_lowercase()))
 }
+
 /// The lower-cased words of an identifier, split at `_`, `-`, `.` and
 /// case humps (`AWSAccessKeyId`: aws, access, key, id; `PKCS7KeyTypes`:
 /// pkcs7, key, types); `None` when it holds anything else.
@@ -144,11 +148,13 @@ pub(crate) fn letter_words(v: &[u8]) -> Option<Vec<String>> {
             .collect(),
     )
 }
+
 /// One word of letters, its first perhaps capitalized (`Updated`,
 /// `token`).
 pub(crate) fn plain_word(w: &[u8]) -> bool {
     w.first().is_some_and(u8::is_ascii_alphabetic) && w[1..].iter().all(u8::is_ascii_lowercase)
 }
+
 /// Words that name a secret in a value made of words (`aws_access_key_id`,
 /// `no-password-required`, `api_token`).
 pub(crate) const SECRET_WORDS: &[&str] = &[
@@ -161,6 +167,7 @@ pub(crate) const SECRET_WORDS: &[&str] = &[
     "credentials",
     "auth",
 ];
+
 /// A value of words, not random: a name made of words, a short run of
 /// letters, or an upper-case word and perhaps digits (`static-token`,
 /// `STRINGS`, `MYTOKEN1`). A long run of letters may be a key
@@ -176,6 +183,7 @@ pub(crate) fn word_like(value: &[u8]) -> bool {
         || (value.len() <= 10 && value.iter().all(u8::is_ascii_alphabetic))
         || (upper >= 4 && value[upper..].iter().all(u8::is_ascii_digit))
 }
+
 /// `0010_alter_group_name_max_length`, `v2-final-build`: parts split by
 /// `-`, `_` or `.`, each digits alone or letters in one case (perhaps
 /// capitalized). A random token's parts mix letters and digits or cases.
@@ -192,12 +200,14 @@ pub(crate) fn plain_parts(v: &[u8]) -> bool {
                 || (p[0].is_ascii_uppercase() && p[1..].iter().all(u8::is_ascii_lowercase))
         })
 }
+
 /// Lower case, upper case and digits all in `v`, as in a random token.
 pub(crate) fn cases_and_digits(v: &[u8]) -> bool {
     v.iter().any(u8::is_ascii_lowercase)
         && v.iter().any(u8::is_ascii_uppercase)
         && v.iter().any(u8::is_ascii_digit)
 }
+
 /// `ConnectionString`: capitalized humps of two lower-case letters or more.
 pub(crate) fn camel_word(w: &[u8]) -> bool {
     w.first().is_some_and(u8::is_ascii_uppercase)
@@ -205,12 +215,14 @@ pub(crate) fn camel_word(w: &[u8]) -> bool {
             .skip(1)
             .all(|h| h.len() >= 2 && h.iter().all(u8::is_ascii_lowercase))
 }
+
 /// `owningService`: a lower-case word of two letters or more, then
 /// [`camel_word`]'s humps.
 pub(crate) fn lower_camel_word(w: &[u8]) -> bool {
     let head = w.iter().take_while(|c| c.is_ascii_lowercase()).count();
     head >= 2 && head < w.len() && camel_word(&w[head..])
 }
+
 /// A run of eight letters or more whose case changes at least at every
 /// other letter. Identifiers change case once a word (`getAccessToken`,
 /// `XMLHttpRequest`: 4 and 3 changes in 14 letters).
@@ -223,6 +235,7 @@ pub(crate) fn random_case(value: &[u8]) -> bool {
         run.len() >= 8 && flips * 2 >= run.len()
     })
 }
+
 /// Names that are too generic to mean "secret" on their own.
 pub(crate) fn weak_name(n: &str) -> bool {
     matches!(n, "key" | "pass" | "auth" | "dsn")

@@ -3,7 +3,6 @@
 
 use super::*;
 
-/// Shannon entropy of `v`, in bits per byte.
 /// A credential-like value: at least 8 bytes, no whitespace, two or more
 /// character classes, and enough entropy per character (the export's
 /// sweep takes such values across a whole export, `scrub.rs`).
@@ -25,6 +24,8 @@ pub fn credential_like(v: &[u8]) -> bool {
     let n = v.len() as f64;
     entropy(v) >= 3.0_f64.min(n.log2() - 0.5)
 }
+
+/// Shannon entropy of `v`, in bits per byte.
 pub(crate) fn entropy(v: &[u8]) -> f64 {
     let mut counts = [0u32; 256];
     for c in v {
@@ -40,6 +41,7 @@ pub(crate) fn entropy(v: &[u8]) -> f64 {
         })
         .sum()
 }
+
 /// `jjwt-jackson-0.11.2`, `SalesResults-1.2`, `v2.4.1`, `~1.0.3`: a name
 /// and a dotted version (a package coordinate, a release label, a
 /// dependency's range), not a credential.
@@ -61,6 +63,7 @@ pub(crate) fn versioned_name(value: &[u8]) -> bool {
             .bytes()
             .all(|c| c.is_ascii_alphabetic() || matches!(c, b'-' | b'_' | b'.' | b':'))
 }
+
 pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
     // `API_KEY_2`, `token1`: a numbered name is judged as the name.
     let n = crate::names::normalize(&String::from_utf8_lossy(name));
@@ -170,6 +173,7 @@ pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: boo
     }
     value.len() >= 4
 }
+
 /// The value of `secret-label-spaced`, which only spaces separate from
 /// its name, with `before` the text before the name and `next` the byte
 /// after the value. A token mixes letters and digits; a value that runs
@@ -219,6 +223,7 @@ pub(crate) fn spaced_value_ok(before: &[u8], value: &[u8], next: Option<u8>) -> 
     ]
     .contains(&word.as_slice())
 }
+
 /// A value that names a secret instead of holding one, `n` being the
 /// normalized name: a field read from another value or an identifier
 /// built on the name (`colon2_token: node.colon2_token`,

@@ -1,0 +1,778 @@
+//! The built-in rule table (docs/EXPORT.md, "Coverage"): one row a rule,
+//! in the order that breaks ties between rules claiming one span. Rows
+//! that depart from the shared tests say so with their traits, gate and
+//! veto; nothing outside this table refers to a rule by its id.
+
+use super::prefixed::PREFIXED;
+use super::spec::{spec, Spec, Traits, PLAIN};
+use super::{carriers, fields, gates, named, vetoes, Check};
+
+/// Every built-in row, in the order that breaks ties between rules that
+/// claim one span: shape rules, then the vendors' prefixed tokens, then
+/// the rules that read a value next to a label, then the generic
+/// detectors. Where two claim one span, the more specific names the
+/// placeholder.
+pub(crate) fn all() -> impl Iterator<Item = &'static Spec> {
+    CATALOG
+        .iter()
+        .filter(|r| r.check.by_shape())
+        .chain(PREFIXED)
+        .chain(CATALOG.iter().filter(|r| !r.check.by_shape()))
+        .chain([
+            &fields::SPEC,
+            &named::SPEC,
+            &carriers::CALL,
+            &carriers::PATH,
+            &carriers::PAIR,
+        ])
+}
+
+/// The id of the private-key rule, whose placeholder the scrubber also
+/// writes for a key it reassembles across lines.
+pub(crate) const PRIVATE_KEY: &str = "private-key";
+
+/// A variable name that holds a secret, as `env-default-literal` reads
+/// it in each of its five syntaxes.
+macro_rules! env_secret_name {
+    () => {
+        r"(?i:[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|key|auth|credentials?|dsn)(?:_?[0-9]{1,2})?)"
+    };
+}
+
+/// The name in a name/value pair (`{"name": …, "value": …}`,
+/// `<name>…</name><value>…</value>`) that makes the value a secret.
+macro_rules! pair_secret_name {
+    () => {
+        r"[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|key|auth|credentials?)(?:[_-]?[0-9]{1,2})?"
+    };
+}
+
+/// The rules written as regexes (docs/EXPORT.md, "Coverage").
+const CATALOG: &[Spec] = &[
+    spec(
+        PRIVATE_KEY,
+        &["PRIVATE KEY"],
+        r"(?s)(?P<s>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z))",
+        Check::Shape,
+    )
+    .traits(Traits { key_block: true, ..PLAIN }),
+    spec(
+        "aws-access-key-id",
+        &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+        r"\b(?P<s>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b",
+        Check::Shape,
+    ),
+    spec(
+        "aws-secret-access-key",
+        &["secret"],
+        // Also `aws configure set aws_secret_access_key VALUE`.
+        r#"(?i)(?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)["']?(?:\s*(?:=>|:=|=|:)\s*|[ \t]+)["']?(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"#,
+        Check::Value,
+    ),
+    spec(
+        // An STS session token (`aws sts assume-role`, `AWS_SESSION_TOKEN`):
+        // its serialized header makes the same base64 opening every time
+        // (`FQoG…`, in AWS's documentation, is the older one; `//////////`
+        // runs are part of real tokens).
+        "aws-session-token",
+        &["IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE", "FQoGZXIvYXdzE"],
+        r"(?P<s>(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE)[A-Za-z0-9+/]{100,}={0,2})",
+        Check::Shape,
+    ),
+    spec(
+        "aws-bedrock-api-key",
+        &["ABSK", "bedrock-api-key-"],
+        r"(?P<s>\bABSK[A-Za-z0-9+/]{40,}={0,2}|bedrock-api-key-(?:YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]*|[A-Za-z0-9+/=%]{40,}))",
+        Check::Shape,
+    ),
+    spec(
+        "google-api-key",
+        &["AIza"],
+        r"(?:^|[^0-9A-Za-z_-])(?P<s>AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)",
+        Check::Shape,
+    ),
+    spec(
+        "google-oauth-client-secret",
+        &["GOCSPX-"],
+        r"(?P<s>GOCSPX-[0-9A-Za-z_-]{28})",
+        Check::Shape,
+    ),
+    spec(
+        "google-oauth-access-token",
+        &["ya29."],
+        r"(?P<s>ya29\.[0-9A-Za-z_-]{20,})",
+        Check::Shape,
+    ),
+    spec(
+        "azure-ad-client-secret",
+        &["Q~"],
+        r"(?:^|[^0-9A-Za-z_~.+/-])(?P<s>[0-9A-Za-z_~.-]{3}[0-9]Q~[0-9A-Za-z_~.-]{31,34})(?:[^0-9A-Za-z_~.-]|$)",
+        Check::Shape,
+    ),
+    spec(
+        "azure-storage-account-key",
+        &["AccountKey="],
+        r"AccountKey=(?P<s>[A-Za-z0-9+/]{86}==)",
+        Check::Shape,
+    ),
+    spec(
+        // Base64 in storage SAS URLs, base64url in Power Automate
+        // workflow webhooks (`…/invoke?…&sig=r2h9kxq06-gWOJ…`).
+        "azure-sas-signature",
+        &["sig="],
+        r"[?&]sig=(?P<s>[A-Za-z0-9%+/_-]{20,}(?:%3D|=){0,2})",
+        Check::Shape,
+    ),
+    spec(
+        "github-fine-grained-pat",
+        &["github_pat_"],
+        // 82 characters as GitHub issues them; 30 or more of a token cut
+        // short in a log line are still most of one.
+        r"(?P<s>github_pat_[A-Za-z0-9_]{30,255})",
+        Check::Shape,
+    ),
+    spec(
+        "github-app-installation-token",
+        &["ghs_"],
+        // Newer ones carry `_` inside (`ghs_RWGUZ6kS8_Ut7…`). A letter or
+        // digit before the prefix makes it part of a word
+        // (`Soghs_ICANVAS…`), as it does for the other prefixes below; an
+        // escaped line end (`\nghs_…` in a log's JSON) does not.
+        r"(?:^|[^A-Za-z0-9]|\\[nrt])(?P<s>ghs_[A-Za-z0-9_]{36,}[A-Za-z0-9._-]*)",
+        Check::Shape,
+    ),
+    spec(
+        "github-token",
+        &["ghp_", "gho_", "ghu_", "ghr_"],
+        r"(?:^|[^A-Za-z0-9]|\\[nrt])(?P<s>gh[pour]_[A-Za-z0-9]{36,255})",
+        Check::Shape,
+    ),
+    spec(
+        "gitlab-token",
+        &[
+            "glpat-",
+            "gldt-",
+            "glrt-",
+            "glptt-",
+            "glft-",
+            "glsoat-",
+            "glcbt-",
+            "glimt-",
+            "glagent-",
+            "gloas-",
+            "GR1348941",
+        ],
+        r"(?P<s>(?:glpat|gldt|glrt|glft|glsoat|glcbt)-[0-9A-Za-z_-]{20,50}(?:\.[0-9a-z]{9})?|glpat-[0-9A-Za-z_-]{27,300}\.[0-9a-z]{9}|glimt-[0-9A-Za-z_-]{25}|glptt-[0-9A-Za-z_-]{40}|glagent-[0-9A-Za-z_-]{50,1024}|gloas-[0-9A-Za-z_-]{64}|GR1348941[0-9A-Za-z_-]{20,50})(?:[^0-9A-Za-z_-]|$)",
+        Check::Shape,
+    ),
+    spec(
+        "slack-token",
+        &[
+            "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xoxo-", "xapp-",
+        ],
+        // Bot and user tokens carry 8-14 digit ids (`xoxb-<id>-<id>-<secret>`)
+        // or, in older ones, shorter ids and a 32-hex secret
+        // (`xoxp-123-456-789-<32 hex>`),
+        // legacy tokens any ids, workspace tokens any or none; refresh and
+        // configuration tokens a one-digit version and a long body.
+        r"(?P<s>xox[bpe]-[0-9]{8,14}-(?:[0-9]{8,14}-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[bp]-[0-9]{1,14}(?:-[0-9]{1,14}){1,3}-[0-9a-f]{32}|xox[os]-(?:[0-9]+-)+[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[ar]-(?:[0-9]+-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|(?:xoxe\.xox[bp]|xoxe)-[0-9]-[0-9A-Za-z]{40,}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+)(?:[^0-9A-Za-z-]|$)",
+        Check::Shape,
+    ),
+    spec(
+        "slack-webhook",
+        &["hooks.slack.com"],
+        r"(?P<s>(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,})",
+        Check::Shape,
+    ),
+    spec(
+        "stripe-key",
+        &[
+            "sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_", "whsec_",
+        ],
+        r"\b(?P<s>(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z+/=]{20,})",
+        Check::Shape,
+    ),
+    spec(
+        "anthropic-api-key",
+        &["sk-ant-"],
+        r"(?P<s>sk-ant-[a-z]{2,8}[0-9]{2,4}-[A-Za-z0-9_-]{40,})",
+        Check::Shape,
+    ),
+    spec(
+        "openai-api-key",
+        &["sk-"],
+        r"\b(?P<s>sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20,}T3BlbkFJ[A-Za-z0-9]{20,}|sk-[A-Za-z0-9]{40,})",
+        Check::Shape,
+    ),
+    spec(
+        "huggingface-token",
+        &["hf_"],
+        r"\b(?P<s>hf_[A-Za-z0-9]{34,40})\b",
+        Check::Shape,
+    ),
+    spec(
+        "npm-token",
+        &["npm_"],
+        r"\b(?P<s>npm_[A-Za-z0-9]{36})\b",
+        Check::Shape,
+    ),
+    spec(
+        "npmrc-auth",
+        &["_auth", "_password"],
+        // .npmrc syntax only: `//host/:_authToken=...` or `_auth=` at the
+        // start of a line (not `_AUTH =` in code, not `re.compile(r`).
+        r#"(?m)(?:^[ \t]*|/:)_(?:authToken|auth|password)[ \t]*=[ \t]*["']?(?P<s>[^\s"']+)"#,
+        Check::Value,
+    )
+    .traits(Traits { random_only: true, uuid_token: true, ..PLAIN }),
+    spec(
+        "pypi-token",
+        &["pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw"],
+        r"(?P<s>pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,})",
+        Check::Shape,
+    ),
+    spec(
+        "jwt",
+        &["eyJ"],
+        // Unsigned tokens too (`header.payload` or `header.payload.`).
+        r"\b(?P<s>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?)",
+        Check::Jwt,
+    ),
+    spec(
+        "url-credentials",
+        &["://"],
+        // `postgres://postgres:postgres@`: a user name repeated is a sample.
+        // Redis URLs carry no user (`redis://:password@host`).
+        r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<u>[^\s:@/"'<>]{0,256}):(?P<s>[^\s@/"'<>]{1,256})@[^\s@/"'<>]"#,
+        Check::Value,
+    )
+    .traits(Traits { url_password: true, ..PLAIN })
+    .veto(vetoes::url_credentials)
+    .samples(
+        &[
+        ("postgres://app:{}@db.internal:5432/x", "an:16"),
+        ("git clone https://{}:x-oauth-basic@github.com/o/r", "hex:40"),
+    ],
+        &[
+        "DATABASE_URL: postgresql://${DB_USER:-app}@db:5432/x",
+        "// unix://[user[:password]@]/path/to/sock[?db=N]",
+    ],
+    ),
+    spec(
+        "authorization-header",
+        &["authorization"],
+        // Any scheme: `Bearer`, `token`, Okta's `SSWS`, `GenieKey`, ...
+        r#"(?i)authorization["']?\s*[:=]\s*["']?(?:[a-z][a-z0-9_-]{1,30}\s+)?(?P<s>[^\s"',;]{8,})"#,
+        Check::Value,
+    )
+    .veto(vetoes::header_name_again)
+    .samples(
+        &[("Authorization: token {}", "an:32")],
+        &[
+        "    my $header = $mode eq 'proxy' ? 'Proxy-Authorization' : 'Authorization';",
+        "endpoint = OriginEndpoint(\n    arn=arn,\n    authorization=authorization,\n)",
+    ],
+    ),
+    spec(
+        // A session cookie is a bearer credential (`curl -v`, a HAR, a
+        // browser's request headers); other cookies in the header stay.
+        "session-cookie",
+        &["cookie"],
+        // (A value, not an assignment: a name ending in `id` is innocent
+        // as a variable's, and a session id is the credential.)
+        r#"(?i)\b(?:set-)?cookie["']?(?:\s*[:=]\s*|\s+)["']?(?:[^\r\n"']*?[;\s])?(?P<n>__(?:secure|host)-[a-z0-9_.-]+|[a-z0-9_.-]*(?:sess(?:ion)?(?:id)?|sid|auth|token|jwt|remember[a-z0-9_]*))=(?P<s>[^;\s"',]{16,})"#,
+        Check::Value,
+    )
+    .traits(Traits {
+        gate_trusts_veto: true,
+        ..PLAIN
+    })
+    .veto(vetoes::anti_forgery_cookie)
+    .samples(
+        &[("Cookie: theme=dark; sessionid={}; csrftoken=x", "an:32")],
+        &[
+        "Cookie: csrftoken=Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB; theme=dark",
+        "set-cookie: XSRF-TOKEN=Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB; Path=/",
+    ],
+    ),
+    spec(
+        "bearer-token",
+        &["bearer"],
+        r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/-]{16,}=*)",
+        Check::Value,
+    )
+    .traits(Traits { random_only: true, ..PLAIN }),
+    spec(
+        "basic-auth",
+        &["basic"],
+        r"(?i)\bbasic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})",
+        Check::Basic,
+    ),
+    spec(
+        // A Docker `config.json`: `"auths": {"host": {"auth": "<base64 of
+        // user:password>"}}`.
+        "docker-config-auth",
+        &["\"auth\""],
+        r#""auth"\s*:\s*"(?P<s>[A-Za-z0-9+/]{8,}={0,2})""#,
+        Check::Basic,
+    ),
+    spec(
+        "curl-user",
+        &["-u"],
+        r#"(?:\s|^)(?:-u|--user|-U|--proxy-user)(?:\s+|=)["']?(?P<u>[^\s:"'\[<]{0,128})["']?:["']?(?P<s>[^\s"'\[]{1,256})"#,
+        Check::Value,
+    ),
+    spec(
+        // `curl -u "sk_live_…:"`: an API key given as the user with an
+        // empty password (the password form is `curl-user`).
+        "curl-user-key",
+        &["-u"],
+        r#"(?:\s|^)(?:-u|--user)(?:\s+|=)["']?(?P<s>[^\s:"'\[<{}$]{12,128}):(?:["']|\s|$)"#,
+        Check::Value,
+    )
+    .after_keyword(gates::option_user)
+    .veto(vetoes::user_without_password)
+    .samples(
+        &[("curl -u \"{}:\" https://h", "an:16")],
+        &["curl --user administrator: https://x"],
+    ),
+    spec(
+        // An app access token, `<app id>|<app secret or signature>`; no
+        // fixed literal, so behind its gate.
+        "facebook-app-access-token",
+        &[],
+        r"(?:^|[^A-Za-z0-9_])(?P<s>[0-9]{15,16}\|[A-Za-z0-9_-]{27,40})(?:[^A-Za-z0-9_-]|$)",
+        Check::Shape,
+    )
+    .gate(gates::digits_then_bar)
+    .traits(Traits {
+        gate_trusts_veto: true,
+        ..PLAIN
+    })
+    .veto(vetoes::facebook_app_secret)
+    .samples(&[], &["id 1234567890123456|the_second_column_is_words_x"]),
+    spec(
+        "cli-secret-flag",
+        &[
+            "-api-key",
+            "_api-key",
+            "-api_key",
+            "_api_key",
+            "-apikey",
+            "_apikey",
+            "-token",
+            "_token",
+            "-password",
+            "_password",
+            "-secret",
+            "_secret",
+            "storepass",
+            "keypass",
+            "tlspassword",
+        ],
+        // `--api-key`, `--softlayer-api-key`, `--client_secret`: the last
+        // word follows `-` or `_`, which is what the keywords hold. One
+        // dash too: PowerShell's `-Password VALUE`, keytool's `-storepass`
+        // and `-keypass`; curl's `--tlspassword` and
+        // `--proxy-tlspassword`. A value holds no `=` but its padding:
+        // `--secret id=npmrc,src=…` names a file, it is not one.
+        r#"(?i)(?:\s|^)--?(?:(?:[a-z0-9]+[-_])*(?:api[-_]?key|token|password|secret)|(?:src|dest|new)?(?:store|key)pass|(?:proxy-)?tlspassword)(?:\s+|=)["']?(?P<s>[^\s"'=]{6,}={0,2})(?:[\s"']|$)"#,
+        Check::Value,
+    )
+    .veto(vetoes::option_in_prose)
+    .samples(
+        &[("tool --api-key {} run", "an:24")],
+        &[
+        "    via the --username and --password options",
+        "\tthe new --password options.",
+    ],
+    ),
+    spec(
+        // A password on a command line: `docker login -u ci -p VALUE`
+        // (also podman, buildah, skopeo, nerdctl, helm, oras, `az`, `oc`),
+        // `mysql -uroot -pVALUE` (with a space, `-p` prompts and takes
+        // nothing), `sshpass -p VALUE`, `redis-cli -a VALUE`, OpenSSL's
+        // `-passin pass:VALUE`, `psexec \\host -u USER -p VALUE`.
+        "cli-login-password",
+        &["login", "mysql", "sshpass", "redis-cli", "pass:", "psexec"],
+        r#"(?:\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|az|oc)\b[^\n]{0,200}?\blogin\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bmysql(?:dump|admin|sh)?\b[^\n]{0,200}?\s-p|\bsshpass\s+-p\s*|\bredis-cli\b[^\n]{0,200}?\s-a\s+|\s-pass(?:in|out)?\s+pass:|(?i:\bpsexec)(?:\.exe)?\b[^\n]{0,200}?\s-p\s+)["']?(?P<s>[^\s"']{4,})"#,
+        Check::Value,
+    ),
+    spec(
+        // A literal default for a secret read from the environment, the
+        // code form of `${TOKEN:-literal}`: `process.env.API_KEY ||
+        // "…"` (or `??`), `os.environ.get("API_KEY", "…")`,
+        // `os.getenv("API_KEY", "…")`, Ruby's `ENV.fetch("API_KEY", "…")`,
+        // `ENV["API_KEY"] || "…"` and django-environ's
+        // `env("SECRET_KEY", default="…")`. The variable's name is judged
+        // as an assignment's.
+        "env-default-literal",
+        &[
+            "process.env",
+            "environ.get",
+            "getenv",
+            "ENV.fetch",
+            "ENV[",
+            "env(",
+        ],
+        concat!(
+            r#"(?:process\.env(?:\.|\[["'`])(?P<n>"#,
+            env_secret_name!(),
+            r#")["'`]?\]?[ \t]*(?:\|\||\?\?)|\bos\.(?:environ\.get|getenv)\([ \t]*["'](?P<n2>"#,
+            env_secret_name!(),
+            r#")["'][ \t]*,|\bENV\.fetch\([ \t]*["'](?P<n3>"#,
+            env_secret_name!(),
+            r#")["'][ \t]*,|\bENV\[["'](?P<n4>"#,
+            env_secret_name!(),
+            r#")["']\][ \t]*\|\||\benv\([ \t]*["'](?P<n5>"#,
+            env_secret_name!(),
+            r#")["'][ \t]*,[ \t]*default[ \t]*=)[ \t]*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`)"#,
+        ),
+        Check::Assignment,
+    )
+    .traits(Traits { random_only: true, ..PLAIN }),
+    spec(
+        // A variable set by a command, with a space where shells put `=`:
+        // Dockerfile's `ENV NAME value`, fish's `set -gx NAME value`,
+        // csh's `setenv NAME value`, Windows' `setx NAME value`, macOS's
+        // `launchctl setenv NAME value`. The name is judged as an
+        // assignment's is.
+        "command-assignment",
+        &["ENV ", "setenv", "setx", "set -"],
+        r#"(?im)(?:^|[;&|(]|\s)(?:(?-i:ENV)|setenv|setx|set(?:[ \t]+-[a-z-]+)+)[ \t]+"?(?P<n>[A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|private_?key|key|auth|credentials?)(?:_?[0-9]{1,2})?)"?[ \t]+(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|(?P<s>[^\s"'`;&|]+))"#,
+        Check::Assignment,
+    )
+    .traits(Traits { sets_literal: true, ..PLAIN }),
+    spec(
+        // `.netrc`: `machine HOST login USER password VALUE` on one line.
+        "netrc-password",
+        &["machine"],
+        r#"\bmachine[ \t]+\S+[ \t]+(?:login[ \t]+\S+[ \t]+)?password[ \t]+(?P<s>\S+)"#,
+        Check::Value,
+    ),
+    spec(
+        // A line that is only `password VALUE`: a `.netrc` entry over
+        // lines, a Gradle `credentials { password '…' }` block. (A line
+        // of prose that wraps there, `password combination.`, ends a
+        // sentence: its word is judged without the stop.)
+        "password-line",
+        &["password", "passwd"],
+        r#"(?im)^[ \t]*(?P<n>password|passwd)[ \t]+(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)'|(?P<s>[^\s"']+?)[.,]?)[ \t]*$"#,
+        Check::Assignment,
+    ),
+    spec(
+        // What `vault operator init` prints, and the key `unseal` takes.
+        "vault-init-secret",
+        &["unseal", "root token"],
+        r#"(?i)(?:\bunseal key(?:[ \t][0-9]{1,2})?:[ \t]*|\bvault[ \t]+operator[ \t]+unseal[ \t]+(?:-[a-z-]+(?:=\S+)?[ \t]+)*|\binitial root token:[ \t]*)(?P<s>[A-Za-z0-9+/.]{20,}={0,2})"#,
+        Check::Value,
+    ),
+    spec(
+        // .NET credentials in code: `new NetworkCredential("user", "…")`,
+        // `new DirectoryEntry("LDAP://…", "user", "…")`.
+        "dotnet-credential",
+        &["NetworkCredential", "DirectoryEntry"],
+        r#"(?:NetworkCredential\(\s*"[^"\r\n]*"\s*,|DirectoryEntry\(\s*"[^"\r\n]*"\s*,\s*"[^"\r\n]*"\s*,)\s*"(?P<q>[^"\r\n]+)""#,
+        Check::Value,
+    ),
+    spec(
+        // A crypt(3) or Kerberos hash of a password: bcrypt `$2b$`, SHA-crypt
+        // `$5$`/`$6$`, MD5-crypt `$1$` and Apache's `$apr1$` (`htpasswd -m`),
+        // Cisco `$8$`/`$9$`, and the AS-REP and
+        // TGS hashes of Kerberos roasting. Offline cracking turns one into
+        // the password.
+        "password-hash",
+        &[
+            "$2a$", "$2b$", "$2x$", "$2y$", "$1$", "$apr1$", "$5$", "$6$", "$8$", "$9$", "$krb5",
+        ],
+        r#"(?P<s>\$2[abxy]\$[0-9]{2}\$[./A-Za-z0-9]{53}|\$[56]\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}|\$(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|\$[89]\$[./A-Za-z0-9]{14}\$[./A-Za-z0-9]{43}|\$krb5(?:asrep|tgs)\$[0-9]{2}\$[^\s"'<>]{32,})"#,
+        Check::Shape,
+    ),
+    spec(
+        // `the password is 'centipede'`: a quoted password in a sentence,
+        // also `the password for user 'postgres' is 'admin'`.
+        "password-is-quoted",
+        &[" is "],
+        r#"(?i)\b(?P<n>password|passwd|passphrase)(?:[ \t]+for(?:[ \t]+the)?[ \t]+(?:user|account|login)[ \t]+(?:"[^"\s]{1,64}"|'[^'\s]{1,64}'|[A-Za-z0-9_.@-]{1,64}))?[ \t]+is[ \t]+(?:"(?P<q>[^"\s]{4,64})"|'(?P<a>[^'\s]{4,64})')"#,
+        Check::Assignment,
+    ),
+    spec(
+        // `my API key is 2afd…`: a secret's name, `is`, and a long token in
+        // a sentence (short words after `is` are prose: `is required`).
+        // After the weak `key` (`Your API2CART key is …`) the value must be
+        // strong, as in an assignment.
+        "secret-label-is",
+        &[" is "],
+        r#"(?i)\b(?P<n>api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret|password|key)[ \t]* is [ \t]*["'`]?(?P<s>[A-Za-z0-9+/_=.-]{16,})"#,
+        Check::Assignment,
+    )
+    .veto(vetoes::state_in_prose)
+    .samples(
+        &[("Your API key is {}, which you need", "hex:32")],
+        &["        * This routine returns CK_TRUE if this token is write-protected."],
+    ),
+    spec(
+        // A name and its value with only spaces between: the rows of
+        // `vault kv get` and `vault read` tables (`password   A1a-…`),
+        // prose (`clarifai access key dkHL49…`), a vendor's name glued to
+        // the word (`weatherbitSECRET ff9c…`). Spaces separate words
+        // everywhere, so the value must look random: see
+        // `spaced_value_ok`.
+        "secret-label-spaced",
+        // The word and the space after it: far fewer strings hold those
+        // than the word alone (`max_tokens`, `"key":`).
+        &[
+            "secret ",
+            "token ",
+            "key ",
+            "password ",
+            "passwd ",
+            "pwd ",
+            "private ",
+            "access ",
+            "secret\t",
+            "token\t",
+            "key\t",
+            "password\t",
+            "passwd\t",
+            "pwd\t",
+            "private\t",
+            "access\t",
+        ],
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*?(?:secret|token|api_?key|key|passw(?:or)?d|pwd|private|access)(?:[ _-](?:secret|token|key|access)){0,2})[ \t]+["']?(?P<s>[A-Za-z0-9+/_.-]{16,}={0,2})"#,
+        Check::Spaced,
+    )
+    .after_keyword(gates::spaced_value_follows),
+    spec(
+        "query-secret",
+        &["token=", "key=", "secret=", "password=", "passwd="],
+        r#"(?i)[?&](?:[a-z_]*token|api_?key|key|[a-z_]*secret|password|passwd)=(?P<s>[^&\s"'`#<>]{6,})"#,
+        Check::Value,
+    )
+    .veto(vetoes::query_id_or_word)
+    .samples(
+        &[("https://h/p?api_key={}", "an:24")],
+        &[
+        "    [subset] fuzzer fix: https://oss-fuzz.com/testcase?key=6254792024915968",
+        "(\"topic?key=STRINGS\", \"Pydoc: TOPIC STRINGS\"),",
+    ],
+    ),
+    spec(
+        // An AWS Systems Manager parameter read with decryption: the
+        // `Value` after `"Type": "SecureString"` (`aws ssm get-parameter
+        // --with-decryption`; pretty-printed, the two lines pair).
+        "ssm-secure-string",
+        &["SecureString"],
+        r#""Type"[ \t]*:[ \t]*"SecureString"[ \t]*,[ \t]*"Value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
+        Check::Value,
+    ),
+    spec(
+        // A variable written as a name and a value member: Kubernetes and
+        // ECS `env` lists, Azure `secrets`, Postman environments
+        // (`{"name": "DB_PASSWORD", "value": "…"}`, `"key"`/`"value"`).
+        // The name is judged as an assignment's.
+        "name-value-pair",
+        &["\"value\""],
+        concat!(
+            r#"(?i)"(?:name|key)"[ \t]*:[ \t]*"(?P<n>"#,
+            pair_secret_name!(),
+            r#")"[ \t]*,[ \t]*"value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
+        ),
+        Check::Assignment,
+    ),
+    spec(
+        // The same pair in XML: a Hadoop or Hive property
+        // (`<name>fs.s3a.secret.key</name>` then `<value>…</value>`) and a
+        // property list's `<key>API_SECRET</key>` then `<string>…</string>`,
+        // on one line or, through `continued.rs`, on two.
+        "xml-name-value",
+        &["<value>", "<string>"],
+        concat!(
+            r#"(?i)<(?:name|key)>[ \t]*(?P<n>"#,
+            pair_secret_name!(),
+            r#")[ \t]*</(?:name|key)>\s*<(?:value|string)>[ \t]*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)[ \t]*</"#,
+        ),
+        Check::Assignment,
+    ),
+    spec(
+        // A literal key handed to a signing call, where no name says what
+        // it is: `crypto.createHmac('sha256', '…')`, `jwt.sign(payload,
+        // '…')` and `jwt.encode(…, '…')` (jsonwebtoken, PyJWT, Ruby's
+        // `JWT.encode payload, '…'`), java-jwt's `Algorithm.HMAC256("…")`,
+        // Python's `hmac.new(b'…', …)`. Only a random value counts
+        // (`'shhhhh'`, `'secret'` are samples).
+        "signing-key-literal",
+        &[
+            "createHmac",
+            "jwt.",
+            "JWT.",
+            "HMAC256",
+            "HMAC384",
+            "HMAC512",
+            "hmac.new",
+        ],
+        r#"(?:\bcreateHmac\([ \t]*["'][\w-]+["'][ \t]*,|\b(?:jwt|JWT)\.(?:sign|encode|verify|decode)[ \t]*\(?[ \t]*(?:[\w.]+(?:\([^()]*\))?|\{[^{}]*\})[ \t]*,|\bAlgorithm\.HMAC(?:256|384|512)\(|\bhmac\.new\()[ \t]*b?(?:"(?P<q>[^"\r\n]{8,})"|'(?P<a>[^'\r\n]{8,})')"#,
+        Check::Value,
+    )
+    .veto(vetoes::not_random)
+    .samples(
+        &[("const t = jwt.sign(payload, '{}')", "an:24")],
+        &["const t = jwt.sign(payload, 'supersecret')"],
+    ),
+    spec(
+        // An Infura project's key, in its endpoint's path.
+        "infura-api-key",
+        &["infura.io/"],
+        r"infura\.io/(?:ws/)?v3/(?P<s>[0-9a-f]{32})\b",
+        Check::Shape,
+    ),
+    spec(
+        // A classic OAuth token (40 hex) as a clone URL's user.
+        "github-url-token",
+        &["@github.com"],
+        r"://(?P<s>[0-9a-f]{40})@github\.com\b",
+        Check::Shape,
+    ),
+    spec(
+        // A whole line of a `.env` file or a shell's `export`: an
+        // upper-case name, `=`, and the rest of the line, which may hold
+        // `&`, `)`, `;` or `#` (Django's generated keys do:
+        // `SECRET_KEY=r&lvyb…*k+qq)=x-!=0yd5…#1gx…`), where the
+        // assignment rule's value stops at the first of them.
+        "env-file-line",
+        &[
+            "SECRET=",
+            "TOKEN=",
+            "PASS=",
+            "PASSWORD=",
+            "PASSWD=",
+            "PWD=",
+            "KEY=",
+            "CREDENTIALS=",
+            "CREDENTIAL=",
+            "AUTH=",
+        ],
+        r#"(?m)^[ \t]*(?:export[ \t]+)?(?P<n>[A-Z][A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASS|PWD|KEY|CREDENTIALS?|AUTH))=(?P<s>[^\s"'`]*[&;)#<>,\]}][^\s"'`]*)[ \t]*$"#,
+        Check::Assignment,
+    ),
+    spec(
+        // A secret's name, an operator and a value. A quoted value may
+        // follow a line break (`const apiKey =` then the string, as
+        // Prettier wraps a long one); a bare one on a later line (`l`)
+        // must stand alone there and look random (`## Save pass:`, a
+        // blank line, the password; not `class ApiKey:` then `@property`).
+        "secret-assignment",
+        &[
+            "token",
+            "secret",
+            "pass",
+            "pw",
+            "key",
+            "credential",
+            "database",
+            "connection",
+            "dsn",
+            // (`auth` alone is a name: without it the rule ran on such a
+            // line only when another keyword was near.)
+            "auth",
+        ],
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|secret_?string|secret_?key_?base|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:[ \t]*:[ \t]*(?:str|string|String|&str|&'static str|Optional\[str\])[ \t]*=|(?:["'`]\]?)?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)(?:\s*(?:(?:@|[bBrRuU]|[rR][bB]|[bB][rR])?"(?P<q>[^"\r\n]+)"|(?:[bBrRuU]|[rR][bB]|[bB][rR])?'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`)|[ \t]*(?P<s>[^\s"'`,;&<>)\]}]+)|[ \t]*\r?\n\s*(?P<l>[^\s"'`,;&<>)\]}]{16,}))"#,
+        Check::Assignment,
+    ),
+    spec(
+        // A personal access token by its usual name in CI (`ADO_PAT`,
+        // `GITHUB_PAT`, `azure_devops_pat`). `pat` also abbreviates
+        // "pattern" (`glob_pat = "*.rs"`), so the name is weak and the value
+        // a long token.
+        "pat-assignment",
+        &["_pat", "-pat"],
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9.-]*[A-Za-z0-9][_-]pat)(?:["'`]\]?)?[ \t]*(?:=|:=|=>|:)[ \t]*["'`]?(?P<s>[A-Za-z0-9_-]{20,})(?:[^A-Za-z0-9_-]|$)"#,
+        Check::Assignment,
+    ),
+    spec(
+        // `deploy token - 'value'`: a dash between a secret's name and its
+        // quoted value, as in notes and logs. Only a quoted value counts
+        // (`key - offset` is arithmetic).
+        "secret-label-dash",
+        &[" - "],
+        r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|key)(?:[_-]?[0-9]{1,2})?)[ \t]* - [ \t]*(?:"(?P<q>[^"\r\n]+)"|'(?P<a>[^'\r\n]+)')"#,
+        Check::Assignment,
+    ),
+    spec(
+        "sidekiq-secret",
+        &["CONTRIBSYS__COM"],
+        r#"(?i)BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM["']?\s*[:=]\s*["']?(?P<s>[a-f0-9]{8}:[a-f0-9]{8})"#,
+        Check::Value,
+    ),
+    spec(
+        "sonar-login",
+        &["sonar"],
+        r#"(?i)sonar[._-]?login["']?(?:\s*(?:=>|:{1,3}=|[?]?=|:|,)|\s+value\s*=)\s*["']?(?P<s>[A-Za-z0-9_]{40,44})"#,
+        Check::Value,
+    ),
+    spec(
+        // A setting as an element's name and value attributes: NuGet and
+        // .NET config (`<add key="ClearTextPassword" value="…"/>`), Spring
+        // and Ant (`<property name="db.password" value="…"/>`), `<param>`,
+        // `<setting>`, `<env>`. The name ends in a secret's word, so
+        // `TokenCacheMode` holds a setting.
+        "config-key-value",
+        &[
+            "<add",
+            "<property",
+            "<param",
+            "<setting",
+            "<env",
+            "<variable",
+        ],
+        concat!(
+            r#"(?i)<(?:add|property|param|parameter|setting|env|variable)\s+(?:key|name)\s*=\s*"(?P<n>"#,
+            pair_secret_name!(),
+            r#")"\s+value\s*=\s*"(?P<q>[^"\r\n]+)""#,
+        ),
+        Check::Assignment,
+    )
+    .samples(
+        &[("<add key=\"ClearTextPassword\" value=\"{}\" />", "an:14")],
+        &[
+            "<param name=\"authKey\" value=\"auth_key_name\"/>",
+            "<add key=\"ClientSecret\" value=\"Set in Key Vault\" />",
+        ],
+    ),
+    spec(
+        // A named element's text: an Android string resource
+        // (`<string name="maps_api_key" translatable="false">…</string>`),
+        // Java's XML properties (`<entry key="db.password">…</entry>`).
+        "xml-named-text",
+        &["<string", "<entry"],
+        concat!(
+            r#"(?i)<(?:string|entry)\s+(?:name|key)\s*=\s*"(?P<n>"#,
+            pair_secret_name!(),
+            r#")"(?:\s+[^<>/]*)?>[ \t]*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)[ \t]*</(?:string|entry)>"#,
+        ),
+        Check::Assignment,
+    )
+    .veto(vetoes::text_or_setting_name)
+    .samples(
+        &[("<entry key=\"jdbc.password\">{}</entry>", "an:24")],
+        &["<string name=\"action_forgot_password\">Forgot password?</string>"],
+    ),
+    spec(
+        // Maven's `settings-security.xml`: the master password, encrypted
+        // with a key every Maven holds, so as good as plain.
+        "maven-master-password",
+        &["<master>"],
+        r"<master>\s*(?P<s>\{[A-Za-z0-9+/=\\]{20,}\}?)\s*</master>",
+        Check::Shape,
+    ),
+    spec(
+        "secret-element",
+        &["token", "secret", "pass", "pwd", "key", "credential"],
+        // `<apiToken>value</apiToken>`, the value alone on its line or not.
+        // Element text is data, not code, so it is read as a literal
+        // (group `q`), spaces inside included: Jenkins keeps its
+        // credentials as `<secret>{AQAAABAAAA…}</secret>`.
+        r#"(?i)<(?P<n>[A-Za-z0-9_.:-]*(?:token|secret|passw(?:or)?d|pwd|key|client_?secret|credentials?))>\s*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)\s*</"#,
+        Check::Assignment,
+    ),
+];

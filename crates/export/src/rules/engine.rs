@@ -1,0 +1,171 @@
+//! The generic engine: a rule's regex captures a candidate, the rule's
+//! [`Check`] judges its form, the shared plausibility tests judge whether
+//! it is a credential at all, and the row's veto has the last word. No
+//! rule is known here by its id; what differs between rules is in their
+//! rows ([`super::spec::Spec`]).
+
+use regex::bytes::{Captures, Match};
+
+use super::plausibility::*;
+use super::{carriers, fields, named, Check, Hit, Rule};
+
+mod assignment;
+mod value;
+
+/// A span a rule's regex captured, with the match it came from.
+pub(crate) struct Candidate<'h> {
+    /// The searched text.
+    pub(crate) hay: &'h [u8],
+    /// The rule's captures.
+    pub(crate) caps: Captures<'h>,
+    /// Where the captured group began, before the span was narrowed to
+    /// the literal inside it.
+    pub(crate) group_start: usize,
+    /// The credential's span.
+    pub(crate) start: usize,
+    /// Its end (exclusive).
+    pub(crate) end: usize,
+    /// Whether the value was captured inside quotes (groups `q`, `a`,
+    /// `b`).
+    pub(crate) quoted: bool,
+    /// Whether the span is a URL's user standing for a token (GitHub's
+    /// `TOKEN:x-oauth-basic@`).
+    pub(crate) oauth_user: bool,
+}
+
+impl<'h> Candidate<'h> {
+    /// The credential.
+    pub(crate) fn value(&self) -> &'h [u8] {
+        &self.hay[self.start..self.end]
+    }
+
+    /// The text before it.
+    pub(crate) fn before(&self) -> &'h [u8] {
+        &self.hay[..self.start]
+    }
+
+    /// The text after it.
+    pub(crate) fn after(&self) -> &'h [u8] {
+        self.hay.get(self.end..).unwrap_or(b"")
+    }
+
+    /// A named group of the match.
+    pub(crate) fn group(&self, name: &str) -> Option<Match<'h>> {
+        self.caps.name(name)
+    }
+
+    /// The secret-sounding name: group `n`, or one of the alternatives'
+    /// (`env-default-literal` reads five syntaxes).
+    pub(crate) fn name(&self) -> Option<Match<'h>> {
+        ["n", "n2", "n3", "n4", "n5"]
+            .iter()
+            .find_map(|g| self.caps.name(g))
+    }
+}
+
+/// Every credential `r` finds in `hay`, appended to `out` as rule `i`.
+pub(super) fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
+    crate::work::visit(hay.len());
+    match r.check {
+        Check::Named => return named::hits(i, &r.regex, hay, out),
+        Check::Field => return fields::hits(i, &r.regex, hay, out),
+        Check::Carried => return carriers::hits(i, &r.regex, hay, out),
+        Check::Paired => return carriers::pair_hits(i, &r.regex, hay, out),
+        _ => {}
+    }
+    if !r.regex.is_match(hay) {
+        return;
+    }
+    for caps in r.regex.captures_iter(hay) {
+        let Some(mut c) = capture(r, hay, caps) else {
+            continue;
+        };
+        if credential(r, &mut c) && !vetoed(r, &c) && c.end > c.start {
+            out.push(Hit {
+                rule: i,
+                start: c.start,
+                end: c.end,
+            });
+        }
+    }
+}
+
+/// Whether the row's veto spares the candidate; in the gate, a veto may
+/// not spare a credential-shaped value (see [`super::RuleSet::gate`]).
+fn vetoed(r: &Rule, c: &Candidate) -> bool {
+    r.veto.is_some_and(|spared| spared(c))
+        && !(r.overrule_random_vetoes && named::plausible(c.value(), false))
+}
+
+/// The candidate a match makes: the first of the credential groups (`s`,
+/// `q`, `a`, `b`, `l`), else the whole match.
+fn capture<'h>(r: &Rule, hay: &'h [u8], caps: Captures<'h>) -> Option<Candidate<'h>> {
+    let m = ["s", "q", "a", "b", "l"]
+        .iter()
+        .find_map(|g| caps.name(g))
+        .or_else(|| caps.get(0))
+        .expect("group 0 always matches");
+    let (mut start, mut end) = (m.start(), m.end());
+    // `https://TOKEN:x-oauth-basic@github.com/…`: GitHub's fixed
+    // password; the user is the token.
+    let oauth_user =
+        r.traits.url_password && hay[start..end].eq_ignore_ascii_case(b"x-oauth-basic");
+    if oauth_user {
+        let u = caps.name("u").filter(|u| !u.is_empty())?;
+        (start, end) = (u.start(), u.end());
+    }
+    let quoted = ["q", "a", "b"].iter().any(|g| caps.name(g).is_some());
+    Some(Candidate {
+        hay,
+        group_start: m.start(),
+        start,
+        end,
+        quoted,
+        oauth_user,
+        caps,
+    })
+}
+
+/// Whether the candidate passes its rule's check and the shared tests
+/// (a value's check may narrow its span to the literal inside it).
+fn credential(r: &Rule, c: &mut Candidate) -> bool {
+    match r.check {
+        Check::Shape => shape(r, c.value()),
+        Check::Jwt => jwt(c.value()),
+        Check::Basic => decodes_to_user_password(c.value()),
+        Check::Value => value::credential(r, c),
+        Check::Assignment => value::credential(r, c) && assignment::credential(r, c),
+        Check::Spaced => value::credential(r, c) && assignment::credential(r, c) && spaced_alone(c),
+        Check::Custom | Check::Named | Check::Field | Check::Carried | Check::Paired => true,
+    }
+}
+
+/// A token by its shape is one unless it is marked as a sample; a
+/// private key's body is long enough to hold any marker, so its own
+/// structure judges it.
+fn shape(r: &Rule, value: &[u8]) -> bool {
+    if r.traits.key_block {
+        key_body(value)
+    } else {
+        !looks_fake(value)
+    }
+}
+
+/// An unsigned `header.payload` must prove it is a JWT by its header.
+fn jwt(value: &[u8]) -> bool {
+    let signed = value.iter().filter(|c| **c == b'.').count() == 2 && !value.ends_with(b".");
+    (signed || jwt_header(value)) && !looks_fake(value)
+}
+
+/// A value after a label and blanks must stand alone and look random;
+/// and `typedef struct set_mem_access
+/// set_mem_access_t;` is a name, then a name built on it.
+fn spaced_alone(c: &Candidate) -> bool {
+    let value = c.value();
+    let n = c.group("n");
+    let at = n.map_or(c.start, |n| n.start());
+    spaced_value_ok(&c.hay[..at], value, c.hay.get(c.end).copied())
+        && !n.is_some_and(|n| {
+            value.len() > n.len() && value[..n.len()].eq_ignore_ascii_case(n.as_bytes())
+        })
+}

@@ -1,0 +1,111 @@
+//! The named vetoes: a rule's own exemptions, each attached to its row in
+//! the table. A veto returns `true` to spare a candidate that passed the
+//! shared tests. The readback's gate runs without them
+//! ([`super::RuleSet::gate`]), so a veto that spares too much is caught
+//! there rather than blinding writer and gate alike.
+
+use super::engine::Candidate;
+use super::plausibility::*;
+
+/// `url-credentials`: `postgresql://${DB_USER:-app}@db` (the colon is
+/// inside an interpolation the user opens, not between a user and a
+/// password); `http://abc:xyz@example.com` (a short word, eight letters or
+/// fewer, as the password of a host RFC 2606 reserves for documentation;
+/// anything more, `secret123`, counts as a leak there too, as the
+/// scanners' suites have it); `unix://[user[:password]@]` (a syntax's
+/// optional parts).
+pub(crate) fn url_credentials(c: &Candidate) -> bool {
+    let value = c.value();
+    let user = c.group("u").map_or(&b""[..], |u| u.as_bytes());
+    let interpolated =
+        memchr::memmem::rfind(user, b"${").is_some_and(|i| !user[i..].contains(&b'}'));
+    let documentation = documentation_host(c.hay.get(c.end + 1..).unwrap_or(b""))
+        && value.len() <= 8
+        && value.iter().all(u8::is_ascii_alphabetic);
+    interpolated || documentation || user.contains(&b'[')
+}
+
+/// `facebook-app-access-token`: the secret after an app id's bar is
+/// random (an app secret's 32 hex digits, or a signature), not words.
+pub(crate) fn facebook_app_secret(c: &Candidate) -> bool {
+    let value = c.value();
+    value.iter().position(|c| *c == b'|').is_some_and(|bar| {
+        let v = &value[bar + 1..];
+        let hex = v.len() == 32
+            && v.iter()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+            && v.iter().any(u8::is_ascii_digit)
+            && v.iter().any(u8::is_ascii_lowercase);
+        !hex && !cases_and_digits(v)
+    })
+}
+
+/// `signing-key-literal`: only a random value is a key there.
+pub(crate) fn not_random(c: &Candidate) -> bool {
+    !credential_like(c.value())
+}
+
+/// `curl-user-key`: a user with no password (`-u administrator:`) is a
+/// key only when it mixes cases and digits.
+pub(crate) fn user_without_password(c: &Candidate) -> bool {
+    !cases_and_digits(c.value())
+}
+
+/// `cli-secret-flag`: `the --username and --password options`: prose names
+/// the option; a lower-case word after it is not its value. (A sentence
+/// may end on it: `the new --password options.`)
+pub(crate) fn option_in_prose(c: &Candidate) -> bool {
+    let value = c.value();
+    let word = value.strip_suffix(b".").unwrap_or(value);
+    word.iter().all(u8::is_ascii_lowercase)
+}
+
+/// `query-secret`: `?key=6254792024915968`, digits alone in a query, are an
+/// id (a fuzzer's test case); after `key=` only a random value counts
+/// (`?key=STRINGS`, `?key=test_error_package`).
+pub(crate) fn query_id_or_word(c: &Candidate) -> bool {
+    let value = c.value();
+    value.iter().all(u8::is_ascii_digit)
+        || (c.start >= 4
+            && c.hay[c.start - 4..c.start].eq_ignore_ascii_case(b"key=")
+            && word_like(value))
+}
+
+/// `session-cookie`: an anti-forgery cookie (`csrftoken`, `XSRF-TOKEN`) is
+/// bound to a session and authenticates nothing on its own.
+pub(crate) fn anti_forgery_cookie(c: &Candidate) -> bool {
+    c.group("n").is_some_and(|n| {
+        let n = n.as_bytes();
+        n.len() >= 4
+            && (n[..4].eq_ignore_ascii_case(b"csrf") || n[..4].eq_ignore_ascii_case(b"xsrf"))
+    })
+}
+
+/// `authorization-header`: `'Proxy-Authorization' : 'Authorization'` (the
+/// header's name again, not its value); `authorization=authorization,` (a
+/// keyword argument handing on a variable of that name).
+pub(crate) fn header_name_again(c: &Candidate) -> bool {
+    let value = c.value();
+    memchr::memmem::find(&value.to_ascii_lowercase(), b"authorization").is_some()
+        || (c.before().ends_with(b"=")
+            && value
+                .strip_suffix(b")")
+                .unwrap_or(value)
+                .iter()
+                .all(|c| c.is_ascii_lowercase() || *c == b'_'))
+}
+
+/// `xml-named-text`, `config-key-value`: an element's text is mostly what a
+/// user reads (`Forgot password?`, `API Key`), and a setting's value may
+/// name another (`auth_key_name`): a value is one without blanks, not
+/// made of words.
+pub(crate) fn text_or_setting_name(c: &Candidate) -> bool {
+    let value = c.value();
+    value.iter().any(u8::is_ascii_whitespace) || words_name(value)
+}
+
+/// `secret-label-is`: `if this token is write-protected.`: prose names a
+/// state.
+pub(crate) fn state_in_prose(c: &Candidate) -> bool {
+    words_name(c.value())
+}
