@@ -50,95 +50,84 @@ pub(crate) fn literal_part(v: &[u8]) -> Option<usize> {
 
 /// Values that stand for a secret without being one.
 pub fn is_placeholder(v: &[u8]) -> bool {
-    let s = String::from_utf8_lossy(v).to_ascii_lowercase();
-    let s = s.trim_end_matches('}');
-    if s.is_empty() {
-        return true;
-    }
-    let markers = [
-        "...",
-        "changeme",
-        "change_me",
-        "change-me",
-        "example",
-        "your_",
-        "your-",
-        "yourtoken",
-        "placeholder",
-        "redacted",
-        "****",
-        "[redacted",
-        "[local_",
-        "[workspace]",
-        "[home]",
-        "dummy",
-        "replace_me",
-        "replaceme",
-        // Microsoft's SQL Server samples: `YourStrong@Passw0rd`.
-        "yourstrong",
-    ];
-    if markers.iter().any(|m| s.contains(m)) {
-        return true;
-    }
-    // `https://<DATABASE_NAME>.firebaseio.com`: a name in angle brackets
-    // stands for what the reader fills in.
-    if enclosed_name(
-        v,
-        b"<",
-        |c| c.is_ascii_alphanumeric() || b"_-".contains(&c),
-        b'>',
-    ) {
-        return true;
-    }
-    // `password=DBPASSWORD`, `MY_API_TOKEN`: a constant's name in the
-    // value's place, upper-case letters and `_` around a secret's word.
-    // (A key may open with such a word: Finage's `API_KEY` and 32
-    // random characters.)
-    if v.iter().all(|c| c.is_ascii_uppercase() || *c == b'_')
+    let lower = String::from_utf8_lossy(v).to_ascii_lowercase();
+    let s = lower.trim_end_matches('}');
+    s.is_empty()
+        || PLACEHOLDER_MARKERS.iter().any(|m| s.contains(m))
+        // `https://<DATABASE_NAME>.firebaseio.com`: a name in angle
+        // brackets stands for what the reader fills in.
+        || enclosed_name(
+            v,
+            b"<",
+            |c| c.is_ascii_alphanumeric() || b"_-".contains(&c),
+            b'>',
+        )
+        || constant_in_place(v)
+        || one_case_filler(v)
+        // Whole values only: a long random token holds `NOnE` or `tRuE`
+        // now and then (an Entra refresh token did).
+        || ["none", "null", "nil", "undefined", "true", "false"].contains(&s)
+        || template(v, s)
+        // `{password}`, `%s:%s`: a format string, filled in later.
+        || format_only(v)
+        || distinct_bytes(s.as_bytes()) <= 2
+}
+
+/// Text that marks a value as a stand-in wherever it occurs.
+const PLACEHOLDER_MARKERS: &[&str] = &[
+    "...",
+    "changeme",
+    "change_me",
+    "change-me",
+    "example",
+    "your_",
+    "your-",
+    "yourtoken",
+    "placeholder",
+    "redacted",
+    "****",
+    "[redacted",
+    "[local_",
+    "[workspace]",
+    "[home]",
+    "dummy",
+    "replace_me",
+    "replaceme",
+    // Microsoft's SQL Server samples: `YourStrong@Passw0rd`.
+    "yourstrong",
+];
+
+/// `password=DBPASSWORD`, `MY_API_TOKEN`: a constant's name in the value's
+/// place, upper-case letters and `_` around a secret's word. (A key may
+/// open with such a word: Finage's `API_KEY` and 32 random characters.)
+fn constant_in_place(v: &[u8]) -> bool {
+    v.iter().all(|c| c.is_ascii_uppercase() || *c == b'_')
         && ["PASSWORD", "PASSWD", "SECRET", "TOKEN", "APIKEY", "API_KEY"]
             .iter()
             .any(|w| v.len() <= w.len() + 8 && v.windows(w.len()).any(|x| x == w.as_bytes()))
-    {
-        return true;
-    }
-    // Filler in one case (as in `looks_fake`): a random token holds a
-    // mixed-case `XxXx` about once in 20,000. An example file ends a
-    // vendor's prefix with three (`sk_test_xxx`, `ghp_xxx`), which a
-    // random token does once in 200,000.
-    if v.windows(4).any(|w| w == b"xxxx" || w == b"XXXX")
-        || v.ends_with(b"xxx")
-        || v.ends_with(b"XXX")
-    {
-        return true;
-    }
-    // Whole values only: a long random token holds `NOnE` or `tRuE` now
-    // and then (an Entra refresh token did).
-    if ["none", "null", "nil", "undefined", "true", "false"].contains(&s) {
-        return true;
-    }
-    // `<secret>`, `{{ secrets.TOKEN }}`: a template, not a value (a
-    // password may well contain `<` or `{{` inside). So is a value that
-    // interpolates a variable anywhere (`user}:${self:custom.db.password}`
-    // in a serverless URL); `${VAR:-literal}` reaches here as its literal.
-    // Ruby's `#{password}` and an HTML-escaped `&lt;YOUR_PASSWORD&gt;`
-    // are templates too.
-    if s.starts_with('<')
+}
+
+/// Filler in one case (as in `looks_fake`): a random token holds a
+/// mixed-case `XxXx` about once in 20,000. An example file ends a vendor's
+/// prefix with three (`sk_test_xxx`, `ghp_xxx`), which a random token does
+/// once in 200,000.
+fn one_case_filler(v: &[u8]) -> bool {
+    v.windows(4).any(|w| w == b"xxxx" || w == b"XXXX") || v.ends_with(b"xxx") || v.ends_with(b"XXX")
+}
+
+/// `<secret>`, `{{ secrets.TOKEN }}`: a template, not a value (a password
+/// may well contain `<` or `{{` inside). So is a value that interpolates a
+/// variable anywhere (`user}:${self:custom.db.password}` in a serverless
+/// URL); `${VAR:-literal}` reaches here as its literal. Ruby's
+/// `#{password}` and an HTML-escaped `&lt;YOUR_PASSWORD&gt;` are
+/// templates too. (`s` is `v` in lower case, closing braces trimmed.)
+fn template(v: &[u8], s: &str) -> bool {
+    s.starts_with('<')
         || s.starts_with("{{")
         || s.starts_with("${{")
         || interpolates(v)
         || s.starts_with("#{")
         || (s.starts_with("&lt;") && s.ends_with("&gt;"))
-    {
-        return true;
-    }
-    // `{password}`, `%s:%s`: a format string, filled in later.
-    if format_only(v) {
-        return true;
-    }
-    let mut distinct: Vec<u8> = s.bytes().collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    distinct.len() <= 2
 }
 
 /// Hexspeak filler: the whole value is made of words programmers write

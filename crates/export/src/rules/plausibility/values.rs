@@ -64,34 +64,52 @@ pub(crate) fn versioned_name(value: &[u8]) -> bool {
             .all(|c| c.is_ascii_alphabetic() || matches!(c, b'-' | b'_' | b'.' | b':'))
 }
 
+/// Whether `value`, assigned to a secret-sounding `name`, is a credential
+/// (`literal_syntax`: the syntax sets a literal, a quoted or an
+/// environment-style value).
 pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: bool) -> bool {
-    // `API_KEY_2`, `token1`: a numbered name is judged as the name.
-    let n = crate::names::normalize(&String::from_utf8_lossy(name));
-    let n = match n.trim_end_matches(|c: char| c.is_ascii_digit()) {
-        "" => n.as_str(),
-        trimmed => trimmed,
-    }
-    .to_string();
-    if crate::names::normalize_is_innocent(&n)
-        || sample_name(&n)
-        || versioned_name(value)
-        || prose(value)
+    let n = judged_name(name);
+    if innocent(&n, value, literal_syntax)
+        || words_not_secret(&n, value)
+        || names_itself(name, &n, value, literal_syntax)
     {
         return false;
     }
-    // Hexspeak filler after a key (`os.environ["OPENAI_API_KEY"] =
-    // "deadbeef"` in a test). Only here: in a URL's userinfo the same word
-    // is a real Sidekiq credential's shape, and stays replaced.
-    if hexspeak(&String::from_utf8_lossy(value).to_ascii_lowercase()) {
-        return false;
+    if weak_name(&n) {
+        return weak_names_value(value);
     }
-    if !literal_syntax && bare_word(value) {
-        return false;
+    !(value.iter().all(u8::is_ascii_digit) && value.len() < 6) && value.len() >= 4
+}
+
+/// The name as judged: normalized, and `API_KEY_2`, `token1` (a numbered
+/// name) as the name.
+fn judged_name(name: &[u8]) -> String {
+    let n = crate::names::normalize(&String::from_utf8_lossy(name));
+    match n.trim_end_matches(|c: char| c.is_ascii_digit()) {
+        "" => n.as_str(),
+        trimmed => trimmed,
     }
-    // `* signing-key: Updated.`: a word that ends a sentence.
-    if !literal_syntax && value.strip_suffix(b".").is_some_and(plain_word) {
-        return false;
-    }
+    .to_string()
+}
+
+/// An innocent or sample name, a version, prose, filler, or a bare word
+/// where no literal is set.
+fn innocent(n: &str, value: &[u8], literal_syntax: bool) -> bool {
+    crate::names::normalize_is_innocent(n)
+        || sample_name(n)
+        || versioned_name(value)
+        || prose(value)
+        // Hexspeak filler after a key (`os.environ["OPENAI_API_KEY"] =
+        // "deadbeef"` in a test). Only here: in a URL's userinfo the same
+        // word is a real Sidekiq credential's shape, and stays replaced.
+        || hexspeak(&String::from_utf8_lossy(value).to_ascii_lowercase())
+        || (!literal_syntax && bare_word(value))
+        // `* signing-key: Updated.`: a word that ends a sentence.
+        || (!literal_syntax && value.strip_suffix(b".").is_some_and(plain_word))
+}
+
+/// Words where the name says they are no secret.
+fn words_not_secret(n: &str, value: &[u8]) -> bool {
     // `password_last_used = "not_supported"`: words after the password's
     // name make it an attribute of one (`password_super_secure` keeps a
     // random value); and `NOPASSWORD = "no-password-required"`: three
@@ -100,78 +118,63 @@ pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: boo
         && !["password", "passwd", "pass", "pwd"]
             .iter()
             .any(|w| n.ends_with(w));
-    if words_name(value)
+    let attribute = words_name(value)
         && (suffixed
             || letter_words(value).is_some_and(|w| {
                 w.len() >= 3 && w.iter().any(|w| SECRET_WORDS.contains(&w.as_str()))
-            }))
-    {
-        return false;
-    }
+            }));
     // `ANTHROPIC_API_KEY=votre-clé-va-ici`, `api_token: not-a-real-one`:
     // a key or a token is made by a machine, and three or more lower-case
     // words joined by `-` or `_` are a phrase in any language. (Not so
     // after a password's name: a passphrase is one.)
-    if !n.contains("pass") && !n.contains("pwd") && lowercase_phrase(value) {
-        return false;
-    }
-    // `credentials: 'include'`, `=== 'same-origin'`: the Fetch API's modes;
-    // `credentials` names a structure, and a word in it is a setting.
-    if n.ends_with("credentials")
+    let phrase = !n.contains("pass") && !n.contains("pwd") && lowercase_phrase(value);
+    // `credentials: 'include'`, `=== 'same-origin'`: the Fetch API's
+    // modes; `credentials` names a structure, and a word in it is a
+    // setting.
+    let fetch_mode = n.ends_with("credentials")
         && value
             .iter()
-            .all(|c| c.is_ascii_lowercase() || *c == b'-' || *c == b'_')
-    {
-        return false;
-    }
-    if public_der(value) {
-        return false;
-    }
-    if names_itself(name, &n, value, literal_syntax) {
-        return false;
-    }
-    // `token: "error"`, `Token => "invalid token"`: what is named only
-    // a token, a key or a secret is not a short lower-case word or a
-    // phrase, whose words may be capitalized (`Invalid Token: 'Invalid
-    // token'`); nor is what an auth setting names, its scheme
-    // (`httpBearerAuth: 'bearer'`) or a message (`SQLITE_AUTH =>
-    // "Authorization denied"`). A password can be, and so can a named
-    // variable's value: `AWS_SECRET_ACCESS_KEY=bench`.
-    if (["token", "secret", "key"].contains(&n.as_str()) || n.ends_with("auth"))
+            .all(|c| c.is_ascii_lowercase() || *c == b'-' || *c == b'_');
+    attribute || phrase || fetch_mode || public_der(value) || message_or_scheme(n, value)
+}
+
+/// `token: "error"`, `Token => "invalid token"`: what is named only a
+/// token, a key or a secret is not a short lower-case word or a phrase,
+/// whose words may be capitalized (`Invalid Token: 'Invalid token'`); nor
+/// is what an auth setting names, its scheme (`httpBearerAuth: 'bearer'`)
+/// or a message (`SQLITE_AUTH => "Authorization denied"`). A password can
+/// be, and so can a named variable's value: `AWS_SECRET_ACCESS_KEY=bench`.
+fn message_or_scheme(n: &str, value: &[u8]) -> bool {
+    (["token", "secret", "key"].contains(&n) || n.ends_with("auth"))
         && ((value.iter().all(u8::is_ascii_lowercase) && value.len() <= 10)
             || (value.contains(&b' ')
                 && value
                     .split(|c| *c == b' ')
                     .filter(|w| !w.is_empty())
                     .all(plain_word)))
+}
+
+/// After a weak name (`key`): `key="ClearTextPassword"`,
+/// `key="jetbrains.mps.v8_elimination"`, `key = "x-hello-world-64"`,
+/// `<key>key inside an array2</key>` are a word, a name made of words or
+/// a phrase, not a credential. (A dotted name is words too; a JWT or a
+/// token with dots inside has random parts and stays a value;
+/// `key="ConnectionString1"` is a name numbered.) A value must be long and
+/// mix classes.
+fn weak_names_value(value: &[u8]) -> bool {
+    if words_name(value)
+        || value.iter().any(u8::is_ascii_whitespace)
+        || (value.iter().all(u8::is_ascii_alphabetic) && !random_case(value))
+        || word_then_digits(value).is_some_and(|w| w.len() + 2 >= value.len() && camel_word(w))
     {
         return false;
     }
-    if weak_name(&n) {
-        // `key="ClearTextPassword"`, `key="jetbrains.mps.v8_elimination"`,
-        // `key = "x-hello-world-64"`, `<key>key inside an array2</key>`: a
-        // word, a name made of words or a phrase, not a credential.
-        // (A dotted name is words too; a JWT or a token with dots inside
-        // has random parts and stays a value.)
-        // (`key="ConnectionString1"`: a name numbered.)
-        if words_name(value)
-            || value.iter().any(u8::is_ascii_whitespace)
-            || (value.iter().all(u8::is_ascii_alphabetic) && !random_case(value))
-            || word_then_digits(value).is_some_and(|w| w.len() + 2 >= value.len() && camel_word(w))
-        {
-            return false;
-        }
-        let classes = [
-            value.iter().any(u8::is_ascii_lowercase),
-            value.iter().any(u8::is_ascii_uppercase),
-            value.iter().any(u8::is_ascii_digit),
-        ];
-        return value.len() >= 16 && classes.iter().filter(|c| **c).count() >= 2;
-    }
-    if value.iter().all(u8::is_ascii_digit) && value.len() < 6 {
-        return false;
-    }
-    value.len() >= 4
+    let classes = [
+        value.iter().any(u8::is_ascii_lowercase),
+        value.iter().any(u8::is_ascii_uppercase),
+        value.iter().any(u8::is_ascii_digit),
+    ];
+    value.len() >= 16 && classes.iter().filter(|c| **c).count() >= 2
 }
 
 /// The value of `secret-label-spaced`, which only spaces separate from
