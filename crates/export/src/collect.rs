@@ -315,56 +315,54 @@ impl<'a> Collector<'a> {
                     let allow = self.allow;
                     let class = self.classes.get_or(k, |k| classify(k, allow));
                     self.dirty |= class != FieldClass::Plain;
-                    match class {
-                        FieldClass::Hidden | FieldClass::RawBody => {}
-                        FieldClass::Secret => self.secret_value(val),
-                        FieldClass::User => {
-                            if let Some(u) = val.as_str() {
-                                self.found.names.vouch(u);
-                            }
-                            self.value(val, depth);
-                        }
-                        // A numeric id is the id its digits spell.
-                        FieldClass::Identity if matches!(val, Node::Number(_)) => {
-                            if let (Some(ns), Node::Number(n)) =
-                                (correlation_namespace(&normalize(k)), val)
-                            {
-                                self.identity(ns, &n.to_string());
-                            }
-                        }
-                        FieldClass::Identity => {
-                            if let (Some(ns), Some(id)) =
-                                (correlation_namespace(&normalize(k)), val.as_str())
-                            {
-                                let shaped = crate::identity::shaped_id(id).is_some();
-                                if shaped || !self.det.holds_credential(id) {
-                                    self.identity(ns, id);
-                                }
-                            }
-                            self.value(val, depth);
-                        }
-                        FieldClass::Plain => {
-                            // An id by its shape (`toolu_…`, `wrkspc_…`)
-                            // is an identity in any field.
-                            if let Some(id) = val.as_str() {
-                                match crate::identity::shaped_id(id) {
-                                    Some((ns, Scope::Correlation)) => {
-                                        self.dirty = true;
-                                        self.identity(ns, id);
-                                    }
-                                    Some((_, Scope::Record)) if depth == 0 => {
-                                        self.record_ids = true
-                                    }
-                                    Some((_, Scope::Record)) => self.dirty = true,
-                                    None => {}
-                                }
-                            }
-                            self.value(val, depth)
-                        }
-                    }
+                    self.member(k, val, depth, class);
                 }
             }
             _ => {}
+        }
+    }
+    /// A member's value, by the class of its key.
+    fn member(&mut self, k: &str, val: &Node<'_>, depth: usize, class: FieldClass) {
+        match class {
+            FieldClass::Hidden | FieldClass::RawBody => {}
+            FieldClass::Secret => self.secret_value(val),
+            FieldClass::User => {
+                if let Some(u) = val.as_str() {
+                    self.found.names.vouch(u);
+                }
+                self.value(val, depth);
+            }
+            // A numeric id is the id its digits spell.
+            FieldClass::Identity if matches!(val, Node::Number(_)) => {
+                if let (Some(ns), Node::Number(n)) = (correlation_namespace(&normalize(k)), val) {
+                    self.identity(ns, &n.to_string());
+                }
+            }
+            FieldClass::Identity => {
+                if let (Some(ns), Some(id)) = (correlation_namespace(&normalize(k)), val.as_str()) {
+                    let shaped = crate::identity::shaped_id(id).is_some();
+                    if shaped || !self.det.holds_credential(id) {
+                        self.identity(ns, id);
+                    }
+                }
+                self.value(val, depth);
+            }
+            FieldClass::Plain => {
+                // An id by its shape (`toolu_…`, `wrkspc_…`)
+                // is an identity in any field.
+                if let Some(id) = val.as_str() {
+                    match crate::identity::shaped_id(id) {
+                        Some((ns, Scope::Correlation)) => {
+                            self.dirty = true;
+                            self.identity(ns, id);
+                        }
+                        Some((_, Scope::Record)) if depth == 0 => self.record_ids = true,
+                        Some((_, Scope::Record)) => self.dirty = true,
+                        None => {}
+                    }
+                }
+                self.value(val, depth)
+            }
         }
     }
 }

@@ -637,6 +637,83 @@ pub fn create(
         None => None,
     };
     let planned = plan(m, policy)?;
+    let exported = admit(src, &planned, opts)?;
+    if let Some(p) = store.progress() {
+        // Each exported artifact is read twice: pass 1, then pass 2.
+        p.total(2 * exported.iter().map(|d| d.size_bytes).sum::<u64>());
+    }
+    // Both passes read through a shared borrow of the store; it ends
+    // before the export is recorded with the exclusive one.
+    let artifacts = src.artifacts(store);
+    let (clean, found) = pass_one(&artifacts, policy, detectors, &exported)?;
+    let mut scrubber = detectors.scrubber(policy, key, found)?;
+    let pass2 = Pass2 {
+        src: &artifacts,
+        policy,
+        planned: &planned,
+        exported: &exported,
+        clean: &clean,
+        compat: opts.compat,
+    };
+    let (built, readback_report, skipped) = build_and_verify(&pass2, &mut scrubber, dest, opts)?;
+    coffer_base::crash::point("export_verified");
+    let (report, staged) = match (&opts.report, report_format) {
+        (Some(path), Some(format)) => {
+            let r = redaction_report(&pass2, &scrubber, &built, &readback_report, &skipped)?;
+            let staged = review::stage(&r, format, path, &expectations(policy, &scrubber))?;
+            (Some(r), Some(staged))
+        }
+        _ => (None, None),
+    };
+
+    // Record, then publish: the catalog may name an export whose
+    // publication then failed (a crash, a racing writer that took DEST),
+    // but never misses one a recipient could have received, so a
+    // revocation that asks `where` finds every published export. A
+    // report goes first and is taken back if the tree cannot follow.
+    // The last safe point: past it, the export is recorded and published.
+    coffer_base::interrupt::check().map_err(coffer_store::StoreError::from)?;
+    record(
+        store,
+        &built.tree,
+        &recorded_dest(dest)?,
+        &built.manifest_digest,
+        src,
+        policy,
+        &built.results,
+        exported.as_slice(),
+    )?;
+    coffer_base::crash::point("export_recorded");
+    publish(built.tree, staged)?;
+    coffer_base::crash::point("export_published");
+    Ok(CreateOutcome {
+        dest: dest.display().to_string(),
+        manifest_digest: built.manifest_digest,
+        bundle_id: built.bundle_id,
+        source_bundle_id: m.bundle_id.clone(),
+        sharing_class: policy.sharing_class,
+        policy_digest: policy.digest,
+        qualification: src.qualification,
+        artifacts: exported
+            .iter()
+            .map(|d| built.results[&d.id].clone())
+            .collect(),
+        excluded: built.excluded,
+        excluded_records: skipped.into_iter().collect(),
+        readback: readback_report,
+        report_file: opts.report.as_ref().map(|p| p.display().to_string()),
+        report,
+    })
+}
+
+/// The artifacts `planned` exports, once the capture's qualification and
+/// the tree's size allow the export at all (refused before any work).
+fn admit<'p>(
+    src: &Source,
+    planned: &'p [(Descriptor, Fate)],
+    opts: &CreateOptions,
+) -> Result<Vec<&'p Descriptor>> {
+    let m = &src.manifest;
     if src.qualification != Qualification::Qualified && !opts.allow_incomplete {
         return Err(ExportError::blocked(
             codes::policy::CAPTURE_INCOMPLETE,
@@ -644,7 +721,7 @@ pub fn create(
             "the capture is not qualified; use --allow-incomplete to export it anyway",
         ));
     }
-    let exported: Vec<&Descriptor> = planned
+    let exported: Vec<&'p Descriptor> = planned
         .iter()
         .filter(|(_, f)| *f == Fate::Export)
         .map(|(d, _)| d)
@@ -665,62 +742,12 @@ pub fn create(
             ),
         ));
     }
+    Ok(exported)
+}
 
-    if let Some(p) = store.progress() {
-        // Each exported artifact is read twice: pass 1, then pass 2.
-        p.total(2 * exported.iter().map(|d| d.size_bytes).sum::<u64>());
-    }
-    // Both passes read through a shared borrow of the store; it ends
-    // before the export is recorded with the exclusive one.
-    let artifacts = src.artifacts(store);
-    let (clean, found) = pass_one(&artifacts, policy, detectors, &exported)?;
-    let mut scrubber = detectors.scrubber(policy, key, found)?;
-
-    let pass2 = Pass2 {
-        src: &artifacts,
-        policy,
-        planned: &planned,
-        exported: &exported,
-        clean: &clean,
-        compat: opts.compat,
-    };
-    let (built, readback_report, skipped) = build_and_verify(&pass2, &mut scrubber, dest, opts)?;
-    coffer_base::crash::point("export_verified");
-    let (report, mut staged) = match (&opts.report, report_format) {
-        (Some(path), Some(format)) => {
-            let r = redaction_report(&pass2, &scrubber, &built, &readback_report, &skipped)?;
-            let staged = review::stage(&r, format, path, &expectations(policy, &scrubber))?;
-            (Some(r), Some(staged))
-        }
-        _ => (None, None),
-    };
-    let Built {
-        tree,
-        manifest_digest,
-        results,
-        excluded,
-        bundle_id,
-        ..
-    } = built;
-
-    // Record, then publish: the catalog may name an export whose
-    // publication then failed (a crash, a racing writer that took DEST),
-    // but never misses one a recipient could have received, so a
-    // revocation that asks `where` finds every published export. A
-    // report goes first and is taken back if the tree cannot follow.
-    // The last safe point: past it, the export is recorded and published.
-    coffer_base::interrupt::check().map_err(coffer_store::StoreError::from)?;
-    record(
-        store,
-        &tree,
-        &recorded_dest(dest)?,
-        &manifest_digest,
-        src,
-        policy,
-        &results,
-        exported.as_slice(),
-    )?;
-    coffer_base::crash::point("export_recorded");
+/// Publishes the report (when one was asked for), then the tree; a
+/// report whose tree cannot follow is taken back.
+fn publish(tree: NewTree, mut staged: Option<coffer_base::publish::NewFile>) -> Result<()> {
     if let Some(f) = staged.as_mut() {
         f.publish_committed()?;
     }
@@ -730,23 +757,7 @@ pub fn create(
         }
         return Err(e.into());
     }
-    coffer_base::crash::point("export_published");
-    let shown = dest.display().to_string();
-    Ok(CreateOutcome {
-        dest: shown,
-        manifest_digest,
-        bundle_id,
-        source_bundle_id: m.bundle_id.clone(),
-        sharing_class: policy.sharing_class,
-        policy_digest: policy.digest,
-        qualification: src.qualification,
-        artifacts: exported.iter().map(|d| results[&d.id].clone()).collect(),
-        excluded,
-        excluded_records: skipped.into_iter().collect(),
-        readback: readback_report,
-        report_file: opts.report.as_ref().map(|p| p.display().to_string()),
-        report,
-    })
+    Ok(())
 }
 
 /// What the final scan expects of a tree (and of its report): the

@@ -285,83 +285,96 @@ fn plain_paths(s: &str, spaced: &[String]) -> Vec<(usize, usize, PathKind)> {
             Some(off) => i += off.saturating_sub(1),
             None => break,
         }
-        let c = b[i];
-        if c == b'/'
+        let step = if b[i] == b'/'
             && boundary_before(b, i)
             && b.get(i + 1).is_some_and(|n| path_char(*n) && *n != b'/')
         {
-            let mut start = i;
-            let mut end = i + 1;
-            while end < b.len() && path_char(b[end]) {
-                end += 1;
+            Some(unix_path(s, i, spaced))
+        } else if drive_starts(b, i) {
+            Some(drive_path(s, i, spaced))
+        } else {
+            None
+        };
+        match step {
+            Some((found, next)) => {
+                out.extend(found);
+                i = next;
             }
-            let trimmed = s[start..end].trim_end_matches(['.', ',']);
-            let end = start + trimmed.len();
-            // `C:/Users/u`: a drive written with a forward slash.
-            if start >= 2
-                && b[start - 1] == b':'
-                && b[start - 2].is_ascii_alphabetic()
-                && (start == 2 || !word_char(b[start - 3]))
-            {
-                start -= 2;
-            }
-            let trimmed = &s[start..end];
-            // `</root>`, `</tmp>`: a closing tag, not a directory.
-            let closing_tag = start > 0 && b[start - 1] == b'<' && b.get(end) == Some(&b'>');
-            let found = if closing_tag || SYSTEM_EXACT.contains(&trimmed) {
-                None
-            } else {
-                prefix(s, start, end, b'/', spaced)
-            };
-            match found {
-                Some((to, path_end, kind)) => {
-                    out.push((start, to, kind));
-                    i = path_end.max(i + 1);
-                }
-                None => i = end.max(i + 1),
-            }
-            continue;
+            None => i += 1,
         }
-        // A drive letter; after `-` or `?` it is a regex's inline flag
-        // group (`(?-u:\b)`, `(?i:\1)`), not a disk.
-        if c.is_ascii_alphabetic()
-            && b.get(i + 1) == Some(&b':')
-            && b.get(i + 2) == Some(&b'\\')
-            && (i == 0 || !(word_char(b[i - 1]) || b"-?".contains(&b[i - 1])))
-        {
-            let start = i;
-            let mut end = i + 3;
-            // Folders Windows itself names with spaces.
-            if let Some(n) = ["documents and settings", "program files"]
-                .iter()
-                .find(|n| {
-                    s.get(end..end + n.len())
-                        .is_some_and(|x| x.eq_ignore_ascii_case(n))
-                })
-            {
-                end += n.len();
-            }
-            while end < b.len() && (path_char(b[end]) || b[end] == b'\\') {
-                end += 1;
-            }
-            // `%s:\n`, `class A:\n` in source text: a colon before an
-            // escape. A drive path names at least a two-character folder.
-            if end - (i + 3) >= 2 {
-                match prefix(s, start, end, b'\\', spaced) {
-                    Some((to, path_end, kind)) => {
-                        out.push((start, to, kind));
-                        i = path_end;
-                    }
-                    None => i = end,
-                }
-                continue;
-            }
-            i = end;
-            continue;
-        }
-        i += 1;
     }
     out
+}
+
+/// The identifying part of the Unix path at `i` (a `/`), if any, and
+/// where to look next.
+fn unix_path(s: &str, i: usize, spaced: &[String]) -> (Option<(usize, usize, PathKind)>, usize) {
+    let b = s.as_bytes();
+    let mut start = i;
+    let mut end = i + 1;
+    while end < b.len() && path_char(b[end]) {
+        end += 1;
+    }
+    let trimmed = s[start..end].trim_end_matches(['.', ',']);
+    let end = start + trimmed.len();
+    // `C:/Users/u`: a drive written with a forward slash.
+    if start >= 2
+        && b[start - 1] == b':'
+        && b[start - 2].is_ascii_alphabetic()
+        && (start == 2 || !word_char(b[start - 3]))
+    {
+        start -= 2;
+    }
+    let trimmed = &s[start..end];
+    // `</root>`, `</tmp>`: a closing tag, not a directory.
+    let closing_tag = start > 0 && b[start - 1] == b'<' && b.get(end) == Some(&b'>');
+    let found = if closing_tag || SYSTEM_EXACT.contains(&trimmed) {
+        None
+    } else {
+        prefix(s, start, end, b'/', spaced)
+    };
+    match found {
+        Some((to, path_end, kind)) => (Some((start, to, kind)), path_end.max(i + 1)),
+        None => (None, end.max(i + 1)),
+    }
+}
+
+/// Whether a drive letter starts at `i`; after `-` or `?` it is a regex's
+/// inline flag group (`(?-u:\b)`, `(?i:\1)`), not a disk.
+fn drive_starts(b: &[u8], i: usize) -> bool {
+    b[i].is_ascii_alphabetic()
+        && b.get(i + 1) == Some(&b':')
+        && b.get(i + 2) == Some(&b'\\')
+        && (i == 0 || !(word_char(b[i - 1]) || b"-?".contains(&b[i - 1])))
+}
+
+/// The identifying part of the Windows drive path at `i`, if any, and
+/// where to look next.
+fn drive_path(s: &str, i: usize, spaced: &[String]) -> (Option<(usize, usize, PathKind)>, usize) {
+    let b = s.as_bytes();
+    let mut end = i + 3;
+    // Folders Windows itself names with spaces.
+    if let Some(n) = ["documents and settings", "program files"]
+        .iter()
+        .find(|n| {
+            s.get(end..end + n.len())
+                .is_some_and(|x| x.eq_ignore_ascii_case(n))
+        })
+    {
+        end += n.len();
+    }
+    while end < b.len() && (path_char(b[end]) || b[end] == b'\\') {
+        end += 1;
+    }
+    // `%s:\n`, `class A:\n` in source text: a colon before an escape. A
+    // drive path names at least a two-character folder.
+    if end - (i + 3) < 2 {
+        return (None, end);
+    }
+    match prefix(s, i, end, b'\\', spaced) {
+        Some((to, path_end, kind)) => (Some((i, to, kind)), path_end),
+        None => (None, end),
+    }
 }
 
 /// First segments under which a path identifies nobody: the system's

@@ -143,6 +143,42 @@ pub struct TextState {
     prev: Option<Vec<u8>>,
 }
 
+/// The local user names, numbered in the export key's order, and those
+/// swept everywhere; their literals (and the host names') go into `b`.
+fn local_names(
+    b: &mut LiteralsBuilder,
+    keys: &Keys,
+    names: &local_paths::LocalNames,
+) -> (BTreeMap<String, usize>, BTreeSet<String>) {
+    let mut ordered: Vec<&String> = names.users.iter().collect();
+    ordered.sort_by_key(|u| keys.user_order(u));
+    let users: BTreeMap<String, usize> = ordered
+        .iter()
+        .enumerate()
+        .map(|(i, u)| ((*u).clone(), i + 1))
+        .collect();
+    let swept: BTreeSet<String> = users.keys().filter(|u| names.swept(u)).cloned().collect();
+    for (u, n) in &users {
+        let placeholder = format!("[LOCAL_USER:{n}]");
+        if swept.contains(u) {
+            b.add_with_variants(u, &placeholder, LiteralKind::LocalName);
+        } else {
+            // Too common a word to sweep, or only a few home paths
+            // name it: replaced where a marker says it names a local
+            // user.
+            for (form, replacement) in local_paths::marked_forms(u, &placeholder, &names.hosts) {
+                b.add_with_variants(&form, &replacement, LiteralKind::LocalName);
+            }
+        }
+    }
+    for h in &names.hosts {
+        if local_paths::sweepable_name(h) {
+            b.add_with_variants(h, LOCAL_HOST, LiteralKind::LocalName);
+        }
+    }
+    (users, swept)
+}
+
 impl<'a> Scrubber<'a> {
     /// Builds the sweep from what the first pass collected.
     pub fn new(
@@ -187,38 +223,7 @@ impl<'a> Scrubber<'a> {
         // the detector pass, the rest of the export keeps the word.
         let local_only = (!local_only.is_empty()).then(|| crate::literals::automaton(&local_only));
         ids.add_literals(&mut b);
-        let mut ordered: Vec<&String> = collected.names.users.iter().collect();
-        ordered.sort_by_key(|u| keys.user_order(u));
-        let users: BTreeMap<String, usize> = ordered
-            .iter()
-            .enumerate()
-            .map(|(i, u)| ((*u).clone(), i + 1))
-            .collect();
-        let swept: BTreeSet<String> = users
-            .keys()
-            .filter(|u| collected.names.swept(u))
-            .cloned()
-            .collect();
-        for (u, n) in &users {
-            let placeholder = format!("[LOCAL_USER:{n}]");
-            if swept.contains(u) {
-                b.add_with_variants(u, &placeholder, LiteralKind::LocalName);
-            } else {
-                // Too common a word to sweep, or only a few home paths
-                // name it: replaced where a marker says it names a local
-                // user.
-                for (form, replacement) in
-                    local_paths::marked_forms(u, &placeholder, &collected.names.hosts)
-                {
-                    b.add_with_variants(&form, &replacement, LiteralKind::LocalName);
-                }
-            }
-        }
-        for h in &collected.names.hosts {
-            if local_paths::sweepable_name(h) {
-                b.add_with_variants(h, LOCAL_HOST, LiteralKind::LocalName);
-            }
-        }
+        let (users, swept) = local_names(&mut b, &keys, &collected.names);
         let spaced = users.keys().filter(|u| u.contains(' ')).cloned().collect();
         Ok(Scrubber {
             sweep: Arc::new(Sweep {

@@ -174,43 +174,11 @@ pub fn record<'a>(v: &'a Node<'_>) -> Record {
     let mut push = |place: &str, pointer: String, text: &'a str| {
         found.push((place.to_string(), pointer, text));
     };
-    match v.get("delta") {
-        Some(Node::String(s)) => push("delta", "/delta".into(), s),
-        Some(d @ Node::Object(_)) => {
-            if let Some((m, s)) = DELTA_MEMBERS
-                .iter()
-                .find_map(|m| d.get(m).and_then(Node::as_str).map(|s| (m, s)))
-            {
-                push(&format!("delta.{m}"), format!("/delta/{m}"), s);
-            }
-        }
-        _ => {}
+    if let Some((place, pointer, text)) = delta_piece(v) {
+        push(&place, pointer, text);
     }
     if let Some(Node::Array(choices)) = v.get("choices") {
-        for (k, c) in choices.iter().enumerate() {
-            let Some(d) = c.get("delta") else { continue };
-            let choice = key_part(c, "index").unwrap_or_else(|| format!("#{k}"));
-            if let Some(s) = d.get("content").and_then(Node::as_str) {
-                push(&choice, format!("/choices/{k}/delta/content"), s);
-            }
-            if let Some(Node::Array(calls)) = d.get("tool_calls") {
-                for (j, call) in calls.iter().enumerate() {
-                    let Some(s) = call
-                        .get("function")
-                        .and_then(|f| f.get("arguments"))
-                        .and_then(Node::as_str)
-                    else {
-                        continue;
-                    };
-                    let which = key_part(call, "index").unwrap_or_else(|| format!("#{j}"));
-                    push(
-                        &format!("{choice} call {which}"),
-                        format!("/choices/{k}/delta/tool_calls/{j}/function/arguments"),
-                        s,
-                    );
-                }
-            }
-        }
+        choice_pieces(choices, &mut push);
     }
     for m in ["stdout", "stderr"] {
         if let Some(s) = v.get(m).and_then(Node::as_str) {
@@ -246,6 +214,49 @@ pub fn record<'a>(v: &'a Node<'_>) -> Record {
     }
     out.ends = out.pieces.is_empty() && ends_streams(&kind);
     out
+}
+
+/// A `delta` record's piece: the delta itself, or its first text member.
+fn delta_piece<'a>(v: &'a Node<'_>) -> Option<(String, String, &'a str)> {
+    match v.get("delta") {
+        Some(Node::String(s)) => Some(("delta".into(), "/delta".into(), s)),
+        Some(d @ Node::Object(_)) => DELTA_MEMBERS.iter().find_map(|m| {
+            d.get(m)
+                .and_then(Node::as_str)
+                .map(|s| (format!("delta.{m}"), format!("/delta/{m}"), s))
+        }),
+        _ => None,
+    }
+}
+
+/// The pieces of a chat completion chunk's `choices`: each choice's
+/// content and each of its tool calls' arguments, a stream each.
+fn choice_pieces<'a>(choices: &'a [Node<'_>], push: &mut impl FnMut(&str, String, &'a str)) {
+    for (k, c) in choices.iter().enumerate() {
+        let Some(d) = c.get("delta") else { continue };
+        let choice = key_part(c, "index").unwrap_or_else(|| format!("#{k}"));
+        if let Some(s) = d.get("content").and_then(Node::as_str) {
+            push(&choice, format!("/choices/{k}/delta/content"), s);
+        }
+        let Some(Node::Array(calls)) = d.get("tool_calls") else {
+            continue;
+        };
+        for (j, call) in calls.iter().enumerate() {
+            let Some(s) = call
+                .get("function")
+                .and_then(|f| f.get("arguments"))
+                .and_then(Node::as_str)
+            else {
+                continue;
+            };
+            let which = key_part(call, "index").unwrap_or_else(|| format!("#{j}"));
+            push(
+                &format!("{choice} call {which}"),
+                format!("/choices/{k}/delta/tool_calls/{j}/function/arguments"),
+                s,
+            );
+        }
+    }
 }
 
 /// Whether a record of this (lower-cased) `type` or `event` ends the open

@@ -708,36 +708,12 @@ pub mod sources {
             .map(|a| a.path.clone())
     }
 
-    /// The stored run `bundle` names.
-    pub fn stored<'s>(
-        store: &'s Store,
-        bundle: &coffer_evidence::ids::BundleRef,
-    ) -> Result<(View, StoredFiles<'s>)> {
-        let row = require_bundle(store.catalog(), bundle)?;
-        let rows = bundle_artifacts(store.catalog(), &row.bundle_id)?;
-        let artifacts: Vec<Artifact> = rows
-            .iter()
-            .map(|a| Artifact {
-                id: a.artifact_id.to_string(),
-                kind: a.kind.as_str().to_string(),
-                path: a.relative_path.clone(),
-                media_type: a.media_type.clone(),
-                sharing_class: a.sharing_class.as_str().to_string(),
-                digest: a.digest.to_string(),
-                size: a.size,
-            })
-            .collect();
-        let files = StoredFiles {
-            store,
-            digests: rows
-                .iter()
-                .map(|a| (a.relative_path.clone(), a.digest))
-                .collect(),
-        };
-        let verifier = path_of(&artifacts, "verifier")
-            .and_then(|p| verifier_outcome(&files, &p))
-            .unwrap_or_else(|| "none".into());
-        let mut facts = vec![
+    /// The facts a run's header shows, from its catalog row.
+    fn run_facts(
+        row: &coffer_evidence::bundle::BundleRow,
+        verifier: String,
+    ) -> Vec<(String, String)> {
+        vec![
             ("Bundle".to_string(), row.bundle_id.to_string()),
             ("Manifest".into(), row.manifest_digest.to_string()),
             ("Task".into(), row.task_id.to_string()),
@@ -773,7 +749,39 @@ pub mod sources {
                 "Qualification".into(),
                 row.qualification.as_str().to_string(),
             ),
-        ];
+        ]
+    }
+
+    /// The stored run `bundle` names.
+    pub fn stored<'s>(
+        store: &'s Store,
+        bundle: &coffer_evidence::ids::BundleRef,
+    ) -> Result<(View, StoredFiles<'s>)> {
+        let row = require_bundle(store.catalog(), bundle)?;
+        let rows = bundle_artifacts(store.catalog(), &row.bundle_id)?;
+        let artifacts: Vec<Artifact> = rows
+            .iter()
+            .map(|a| Artifact {
+                id: a.artifact_id.to_string(),
+                kind: a.kind.as_str().to_string(),
+                path: a.relative_path.clone(),
+                media_type: a.media_type.clone(),
+                sharing_class: a.sharing_class.as_str().to_string(),
+                digest: a.digest.to_string(),
+                size: a.size,
+            })
+            .collect();
+        let files = StoredFiles {
+            store,
+            digests: rows
+                .iter()
+                .map(|a| (a.relative_path.clone(), a.digest))
+                .collect(),
+        };
+        let verifier = path_of(&artifacts, "verifier")
+            .and_then(|p| verifier_outcome(&files, &p))
+            .unwrap_or_else(|| "none".into());
+        let mut facts = run_facts(&row, verifier);
         let labels = coffer_evidence::bundle::labels::of(store.catalog(), &row.bundle_id)?;
         let labels: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         facts.push((

@@ -488,82 +488,80 @@ fn unescape(s: &[u8]) -> Option<View> {
     let mut map = Vec::with_capacity(s.len());
     let mut i = 0;
     let mut changed = false;
-    let push = |bytes: &mut Vec<u8>, map: &mut Vec<(u32, u32)>, b: &[u8], a: usize, e: usize| {
+    let mut push = |b: &[u8], a: usize, e: usize| {
         for x in b {
             bytes.push(*x);
             map.push((a as u32, e as u32));
         }
     };
     while i < s.len() {
-        if s[i] != b'\\' || i + 1 >= s.len() {
-            push(&mut bytes, &mut map, &s[i..i + 1], i, i + 1);
-            i += 1;
-            continue;
-        }
-        let simple = match s[i + 1] {
-            b'n' => Some(b'\n'),
-            b't' => Some(b'\t'),
-            b'r' => Some(b'\r'),
-            b'"' => Some(b'"'),
-            b'\'' => Some(b'\''),
-            b'\\' => Some(b'\\'),
-            b'/' => Some(b'/'),
-            b'b' => Some(8),
-            b'f' => Some(12),
-            _ => None,
-        };
-        if let Some(c) = simple {
-            push(&mut bytes, &mut map, &[c], i, i + 2);
-            i += 2;
-            changed = true;
-            continue;
-        }
-        let hex_at = |at: usize, n: usize| -> Option<u32> {
-            let h = s.get(at..at + n)?;
-            if !h.iter().all(u8::is_ascii_hexdigit) {
-                return None;
-            }
-            Some(h.iter().fold(0u32, |acc, c| acc << 4 | hex_val(*c) as u32))
-        };
-        if s[i + 1] == b'x' {
-            if let Some(v) = hex_at(i + 2, 2) {
-                push(&mut bytes, &mut map, &[v as u8], i, i + 4);
-                i += 4;
-                changed = true;
-                continue;
-            }
-        }
-        if s[i + 1] == b'u' {
-            if let Some(hi) = hex_at(i + 2, 4) {
-                let (cp, len) =
-                    if (0xD800..0xDC00).contains(&hi) && s.get(i + 6..i + 8) == Some(b"\\u") {
-                        match hex_at(i + 8, 4) {
-                            Some(lo) if (0xDC00..0xE000).contains(&lo) => {
-                                (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), 12)
-                            }
-                            _ => (0xFFFD, 6),
-                        }
-                    } else {
-                        (hi, 6)
-                    };
-                let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
-                let mut buf = [0u8; 4];
-                push(
-                    &mut bytes,
-                    &mut map,
-                    c.encode_utf8(&mut buf).as_bytes(),
-                    i,
-                    i + len,
-                );
+        match escape_at(s, i) {
+            Some((buf, n, len)) => {
+                push(&buf[..n], i, i + len);
                 i += len;
                 changed = true;
-                continue;
+            }
+            None => {
+                push(&s[i..i + 1], i, i + 1);
+                i += 1;
             }
         }
-        push(&mut bytes, &mut map, &s[i..i + 1], i, i + 1);
-        i += 1;
     }
     changed.then_some(View::mapped(bytes, map))
+}
+
+/// The escape at `i`, if one starts there: its UTF-8 bytes, how many of
+/// them, and how many bytes the escape spans.
+fn escape_at(s: &[u8], i: usize) -> Option<([u8; 4], usize, usize)> {
+    if s[i] != b'\\' {
+        return None;
+    }
+    let simple = match *s.get(i + 1)? {
+        b'n' => Some(b'\n'),
+        b't' => Some(b'\t'),
+        b'r' => Some(b'\r'),
+        b'"' => Some(b'"'),
+        b'\'' => Some(b'\''),
+        b'\\' => Some(b'\\'),
+        b'/' => Some(b'/'),
+        b'b' => Some(8),
+        b'f' => Some(12),
+        _ => None,
+    };
+    if let Some(c) = simple {
+        return Some(([c, 0, 0, 0], 1, 2));
+    }
+    match s[i + 1] {
+        b'x' => hex_at(s, i + 2, 2).map(|v| ([v as u8, 0, 0, 0], 1, 4)),
+        b'u' => {
+            let hi = hex_at(s, i + 2, 4)?;
+            let (cp, len) = if (0xD800..0xDC00).contains(&hi) && s.get(i + 6..i + 8) == Some(b"\\u")
+            {
+                match hex_at(s, i + 8, 4) {
+                    Some(lo) if (0xDC00..0xE000).contains(&lo) => {
+                        (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), 12)
+                    }
+                    _ => (0xFFFD, 6),
+                }
+            } else {
+                (hi, 6)
+            };
+            let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
+            let mut buf = [0u8; 4];
+            let n = c.encode_utf8(&mut buf).len();
+            Some((buf, n, len))
+        }
+        _ => None,
+    }
+}
+
+/// The value of the `n` hex digits at `at`, if they are all hex digits.
+fn hex_at(s: &[u8], at: usize, n: usize) -> Option<u32> {
+    let h = s.get(at..at + n)?;
+    if !h.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    Some(h.iter().fold(0u32, |acc, c| acc << 4 | hex_val(*c) as u32))
 }
 
 /// Base64 and base64url alphabet membership, by byte.
