@@ -597,6 +597,31 @@ def survivors(out, export_dir):
           + "".join(f"; {k}: {len(v)}" for k, v in sorted(left.items())))
     for k, v in sorted(left.items()):
         print(f"  survived as {k}: {sorted(set(v))[:20]}")
+    real = [s for s, _ in secrets if real_looking(s)]
+    kept = [s for s in real if s in surviving]
+    print(f"coffer export: real-looking secrets surviving (filler and values under 8 characters not counted): "
+          f"{len(kept)} of {len(real)} = {100 * len(kept) / max(len(real), 1):.2f}%")
+    rules = dict((s, r) for s, r in secrets)
+    for s in sorted(kept, key=lambda s: rules[s])[:60]:
+        print(f"  {rules[s]}: {s[:90]!r}")
+
+
+def real_looking(s):
+    """Whether a corpus secret is real-looking, as the issue counts them:
+    not filler (runs of one character over half of it, `EXAMPLE` and its
+    kin, `xxxx`) and 8 characters or more."""
+    if len(s) < 8:
+        return False
+    low = s.lower()
+    if any(m in low for m in ("example", "xxxx", "dummy", "placeholder", "your_", "your-", "sample", "fake")):
+        return False
+    runs, i = 0, 0
+    while i < len(s):
+        n = len(s[i:]) - len(s[i:].lstrip(s[i]))
+        if n >= 4:
+            runs += n
+        i += n
+    return runs * 2 < len(s)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-//! The credential rule catalog and its keyword prefilter.
+//! The credential rules: a table of rows (`catalog`, `prefixed`, `fields`,
+//! `named`, `carriers`), one generic engine that runs them (`engine`), the
+//! shared plausibility tests (`plausibility`), and the keyword prefilter.
 //!
 //! Every rule is a byte regex with Unicode off (`(?-u)`), anchored on a
 //! literal that also serves as its prefilter keyword: a rule's regex runs

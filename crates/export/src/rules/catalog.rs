@@ -237,6 +237,13 @@ const CATALOG: &[Spec] = &[
         // Unsigned tokens too (`header.payload` or `header.payload.`).
         r"\b(?P<s>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?)",
         Check::Jwt,
+    )
+    .samples(
+        &[("Authorization: Bearer {}", "lit:eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ|url:40|lit:.|url:43")],
+        // A header cut short of its closing brace: a scanner's negative.
+        &[
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        ],
     ),
     spec(
         "url-credentials",

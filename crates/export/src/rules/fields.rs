@@ -26,8 +26,8 @@
 use super::spec::{spec, Spec};
 use super::Check;
 use super::{
-    bare_word, constant_name, credential_like, entropy, is_placeholder, looks_fake,
-    lowercase_phrase, marked_fake, prose, random_case, uuid_v1, Hit, CODE_OBJECTS,
+    bare_word, constant_name, credential_like, entropy, is_placeholder, lowercase_phrase,
+    marked_fake, prose, random_case, typed_filler, uuid_v1, Hit, CODE_OBJECTS,
 };
 
 /// The rule's id.
@@ -262,7 +262,7 @@ fn kept(key: &[u8], v: &[u8], quoted: bool, form: usize, after: &[u8]) -> bool {
 fn filler(t: &[u8]) -> bool {
     reference(t)
         || is_placeholder(t)
-        || looks_fake(t)
+        || typed_filler(t)
         || marked_fake(t)
         || mask(t)
         || uuid_v1(t)

@@ -28,8 +28,8 @@
 use super::spec::{spec, Spec};
 use super::Check;
 use super::{
-    constant_name, credential_like, is_placeholder, looks_fake, marked_fake, path_of_words,
-    random_case, versioned_name, word_then_digits,
+    constant_name, credential_like, is_placeholder, marked_fake, path_of_words, random_case,
+    typed_filler, versioned_name, word_then_digits,
 };
 
 /// The rule's id.
@@ -328,7 +328,7 @@ pub fn plausible(v: &[u8], alone: bool) -> bool {
         return false;
     }
     if is_placeholder(v)
-        || looks_fake(v)
+        || typed_filler(v)
         || marked_fake(v)
         || constant_name(v)
         || versioned_name(v)

@@ -319,9 +319,10 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     add(
         "jwt",
         "Cookie: s={}; x",
+        // A signed token's header is a JSON object (`{"alg":"HS256",
+        // "typ":"JWT"}`); the payload and signature are drawn.
         format!(
-            "eyJ{}.eyJ{}.{}",
-            g.chars(URLSAFE, 20),
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ{}.{}",
             g.chars(URLSAFE, 40),
             g.chars(URLSAFE, 43)
         ),
@@ -1234,7 +1235,6 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
         "glpat-XXXXXXXXXXXXXXXXXXXX",
         "AKIAIOSFODNN7EXAMPLE",
-        "secret_key => \"sk_abcdefghijklmnopqrstuvwxyz123\"",
         "xoxp-572370529330-573807301142-572331691188-####################",
         // References, labels and public names next to secret names.
         "<add key=\"ClearTextPassword\" value=\"%NUGET_PASSWORD%\" />",
@@ -1715,6 +1715,33 @@ fn a_veto_that_spares_a_credential_is_overruled_by_the_gate() {
         }
     }
     assert!(tried > 100, "{tried}");
+}
+
+/// The alphabet spelled out is filler where only a token's shape speaks
+/// (a bare vendor token), and a credential where a key names it: after
+/// `secret_key =>` the syntax says what the value is (issue 41, item 3).
+#[test]
+fn alphabet_filler_is_kept_bare_and_replaced_after_a_credential_key() {
+    let rs = RuleSet::new(&[]).unwrap();
+    for bare in [
+        "sk-ant-api03-abc123xyz-456def789ghij-klmnopqrstuvwx-3456yza789bcde-1234fghijklmnopAA",
+        "AIzaSyabcdefghijklmnopqrstuvwxyz1234567",
+    ] {
+        assert_eq!(hits_of(&rs, bare), vec![], "{bare}");
+    }
+    for (text, value) in [
+        (
+            "secret_key => \"sk_abcdefghijklmnopqrstuvwxyz123\"",
+            "sk_abcdefghijklmnopqrstuvwxyz123",
+        ),
+        (
+            "spotify_secret = abcdefghijklmnopqrstuvwxyz123456",
+            "abcdefghijklmnopqrstuvwxyz123456",
+        ),
+    ] {
+        let hits = hits_of(&rs, text);
+        assert!(hits.iter().any(|(_, s)| s == value), "{text}: {hits:?}");
+    }
 }
 
 /// Ids are unique and written as placeholders can hold them; no code

@@ -38,7 +38,7 @@ fn narrow(c: &mut Candidate) -> bool {
 fn filler(r: &Rule, c: &Candidate) -> bool {
     let value = c.value();
     is_placeholder(value)
-        || looks_fake(value)
+        || typed_filler(value)
         || (value.len() >= 16 && entropy(value) < 2.0)
         || (uuid_v1(value) && !(r.traits.uuid_token && registry_scoped(c.before())))
         || constant_name(value)

@@ -242,13 +242,23 @@ pub(crate) fn format_spec(v: &[u8]) -> bool {
             .all(|c| b"0123456789<>^=+- #,_.%bcdeEfFgGnosxX".contains(c))
 }
 
+/// A value marked or shaped as a sample: [`typed_filler`], or the
+/// alphabet spelled out ([`spells_the_alphabet`]). A token known by its
+/// shape is judged by both; a value that a credential's key or a
+/// service's name labels, by [`typed_filler`] alone: there the syntax
+/// says it is a credential, and `abcdefghijklmnopqrstuvwxyz123456`
+/// after `spotify_secret =` is replaced like any other (docs/EXPORT.md,
+/// "Filler").
+pub fn looks_fake(v: &[u8]) -> bool {
+    typed_filler(v) || spells_the_alphabet(v)
+}
+
 /// Tokens that have a secret's shape but are made up: documentation
 /// markers (`EXAMPLE`, `your_`, `_here`), filler (`ghp_xxxx…`, `0000…`,
-/// at least half the value), runs and repeats, or a run of eight ascending letters
-/// (`abcdefgh`), which a random token practically never has, or an ending
-/// in `here` (`…TokenHere`). (Ascending digits stay: `12345678-ABCD-…` is
-/// how test suites write real shapes.)
-pub fn looks_fake(v: &[u8]) -> bool {
+/// at least half the value), runs and repeats, hex counting up, or an
+/// ending in `here` (`…TokenHere`). (Ascending digits stay:
+/// `12345678-ABCD-…` is how test suites write real shapes.)
+pub(crate) fn typed_filler(v: &[u8]) -> bool {
     const MARKERS: &[&[u8]] = &[
         b"example",
         b"your_",
@@ -306,9 +316,13 @@ pub fn looks_fake(v: &[u8]) -> bool {
             return true;
         }
     }
-    if counts_bytes(v) {
-        return true;
-    }
+    counts_bytes(v)
+}
+
+/// A run of eight letters or more in alphabetical order (`abcdefgh`,
+/// `KLMNOPQR`): documentation's filler, which a random token spells
+/// almost never.
+pub(crate) fn spells_the_alphabet(v: &[u8]) -> bool {
     let mut run = 1;
     for w in v.windows(2) {
         if w[0].is_ascii_alphabetic() && w[1] == w[0].wrapping_add(1) && w[1].is_ascii_alphabetic()
