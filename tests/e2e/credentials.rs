@@ -113,6 +113,31 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "tangerine",
         ),
         (
+            "a credential word glued to a value",
+            "export DD=qz-apikey-4f9c2b7e1d3a5c6b8e0f2a4c6e8b0d1f".into(),
+            "4f9c2b7e1d3a5c6b8e0f2a4c6e8b0d1f",
+        ),
+        (
+            "a literal a setting falls back to",
+            "const k = process.env.ZENROWS_KEY || 'Wm4Rt8Kx2Pq9Lz3Nv7Bc5Hd1'".into(),
+            "Wm4Rt8Kx2Pq9Lz3Nv7Bc5Hd1",
+        ),
+        (
+            "digits after a credential word",
+            "cloudsmith_key = \"8195513847023883\"".into(),
+            "8195513847023883",
+        ),
+        (
+            "the id of a credential pair",
+            "zenrows_client_id = 'dBpXUZS34Rhg6WUKTLLj3E9yWGY6IJgV'".into(),
+            "dBpXUZS34Rhg6WUKTLLj3E9yWGY6IJgV",
+        ),
+        (
+            "letters with few capitals",
+            "quuxly_key = \"DjayBenyJrtpvydFCzAphcqc\"".into(),
+            "DjayBenyJrtpvydFCzAphcqc",
+        ),
+        (
             "prompt user",
             "quillon@build-07:~/work$ ls".into(),
             "quillon",
@@ -140,6 +165,9 @@ fn code_and_placeholders_beside_the_same_names_come_through() {
         "request.password = XMLHttpRequest",
         "see https://github.com/org/repo/settings/keys/new",
         "AUTH0_DOMAIN=myapp.eu.auth0.com",
+        "github_run_id: 1234567890123456789",
+        "access-control-allow-origin: *",
+        "const ctx = new XMLHttpRequestContext();",
     ]
     .iter()
     .map(|s| s.to_string())

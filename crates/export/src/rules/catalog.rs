@@ -240,10 +240,8 @@ const CATALOG: &[Spec] = &[
     )
     .samples(
         &[("Authorization: Bearer {}", "lit:eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ|url:40|lit:.|url:43")],
-        // A header cut short of its closing brace: a scanner's negative.
-        &[
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-        ],
+        // Unsigned, with a header that is not JSON.
+        &["eyJhbasdGciOiJIUaddasdasfsasdasdzI1NiIasdsInR5cCI6IkpXVCasdJasd9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"],
     ),
     spec(
         "url-credentials",
@@ -301,6 +299,32 @@ const CATALOG: &[Spec] = &[
         "Cookie: csrftoken=Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB; theme=dark",
         "set-cookie: XSRF-TOKEN=Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB; Path=/",
     ],
+    ),
+    spec(
+        // `dd-apikey-3c0c…`, `prospect-secret-5f4d…`: a credential word
+        // glued by a dash to a long random value names it without any
+        // service's name. (A bare `key-` is also a cache key's shape.)
+        "dashed-credential",
+        &["apikey-", "api-key-", "api_key-", "secret-", "token-", "access-"],
+        r"(?i)(?:^|[^A-Za-z0-9])(?:api[-_]?key|secret(?:-key)?|token|access(?:-key)?)-(?P<s>[A-Za-z0-9]{24,128})(?:[^A-Za-z0-9_-]|$)",
+        Check::Value,
+    )
+    .traits(Traits {
+        random_only: true,
+        ..PLAIN
+    })
+    .samples(
+        &[
+            ("dd-apikey-{}", "hex:32"),
+            ("prospect-secret-{}", "hex:32"),
+            ("less-secret-key-{}", "an:48"),
+        ],
+        &[
+            "kubernetes.io/service-account-token-abcde",
+            "access-control-allow-origin",
+            "cache-key-9f2c4e1a7b3d5f6e8a9b0c1d2e3f4a5b",
+            "secret-manager-secret-accessor",
+        ],
     ),
     spec(
         "bearer-token",

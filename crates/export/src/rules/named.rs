@@ -28,8 +28,8 @@
 use super::spec::{spec, Spec};
 use super::Check;
 use super::{
-    constant_name, credential_like, is_placeholder, marked_fake, path_of_words, random_case,
-    typed_filler, versioned_name, word_then_digits,
+    constant_name, credential_like, identifier, is_placeholder, marked_fake, path_of_words,
+    random_case, typed_filler, versioned_name, word_then_digits,
 };
 
 /// The rule's id.
@@ -97,14 +97,24 @@ const CREDENTIAL_WORDS: &[&str] = &[
 ];
 
 /// Words that may stand between a name and its value without naming a
-/// credential themselves (`bitbucket_client_secret`). `id` is not one:
-/// a client's or an app's id is published with it (`AUTH0_CLIENT_ID`),
-/// and `AUTH0_DOMAIN` names no secret either.
+/// credential themselves (`bitbucket_client_secret`). `AUTH0_DOMAIN`
+/// names no secret.
 const QUALIFIERS: &[&str] = &[
     "access", "account", "admin", "api", "app", "client", "license", "live", "master", "oauth",
     "org", "personal", "private", "prod", "project", "refresh", "server", "service", "session",
-    "sdk", "signing", "test", "user", "webhook", "write",
+    "sdk", "signing", "test", "user", "webhook", "write", ID_WORD,
 ];
+
+/// The word for the public half of a service's credential pair
+/// (`hive_id`, `AUTH0_CLIENT_ID`, `spotify id`): its value is taken only
+/// when it is as long as [`MIN_ID`] and random, since an account's
+/// numbers and a project's names stand there too. A partner has no use
+/// for the id that pairs with a secret, and a scanner's pair verifies
+/// with both halves, so the id goes with the secret.
+const ID_WORD: &str = "id";
+
+/// The shortest id taken (see [`ID_WORD`]).
+const MIN_ID: usize = 16;
 
 /// The test the text after a name's occurrence must pass for the rule to
 /// run: a random core within reach. Every hit passes it (a hit's value
@@ -213,7 +223,11 @@ pub fn credential(hay: &[u8], start: usize, end: usize, common: bool) -> Option<
         return None;
     }
     let alone = !operator && !words.any;
-    plausible(value, alone).then_some((value_start, value_end))
+    if words.id && value.len() < MIN_ID {
+        return None;
+    }
+    let numeric_key = words.credential && !words.id && numeric_token(value);
+    (numeric_key || plausible(value, alone)).then_some((value_start, value_end))
 }
 
 /// Whether a word starts at `start`: after a non-letter, or as a
@@ -231,6 +245,8 @@ struct Words {
     any: bool,
     /// One of them named a credential.
     credential: bool,
+    /// The last of them was [`ID_WORD`].
+    id: bool,
 }
 
 /// The credential and qualifier words right after a name, each glued,
@@ -240,6 +256,7 @@ fn credential_words(hay: &[u8], mut at: usize) -> (Words, usize) {
     let mut words = Words {
         any: false,
         credential: false,
+        id: false,
     };
     loop {
         let sep = usize::from(matches!(hay.get(at), Some(b'_' | b'-' | b'.' | b' ')));
@@ -253,6 +270,7 @@ fn credential_words(hay: &[u8], mut at: usize) -> (Words, usize) {
             Some((w, credential)) => {
                 words.any = true;
                 words.credential |= credential;
+                words.id = *w == ID_WORD;
                 at = from + w.len();
             }
             None => return (words, at),
@@ -294,7 +312,11 @@ fn assignment(hay: &[u8], mut at: usize, after_word: bool) -> Option<(usize, boo
     let limit = (at + 12).min(hay.len());
     while at < limit {
         let rest = &hay[at..];
-        const OPERATORS: [&[u8]; 8] = [b"=>", b":=", b"=", b":", b"|", b",", b"(", b">"];
+        // `||` and `??`: a literal a setting falls back to
+        // (`process.env.MAILGUN_KEY || 'key-…'`).
+        const OPERATORS: [&[u8]; 10] = [
+            b"=>", b":=", b"||", b"??", b"=", b":", b"|", b",", b"(", b">",
+        ];
         let op = OPERATORS.iter().find(|o| rest.starts_with(o));
         match (rest[0], op) {
             (b' ' | b'\t' | b'\\', _) => at += 1,
@@ -314,6 +336,13 @@ fn assignment(hay: &[u8], mut at: usize, after_word: bool) -> Option<(usize, boo
     }
     let started = hay.get(at).is_some_and(|c| c.is_ascii_alphanumeric());
     started.then_some((at, operator))
+}
+
+/// Sixteen digits or more, and nothing else: after a service's name and
+/// a credential word (`asana_key = "8195513847023883"`), a numeric token;
+/// an account's or a build's number is shorter or named an id.
+fn numeric_token(v: &[u8]) -> bool {
+    v.len() >= 16 && v.iter().all(u8::is_ascii_digit)
 }
 
 /// Whether `v` is credential-shaped: 10 bytes or more, a random core
@@ -362,53 +391,6 @@ fn dotted_names(v: &[u8]) -> bool {
                     .all(|c| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'_')
                 && core_run(p).is_none_or(|(a, b)| b - a < 16)
         })
-}
-
-/// `Crc64TestConfig`, `CRC64_REDIS`, `HttpClient2Factory`: an
-/// identifier, whose letters run in words of three or more, each in one
-/// case or capitalized, with four digits or fewer between them. A random value's
-/// case and digits break it into many short pieces.
-fn identifier(v: &[u8]) -> bool {
-    // (`ABCD1234EFGH5678…`: digits all through are drawn, not named.)
-    if v.iter().filter(|c| c.is_ascii_digit()).count() > 4 {
-        return false;
-    }
-    let mut words = 0;
-    for part in v.split(|c| b"_-.".contains(c)) {
-        let mut i = 0;
-        while i < part.len() {
-            if part[i].is_ascii_digit() {
-                let n = part[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-                if n > 4 {
-                    return false;
-                }
-                i += n;
-                continue;
-            }
-            // One word: a capital and lower case, or one case throughout
-            // (an upper-case run gives its last capital to a following
-            // capitalized word: `HTTPClient` is `HTTP`, `Client`).
-            let upper = part[i..]
-                .iter()
-                .take_while(|c| c.is_ascii_uppercase())
-                .count();
-            let lower = part[i + upper..]
-                .iter()
-                .take_while(|c| c.is_ascii_lowercase())
-                .count();
-            let n = if upper > 1 && lower > 0 {
-                upper - 1
-            } else {
-                upper + lower
-            };
-            if n < 3 || !part[i].is_ascii_alphabetic() {
-                return false;
-            }
-            words += 1;
-            i += n;
-        }
-    }
-    words > 0
 }
 
 /// `mystorageaccount123`, `my_bucket_2024`, `eu-west-1-prod`: words and
@@ -481,6 +463,8 @@ mod tests {
             format!("| zenrows | {v} |"),
             format!("stripe_token := \"{v}\""),
             format!("asana :'{v}'"),
+            format!("process.env.CLOUDSMITH_API || '{v}'"),
+            format!("cloudsmithKey ?? \"{v}\""),
         ] {
             let got = find(&text);
             assert!(got.is_some_and(|g| g.starts_with(v)), "{text:?}: {got:?}");
@@ -502,7 +486,9 @@ mod tests {
             "mailgun 2024-05-01T10:00:00Z",
             "stripe 3f9a8c7d6e5b4a3928171615",
             "bitbucket_id=${BITBUCKET_ID}",
-            "AUTH0_CLIENT_ID=q7Hd93KxPz2LmWv8RtY4",
+            "AUTH0_CLIENT_ID=q7Hd93KxPz2Lm",
+            "github_run_id: 1234567890123456789",
+            "stripe_id = 'cus_9s6XKzkNRiz8i3'",
             "sentry_dsn: {{ sentry_dsn_value_2024 }}",
             "cloudflare_zone = 'your_zone_id_here_123'",
             "datadog_key = getDatadogKey2(config)",
@@ -531,6 +517,17 @@ mod tests {
             find("ayrshare SECRET QWRT1234-ZXCV5678-PLMK9101-MNBV1121"),
             Some("QWRT1234-ZXCV5678-PLMK9101-MNBV1121")
         );
+    }
+
+    #[test]
+    fn digits_alone_count_after_a_credential_word_only() {
+        assert_eq!(
+            find("asana_key = \"8195513847023883\""),
+            Some("8195513847023883")
+        );
+        assert_eq!(find("asana_id = \"8195513847023883\""), None);
+        assert_eq!(find("asana_key = \"819551384702\""), None);
+        assert_eq!(find("cloudsmith: 8195513847023883"), None);
     }
 
     #[test]

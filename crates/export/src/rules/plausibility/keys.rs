@@ -134,16 +134,6 @@ pub(crate) fn jwt_header(v: &[u8]) -> bool {
         .is_some_and(|j| j.is_object())
 }
 
-/// Whether a JWT's first segment decodes (base64url) to the envelope of
-/// a JSON object: `{"` first and `}` last.
-pub(crate) fn jwt_envelope(v: &[u8]) -> bool {
-    use base64::Engine;
-    let head = v.split(|c| *c == b'.').next().unwrap_or(b"");
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(head.trim_ascii_end())
-        .is_ok_and(|d| d.trim_ascii().starts_with(b"{\"") && d.trim_ascii().ends_with(b"}"))
-}
-
 pub(crate) fn decodes_to_user_password(v: &[u8]) -> bool {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD

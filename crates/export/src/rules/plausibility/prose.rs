@@ -224,16 +224,79 @@ pub(crate) fn lower_camel_word(w: &[u8]) -> bool {
 }
 
 /// A run of eight letters or more whose case changes at least at every
-/// other letter. Identifiers change case once a word (`getAccessToken`,
-/// `XMLHttpRequest`: 4 and 3 changes in 14 letters).
+/// other letter, or a run of sixteen or more in both cases that is
+/// neither pronounceable nor an identifier. Identifiers change case once
+/// a word (`getAccessToken`, `XMLHttpRequest`: 4 and 3 changes in 14
+/// letters); a random token's case changes about every other letter, but
+/// one drawn with few capitals (`DjayBenyJrtpvydFCzAphcqc`) is known by
+/// its vowels instead: letters drawn at random hold one in five, the
+/// words names are made of about two in five.
 pub(crate) fn random_case(value: &[u8]) -> bool {
     value.split(|c| !c.is_ascii_alphabetic()).any(|run| {
         let flips = run
             .windows(2)
             .filter(|w| w[0].is_ascii_uppercase() != w[1].is_ascii_uppercase())
             .count();
-        run.len() >= 8 && flips * 2 >= run.len()
+        run.len() >= 8 && (flips * 2 >= run.len() || unpronounceable(run))
     })
+}
+
+/// Sixteen letters or more, in both cases, under one vowel in four, and
+/// not split into words the way an identifier is.
+fn unpronounceable(run: &[u8]) -> bool {
+    let vowels = run.iter().filter(|c| b"aeiouAEIOU".contains(c)).count();
+    run.len() >= 16
+        && run.iter().any(u8::is_ascii_uppercase)
+        && run.iter().any(u8::is_ascii_lowercase)
+        && vowels * 4 < run.len()
+        && !identifier(run)
+}
+
+/// `Crc64TestConfig`, `CRC64_REDIS`, `HttpClient2Factory`: an
+/// identifier, whose letters run in words of three or more, each in one
+/// case or capitalized, with four digits or fewer between them. A random value's
+/// case and digits break it into many short pieces.
+pub(crate) fn identifier(v: &[u8]) -> bool {
+    // (`ABCD1234EFGH5678…`: digits all through are drawn, not named.)
+    if v.iter().filter(|c| c.is_ascii_digit()).count() > 4 {
+        return false;
+    }
+    let mut words = 0;
+    for part in v.split(|c| b"_-.".contains(c)) {
+        let mut i = 0;
+        while i < part.len() {
+            if part[i].is_ascii_digit() {
+                let n = part[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+                if n > 4 {
+                    return false;
+                }
+                i += n;
+                continue;
+            }
+            // One word: a capital and lower case, or one case throughout
+            // (an upper-case run gives its last capital to a following
+            // capitalized word: `HTTPClient` is `HTTP`, `Client`).
+            let upper = part[i..]
+                .iter()
+                .take_while(|c| c.is_ascii_uppercase())
+                .count();
+            let lower = part[i + upper..]
+                .iter()
+                .take_while(|c| c.is_ascii_lowercase())
+                .count();
+            let n = if upper > 1 && lower > 0 {
+                upper - 1
+            } else {
+                upper + lower
+            };
+            if n < 3 || !part[i].is_ascii_alphabetic() {
+                return false;
+            }
+            words += 1;
+            i += n;
+        }
+    }
+    words > 0
 }
 
 /// Names that are too generic to mean "secret" on their own.
