@@ -455,85 +455,7 @@ fn main() -> ExitCode {
     if interrupt::honoured_by(name) {
         interrupt::watch();
     }
-    let report = match cli.command {
-        Command::Init { backend, endpoint } => {
-            cmd::admin::init(&ctx, backend.as_deref(), endpoint.as_deref())
-        }
-        Command::Catalog { cmd } => match cmd {
-            CatalogCmd::Rebuild => cmd::admin::rebuild(&ctx),
-        },
-        Command::Mirror { dest } => cmd::admin::mirror(&ctx, &dest),
-        Command::Put {
-            paths,
-            no_pin,
-            expect,
-        } => cmd::objects::put(&ctx, &paths, no_pin, expect.as_deref()),
-        Command::Get { digest, output } => cmd::objects::get(&ctx, &digest, output.as_deref()),
-        Command::Has { digests } => cmd::objects::has(&ctx, &digests),
-        Command::Ls => cmd::objects::ls(&ctx),
-        Command::Fsck { read_data } => cmd::admin::fsck(&ctx, read_data),
-        Command::Gc { dry_run, grace } => cmd::admin::gc(&ctx, dry_run, &grace),
-        Command::Stats => cmd::admin::stats(&ctx),
-        Command::Bundle { cmd } => match cmd {
-            BundleCmd::Validate { dir } => cmd::bundles::validate(&ctx, &dir),
-            BundleCmd::Seal { dir } => cmd::bundles::seal(&dir),
-            BundleCmd::Ingest { dirs, labels } => cmd::bundles::ingest(&ctx, &dirs, &labels),
-            BundleCmd::Label {
-                bundle,
-                set,
-                remove,
-            } => cmd::bundles::label(&ctx, &BundleRef::parse(&bundle), &set, &remove),
-            BundleCmd::Ls(filters) => cmd::bundles::ls(&ctx, &filters),
-            BundleCmd::Stats(args) => cmd::analysis::stats(&ctx, &args),
-            BundleCmd::Show { bundle } => cmd::bundles::show(&ctx, &BundleRef::parse(&bundle)),
-            BundleCmd::Checkout { bundle, dest } => {
-                cmd::bundles::checkout(&ctx, &BundleRef::parse(&bundle), &dest)
-            }
-            BundleCmd::View { bundle, output } => {
-                cmd::bundles::view(&ctx, &BundleRef::parse(&bundle), &output)
-            }
-            BundleCmd::Diff { a, b } => {
-                cmd::bundles::diff(&ctx, &BundleRef::parse(&a), &BundleRef::parse(&b))
-            }
-            BundleCmd::Cat {
-                bundle,
-                file,
-                output,
-            } => cmd::bundles::cat(&ctx, &BundleRef::parse(&bundle), &file, output.as_deref()),
-        },
-        Command::Packet { cmd } => match cmd {
-            PacketCmd::Ls => cmd::packets::ls(&ctx),
-            PacketCmd::Validate { root, packet } => cmd::packets::validate(&ctx, &root, &packet),
-            PacketCmd::Freeze { root, packet } => cmd::packets::freeze(&ctx, &root, &packet),
-            PacketCmd::Status { root, packet } => cmd::packets::status(&ctx, &root, &packet),
-            PacketCmd::Materialize { root, packet, dest } => {
-                cmd::packets::materialize(&ctx, &root, &packet, &dest)
-            }
-        },
-        Command::Where { digest } => cmd::bundles::where_is(&ctx, &digest),
-        Command::Events(args) => cmd::analysis::events(&ctx, &args),
-        Command::Grep(args) => cmd::analysis::grep(&ctx, &args),
-        Command::Export { cmd } => match cmd {
-            ExportCmd::Create(a) => cmd::exports::create(&ctx, &a),
-            ExportCmd::Verify {
-                dest,
-                policy,
-                redact_env,
-            } => cmd::exports::verify(&ctx, &dest, policy.as_deref(), &redact_env),
-            ExportCmd::Pack { dest, archive } => cmd::exports::pack(&ctx, &dest, &archive),
-            ExportCmd::View { dest, output } => cmd::exports::view(&dest, &output),
-            ExportCmd::Unpack { archive, dest } => cmd::exports::unpack(&ctx, &archive, &dest),
-            ExportCmd::Ls { source } => cmd::exports::ls(&ctx, source.as_deref()),
-        },
-        Command::Scan {
-            paths,
-            policy,
-            format,
-        } => cmd::exports::scan(&ctx, &paths, policy.as_deref(), format),
-        Command::Completions { .. } | Command::Man => {
-            unreachable!("printed before the store is found")
-        }
-    };
+    let report = run(&ctx, cli.command);
     let mut report = report;
     report.command = name.to_string();
     for issue in &mut report.issues {
@@ -542,6 +464,104 @@ fn main() -> ExitCode {
         }
     }
     report.emit(ctx.json, ctx.quiet)
+}
+
+/// Runs one command (all but the generated-text ones) against `ctx`.
+fn run(ctx: &Ctx, command: Command) -> Report {
+    match command {
+        Command::Init { backend, endpoint } => {
+            cmd::admin::init(ctx, backend.as_deref(), endpoint.as_deref())
+        }
+        Command::Catalog { cmd } => match cmd {
+            CatalogCmd::Rebuild => cmd::admin::rebuild(ctx),
+        },
+        Command::Mirror { dest } => cmd::admin::mirror(ctx, &dest),
+        Command::Put {
+            paths,
+            no_pin,
+            expect,
+        } => cmd::objects::put(ctx, &paths, no_pin, expect.as_deref()),
+        Command::Get { digest, output } => cmd::objects::get(ctx, &digest, output.as_deref()),
+        Command::Has { digests } => cmd::objects::has(ctx, &digests),
+        Command::Ls => cmd::objects::ls(ctx),
+        Command::Fsck { read_data } => cmd::admin::fsck(ctx, read_data),
+        Command::Gc { dry_run, grace } => cmd::admin::gc(ctx, dry_run, &grace),
+        Command::Stats => cmd::admin::stats(ctx),
+        Command::Bundle { cmd } => run_bundle(ctx, cmd),
+        Command::Packet { cmd } => run_packet(ctx, cmd),
+        Command::Where { digest } => cmd::bundles::where_is(ctx, &digest),
+        Command::Events(args) => cmd::analysis::events(ctx, &args),
+        Command::Grep(args) => cmd::analysis::grep(ctx, &args),
+        Command::Export { cmd } => run_export(ctx, cmd),
+        Command::Scan {
+            paths,
+            policy,
+            format,
+        } => cmd::exports::scan(ctx, &paths, policy.as_deref(), format),
+        Command::Completions { .. } | Command::Man => {
+            unreachable!("printed before the store is found")
+        }
+    }
+}
+
+/// Runs one `bundle` subcommand.
+fn run_bundle(ctx: &Ctx, cmd: BundleCmd) -> Report {
+    match cmd {
+        BundleCmd::Validate { dir } => cmd::bundles::validate(ctx, &dir),
+        BundleCmd::Seal { dir } => cmd::bundles::seal(&dir),
+        BundleCmd::Ingest { dirs, labels } => cmd::bundles::ingest(ctx, &dirs, &labels),
+        BundleCmd::Label {
+            bundle,
+            set,
+            remove,
+        } => cmd::bundles::label(ctx, &BundleRef::parse(&bundle), &set, &remove),
+        BundleCmd::Ls(filters) => cmd::bundles::ls(ctx, &filters),
+        BundleCmd::Stats(args) => cmd::analysis::stats(ctx, &args),
+        BundleCmd::Show { bundle } => cmd::bundles::show(ctx, &BundleRef::parse(&bundle)),
+        BundleCmd::Checkout { bundle, dest } => {
+            cmd::bundles::checkout(ctx, &BundleRef::parse(&bundle), &dest)
+        }
+        BundleCmd::View { bundle, output } => {
+            cmd::bundles::view(ctx, &BundleRef::parse(&bundle), &output)
+        }
+        BundleCmd::Diff { a, b } => {
+            cmd::bundles::diff(ctx, &BundleRef::parse(&a), &BundleRef::parse(&b))
+        }
+        BundleCmd::Cat {
+            bundle,
+            file,
+            output,
+        } => cmd::bundles::cat(ctx, &BundleRef::parse(&bundle), &file, output.as_deref()),
+    }
+}
+
+/// Runs one `packet` subcommand.
+fn run_packet(ctx: &Ctx, cmd: PacketCmd) -> Report {
+    match cmd {
+        PacketCmd::Ls => cmd::packets::ls(ctx),
+        PacketCmd::Validate { root, packet } => cmd::packets::validate(ctx, &root, &packet),
+        PacketCmd::Freeze { root, packet } => cmd::packets::freeze(ctx, &root, &packet),
+        PacketCmd::Status { root, packet } => cmd::packets::status(ctx, &root, &packet),
+        PacketCmd::Materialize { root, packet, dest } => {
+            cmd::packets::materialize(ctx, &root, &packet, &dest)
+        }
+    }
+}
+
+/// Runs one `export` subcommand.
+fn run_export(ctx: &Ctx, cmd: ExportCmd) -> Report {
+    match cmd {
+        ExportCmd::Create(a) => cmd::exports::create(ctx, &a),
+        ExportCmd::Verify {
+            dest,
+            policy,
+            redact_env,
+        } => cmd::exports::verify(ctx, &dest, policy.as_deref(), &redact_env),
+        ExportCmd::Pack { dest, archive } => cmd::exports::pack(ctx, &dest, &archive),
+        ExportCmd::View { dest, output } => cmd::exports::view(&dest, &output),
+        ExportCmd::Unpack { archive, dest } => cmd::exports::unpack(ctx, &archive, &dest),
+        ExportCmd::Ls { source } => cmd::exports::ls(ctx, source.as_deref()),
+    }
 }
 
 /// The subcommand words of a command line clap rejected (for the envelope).

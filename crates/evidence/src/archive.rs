@@ -585,67 +585,15 @@ fn read_entries(
         let size = entry.size();
         data_end = entry.raw_file_position() + size.div_ceil(BLOCK) * BLOCK;
         let et = entry.header().entry_type();
-        if et.is_gnu_longname() {
-            let mut name = header_data(&mut entry, size, MAX_NAME_BYTES, "GNU long name")?;
-            while name.last() == Some(&0) {
-                name.pop();
-            }
-            (pending.long_name, pending.any) = (Some(name), true);
+        if read_extension(&mut entry, et, size, &mut pending)? {
             continue;
         }
-        if et.is_gnu_longlink() {
-            // A link's target: links are refused when their member comes.
-            header_data(&mut entry, size, MAX_NAME_BYTES, "GNU long link name")?;
-            pending.any = true;
-            continue;
-        }
-        if et.is_pax_local_extensions() {
-            let data = header_data(&mut entry, size, MAX_PAX_BYTES, "PAX extended header")?;
-            pax_records(&data, &mut pending)?;
-            pending.any = true;
-            continue;
-        }
-        if et.is_pax_global_extensions() {
-            // Defaults for every later member (times, owners): none of
-            // them is kept, but the header is still bounded.
-            header_data(&mut entry, size, MAX_PAX_BYTES, "PAX global header")?;
-            continue;
-        }
-        let header = std::mem::take(&mut pending);
-        let raw = match (header.pax_path, header.long_name) {
+        let mut header = std::mem::take(&mut pending);
+        let raw = match (header.pax_path.take(), header.long_name.take()) {
             (Some(p), _) | (None, Some(p)) => p,
             (None, None) => entry.path_bytes().into_owned(),
         };
-        let shown = String::from_utf8_lossy(&raw).into_owned();
-        let kind = member_kind(et, &shown)?;
-        if header.sparse {
-            return Err(refuse(
-                codes::validation::ARCHIVE_MEMBER_TYPE,
-                &shown,
-                format!("{shown:?}: sparse member"),
-            ));
-        }
-        if header.pax_size.is_some_and(|s| s != size) {
-            return Err(refuse(
-                codes::validation::ARCHIVE_CORRUPT,
-                &shown,
-                format!("{shown:?}: its PAX size differs from its header's"),
-            ));
-        }
-        if members.len() as u64 >= limits.max_members {
-            return Err(refuse(
-                codes::limit::ARCHIVE_MEMBERS,
-                "",
-                format!("more than {} members", limits.max_members),
-            ));
-        }
-        if kind == MemberKind::File && raw.ends_with(b"/") {
-            return Err(refuse(
-                codes::validation::ARCHIVE_NONCANONICAL_NAME,
-                &shown,
-                format!("{shown:?}: a file name ending in '/'"),
-            ));
-        }
+        let kind = member_header(&raw, et, &header, size, members.len(), limits)?;
         let path = check_member_name(&raw, kind == MemberKind::Dir)?;
         name_rule(&path, kind)?;
         names.admit(&path, kind)?;
@@ -679,6 +627,82 @@ fn read_entries(
         ));
     }
     Ok((members, data_end))
+}
+
+/// Reads an extension header (GNU long name or link, PAX local or global)
+/// into `pending`, under its bound; false when `entry` is a member.
+fn read_extension(
+    entry: &mut dyn Read,
+    et: tar::EntryType,
+    size: u64,
+    pending: &mut Pending,
+) -> Result<bool, ArchiveError> {
+    if et.is_gnu_longname() {
+        let mut name = header_data(entry, size, MAX_NAME_BYTES, "GNU long name")?;
+        while name.last() == Some(&0) {
+            name.pop();
+        }
+        (pending.long_name, pending.any) = (Some(name), true);
+    } else if et.is_gnu_longlink() {
+        // A link's target: links are refused when their member comes.
+        header_data(entry, size, MAX_NAME_BYTES, "GNU long link name")?;
+        pending.any = true;
+    } else if et.is_pax_local_extensions() {
+        let data = header_data(entry, size, MAX_PAX_BYTES, "PAX extended header")?;
+        pax_records(&data, pending)?;
+        pending.any = true;
+    } else if et.is_pax_global_extensions() {
+        // Defaults for every later member (times, owners): none of
+        // them is kept, but the header is still bounded.
+        header_data(entry, size, MAX_PAX_BYTES, "PAX global header")?;
+    } else {
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// The kind of the member named `raw`, after the checks its header alone
+/// decides: no sparse member, a PAX size that agrees, room under the
+/// member limit (`count` admitted so far), no file name ending in `/`.
+fn member_header(
+    raw: &[u8],
+    et: tar::EntryType,
+    header: &Pending,
+    size: u64,
+    count: usize,
+    limits: ArchiveLimits,
+) -> Result<MemberKind, ArchiveError> {
+    let shown = String::from_utf8_lossy(raw).into_owned();
+    let kind = member_kind(et, &shown)?;
+    if header.sparse {
+        return Err(refuse(
+            codes::validation::ARCHIVE_MEMBER_TYPE,
+            &shown,
+            format!("{shown:?}: sparse member"),
+        ));
+    }
+    if header.pax_size.is_some_and(|s| s != size) {
+        return Err(refuse(
+            codes::validation::ARCHIVE_CORRUPT,
+            &shown,
+            format!("{shown:?}: its PAX size differs from its header's"),
+        ));
+    }
+    if count as u64 >= limits.max_members {
+        return Err(refuse(
+            codes::limit::ARCHIVE_MEMBERS,
+            "",
+            format!("more than {} members", limits.max_members),
+        ));
+    }
+    if kind == MemberKind::File && raw.ends_with(b"/") {
+        return Err(refuse(
+            codes::validation::ARCHIVE_NONCANONICAL_NAME,
+            &shown,
+            format!("{shown:?}: a file name ending in '/'"),
+        ));
+    }
+    Ok(kind)
 }
 
 /// The names admitted so far, to refuse each member that would alias or

@@ -655,16 +655,10 @@ pub fn create(
         clean: &clean,
         compat: opts.compat,
     };
-    let (built, readback_report, skipped) = build_and_verify(&pass2, &mut scrubber, dest, opts)?;
+    let (built, checked, skipped) = build_and_verify(&pass2, &mut scrubber, dest, opts)?;
     coffer_base::crash::point("export_verified");
-    let (report, staged) = match (&opts.report, report_format) {
-        (Some(path), Some(format)) => {
-            let r = redaction_report(&pass2, &scrubber, &built, &readback_report, &skipped)?;
-            let staged = review::stage(&r, format, path, &expectations(policy, &scrubber))?;
-            (Some(r), Some(staged))
-        }
-        _ => (None, None),
-    };
+    let wanted = opts.report.as_deref().zip(report_format);
+    let (report, staged) = staged_report(&pass2, &scrubber, &built, &checked, &skipped, wanted)?;
 
     // Record, then publish: the catalog may name an export whose
     // publication then failed (a crash, a racing writer that took DEST),
@@ -700,7 +694,7 @@ pub fn create(
             .collect(),
         excluded: built.excluded,
         excluded_records: skipped.into_iter().collect(),
-        readback: readback_report,
+        readback: checked,
         report_file: opts.report.as_ref().map(|p| p.display().to_string()),
         report,
     })
@@ -769,6 +763,28 @@ fn expectations<'p>(policy: &'p Policy, scrubber: &Scrubber<'_>) -> Expectations
         identities: scrubber.ids().originals().map(str::to_string).collect(),
         users: scrubber.users().map(str::to_string).collect(),
     }
+}
+
+/// The redaction report asked for (`wanted`: its path and format), built
+/// and staged beside its path after its own final scan; none when none
+/// was asked.
+fn staged_report(
+    p: &Pass2<'_, '_>,
+    scrubber: &Scrubber<'_>,
+    built: &Built,
+    readback: &ReadbackReport,
+    skipped: &BTreeSet<ExcludedRecord>,
+    wanted: Option<(&Path, review::Format)>,
+) -> Result<(
+    Option<RedactionReport>,
+    Option<coffer_base::publish::NewFile>,
+)> {
+    let Some((path, format)) = wanted else {
+        return Ok((None, None));
+    };
+    let r = redaction_report(p, scrubber, built, readback, skipped)?;
+    let staged = review::stage(&r, format, path, &expectations(p.policy, scrubber))?;
+    Ok((Some(r), Some(staged)))
 }
 
 /// The redaction report of a verified tree, read from the tree itself.

@@ -160,20 +160,7 @@ pub fn encode_stream<W: Write>(
     let level = level_for(&first[..n.min(PROBE)]);
     let incompressible = level == FAST_LEVEL;
 
-    let counting = CountingWriter {
-        inner: BufWriter::with_capacity(WRITE_BUF, out),
-        count: 0,
-    };
-    let mut enc = zstd::stream::write::Encoder::new(counting, level).map_err(EncodeError::Write)?;
-    enc.include_checksum(true).map_err(EncodeError::Write)?;
-    enc.include_contentsize(true).map_err(EncodeError::Write)?;
-    enc.set_pledged_src_size(Some(size))
-        .map_err(EncodeError::Write)?;
-    if !incompressible && size >= MULTITHREAD_MIN {
-        enc.multithread(2).map_err(EncodeError::Write)?;
-        enc.set_parameter(CParameter::JobSize(JOB_SIZE))
-            .map_err(EncodeError::Write)?;
-    }
+    let mut enc = frame_encoder(out, level, size, incompressible).map_err(EncodeError::Write)?;
 
     // Chunks travel to the hashing thread and come back to be refilled: a
     // fresh zeroed buffer per chunk cost 5% of a large put's CPU in memset
@@ -229,6 +216,30 @@ pub fn encode_stream<W: Write>(
         size: len,
         stored_size: counting.count,
     })
+}
+
+/// A zstd encoder writing one frame of `size` bytes, with its checksum
+/// and content size, to `out` (counted); two workers for a large input
+/// worth compressing.
+fn frame_encoder<W: Write>(
+    out: W,
+    level: i32,
+    size: u64,
+    incompressible: bool,
+) -> std::io::Result<zstd::stream::write::Encoder<'static, CountingWriter<W>>> {
+    let counting = CountingWriter {
+        inner: BufWriter::with_capacity(WRITE_BUF, out),
+        count: 0,
+    };
+    let mut enc = zstd::stream::write::Encoder::new(counting, level)?;
+    enc.include_checksum(true)?;
+    enc.include_contentsize(true)?;
+    enc.set_pledged_src_size(Some(size))?;
+    if !incompressible && size >= MULTITHREAD_MIN {
+        enc.multithread(2)?;
+        enc.set_parameter(CParameter::JobSize(JOB_SIZE))?;
+    }
+    Ok(enc)
 }
 
 struct CountingWriter<W: Write> {

@@ -111,18 +111,13 @@ fn object_findings(
         let mut last: Option<Digest> = None;
         dirs.backend.list_each(OBJECTS_PREFIX, &mut |entry| {
             let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
-                find(
-                    codes::integrity::UNEXPECTED_ENTRY,
-                    entry.key,
-                    format!(
-                        "unexpected {} among objects",
-                        if entry.regular {
-                            "name"
-                        } else {
-                            "non-regular entry"
-                        }
-                    ),
-                );
+                let what = if entry.regular {
+                    "name"
+                } else {
+                    "non-regular entry"
+                };
+                let message = format!("unexpected {what} among objects");
+                find(codes::integrity::UNEXPECTED_ENTRY, entry.key, message);
                 return Ok(());
             };
             // The merge is only as right as the listing's order, which
@@ -144,16 +139,7 @@ fn object_findings(
             }
             let size = match row.as_ref().filter(|r| r.digest == d) {
                 Some(r) => {
-                    if r.stored_size != entry.meta.size {
-                        find(
-                            codes::integrity::SIZE_MISMATCH,
-                            d.to_string(),
-                            format!(
-                                "stored frame is {} bytes, catalog says {}",
-                                entry.meta.size, r.stored_size
-                            ),
-                        );
-                    }
+                    check_stored_size(find, d, entry.meta.size, r.stored_size);
                     let size = r.size;
                     cataloged += 1;
                     row = next()?;
@@ -174,6 +160,17 @@ fn object_findings(
         Ok(())
     })?;
     Ok((cataloged, on_disk))
+}
+
+/// A stored frame whose size is not the one its catalog row records.
+fn check_stored_size(find: &mut Find<'_>, d: Digest, on_disk: u64, cataloged: u64) {
+    if on_disk != cataloged {
+        find(
+            codes::integrity::SIZE_MISMATCH,
+            d.to_string(),
+            format!("stored frame is {on_disk} bytes, catalog says {cataloged}"),
+        );
+    }
 }
 
 /// What interrupted or failed work left: temps, unapplied refs,

@@ -158,6 +158,42 @@ fn sweep_temps(dirs: &ObjectDirs, cutoff: i64, dry_run: bool, report: &mut GcRep
     Ok(())
 }
 
+/// The objects the refs not yet applied keep alive (a dry run applies
+/// nothing, but must spare what the real run would adopt first), and the
+/// refs that could not be read.
+fn kept_by_pending_refs(
+    dirs: &ObjectDirs,
+    catalog: &Catalog,
+) -> Result<(HashSet<Digest>, Vec<crate::refs::BrokenRef>)> {
+    let found = crate::refs::pending_refs(dirs, catalog)?;
+    let mut broken = found.broken;
+    let mut spared = HashSet::new();
+    for p in found.pending {
+        match p.objects(dirs, catalog.schema().recorded) {
+            Ok(objects) => spared.extend(objects),
+            Err(e) => broken.push(crate::refs::BrokenRef::new(&p.key, &e)),
+        }
+    }
+    Ok((spared, broken))
+}
+
+/// Deletes the orphans found (unless a dry run) and counts them.
+fn remove_orphans(
+    dirs: &ObjectDirs,
+    orphans: Vec<(Digest, u64)>,
+    dry_run: bool,
+    report: &mut GcReport,
+) -> Result<()> {
+    for (d, size) in orphans {
+        if !dry_run {
+            dirs.backend.delete(&object_key(&d))?;
+        }
+        report.freed_bytes += size;
+        report.orphans.push(d);
+    }
+    Ok(())
+}
+
 impl Store {
     /// Removes unreachable objects, orphans and temps older than `grace`.
     pub fn gc(&mut self, grace: Duration, dry_run: bool) -> Result<GcReport> {
@@ -213,14 +249,7 @@ impl Store {
         // keep alive, as the real run (which applies them first) would.
         let mut spared = HashSet::new();
         if dry_run && !shared {
-            let found = crate::refs::pending_refs(dirs, catalog)?;
-            broken = found.broken;
-            for p in found.pending {
-                match p.objects(dirs, catalog.schema().recorded) {
-                    Ok(objects) => spared.extend(objects),
-                    Err(e) => broken.push(crate::refs::BrokenRef::new(&p.key, &e)),
-                }
-            }
+            (spared, broken) = kept_by_pending_refs(dirs, catalog)?;
         }
         let cataloged =
             |d: &Digest| -> Result<bool> { Ok(spared.contains(d) || catalog.object(d)?.is_some()) };
@@ -232,14 +261,7 @@ impl Store {
             let expected = catalog.object_count()?;
             old_orphans(dirs, cutoff, expected, &cataloged, steps)?
         };
-        for (d, size) in orphans {
-            if !dry_run {
-                dirs.backend.delete(&object_key(&d))?;
-            }
-            report.freed_bytes += size;
-            report.orphans.push(d);
-        }
-
+        remove_orphans(dirs, orphans, dry_run, &mut report)?;
         sweep_temps(dirs, cutoff, dry_run, &mut report)?;
         if !dry_run {
             dirs.root

@@ -215,6 +215,36 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
         }
         return Ok(false);
     }
+    admit_root(&root, path)?;
+    ensure(&root, TMP_DIR)?;
+    if *backend != BackendConfig::Local {
+        claim_backend(&*backend.open(&root)?, backend)?;
+    } else {
+        init_local_objects(&root)?;
+    }
+    let keys = ensure(&root, KEYS_DIR)?;
+    keys.set_mode(0o700)
+        .map_err(|e| StoreError::io(keys.path(), "chmod", e))?;
+    open_lock_file(&root)?;
+    drop(Catalog::open(&root.join(CATALOG_FILE), schema)?);
+    ensure_export_key(&keys)?;
+    if let Ok(tmp) = root.open_dir(TMP_DIR) {
+        set_aside_reserve(&root, &tmp);
+    }
+    root.sync()
+        .map_err(|e| StoreError::io(path, "fsync directory", e))?;
+    write_new_durable(
+        &root,
+        FORMAT_FILE,
+        format_document(backend).as_bytes(),
+        0o444,
+    )
+}
+
+/// Refuses a root holding anything but a store's own entries, removes an
+/// interrupted `init`'s temporary format file, and takes group and other
+/// write permission off the root.
+fn admit_root(root: &Dir, path: &Path) -> Result<()> {
     for (name, _) in root
         .entries()
         .map_err(|e| StoreError::io(path, "list", e))?
@@ -242,17 +272,12 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
                 .map_err(|e| StoreError::io(path, "chmod", e))?;
         }
     }
-    ensure(&root, TMP_DIR)?;
-    if *backend != BackendConfig::Local {
-        claim_backend(&*backend.open(&root)?, backend)?;
-    } else {
-        init_local_objects(&root)?;
-    }
-    let keys = ensure(&root, KEYS_DIR)?;
-    keys.set_mode(0o700)
-        .map_err(|e| StoreError::io(keys.path(), "chmod", e))?;
-    open_lock_file(&root)?;
-    drop(Catalog::open(&root.join(CATALOG_FILE), schema)?);
+    Ok(())
+}
+
+/// Writes the store's export key (32 random bytes, owner-only) unless it
+/// is already there.
+fn ensure_export_key(keys: &Dir) -> Result<()> {
     if keys
         .entry(EXPORT_KEY_FILE)
         .map_err(|e| StoreError::io(keys.join(EXPORT_KEY_FILE), "stat", e))?
@@ -266,19 +291,9 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
                 std::io::Error::other(e.to_string()),
             )
         })?;
-        write_new_durable(&keys, EXPORT_KEY_FILE, &key, 0o600)?;
+        write_new_durable(keys, EXPORT_KEY_FILE, &key, 0o600)?;
     }
-    if let Ok(tmp) = root.open_dir(TMP_DIR) {
-        set_aside_reserve(&root, &tmp);
-    }
-    root.sync()
-        .map_err(|e| StoreError::io(path, "fsync directory", e))?;
-    write_new_durable(
-        &root,
-        FORMAT_FILE,
-        format_document(backend).as_bytes(),
-        0o444,
-    )
+    Ok(())
 }
 
 fn ensure(parent: &Dir, name: &str) -> Result<Dir> {

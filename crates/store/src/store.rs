@@ -596,6 +596,44 @@ impl<'s> Batch<'s> {
         result
     }
 
+    /// Reads a small object whole, hashes it, and hands it to the stager
+    /// unless the batch or the store already holds it: its digest, and
+    /// the stager's job for it.
+    fn add_small(
+        &mut self,
+        input: &mut dyn Read,
+        size: u64,
+        subject: &Path,
+        opts: &PutOptions,
+    ) -> Result<(Digest, Option<u64>)> {
+        self.buf.resize(size as usize + 1, 0);
+        let n = frame::read_full(input, &mut self.buf)
+            .map_err(|e| StoreError::io(subject, "read", e))?;
+        if n as u64 != size {
+            return Err(StoreError::SourceChanged {
+                path: subject.to_path_buf(),
+            });
+        }
+        self.tick(n as u64);
+        let digest = Digest::of(&self.buf[..n]);
+        check_expected(opts, subject, digest)?;
+        if self.in_batch.contains_key(&digest) || self.found_stored(&digest, size)? {
+            return Ok((digest, None));
+        }
+        if self.stager.is_none() {
+            let dirs = &self.store.dirs;
+            let tmp = dirs
+                .tmp
+                .try_clone()
+                .map_err(|e| StoreError::io(dirs.tmp.path(), "dup", e))?;
+            let upload_to = dirs.backend.shared().then(|| dirs.backend.clone());
+            self.stager = Some(Stager::start(tmp, upload_to)?);
+        }
+        let data = self.buf[..n].to_vec();
+        let stager = self.stager.as_mut().expect("just started");
+        Ok((digest, Some(stager.submit(data, digest))))
+    }
+
     /// Adds exactly `size` bytes from a stream (the caller knows the size,
     /// e.g. from `fstat`); any other count is `io.source_changed`.
     pub fn add_stream(
@@ -619,33 +657,8 @@ impl<'s> Batch<'s> {
         };
         let mut job = None;
         let (digest, staged) = if size <= SMALL_OBJECT_MAX as u64 {
-            self.buf.resize(size as usize + 1, 0);
-            let n = frame::read_full(input, &mut self.buf)
-                .map_err(|e| StoreError::io(subject, "read", e))?;
-            if n as u64 != size {
-                return Err(changed());
-            }
-            let data = &self.buf[..n];
-            self.tick(n as u64);
-            let digest = Digest::of(data);
-            check_expected(&opts, subject, digest)?;
-            if !self.in_batch.contains_key(&digest) && !self.found_stored(&digest, size)? {
-                if self.stager.is_none() {
-                    let tmp = dirs
-                        .tmp
-                        .try_clone()
-                        .map_err(|e| StoreError::io(dirs.tmp.path(), "dup", e))?;
-                    let upload_to = dirs.backend.shared().then(|| dirs.backend.clone());
-                    self.stager = Some(Stager::start(tmp, upload_to)?);
-                }
-                let data = data.to_vec();
-                job = Some(
-                    self.stager
-                        .as_mut()
-                        .expect("just started")
-                        .submit(data, digest),
-                );
-            }
+            let digest;
+            (digest, job) = self.add_small(input, size, subject, &opts)?;
             (digest, None)
         } else if self.known_expected(&opts, size)? {
             // The caller names an object the store already holds: hashing
@@ -732,16 +745,10 @@ impl<'s> Batch<'s> {
         self.commit_with(|_| Ok(()))
     }
 
-    /// Like [`Batch::commit`], running `extra` inside the catalog transaction
-    /// that records the objects; if it fails, no row is written (the
-    /// published files stay as orphans for gc).
-    pub fn commit_with(
-        mut self,
-        extra: impl FnOnce(&crate::rows::Writer<'_>) -> Result<()>,
-    ) -> Result<Vec<PutOutcome>> {
-        self.collect_staged()?;
-        // The last safe point: past it, the batch publishes and commits.
-        coffer_base::interrupt::check()?;
+    /// Each add's stored size and whether it created its object, as far
+    /// as its publication or its staging already tell (0 and false
+    /// otherwise).
+    fn known_outcomes(&self) -> (Vec<u64>, Vec<bool>) {
         let mut created = vec![false; self.entries.len()];
         let mut stored = vec![0u64; self.entries.len()];
         for (i, e) in self.entries.iter().enumerate() {
@@ -752,25 +759,19 @@ impl<'s> Batch<'s> {
                 stored[i] = s.encoded.stored_size;
             }
         }
-        let staged: Vec<(usize, Staged)> = self
-            .entries
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, e)| e.staged.take().map(|s| (i, s)))
-            .collect();
-        let now = now_ms();
+        (stored, created)
+    }
+
+    /// The batch's catalog rows, completing each object's stored size
+    /// where neither its staging nor its publication gave one: from an
+    /// earlier add of the same bytes in the batch, else from the catalog.
+    fn catalog_rows(&self, stored: &mut [u64], now: i64) -> Result<Vec<(ObjectRow, Option<Root>)>> {
         let mut rows = Vec::with_capacity(self.entries.len());
         for (i, e) in self.entries.iter().enumerate() {
             if stored[i] == 0 {
                 stored[i] = match self.in_batch.get(&e.digest) {
                     Some(&first) if stored[first] > 0 => stored[first],
-                    _ => match self.existing_stored_size(&e.digest) {
-                        Ok(n) => n,
-                        Err(err) => {
-                            staged.iter().for_each(|(_, s)| self.store.dirs.discard(s));
-                            return Err(err);
-                        }
-                    },
+                    _ => self.existing_stored_size(&e.digest)?,
                 };
             }
             rows.push((
@@ -783,6 +784,34 @@ impl<'s> Batch<'s> {
                 e.root.clone(),
             ));
         }
+        Ok(rows)
+    }
+
+    /// Like [`Batch::commit`], running `extra` inside the catalog transaction
+    /// that records the objects; if it fails, no row is written (the
+    /// published files stay as orphans for gc).
+    pub fn commit_with(
+        mut self,
+        extra: impl FnOnce(&crate::rows::Writer<'_>) -> Result<()>,
+    ) -> Result<Vec<PutOutcome>> {
+        self.collect_staged()?;
+        // The last safe point: past it, the batch publishes and commits.
+        coffer_base::interrupt::check()?;
+        let (mut stored, mut created) = self.known_outcomes();
+        let staged: Vec<(usize, Staged)> = self
+            .entries
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, e)| e.staged.take().map(|s| (i, s)))
+            .collect();
+        let now = now_ms();
+        let rows = match self.catalog_rows(&mut stored, now) {
+            Ok(rows) => rows,
+            Err(err) => {
+                staged.iter().for_each(|(_, s)| self.store.dirs.discard(s));
+                return Err(err);
+            }
+        };
         let digests: Vec<Digest> = self.entries.iter().map(|e| e.digest).collect();
         let named = self.named.as_ref();
         let Store { dirs, catalog, .. } = &mut *self.store;

@@ -87,6 +87,38 @@ impl Sink for BatchSink<'_, '_> {
     }
 }
 
+/// The issue of a bundle stored with these manifest bytes whose
+/// directory no longer matches them.
+fn copy_differs(bundle_id: &str) -> Issue {
+    Issue::file(
+        codes::integrity::BUNDLE_COPY_DIFFERS,
+        MANIFEST,
+        format!(
+            "bundle {bundle_id:?} is stored with this manifest, but this directory no longer matches it (the stored copy is unchanged)"
+        ),
+    )
+}
+
+/// Adds the manifest's bytes to `batch` as the bundle's root object: its
+/// digest.
+fn add_manifest(batch: &mut Batch<'_>, bytes: &[u8], bundle_id: &str) -> Result<Digest> {
+    let digest = Digest::of(bytes);
+    batch.add_stream(
+        &mut &bytes[..],
+        bytes.len() as u64,
+        Path::new(MANIFEST),
+        PutOptions {
+            expected_digest: Some(digest),
+            expected_size: None,
+            root: Some(Root {
+                kind: BUNDLE_ROOT.into(),
+                name: bundle_id.to_string(),
+            }),
+        },
+    )?;
+    Ok(digest)
+}
+
 /// Validates the bundle at `path` and archives it. Contract problems are
 /// returned in [`IngestOutcome::issues`] (nothing stored); store failures
 /// and conflicts are errors.
@@ -124,17 +156,7 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     out.bundle_id = Some(manifest.bundle_id.clone());
     if !out.issues.is_empty() {
         if stored.is_some() {
-            out.issues.insert(
-                0,
-                Issue::file(
-                    codes::integrity::BUNDLE_COPY_DIFFERS,
-                    MANIFEST,
-                    format!(
-                        "bundle {:?} is stored with this manifest, but this directory no longer matches it (the stored copy is unchanged)",
-                        manifest.bundle_id
-                    ),
-                ),
-            );
+            out.issues.insert(0, copy_differs(&manifest.bundle_id));
         }
         return Ok(out); // dropping the batch removes every staged temp
     }
@@ -146,20 +168,7 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     if capture.qualification != Qualification::Qualified {
         out.gaps = capture.missing_evidence.clone();
     }
-    let manifest_digest = Digest::of(&insp.manifest_bytes);
-    batch.add_stream(
-        &mut &insp.manifest_bytes[..],
-        insp.manifest_bytes.len() as u64,
-        Path::new(MANIFEST),
-        PutOptions {
-            expected_digest: Some(manifest_digest),
-            expected_size: None,
-            root: Some(Root {
-                kind: BUNDLE_ROOT.into(),
-                name: manifest.bundle_id.clone(),
-            }),
-        },
-    )?;
+    let manifest_digest = add_manifest(&mut batch, &insp.manifest_bytes, &manifest.bundle_id)?;
     if let Some(row) = stored {
         // Identical re-ingest: no row changes; the commit publishes only
         // objects that were missing or damaged.

@@ -213,6 +213,12 @@ pub fn insert_bundle(
             &now_ms,
         ],
     )?;
+    insert_artifacts(tx, m)?;
+    Ok(true)
+}
+
+/// The rows of the bundle's artifacts.
+fn insert_artifacts(tx: &Writer<'_>, m: &Manifest) -> Result<()> {
     for d in &m.evidence {
         tx.execute(
             "INSERT INTO bundle_artifacts (bundle_id, artifact_id, relative_path, digest, size, kind, authority, sharing_class, media_type)
@@ -230,7 +236,7 @@ pub fn insert_bundle(
             ],
         )?;
     }
-    Ok(true)
+    Ok(())
 }
 
 /// The bundle with exactly this id.

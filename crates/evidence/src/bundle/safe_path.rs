@@ -44,6 +44,57 @@ pub fn is_device(segment: &str) -> bool {
             && matches!(stem.as_bytes()[3], b'1'..=b'9'))
 }
 
+/// Checks one segment of `path`: not empty, `.` or `..`, within the
+/// segment limit, not `.git`, in the safe set, and no Windows device name.
+fn check_segment(path: &str, seg: &str) -> Result<(), PathError> {
+    match seg {
+        "" => {
+            return refuse(
+                codes::validation::UNSAFE_PATH,
+                format!("{path:?} has an empty segment"),
+            )
+        }
+        "." | ".." => {
+            return refuse(
+                codes::validation::UNSAFE_PATH,
+                format!("{path:?} has a {seg:?} segment"),
+            )
+        }
+        _ => {}
+    }
+    if seg.len() > MAX_SEGMENT_BYTES {
+        return refuse(
+            codes::limit::PATH_SEGMENT_BYTES,
+            format!("a segment of {path:?} is longer than {MAX_SEGMENT_BYTES} bytes"),
+        );
+    }
+    if seg.eq_ignore_ascii_case(".git") {
+        return refuse(
+            codes::validation::RESERVED_PATH,
+            format!("{path:?} has a .git segment"),
+        );
+    }
+    let b = seg.as_bytes();
+    let inner_ok = b
+        .iter()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'));
+    let first_ok = b[0].is_ascii_alphanumeric();
+    let last_ok = b[b.len() - 1].is_ascii_alphanumeric() || matches!(b[b.len() - 1], b'_' | b'-');
+    if !(inner_ok && first_ok && last_ok) {
+        return refuse(
+            codes::validation::UNSAFE_PATH,
+            format!("segment {seg:?} of {path:?} has characters outside the safe set"),
+        );
+    }
+    if is_device(seg) {
+        return refuse(
+            codes::validation::DEVICE_NAME,
+            format!("segment {seg:?} of {path:?} is a Windows device name"),
+        );
+    }
+    Ok(())
+}
+
 /// Checks one bundle-relative path.
 pub fn check_relative_path(path: &str) -> Result<(), PathError> {
     if path.is_empty() {
@@ -75,52 +126,7 @@ pub fn check_relative_path(path: &str) -> Result<(), PathError> {
         );
     }
     for seg in &segments {
-        match *seg {
-            "" => {
-                return refuse(
-                    codes::validation::UNSAFE_PATH,
-                    format!("{path:?} has an empty segment"),
-                )
-            }
-            "." | ".." => {
-                return refuse(
-                    codes::validation::UNSAFE_PATH,
-                    format!("{path:?} has a {seg:?} segment"),
-                )
-            }
-            _ => {}
-        }
-        if seg.len() > MAX_SEGMENT_BYTES {
-            return refuse(
-                codes::limit::PATH_SEGMENT_BYTES,
-                format!("a segment of {path:?} is longer than {MAX_SEGMENT_BYTES} bytes"),
-            );
-        }
-        if seg.eq_ignore_ascii_case(".git") {
-            return refuse(
-                codes::validation::RESERVED_PATH,
-                format!("{path:?} has a .git segment"),
-            );
-        }
-        let b = seg.as_bytes();
-        let inner_ok = b
-            .iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'));
-        let first_ok = b[0].is_ascii_alphanumeric();
-        let last_ok =
-            b[b.len() - 1].is_ascii_alphanumeric() || matches!(b[b.len() - 1], b'_' | b'-');
-        if !(inner_ok && first_ok && last_ok) {
-            return refuse(
-                codes::validation::UNSAFE_PATH,
-                format!("segment {seg:?} of {path:?} has characters outside the safe set"),
-            );
-        }
-        if is_device(seg) {
-            return refuse(
-                codes::validation::DEVICE_NAME,
-                format!("segment {seg:?} of {path:?} is a Windows device name"),
-            );
-        }
+        check_segment(path, seg)?;
     }
     if segments[0] == MANIFEST {
         return refuse(

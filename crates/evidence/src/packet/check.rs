@@ -388,6 +388,54 @@ fn read_fixture(
     Ok((fixture, members))
 }
 
+/// Puts one member's stream into the sink as a root of the packet,
+/// noting its digest. A failure of the member's stream is the archive's
+/// (corrupt, or a limit), which the reader names; any other is kept in
+/// `fatal`, to be returned as it is.
+fn put_member(
+    sink: &mut dyn Sink,
+    packet_id: &str,
+    m: &Member,
+    r: &mut dyn std::io::Read,
+    digests: &mut Vec<Digest>,
+    fatal: &mut Option<EvidenceError>,
+) -> Result<(), ArchiveError> {
+    let member_root = Root {
+        kind: super::MEMBER_ROOT.into(),
+        name: format!("{packet_id}:{}", m.path),
+    };
+    let mut watched = Watched {
+        inner: r,
+        failed: false,
+    };
+    match sink.put(
+        &mut watched,
+        m.size,
+        Path::new(&m.path),
+        None,
+        Some(member_root),
+    ) {
+        Ok(d) => {
+            digests.push(d);
+            Ok(())
+        }
+        Err(e) if watched.failed => Err(ArchiveError {
+            code: READ_FAILED,
+            member: m.path.clone(),
+            message: e.to_string(),
+        }),
+        Err(e) => {
+            let message = e.to_string();
+            *fatal = Some(e);
+            Err(ArchiveError {
+                code: codes::io::ERROR,
+                member: m.path.clone(),
+                message,
+            })
+        }
+    }
+}
+
 /// Streams the archive's members to the sink under the packet's limits,
 /// and checks the include paths against them.
 fn stream_members(
@@ -412,44 +460,7 @@ fn stream_members(
         limits,
         &[Compression::Gzip],
         ANY_NAME,
-        &mut |m, r| {
-            let member_root = Root {
-                kind: super::MEMBER_ROOT.into(),
-                name: format!("{packet_id}:{}", m.path),
-            };
-            let mut watched = Watched {
-                inner: r,
-                failed: false,
-            };
-            match sink.put(
-                &mut watched,
-                m.size,
-                Path::new(&m.path),
-                None,
-                Some(member_root),
-            ) {
-                Ok(d) => {
-                    digests.push(d);
-                    Ok(())
-                }
-                // The member's stream failed: the archive's fault (corrupt, or
-                // a limit), which the reader names.
-                Err(e) if watched.failed => Err(ArchiveError {
-                    code: READ_FAILED,
-                    member: m.path.clone(),
-                    message: e.to_string(),
-                }),
-                Err(e) => {
-                    let msg = e.to_string();
-                    fatal = Some(e);
-                    Err(ArchiveError {
-                        code: codes::io::ERROR,
-                        member: m.path.clone(),
-                        message: msg,
-                    })
-                }
-            }
-        },
+        &mut |m, r| put_member(sink, &packet_id, m, r, &mut digests, &mut fatal),
     );
     // A limit tripped inside a member's stream surfaces in the sink as a
     // read error; the archive reader knows it was the limit.
@@ -461,9 +472,8 @@ fn stream_members(
         Ok(list) => {
             let members = pair_digests(list, digests);
             let plain: Vec<Member> = members.iter().map(|(m, _)| m.clone()).collect();
-            for (i, msg) in
-                check_include_paths(&plain, &p.agent_input.fixture.materializer.include_paths)
-            {
+            let include = &p.agent_input.fixture.materializer.include_paths;
+            for (i, msg) in check_include_paths(&plain, include) {
                 issues.push(Issue::at(
                     codes::validation::INCLUDE_PATH_UNMATCHED,
                     file,
@@ -550,6 +560,15 @@ fn archive_issue(e: &ArchiveError, locator: &str) -> Issue {
     )
 }
 
+/// A component's entry when the packet references it: its digest, or
+/// null when it could not be read (an issue says why).
+fn referenced(digest: Option<Digest>) -> Value {
+    match digest {
+        Some(d) => serde_json::json!({"status": "referenced", "digest": DigestObject::json(&d)}),
+        None => Value::Null,
+    }
+}
+
 /// Reads, verifies and sends every component to `sink`. Member files go to
 /// the sink too, rooted as (`fixture-member`, `<packet id>:<path>`).
 pub fn read_components(
@@ -578,12 +597,7 @@ pub fn read_components(
     let (fixture, members) = read_fixture(loaded, p, sink, &root, depth, &mut issues)?;
 
     let reference = match p.reference_solution() {
-        Some(r) => match put_reference(loaded, &r, sink, &root, &mut issues)? {
-            Some(d) => {
-                serde_json::json!({"status": "referenced", "digest": DigestObject::json(&d)})
-            }
-            None => Value::Null,
-        },
+        Some(r) => referenced(put_reference(loaded, &r, sink, &root, &mut issues)?),
         None => match p
             .restricted
             .as_ref()
@@ -599,12 +613,7 @@ pub fn read_components(
         None => None,
     };
     let perturbation = match p.perturbation() {
-        Some(r) => match put_reference(loaded, &r, sink, &root, &mut issues)? {
-            Some(d) => {
-                serde_json::json!({"status": "referenced", "digest": DigestObject::json(&d)})
-            }
-            None => Value::Null,
-        },
+        Some(r) => referenced(put_reference(loaded, &r, sink, &root, &mut issues)?),
         None => {
             serde_json::json!({ "status": p.controlled_perturbation.get("status").cloned().unwrap_or(Value::Null) })
         }

@@ -410,26 +410,9 @@ fn record_freeze(
     Ok(())
 }
 
-/// Writes the packet's allowlisted workspace from the store into `dest`
-/// (a new directory): directories 0700, files 0600 (0700 when the owner
-/// could execute), every file verified against the tree object. The packet
-/// must be frozen: its digest and every component's (the fixture archive
-/// hashed as a whole) equal to its freeze record's.
-pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Result<usize> {
-    // The files come from the tree object frozen with the archive, so the
-    // archive need only be the frozen one: hashed, not inflated again.
-    let status = status_to(root, packet, FixtureDepth::DigestOnly)?;
-    if status.state != PacketState::Frozen {
-        return Err(EvidenceError::Conflict {
-            code: codes::conflict::PACKET_NOT_FROZEN,
-            message: format!(
-                "packet {} is {:?}, not frozen",
-                status.locator, status.state
-            ),
-            subject: status.locator,
-        });
-    }
-    let rec = status.record.expect("frozen has a record");
+/// The tree object frozen with the fixture archive that the freeze record
+/// `rec` names: the members to materialize.
+fn frozen_tree(store: &Store, rec: &Value) -> Result<Value> {
     let fixture = Digest::from_hex(
         rec["components"]["fixture"]["value"]
             .as_str()
@@ -451,8 +434,32 @@ pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Re
         })?;
     let mut tree_bytes = Vec::new();
     store.copy_object(&tree_digest, &mut tree_bytes)?;
-    let tree: Value = json::parse(&tree_bytes, &Limits::EVIDENCE)
+    let tree = json::parse(&tree_bytes, &Limits::EVIDENCE)
         .map_err(|e| StoreError::CatalogData(format!("tree object: {e}")))?;
+    Ok(tree)
+}
+
+/// Writes the packet's allowlisted workspace from the store into `dest`
+/// (a new directory): directories 0700, files 0600 (0700 when the owner
+/// could execute), every file verified against the tree object. The packet
+/// must be frozen: its digest and every component's (the fixture archive
+/// hashed as a whole) equal to its freeze record's.
+pub fn materialize(store: &Store, root: &Path, packet: &Path, dest: &Path) -> Result<usize> {
+    // The files come from the tree object frozen with the archive, so the
+    // archive need only be the frozen one: hashed, not inflated again.
+    let status = status_to(root, packet, FixtureDepth::DigestOnly)?;
+    if status.state != PacketState::Frozen {
+        return Err(EvidenceError::Conflict {
+            code: codes::conflict::PACKET_NOT_FROZEN,
+            message: format!(
+                "packet {} is {:?}, not frozen",
+                status.locator, status.state
+            ),
+            subject: status.locator,
+        });
+    }
+    let rec = status.record.expect("frozen has a record");
+    let tree = frozen_tree(store, &rec)?;
     let loaded = load(root, packet)?;
     let include = loaded
         .packet
