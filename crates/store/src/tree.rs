@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::catalog::Root;
 use crate::error::{Result, StoreError};
 use crate::store::{PutOptions, PutOutcome, Store};
+use coffer_base::Digest;
 
 /// Files per batch: one filesystem sync and one transaction per this many.
 pub const BATCH_FILES: usize = 8192;
@@ -49,7 +50,66 @@ pub struct TreeReport {
     pub skipped: Vec<Skipped>,
 }
 
+/// The result of putting several inputs ([`Store::put_inputs`]): what
+/// was stored and skipped before the error that stopped it, if one did.
+#[derive(Debug, Default)]
+pub struct InputsPut {
+    /// Files stored, in input order (a directory's in walk order).
+    pub files: Vec<TreeFile>,
+    /// Entries skipped below directories.
+    pub skipped: Vec<Skipped>,
+    /// The error that stopped the put; the inputs after it were not read.
+    pub fatal: Option<StoreError>,
+}
+
 impl Store {
+    /// Puts each input in order: `-` is standard input, a directory is
+    /// put as a tree (unless a digest is expected: then it is read as a
+    /// file, and refused as one), anything else as one file. Each is
+    /// rooted as `(root_kind, <input path>)` when `root_kind` is given
+    /// (below a directory, `(root_kind, <file path>)`). The first error
+    /// stops the put; what was stored before it stays stored.
+    pub fn put_inputs(
+        &mut self,
+        inputs: &[PathBuf],
+        root_kind: Option<&str>,
+        expected_digest: Option<Digest>,
+        progress: &dyn Fn(u64),
+    ) -> InputsPut {
+        let mut out = InputsPut::default();
+        for p in inputs {
+            let opts = PutOptions {
+                expected_digest,
+                expected_size: None,
+                root: root_kind.map(|kind| Root {
+                    kind: kind.into(),
+                    name: coffer_base::input::escaped(p),
+                }),
+            };
+            let file = |outcome| TreeFile {
+                path: p.clone(),
+                outcome,
+            };
+            let done = if p.as_os_str() == "-" {
+                self.put_reader(&mut std::io::stdin().lock(), opts, progress)
+                    .map(|o| out.files.push(file(o)))
+            } else if p.is_dir() && expected_digest.is_none() {
+                self.put_tree(p, root_kind, progress).map(|r| {
+                    out.files.extend(r.files);
+                    out.skipped.extend(r.skipped);
+                })
+            } else {
+                self.put_file(p, opts, progress)
+                    .map(|o| out.files.push(file(o)))
+            };
+            if let Err(e) = done {
+                out.fatal = Some(e);
+                break;
+            }
+        }
+        out
+    }
+
     /// Puts every regular file below `dir`; each is rooted as
     /// `(root_kind, <path>)` when `root_kind` is given. `progress` receives
     /// bytes read.
@@ -135,5 +195,41 @@ impl Store {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Schema;
+
+    #[test]
+    fn inputs_go_in_order_and_the_first_error_stops_the_rest() {
+        let t = tempfile::tempdir().unwrap();
+        let (mut s, _) = Store::init(&t.path().join("s"), &Schema::CAS).unwrap();
+        let dir = t.path().join("d");
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/b.txt"), b"bee").unwrap();
+        std::fs::write(dir.join("a.txt"), b"ay").unwrap();
+        let one = t.path().join("one.txt");
+        std::fs::write(&one, b"one").unwrap();
+        let missing = t.path().join("missing.txt");
+        let after = t.path().join("after.txt");
+        std::fs::write(&after, b"after").unwrap();
+
+        let put = s.put_inputs(
+            &[one.clone(), dir.clone(), missing, after],
+            Some("put"),
+            None,
+            &|_| {},
+        );
+        let paths: Vec<PathBuf> = put.files.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(paths, vec![one, dir.join("a.txt"), dir.join("sub/b.txt")]);
+        assert!(put.fatal.is_some(), "the missing input stops the put");
+        assert!(put.skipped.is_empty());
+        // What was stored before the error stays stored; the input after it
+        // was never read.
+        assert!(s.has(&Digest::of(b"ay")).unwrap());
+        assert!(!s.has(&Digest::of(b"after")).unwrap());
     }
 }

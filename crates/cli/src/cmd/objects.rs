@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use coffer_base::input::escaped;
 use coffer_base::Digest;
 use coffer_store::tree::{Skipped, TreeFile};
-use coffer_store::{PutOptions, Root, Store};
+use coffer_store::Store;
 use serde_json::json;
 
 use super::{open_store, open_store_for_reading, parse_digest, resolve_digest};
@@ -89,48 +89,9 @@ pub fn put(ctx: &Ctx, paths: &[PathBuf], no_pin: bool, expect: Option<&str>) -> 
     let pb = progress::bytes(ctx, known_total(paths), "put");
     let tick = |n: u64| pb.inc(n);
     let root_kind = (!no_pin).then_some(PUT_ROOT);
-    let mut files: Vec<TreeFile> = Vec::new();
-    let mut skipped: Vec<Skipped> = Vec::new();
-    let mut fatal = None;
-    for p in paths {
-        let opts = PutOptions {
-            expected_digest,
-            expected_size: None,
-            root: root_kind.map(|kind| Root {
-                kind: kind.into(),
-                name: escaped(p),
-            }),
-        };
-        let done = if p.as_os_str() == "-" {
-            store
-                .put_reader(&mut std::io::stdin().lock(), opts, &tick)
-                .map(|outcome| {
-                    files.push(TreeFile {
-                        path: p.clone(),
-                        outcome,
-                    })
-                })
-        } else if p.is_dir() && expected_digest.is_none() {
-            store.put_tree(p, root_kind, &tick).map(|r| {
-                files.extend(r.files);
-                skipped.extend(r.skipped);
-            })
-        } else {
-            store.put_file(p, opts, &tick).map(|outcome| {
-                files.push(TreeFile {
-                    path: p.clone(),
-                    outcome,
-                })
-            })
-        };
-        if let Err(e) = done {
-            fatal = Some(e);
-            break;
-        }
-    }
+    let put = store.put_inputs(paths, root_kind, expected_digest, &tick);
     pb.finish_and_clear();
-
-    put_report(&files, &skipped, fatal.as_ref())
+    put_report(&put.files, &put.skipped, put.fatal.as_ref())
 }
 
 pub fn get(ctx: &Ctx, digest: &str, output: Option<&Path>) -> Report {
