@@ -174,9 +174,15 @@ const CATALOG: &[Spec] = &[
         // or, in older ones, shorter ids and a 32-hex secret
         // (`xoxp-123-456-789-<32 hex>`),
         // legacy tokens any ids, workspace tokens any or none; refresh and
-        // configuration tokens a one-digit version and a long body.
-        r"(?P<s>xox[bpe]-[0-9]{8,14}-(?:[0-9]{8,14}-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[bp]-[0-9]{1,14}(?:-[0-9]{1,14}){1,3}-[0-9a-f]{32}|xox[os]-(?:[0-9]+-)+[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[ar]-(?:[0-9]+-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|(?:xoxe\.xox[bp]|xoxe)-[0-9]-[0-9A-Za-z]{40,}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+)(?:[^0-9A-Za-z-]|$)",
+        // configuration tokens a one-digit version and a long body; a bot
+        // or user token whose three segments or more mix letters in is
+        // still one (`xoxb-853BAAEE-1B2eDb6A4c75-…`).
+        r"(?P<s>xox[bpe]-[0-9]{8,14}-(?:[0-9]{8,14}-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[bp]-[0-9]{1,14}(?:-[0-9]{1,14}){1,3}-[0-9a-f]{32}|xox[os]-(?:[0-9]+-)+[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[ar]-(?:[0-9]+-)*[0-9A-Za-z]{8,}(?:-[0-9A-Za-z]+)*|xox[bp]-[0-9A-Za-z]{6,}(?:-[0-9A-Za-z]{6,}){2,}|(?:xoxe\.xox[bp]|xoxe)-[0-9]-[0-9A-Za-z]{40,}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+)(?:[^0-9A-Za-z-]|$)",
         Check::Shape,
+    )
+    .samples(
+        &[("SLACK_BOT_TOKEN={}", "lit:xoxb-|an:8|lit:-|an:12|lit:-|an:32")],
+        &["xoxb-your-bot-token-here", "see xoxb-0000000000-0000000000000-xxxxxxxxxxxxxxxxxxxxxxxx"],
     ),
     spec(
         "slack-webhook",
@@ -189,8 +195,13 @@ const CATALOG: &[Spec] = &[
         &[
             "sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_", "whsec_",
         ],
-        r"\b(?P<s>(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z+/=]{20,})",
+        // 12 or more: a key cut short in a transcript is still a key.
+        r"\b(?P<s>(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{12,}|whsec_[0-9A-Za-z+/=]{20,})",
         Check::Shape,
+    )
+    .samples(
+        &[("stripe.api_key = '{}'", "lit:sk_live_|an:15")],
+        &["sk_live_1234", "pk_live_51HQS0j4H75XpthOWabc"],
     ),
     spec(
         "anthropic-api-key",

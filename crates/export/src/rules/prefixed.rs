@@ -600,8 +600,14 @@ pub(crate) const PREFIXED: &[Spec] = &[
         // not as a URL's path segment (`/v2/api-<uuid>` names a resource).
         "launchdarkly-access-token",
         &["sdk-", "api-"],
-        r"(?:^|[^A-Za-z0-9_/-])(?P<s>(?:sdk|api)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:[^A-Za-z0-9_-]|$)",
+        // (Lower-case letters past `f` too: test suites draw the groups
+        // from the whole alphabet, and the grouping alone is the shape.)
+        r"(?:^|[^A-Za-z0-9_/-])(?P<s>(?:sdk|api)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12})(?:[^A-Za-z0-9_-]|$)",
         "lit:sdk-|hex:8|lit:-|hex:4|lit:-4|hex:3|lit:-a|hex:3|lit:-|hex:12",
+    )
+    .samples(
+        &[("ld_key: {}", "lit:api-|low:8|lit:-|low:4|lit:-|low:4|lit:-|low:4|lit:-|low:12")],
+        &["GET /v2/api-3f2b8c1e-9a7d-4e6f-b5c4-2d1e0f9a8b7c"],
     ),
     token(
         "supabase-access-token",
