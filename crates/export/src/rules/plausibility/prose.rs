@@ -64,10 +64,7 @@ pub(crate) fn prose(value: &[u8]) -> bool {
 /// `base64`, `PythonCore`) or at most three characters. A random token's
 /// parts mix cases.
 pub(crate) fn words_name(v: &[u8]) -> bool {
-    let parts: Vec<&[u8]> = v
-        .split(|c| b"-_./\\{}:".contains(c))
-        .filter(|p| !p.is_empty())
-        .collect();
+    let parts = parts(v, b"-_./\\{}:");
     parts.len() >= 2
         && parts.iter().all(|p| {
             // Capitalized humps of two lower-case letters or more
@@ -184,14 +181,18 @@ pub(crate) fn word_like(value: &[u8]) -> bool {
         || (upper >= 4 && value[upper..].iter().all(u8::is_ascii_digit))
 }
 
+/// The non-empty parts of `v` between any of the bytes `seps`.
+fn parts<'v>(v: &'v [u8], seps: &[u8]) -> Vec<&'v [u8]> {
+    v.split(|c| seps.contains(c))
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
 /// `0010_alter_group_name_max_length`, `v2-final-build`: parts split by
 /// `-`, `_` or `.`, each digits alone or letters in one case (perhaps
 /// capitalized). A random token's parts mix letters and digits or cases.
 pub(crate) fn plain_parts(v: &[u8]) -> bool {
-    let parts: Vec<&[u8]> = v
-        .split(|c| b"-_.".contains(c))
-        .filter(|p| !p.is_empty())
-        .collect();
+    let parts = parts(v, b"-_.");
     parts.len() >= 2
         && parts.iter().all(|p| {
             p.iter().all(u8::is_ascii_digit)
