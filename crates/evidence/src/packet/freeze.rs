@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::check::{load, pre_admission_digest, read_components, Components, FixtureDepth, Loaded};
-use super::model::{DigestObject, Packet};
+use super::model::{DigestObject, FreezeRecord, Packet};
 use super::{MEMBER_ROOT, PACKET_ROOT};
 use crate::schema::{self, DocKind};
 use crate::sink::{HashOnly, Sink};
@@ -381,6 +381,13 @@ fn adopt_record(
     Ok(out)
 }
 
+/// The typed view of a record document [`read_record`] or [`new_record`]
+/// gave (both schema-valid).
+fn typed(record: &Value) -> Result<FreezeRecord> {
+    FreezeRecord::of(record)
+        .map_err(|e| StoreError::CatalogData(format!("freeze record: {e}")).into())
+}
+
 fn record_freeze(
     store: &mut Store,
     packet_id: &str,
@@ -390,20 +397,15 @@ fn record_freeze(
 ) -> Result<()> {
     let mut batch = store.batch()?;
     let d = add_packet_bytes(&mut batch, bytes, "freeze record", packet_id)?;
-    let agg = record["aggregateDigest"]["value"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let fixture = record["components"]["fixture"]["value"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let frozen_at = record["frozenAt"].as_str().unwrap_or_default().to_string();
+    let r = typed(record)?;
+    let agg = &r.aggregate_digest.value;
+    let fixture = &r.components.fixture.value;
+    let frozen_at = &r.frozen_at;
     batch.commit_with(|tx| {
         tx.execute(
             "INSERT INTO freezes (record_digest, packet_id, packet_locator, aggregate_digest, fixture_digest, frozen_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
-            &[&d, &packet_id, &locator, &format!("sha256:{agg}"), &format!("sha256:{fixture}"), &frozen_at],
+            &[&d, &packet_id, &locator, &format!("sha256:{agg}"), &format!("sha256:{fixture}"), frozen_at],
         )?;
         Ok(())
     })?;
@@ -413,12 +415,10 @@ fn record_freeze(
 /// The tree object frozen with the fixture archive that the freeze record
 /// `rec` names: the members to materialize.
 fn frozen_tree(store: &Store, rec: &Value) -> Result<Value> {
-    let fixture = Digest::from_hex(
-        rec["components"]["fixture"]["value"]
-            .as_str()
-            .unwrap_or_default(),
-    )
-    .map_err(|_| StoreError::CatalogData("freeze record without a fixture digest".into()))?;
+    let fixture =
+        typed(rec)?.components.fixture.digest().ok_or_else(|| {
+            StoreError::CatalogData("freeze record without a fixture digest".into())
+        })?;
     let tree_digest: Digest = store
         .catalog()
         .reader()
@@ -622,5 +622,30 @@ mod tests {
         assert_eq!(quick.record, full.record);
         assert!(full.members > 0);
         assert_eq!(quick.members, 0, "the archive was not opened up");
+    }
+
+    #[test]
+    fn a_written_record_reads_back_typed_and_a_stray_field_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("root");
+        copy_tree(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/task-packets"),
+            &root,
+        );
+        let (mut store, _) = Store::init(&t.path().join("store"), &SCHEMA).unwrap();
+        let frozen = freeze(&mut store, &root, Path::new(PACKET)).unwrap();
+        let doc = frozen.record.expect("a new record");
+        let rec = FreezeRecord::of(&doc).unwrap();
+        assert_eq!(rec.schema_version, "ebo.task-packet-freeze/v1");
+        assert_eq!(rec.packet_locator, PACKET);
+        assert!(rec.components.fixture.digest().is_some());
+        assert_eq!(
+            frozen.packet_id.as_deref(),
+            Some(rec.packet_id.as_str()),
+            "the record names its packet"
+        );
+        let mut stray = doc.clone();
+        stray["extra"] = Value::Bool(true);
+        assert!(FreezeRecord::of(&stray).is_err());
     }
 }

@@ -27,6 +27,60 @@ impl DigestObject {
     }
 }
 
+/// A packet's freeze record (`ebo.task-packet-freeze/v1`), read after
+/// schema validation. Commands show the record as it was read (a record
+/// another tool wrote keeps its key order); the code reads it through
+/// this.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FreezeRecord {
+    /// Always `ebo.task-packet-freeze/v1`.
+    pub schema_version: String,
+    /// The frozen packet's id.
+    pub packet_id: String,
+    /// Absent when the packet states no mode.
+    pub assessment_mode: Option<AssessmentMode>,
+    /// The packet file's path under its root.
+    pub packet_locator: String,
+    /// The packet's digest before its admission was recorded.
+    pub pre_admission_digest: DigestObject,
+    /// The canonical packet's digest.
+    pub packet_digest: DigestObject,
+    /// Each component's digest or status.
+    pub components: FreezeComponents,
+    /// The digest over all of the above and the time.
+    pub aggregate_digest: DigestObject,
+    /// RFC 3339, milliseconds.
+    pub frozen_at: String,
+}
+
+/// The components a freeze record binds: the prompt and the fixture
+/// archive by digest; the others by digest or by status (`oneOf` in the
+/// schema), compared as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FreezeComponents {
+    /// The prompt's bytes.
+    pub prompt: DigestObject,
+    /// The fixture archive, hashed whole.
+    pub fixture: DigestObject,
+    /// The reference solution, or its status.
+    pub reference: Value,
+    /// The verifier, or null.
+    pub verifier: Value,
+    /// The review record, or null.
+    pub review_record: Value,
+    /// The controlled perturbation, or its status.
+    pub controlled_perturbation: Value,
+}
+
+impl FreezeRecord {
+    /// The typed record of a schema-valid record document.
+    pub fn of(doc: &Value) -> Result<FreezeRecord, serde_json::Error> {
+        FreezeRecord::deserialize(doc)
+    }
+}
+
 /// A `{locator, digest}` reference to a file under the packet root.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Reference {
