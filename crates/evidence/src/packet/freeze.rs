@@ -603,8 +603,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_digest_only_status_agrees_without_reading_the_members() {
+    /// The shipped task packets copied to a temp root, and the fixture
+    /// packet frozen into a new store there.
+    fn frozen_fixture() -> (tempfile::TempDir, PacketReport) {
         let t = tempfile::tempdir().unwrap();
         let root = t.path().join("root");
         copy_tree(
@@ -613,6 +614,13 @@ mod tests {
         );
         let (mut store, _) = Store::init(&t.path().join("store"), &SCHEMA).unwrap();
         let frozen = freeze(&mut store, &root, Path::new(PACKET)).unwrap();
+        (t, frozen)
+    }
+
+    #[test]
+    fn a_digest_only_status_agrees_without_reading_the_members() {
+        let (t, frozen) = frozen_fixture();
+        let root = t.path().join("root");
         assert_eq!(frozen.state, PacketState::Frozen, "{:?}", frozen.issues);
 
         let full = status(&root, Path::new(PACKET)).unwrap();
@@ -626,14 +634,7 @@ mod tests {
 
     #[test]
     fn a_written_record_reads_back_typed_and_a_stray_field_is_refused() {
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().join("root");
-        copy_tree(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/task-packets"),
-            &root,
-        );
-        let (mut store, _) = Store::init(&t.path().join("store"), &SCHEMA).unwrap();
-        let frozen = freeze(&mut store, &root, Path::new(PACKET)).unwrap();
+        let (_t, frozen) = frozen_fixture();
         let doc = frozen.record.expect("a new record");
         let rec = FreezeRecord::of(&doc).unwrap();
         assert_eq!(rec.schema_version, "ebo.task-packet-freeze/v1");
