@@ -138,6 +138,11 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "DjayBenyJrtpvydFCzAphcqc",
         ),
         (
+            "a getter returning a literal",
+            "func getQuuxlyToken() string { return \"Rk3Lp9Xw2Mq7Zt4Vb8Nc1Hd5\" }".into(),
+            "Rk3Lp9Xw2Mq7Zt4Vb8Nc1Hd5",
+        ),
+        (
             "prompt user",
             "quillon@build-07:~/work$ ls".into(),
             "quillon",

@@ -41,6 +41,24 @@ pub const PATH_KEYWORDS: &[&str] = &["/keys/", "/tokens/", "/key/", "/token/"];
 pub const PATH_PATTERN: &str =
     r#"(?i)://[^\s"'<>]*?/(?:keys?|tokens?)/(?P<s>[A-Za-z0-9+_.=~-]{10,256})(?:[/?#"'\s<>]|$)"#;
 
+/// The getter rule's id.
+pub const GETTER_ID: &str = "credential-getter";
+
+/// Keywords of the getter rule: the end of a getter's name and its empty
+/// parameter list.
+pub const GETTER_KEYWORDS: &[&str] = &[
+    "token()",
+    "key()",
+    "secret()",
+    "password()",
+    "credential()",
+    "credentials()",
+];
+
+/// A getter named for a credential whose one-line body returns a literal
+/// (`func getBetterStackToken() string { return "…" }`).
+pub const GETTER_PATTERN: &str = r#"(?i)(?P<n>[A-Za-z0-9_]*(?:key|token|secret|password|credentials?))\(\)[^{};\n]{0,40}\{[ \t]*return[ \t]+["'`](?P<s>[A-Za-z0-9+/_.=~-]{10,256})["'`]"#;
+
 /// The pair rule's id.
 pub const PAIR_ID: &str = "aws-secret-beside-id";
 
@@ -50,6 +68,15 @@ pub(crate) static CALL: Spec =
 /// See [`CALL`].
 pub(crate) static PATH: Spec =
     spec(PATH_ID, PATH_KEYWORDS, PATH_PATTERN, Check::Carried).after_keyword(path_follows);
+/// See [`CALL`].
+pub(crate) static GETTER: Spec = spec(GETTER_ID, GETTER_KEYWORDS, GETTER_PATTERN, Check::Carried)
+    .samples(
+        &[("func getQuuxlyToken() string { return \"{}\" }", "an:24")],
+        &[
+            "func getTokenName() string { return \"api_token\" }",
+            "public String secretKey() { return SECRET_KEY; }",
+        ],
+    );
 /// See [`CALL`].
 pub(crate) static PAIR: Spec =
     spec(PAIR_ID, PAIR_KEYWORDS, PAIR_PATTERN, Check::Paired).after_keyword(pair_follows);

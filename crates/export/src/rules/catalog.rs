@@ -23,6 +23,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Spec> {
             &named::SPEC,
             &carriers::CALL,
             &carriers::PATH,
+            &carriers::GETTER,
             &carriers::PAIR,
         ])
 }

@@ -414,6 +414,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "curl -H 'Authorization: SSWS {}' https://x.okta.com/api/v1/users",
         format!("00{}", g.alnum(40)),
     );
+    add(
+        "credential-getter",
+        "func getQuuxlyToken() string { return \"{}\" }",
+        g.alnum(24),
+    );
     add("dashed-credential", "export DD=dd-apikey-{}", g.alnum(32));
     add(
         "bearer-token",
