@@ -16,7 +16,7 @@ pub const EXPORT_ROOT: &str = "export";
 #[serde(rename_all = "camelCase")]
 pub struct ExportEdge {
     /// Artifact id in the export.
-    pub artifact_id: String,
+    pub artifact_id: crate::ids::ArtifactId,
     /// Path in the export tree.
     pub relative_path: String,
     /// Digest of the derivative.

@@ -109,6 +109,19 @@ id_type! {
     ModelId;
     /// A harness's id (`run.harness.id`).
     HarnessId;
+    /// The harness's own session id (`run.native.sessionId`).
+    SessionId;
+    /// The harness's own trace id (`run.native.traceId`).
+    TraceId;
+    /// Any other id the harness itself gave (`nativeReference.id`).
+    NativeId;
+    /// A verifier assertion's id, unique within its result.
+    AssertionId;
+    /// A task packet's id.
+    PacketId;
+    /// A contract identifier from an open vocabulary, one the schemas do
+    /// not enumerate (`nativeReference.type`, `missingEvidence.kind`).
+    Identifier;
 }
 
 /// How a stored bundle is named on the command line: parsed once, so each

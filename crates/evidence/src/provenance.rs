@@ -27,7 +27,7 @@ pub struct Whereabouts {
     /// Its catalog row, when the store holds it.
     pub object: Option<ObjectRow>,
     /// Bundles whose manifest it is.
-    pub bundle_manifests: Vec<String>,
+    pub bundle_manifests: Vec<crate::ids::BundleId>,
     /// Bundle artifacts stored as it.
     pub bundle_artifacts: Vec<ArtifactRow>,
     /// Every root holding it.
@@ -44,7 +44,7 @@ pub struct Whereabouts {
 #[serde(rename_all = "camelCase")]
 pub struct FixtureRun {
     /// The run's bundle.
-    pub bundle_id: String,
+    pub bundle_id: crate::ids::BundleId,
     /// Its labels (the experiment it belongs to, say).
     pub labels: std::collections::BTreeMap<String, String>,
 }
@@ -72,7 +72,7 @@ pub fn locate(store: &Store, digest: &Digest) -> Result<Whereabouts> {
         .map(|b| {
             Ok(FixtureRun {
                 labels: crate::bundle::labels::of(catalog, &b.bundle_id)?,
-                bundle_id: b.bundle_id.to_string(),
+                bundle_id: b.bundle_id.clone(),
             })
         })
         .collect::<Result<_>>()?;

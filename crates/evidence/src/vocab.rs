@@ -244,6 +244,104 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// What a capture report says of one capability.
+    CapabilityStatus ("capability status") {
+        /// The harness captured it.
+        Available = "available",
+        /// The harness should have captured it and did not.
+        Missing = "missing",
+        /// The harness cannot capture it.
+        Unsupported = "unsupported",
+        /// Nobody looked.
+        NotChecked = "not-checked",
+    }
+}
+
+vocabulary! {
+    /// A verifier result's own `status` (a run with none is
+    /// [`VerifierOutcome::None`]).
+    VerifierStatus ("verifier status") {
+        /// Every assertion held.
+        Passed = "passed",
+        /// An assertion failed.
+        Failed = "failed",
+        /// The verifier itself failed.
+        Error = "error",
+        /// The verifier did not run.
+        NotRun = "not-run",
+    }
+}
+
+impl From<VerifierStatus> for VerifierOutcome {
+    fn from(s: VerifierStatus) -> VerifierOutcome {
+        match s {
+            VerifierStatus::Passed => VerifierOutcome::Passed,
+            VerifierStatus::Failed => VerifierOutcome::Failed,
+            VerifierStatus::Error => VerifierOutcome::Error,
+            VerifierStatus::NotRun => VerifierOutcome::NotRun,
+        }
+    }
+}
+
+vocabulary! {
+    /// Why a capture report declares evidence missing.
+    GapReason ("missing evidence reason") {
+        /// The harness did not emit it.
+        NotEmitted = "not-emitted",
+        /// It was emitted and not collected.
+        NotCollected = "not-collected",
+        /// An optional beta source (timing only) was not available.
+        OptionalBetaUnavailable = "optional-beta-unavailable",
+        /// The process was interrupted before it was written.
+        ProcessInterrupted = "process-interrupted",
+        /// A policy kept it out.
+        PolicyRestricted = "policy-restricted",
+        /// The harness cannot capture it.
+        Unsupported = "unsupported",
+        /// Nobody looked.
+        NotChecked = "not-checked",
+    }
+}
+
+vocabulary! {
+    /// Where a task packet's admission review stands.
+    AdmissionStatus ("admission status") {
+        /// Submitted, not yet reviewed.
+        Proposed = "proposed",
+        /// Reviewed and admitted.
+        Admitted = "admitted",
+        /// Reviewed and refused.
+        Rejected = "rejected",
+    }
+}
+
+vocabulary! {
+    /// One verifier assertion's status.
+    AssertionStatus ("assertion status") {
+        /// It held.
+        Passed = "passed",
+        /// It did not.
+        Failed = "failed",
+        /// It was not evaluated.
+        NotRun = "not-run",
+    }
+}
+
+vocabulary! {
+    /// Where an in-bundle export manifest says the export stands.
+    ExportStatus ("export status") {
+        /// Nobody asked for an export.
+        NotRequested = "not-requested",
+        /// An export was asked for and refused.
+        Blocked = "blocked",
+        /// Ready to be exported.
+        Ready = "ready",
+        /// Exported.
+        Exported = "exported",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,5 +412,51 @@ mod tests {
         assert_eq!(listed(t), spelled(TerminalState::ALL));
         let a = &m["properties"]["run"]["properties"]["assessmentMode"]["enum"];
         assert_eq!(listed(a), spelled(AssessmentMode::ALL));
+        let terminal = &m["properties"]["terminal"]["properties"];
+        assert_eq!(
+            listed(&terminal["failureClass"]["enum"]),
+            spelled(FailureClass::ALL)
+        );
+        assert_eq!(
+            listed(&terminal["stopReason"]["enum"]),
+            spelled(StopReason::ALL)
+        );
+        for cap in ["semantic", "timingResource", "outcome"] {
+            let s = &c["properties"]["capabilities"]["properties"][cap]["properties"]["status"];
+            assert_eq!(listed(&s["enum"]), spelled(CapabilityStatus::ALL));
+        }
+        let gap = &c["properties"]["missingEvidence"]["items"]["properties"]["reason"];
+        assert_eq!(listed(&gap["enum"]), spelled(GapReason::ALL));
+        let v = schema("verifier-result.v1.json");
+        assert_eq!(
+            listed(&v["properties"]["status"]["enum"]),
+            spelled(VerifierStatus::ALL)
+        );
+        let assertion = &v["properties"]["assertions"]["items"]["properties"]["status"];
+        assert_eq!(listed(&assertion["enum"]), spelled(AssertionStatus::ALL));
+        let e = schema("export-manifest.v1.json");
+        assert_eq!(
+            listed(&e["properties"]["status"]["enum"]),
+            spelled(ExportStatus::ALL)
+        );
+        // Admission is `proposed` (with no review) or one of the verdicts.
+        let admission = &schema("task-packet.v1.json")["properties"]["admission"]["oneOf"];
+        let mut statuses = vec![admission[0]["properties"]["status"]["const"].clone()];
+        statuses.extend(
+            listed(&admission[1]["properties"]["status"]["enum"])
+                .into_iter()
+                .map(Into::into),
+        );
+        assert_eq!(
+            listed(&serde_json::Value::Array(statuses)),
+            spelled(AdmissionStatus::ALL)
+        );
+        // A run without a verifier result is the outcome's one extra value.
+        let outcomes: Vec<VerifierOutcome> =
+            VerifierStatus::ALL.iter().map(|s| (*s).into()).collect();
+        assert_eq!(
+            [outcomes.as_slice(), &[VerifierOutcome::None]].concat(),
+            VerifierOutcome::ALL
+        );
     }
 }

@@ -9,7 +9,8 @@ use coffer_evidence::bundle::model::Descriptor;
 use coffer_evidence::bundle::safe_path::{check_relative_path, MANIFEST};
 use coffer_evidence::bundle::source::BundleDir;
 use coffer_evidence::exports::{record_export, ExportEdge, ExportRow};
-use coffer_evidence::vocab::{Kind, Qualification, SharingClass};
+use coffer_evidence::ids::{ArtifactId, BundleId};
+use coffer_evidence::vocab::{ExportStatus, Kind, Qualification, SharingClass};
 
 use crate::manifest::{
     Artifact, Correlations, DiagnosticSource, ExcludedRecordRef, ExportManifest, Transformation,
@@ -58,8 +59,8 @@ pub struct CreateOptions {
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Exported {
-    /// Artifact id.
-    pub id: String,
+    /// Its id in the export (a pseudonym of the source's).
+    pub id: ArtifactId,
     /// Path in the tree.
     pub relative_path: String,
     /// Digest of the derivative.
@@ -81,9 +82,9 @@ pub struct CreateOutcome {
     /// Digest of its `manifest.json`.
     pub manifest_digest: Digest,
     /// The exported bundle id (a pseudonym).
-    pub bundle_id: String,
+    pub bundle_id: BundleId,
     /// The source bundle id.
-    pub source_bundle_id: String,
+    pub source_bundle_id: BundleId,
     /// `partner` or `public`.
     pub sharing_class: SharingClass,
     /// The policy digest.
@@ -441,7 +442,7 @@ fn collect_manifest(src: &Source, c: &mut Collector<'_>) {
 }
 
 /// Derivative digests by source relative path (for the verifier's references).
-type Written = BTreeMap<String, (String, String, u64)>;
+type Written = BTreeMap<String, (ArtifactId, String, u64)>;
 
 /// Pass 2 over one artifact, into `w`.
 fn rewrite_artifact(
@@ -571,7 +572,7 @@ fn rebind_verifier(v: &mut Value, written: &Written, workspace: bool, c: &mut Co
             .map(str::to_string);
         if let Some((_, (_, digest, _))) = written
             .iter()
-            .find(|(_, (aid, _, _))| workspace && Some(aid) == id.as_ref())
+            .find(|(_, (aid, _, _))| workspace && id.as_deref() == Some(aid.as_str()))
         {
             ws.insert("digest".into(), json!(digest));
         }
@@ -865,10 +866,10 @@ fn pass_one(
     policy: &Policy,
     detectors: &Detectors,
     exported: &[&Descriptor],
-) -> Result<(BTreeMap<String, CleanLines>, Collected)> {
+) -> Result<(BTreeMap<ArtifactId, CleanLines>, Collected)> {
     let mut col = detectors.collector(policy);
     collect_manifest(src, &mut col);
-    let mut clean: BTreeMap<String, CleanLines> = BTreeMap::new();
+    let mut clean: BTreeMap<ArtifactId, CleanLines> = BTreeMap::new();
     for d in exported {
         // A safe point: nothing of the export exists yet.
         coffer_base::interrupt::check().map_err(coffer_store::StoreError::from)?;
@@ -927,15 +928,15 @@ fn build_and_verify(
 }
 
 /// Names of the fields removed (and how often), by source artifact id.
-type RemovedFields = BTreeMap<String, BTreeMap<String, u64>>;
+type RemovedFields = BTreeMap<ArtifactId, BTreeMap<String, u64>>;
 
 /// A written, not yet verified export tree.
 struct Built {
     tree: NewTree,
     manifest_digest: Digest,
-    results: BTreeMap<String, Exported>,
+    results: BTreeMap<ArtifactId, Exported>,
     excluded: Vec<Excluded>,
-    bundle_id: String,
+    bundle_id: BundleId,
     removed: RemovedFields,
 }
 
@@ -945,7 +946,7 @@ struct Pass2<'a, 's> {
     policy: &'a Policy,
     planned: &'a [(Descriptor, Fate)],
     exported: &'a [&'a Descriptor],
-    clean: &'a BTreeMap<String, CleanLines>,
+    clean: &'a BTreeMap<ArtifactId, CleanLines>,
     compat: Compat,
 }
 
@@ -960,18 +961,23 @@ fn build_tree(
     let (results, removed) = write_artifacts(p, scrubber, skipped, &mut tree)?;
     let excluded = excluded_artifacts(p.planned);
     let m = &p.src.manifest;
-    let bundle_id = scrubber.identity(&m.bundle_id);
+    let bundle_id = BundleId::from(scrubber.identity(&m.bundle_id));
     let correlations = Correlations {
         bundle_id: bundle_id.clone(),
-        run_id: scrubber.identity(&m.run.id),
-        attempt_id: scrubber.identity(&m.attempt.id),
+        run_id: scrubber.identity(&m.run.id).into(),
+        attempt_id: scrubber.identity(&m.attempt.id).into(),
         session_id: m
             .run
             .native
             .session_id
             .as_ref()
-            .map(|s| scrubber.identity(s)),
-        trace_id: m.run.native.trace_id.as_ref().map(|t| scrubber.identity(t)),
+            .map(|s| scrubber.identity(s).into()),
+        trace_id: m
+            .run
+            .native
+            .trace_id
+            .as_ref()
+            .map(|t| scrubber.identity(t).into()),
     };
     let manifest = export_manifest(p, &results, &excluded, skipped, &bundle_id, correlations);
     let bytes = manifest.to_bytes();
@@ -1001,11 +1007,11 @@ fn write_artifacts(
     scrubber: &mut Scrubber<'_>,
     skipped: &BTreeSet<ExcludedRecord>,
     tree: &mut NewTree,
-) -> Result<(BTreeMap<String, Exported>, RemovedFields)> {
+) -> Result<(BTreeMap<ArtifactId, Exported>, RemovedFields)> {
     let mut order: Vec<&Descriptor> = p.exported.to_vec();
     order.sort_by_key(|d| matches!(d.kind, Kind::Verifier | Kind::CaptureReport));
     let mut written: Written = BTreeMap::new();
-    let mut results: BTreeMap<String, Exported> = BTreeMap::new();
+    let mut results: BTreeMap<ArtifactId, Exported> = BTreeMap::new();
     let mut removed = BTreeMap::new();
     scrubber.take_removed();
     for (i, d) in order.iter().enumerate() {
@@ -1018,7 +1024,7 @@ fn write_artifacts(
                 format!("evidence/{i}")
             }
         };
-        let id = scrubber.string(&d.id, &mut unused);
+        let id = ArtifactId::from(scrubber.string(&d.id, &mut unused));
         let f = tree.create_file(&rel, 0o755, 0o644)?;
         let mut w = HashingWriter::new(BufWriter::with_capacity(coffer_store::WRITE_BUF, f));
         let skip: BTreeSet<u64> = skipped
@@ -1080,10 +1086,10 @@ fn excluded_artifacts(planned: &[(Descriptor, Fate)]) -> Vec<Excluded> {
 /// The export manifest, artifacts in source order.
 fn export_manifest<'a>(
     p: &'a Pass2<'_, '_>,
-    results: &'a BTreeMap<String, Exported>,
+    results: &'a BTreeMap<ArtifactId, Exported>,
     excluded: &'a [Excluded],
     skipped: &'a BTreeSet<ExcludedRecord>,
-    bundle_id: &'a str,
+    bundle_id: &'a BundleId,
     correlations: Correlations,
 ) -> ExportManifest<'a> {
     let mut artifacts = Vec::new();
@@ -1116,7 +1122,7 @@ fn export_manifest<'a>(
     ExportManifest {
         schema_version: SCHEMA_VERSION,
         bundle_id,
-        status: "ready",
+        status: ExportStatus::Ready,
         sharing_class: p.policy.sharing_class,
         assessment_mode: p.src.manifest.run.mode(),
         policy_digest: p.policy.digest,
@@ -1142,11 +1148,11 @@ fn export_manifest<'a>(
 /// finding is elsewhere, which no exclusion can fix.
 fn refused_records(
     issues: &[Issue],
-    results: &BTreeMap<String, Exported>,
+    results: &BTreeMap<ArtifactId, Exported>,
     exported: &[&Descriptor],
     skipped: &BTreeSet<ExcludedRecord>,
 ) -> Option<BTreeSet<ExcludedRecord>> {
-    let mut out: BTreeMap<(String, u64), ExcludedRecord> = BTreeMap::new();
+    let mut out: BTreeMap<(ArtifactId, u64), ExcludedRecord> = BTreeMap::new();
     for i in issues {
         let (file, pointer) = (i.file.as_deref()?, i.pointer.as_deref()?);
         let d = exported.iter().find(|d| {
@@ -1196,7 +1202,7 @@ fn record(
     manifest_digest: &Digest,
     src: &Source,
     policy: &Policy,
-    results: &BTreeMap<String, Exported>,
+    results: &BTreeMap<ArtifactId, Exported>,
     exported: &[&Descriptor],
 ) -> Result<()> {
     let root = Root {
@@ -1272,7 +1278,7 @@ mod tests {
 
     fn exported(id: &str, path: &str) -> Exported {
         Exported {
-            id: format!("{id}-x"),
+            id: format!("{id}-x").into(),
             relative_path: path.into(),
             digest: Digest::of(b""),
             size_bytes: 0,
@@ -1286,9 +1292,9 @@ mod tests {
         let s = descriptor("session", "session.jsonl", "application/x-ndjson");
         let p = descriptor("patch", "workspace.patch", "text/x-diff");
         let ds = [&s, &p];
-        let results: BTreeMap<String, Exported> = [
-            ("session".to_string(), exported("session", "session.jsonl")),
-            ("patch".to_string(), exported("patch", "workspace.patch")),
+        let results: BTreeMap<ArtifactId, Exported> = [
+            ("session".into(), exported("session", "session.jsonl")),
+            ("patch".into(), exported("patch", "workspace.patch")),
         ]
         .into();
         let at = |file: &str, ptr: &str, code| Issue::at(code, file, ptr, "m");

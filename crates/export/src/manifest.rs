@@ -4,7 +4,8 @@
 //! own untyped code, on purpose.
 
 use coffer_base::digest::Digest;
-use coffer_evidence::vocab::{AssessmentMode, Kind, SharingClass};
+use coffer_evidence::ids::{ArtifactId, AttemptId, BundleId, RunId, SessionId, TraceId};
+use coffer_evidence::vocab::{AssessmentMode, ExportStatus, Kind, SharingClass};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -16,7 +17,7 @@ pub const SCHEMA_VERSION: &str = "export-manifest/v1";
 #[serde(rename_all = "camelCase")]
 pub struct Excluded {
     /// Source artifact id.
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     /// `source-export-manifest` or `unsupported-workspace-snapshot`.
     pub reason: String,
 }
@@ -26,7 +27,7 @@ pub struct Excluded {
 #[serde(rename_all = "camelCase")]
 pub struct ExcludedRecord {
     /// Source artifact id.
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     /// Source artifact path.
     pub relative_path: String,
     /// The record's line, counted from 0 (its JSON pointer is `/<line>`).
@@ -42,9 +43,9 @@ pub struct ExportManifest<'a> {
     /// Always [`SCHEMA_VERSION`].
     pub schema_version: &'static str,
     /// The exported bundle's id (a pseudonym of the source's).
-    pub bundle_id: &'a str,
+    pub bundle_id: &'a BundleId,
     /// Always `ready`: an export tree is complete when it is published.
-    pub status: &'static str,
+    pub status: ExportStatus,
     /// The policy's class.
     pub sharing_class: SharingClass,
     /// The source run's assessment mode.
@@ -52,7 +53,7 @@ pub struct ExportManifest<'a> {
     /// The policy the export was made with.
     pub policy_digest: Digest,
     /// The exported artifacts' ids, in source order.
-    pub artifact_ids: Vec<&'a str>,
+    pub artifact_ids: Vec<&'a ArtifactId>,
     /// Digest of the source bundle's manifest.
     pub source_manifest_digest: Digest,
     /// The source's correlation ids, rewritten.
@@ -73,18 +74,18 @@ pub struct ExportManifest<'a> {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Correlations {
-    /// Bundle id.
-    pub bundle_id: String,
-    /// Run id.
-    pub run_id: String,
-    /// Attempt id.
-    pub attempt_id: String,
+    /// The bundle's id.
+    pub bundle_id: BundleId,
+    /// The run's id.
+    pub run_id: RunId,
+    /// The attempt's id.
+    pub attempt_id: AttemptId,
     /// The harness's native session id, when the run has one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// The native trace id, when the run has one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace_id: Option<String>,
+    pub trace_id: Option<TraceId>,
 }
 
 /// One exported artifact.
@@ -92,9 +93,9 @@ pub struct Correlations {
 #[serde(rename_all = "camelCase")]
 pub struct Artifact<'a> {
     /// Its id in the export.
-    pub id: &'a str,
+    pub id: &'a ArtifactId,
     /// The source artifact's id.
-    pub source_artifact_id: &'a str,
+    pub source_artifact_id: &'a ArtifactId,
     /// Evidence kind.
     pub kind: Kind,
     /// Media type.
@@ -120,7 +121,7 @@ pub struct Artifact<'a> {
 pub struct DiagnosticSource {
     /// The verifier that produced it (its exported artifact id when the
     /// verifier is exported).
-    pub verifier_id: String,
+    pub verifier_id: ArtifactId,
     /// `stdout` or `stderr`.
     pub stream: String,
     /// SHA-256 of the source locator's UTF-8 bytes.
@@ -133,10 +134,13 @@ impl DiagnosticSource {
     /// The export form of a descriptor's `diagnosticSource` (schema-valid
     /// in the source); `exported_id` maps source artifact ids to exported
     /// ones.
-    pub fn from_source(v: &Value, exported_id: impl Fn(&str) -> Option<String>) -> Option<Self> {
+    pub fn from_source(
+        v: &Value,
+        exported_id: impl Fn(&str) -> Option<ArtifactId>,
+    ) -> Option<Self> {
         let verifier = v.get("verifierId")?.as_str()?;
         Some(DiagnosticSource {
-            verifier_id: exported_id(verifier).unwrap_or_else(|| verifier.to_string()),
+            verifier_id: exported_id(verifier).unwrap_or_else(|| verifier.into()),
             stream: v.get("stream")?.as_str()?.to_string(),
             locator_digest: Digest::of(v.get("locator")?.as_str()?.as_bytes()),
             size_bytes: v.get("sizeBytes")?.as_u64()?,
@@ -149,7 +153,7 @@ impl DiagnosticSource {
 #[serde(rename_all = "camelCase")]
 pub struct Transformation<'a> {
     /// The exported artifact's id.
-    pub artifact_id: &'a str,
+    pub artifact_id: &'a ArtifactId,
     /// `sanitized`, `redacted-secret`, ...
     pub action: &'static str,
     /// How many times.
@@ -161,7 +165,7 @@ pub struct Transformation<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct ExcludedRecordRef<'a> {
     /// The exported artifact's id.
-    pub artifact_id: &'a str,
+    pub artifact_id: &'a ArtifactId,
     /// The record's line in the source, from 0.
     pub line: u64,
     /// The code of the first problem found in it.

@@ -61,7 +61,7 @@ pub struct PackOutcome {
     /// The archive.
     pub archive: String,
     /// Its SHA-256.
-    pub digest: String,
+    pub digest: coffer_base::digest::Digest,
     /// Its size.
     pub size_bytes: u64,
     /// Members written.
@@ -132,7 +132,7 @@ pub fn pack(dest: &Path, archive: &Path) -> Result<PackOutcome> {
         };
         w.flush().map_err(io_err)?;
         let (_, d, n) = w.finish();
-        hashed = Some((d.to_string(), n));
+        hashed = Some((d, n));
         Ok(())
     })?;
     let (digest, size) = hashed.expect("set when the archive was written");

@@ -351,7 +351,7 @@ fn ingest_one(
         );
         return Report::from_issues(out.issues.clone(), result, human);
     }
-    let id = out.bundle_id.clone().unwrap_or_default();
+    let id = out.bundle_id.as_deref().unwrap_or_default();
     let mut human = format!(
         "{} {id} ({} artifacts, {})",
         if out.created {

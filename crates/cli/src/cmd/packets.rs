@@ -123,7 +123,7 @@ pub fn ls(ctx: &Ctx) -> Report {
         .iter()
         .map(|p| {
             vec![
-                p.packet_id.clone(),
+                p.packet_id.to_string(),
                 p.packet_locator.clone(),
                 p.frozen_at.clone(),
                 p.fixture_digest.to_string(),

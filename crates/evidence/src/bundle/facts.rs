@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::model::{Manifest, VerifierResult};
 use super::records::{bundle_artifacts, ArtifactRow, BundleRow};
 use crate::error::Result;
-use crate::vocab::{Kind, VerifierOutcome};
+use crate::vocab::{AssertionStatus, Kind, VerifierOutcome};
 
 /// Most paths indexed for one bundle's patch; a patch touching more is
 /// indexed up to this many and says so in [`Facts::problem`].
@@ -295,10 +295,14 @@ impl Reading {
             Reading::Verifier(doc) => {
                 // The stored result passed its schema at ingest.
                 if let Ok(v) = serde_json::from_slice::<VerifierResult>(&doc) {
-                    f.verifier = v.status.parse().unwrap_or(VerifierOutcome::Error);
+                    f.verifier = v.status.into();
                     f.assertions_total = Some(v.assertions.len() as u64);
-                    f.assertions_passed =
-                        Some(v.assertions.iter().filter(|a| a.status == "passed").count() as u64);
+                    f.assertions_passed = Some(
+                        v.assertions
+                            .iter()
+                            .filter(|a| a.status == AssertionStatus::Passed)
+                            .count() as u64,
+                    );
                 }
             }
             Reading::Other => {}

@@ -52,7 +52,7 @@ impl Scope {
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
     /// The run's bundle.
-    pub bundle_id: String,
+    pub bundle_id: crate::ids::BundleId,
     /// The artifact's path in the bundle.
     pub path: String,
     /// The line (from 1).
@@ -166,7 +166,7 @@ fn scan(
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         if re.is_match(text) {
             let hit = Hit {
-                bundle_id: run.row.bundle_id.to_string(),
+                bundle_id: run.row.bundle_id.clone(),
                 path: a.relative_path.clone(),
                 line,
                 text: String::from_utf8_lossy(text).into_owned(),

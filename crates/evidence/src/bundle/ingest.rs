@@ -25,6 +25,7 @@ use crate::error::{EvidenceError, Result};
 use coffer_store::objects::now_ms;
 use coffer_store::refs::RefSpec;
 
+use crate::ids::BundleId;
 use crate::vocab::Qualification;
 use coffer_store::store::{Batch, PutOptions, Store};
 
@@ -33,7 +34,7 @@ use coffer_store::store::{Batch, PutOptions, Store};
 #[serde(rename_all = "camelCase")]
 pub struct IngestOutcome {
     /// The bundle id (when the manifest could be read).
-    pub bundle_id: Option<String>,
+    pub bundle_id: Option<BundleId>,
     /// Digest of the stored manifest bytes.
     pub manifest_digest: Option<Digest>,
     /// True when this call recorded the bundle; false for an identical re-ingest.
@@ -133,7 +134,7 @@ pub fn ingest(store: &mut Store, path: &Path) -> Result<IngestOutcome> {
     }
     let bundle_id = head
         .manifest()
-        .map(|m| m.bundle_id.clone())
+        .map(|m| m.bundle_id.to_string())
         .unwrap_or_default();
     let stored = match head.manifest() {
         Some(_) => settled_row(store, &bundle_id, Digest::of(head.manifest_bytes()))?,

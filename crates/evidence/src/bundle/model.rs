@@ -6,14 +6,21 @@
 use coffer_base::digest::Digest;
 use serde::Deserialize;
 
-use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
+use crate::ids::{
+    ArtifactId, AssertionId, AttemptId, BundleId, FixtureId, HarnessId, Identifier, ModelId,
+    NativeId, RunId, SessionId, TaskId, TraceId,
+};
+use crate::vocab::{
+    AssertionStatus, AssessmentMode, Authority, CapabilityStatus, ExportStatus, FailureClass,
+    GapReason, Kind, Qualification, SharingClass, StopReason, TerminalState, VerifierStatus,
+};
 
 /// `manifest.json` (`run-manifest/v1`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
-    /// The bundle's id.
-    pub bundle_id: String,
+    /// The bundle's id, unique in a store.
+    pub bundle_id: BundleId,
     /// The run this attempt belongs to.
     pub run: Run,
     /// This attempt.
@@ -36,8 +43,8 @@ pub struct Configuration {
 /// `run.fixture`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Fixture {
-    /// Fixture id.
-    pub id: String,
+    /// The fixture's id (several runs share one fixture).
+    pub id: FixtureId,
     /// Digest of the frozen fixture archive.
     pub digest: Digest,
 }
@@ -46,10 +53,10 @@ pub struct Fixture {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Run {
-    /// Run id.
-    pub id: String,
+    /// The run's id (its attempts share it).
+    pub id: RunId,
     /// The task.
-    pub task: IdOnly,
+    pub task: Task,
     /// The fixture.
     pub fixture: Fixture,
     /// The model.
@@ -74,39 +81,39 @@ impl Run {
     }
 }
 
-/// Anything with an `id`.
+/// `run.task`.
 #[derive(Debug, Clone, Deserialize)]
-pub struct IdOnly {
-    /// The id.
-    pub id: String,
+pub struct Task {
+    /// The task's id.
+    pub id: TaskId,
 }
 
 /// `run.model`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Model {
-    /// Provider.
+    /// Who serves the model (`anthropic`, `openai`...), as the harness names it.
     pub provider: String,
-    /// Model id.
-    pub id: String,
+    /// The model's id at that provider.
+    pub id: ModelId,
 }
 
 /// `run.harness`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Harness {
-    /// Harness id.
-    pub id: String,
-    /// Harness version.
+    /// The harness's id.
+    pub id: HarnessId,
+    /// Its version, as it reports it.
     pub version: String,
 }
 
 /// One `run.runtime` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
 pub struct RuntimeComponent {
-    /// Source.
+    /// Where the component comes from (a registry, `system`...).
     pub source: String,
-    /// Name.
+    /// Its name there.
     pub name: String,
-    /// Version.
+    /// Its version there.
     pub version: String,
 }
 
@@ -115,21 +122,21 @@ pub struct RuntimeComponent {
 #[serde(rename_all = "camelCase")]
 pub struct Native {
     /// Native session id.
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// Native trace id.
-    pub trace_id: Option<String>,
+    pub trace_id: Option<TraceId>,
 }
 
 /// `attempt`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Attempt {
-    /// Attempt id.
-    pub id: String,
+    /// The attempt's id.
+    pub id: AttemptId,
     /// 1-based attempt number.
     pub number: u64,
     /// The attempt this one retries.
-    pub retry_of: Option<String>,
+    pub retry_of: Option<AttemptId>,
 }
 
 /// `terminal`.
@@ -139,11 +146,11 @@ pub struct Terminal {
     /// completed | failed | stopped | interrupted.
     pub state: TerminalState,
     /// none | infrastructure | task.
-    pub failure_class: String,
+    pub failure_class: FailureClass,
     /// none | budget | policy.
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// The workspace descriptor the outcome is judged on.
-    pub workspace_artifact_id: Option<String>,
+    pub workspace_artifact_id: Option<ArtifactId>,
 }
 
 /// One evidence descriptor.
@@ -151,14 +158,14 @@ pub struct Terminal {
 #[serde(rename_all = "camelCase")]
 pub struct Descriptor {
     /// Artifact id (unique in the bundle).
-    pub id: String,
-    /// Producer.
+    pub id: ArtifactId,
+    /// What produced the artifact (the harness, a hook, the verifier).
     pub source: String,
     /// Evidence kind.
     pub kind: Kind,
     /// Evidence authority.
     pub authority: Authority,
-    /// Media type.
+    /// The file's media type (`application/jsonl`...).
     pub media_type: String,
     /// Digest of the file.
     pub digest: Digest,
@@ -166,7 +173,7 @@ pub struct Descriptor {
     pub size_bytes: u64,
     /// Sharing class.
     pub sharing_class: SharingClass,
-    /// Path inside the bundle.
+    /// The file's path inside the bundle, `/`-separated.
     pub relative_path: String,
     /// Native reference.
     pub native_reference: Option<NativeReference>,
@@ -190,17 +197,17 @@ impl Descriptor {
 pub struct NativeReference {
     /// Reference type (`session`, `trace`, ...).
     #[serde(rename = "type")]
-    pub kind: String,
-    /// Native id.
-    pub id: String,
+    pub kind: Identifier,
+    /// The id the harness itself gave it.
+    pub id: NativeId,
 }
 
 /// `sanitizedFrom`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SanitizedFrom {
-    /// Source artifact id.
-    pub artifact_id: String,
+    /// The artifact it was derived from.
+    pub artifact_id: ArtifactId,
     /// Source digest.
     pub digest: Digest,
 }
@@ -210,7 +217,7 @@ pub struct SanitizedFrom {
 #[serde(rename_all = "camelCase")]
 pub struct CaptureReport {
     /// Must equal the manifest's.
-    pub bundle_id: String,
+    pub bundle_id: BundleId,
     /// Optional; must equal the run's mode when present.
     pub assessment_mode: Option<AssessmentMode>,
     /// qualified | incomplete.
@@ -235,14 +242,11 @@ pub struct Capabilities {
 
 impl Capabilities {
     /// `(authority name, status)` for the three capabilities.
-    pub fn by_authority(&self) -> [(Authority, &str); 3] {
+    pub fn by_authority(&self) -> [(Authority, CapabilityStatus); 3] {
         [
-            (Authority::Semantic, self.semantic.status.as_str()),
-            (
-                Authority::TimingResource,
-                self.timing_resource.status.as_str(),
-            ),
-            (Authority::Outcome, self.outcome.status.as_str()),
+            (Authority::Semantic, self.semantic.status),
+            (Authority::TimingResource, self.timing_resource.status),
+            (Authority::Outcome, self.outcome.status),
         ]
     }
 }
@@ -250,17 +254,17 @@ impl Capabilities {
 /// One capability.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Capability {
-    /// available | missing | unsupported | not-checked.
-    pub status: String,
+    /// What the report says of it.
+    pub status: CapabilityStatus,
 }
 
 /// One `missingEvidence` entry.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MissingEvidence {
     /// What is missing.
-    pub kind: String,
+    pub kind: Identifier,
     /// Why.
-    pub reason: String,
+    pub reason: GapReason,
     /// Which capabilities it affects.
     pub affects: Vec<Authority>,
 }
@@ -297,9 +301,9 @@ use serde::Serialize;
 #[serde(rename_all = "camelCase")]
 pub struct VerifierResult {
     /// Must equal the manifest's.
-    pub bundle_id: String,
-    /// passed | failed | error | not-run.
-    pub status: String,
+    pub bundle_id: BundleId,
+    /// The verifier's verdict.
+    pub status: VerifierStatus,
     /// Verifier exit code.
     pub exit_code: Option<i64>,
     /// Duration.
@@ -319,8 +323,8 @@ pub struct VerifierResult {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceBinding {
-    /// Workspace descriptor id.
-    pub artifact_id: String,
+    /// The workspace descriptor judged.
+    pub artifact_id: ArtifactId,
     /// Its digest.
     pub digest: Digest,
 }
@@ -328,10 +332,10 @@ pub struct WorkspaceBinding {
 /// One assertion.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Assertion {
-    /// Unique id.
-    pub id: String,
-    /// passed | failed | not-run.
-    pub status: String,
+    /// Unique among the result's assertions.
+    pub id: AssertionId,
+    /// Whether it held.
+    pub status: AssertionStatus,
 }
 
 /// `export-manifest/v1` (the fields the in-bundle rules need).
@@ -339,11 +343,11 @@ pub struct Assertion {
 #[serde(rename_all = "camelCase")]
 pub struct ExportManifest {
     /// Must equal the manifest's.
-    pub bundle_id: String,
-    /// not-requested | blocked | ready | exported.
-    pub status: String,
+    pub bundle_id: BundleId,
+    /// Where the export stands.
+    pub status: ExportStatus,
     /// Target class.
     pub sharing_class: SharingClass,
     /// Listed artifacts.
-    pub artifact_ids: Vec<String>,
+    pub artifact_ids: Vec<ArtifactId>,
 }

@@ -172,7 +172,7 @@ pub fn insert_bundle(
                 "bundle {:?} is already stored with another manifest ({d})",
                 m.bundle_id
             ),
-            subject: m.bundle_id.clone(),
+            subject: m.bundle_id.to_string(),
         });
     }
     let other = tx.query_one(
@@ -187,7 +187,7 @@ pub fn insert_bundle(
                 "attempt {:?} already belongs to bundle {b:?}; a retry is a new attempt",
                 m.attempt.id
             ),
-            subject: m.attempt.id.clone(),
+            subject: m.attempt.id.to_string(),
         });
     }
     tx.execute(
@@ -446,7 +446,7 @@ pub fn shared_with(catalog: &Catalog, bundle_id: &str) -> Result<HashMap<String,
 }
 
 /// Bundles whose manifest is `digest`.
-pub fn bundles_with_manifest(catalog: &Catalog, digest: &Digest) -> Result<Vec<String>> {
+pub fn bundles_with_manifest(catalog: &Catalog, digest: &Digest) -> Result<Vec<BundleId>> {
     Ok(catalog.reader().query(
         "SELECT bundle_id FROM bundles WHERE manifest_digest = ?1",
         &[digest],

@@ -9,7 +9,10 @@ use super::model::{
     Attempt, CaptureReport, Descriptor, ExportManifest, Manifest, Run, VerifierResult,
 };
 use super::safe_path::{check_path_set, check_relative_path, MANIFEST};
-use crate::vocab::{AssessmentMode, Authority, Kind, Qualification, SharingClass, TerminalState};
+use crate::vocab::{
+    AssertionStatus, AssessmentMode, Authority, CapabilityStatus, FailureClass, GapReason, Kind,
+    Qualification, SharingClass, TerminalState, VerifierStatus,
+};
 use coffer_base::digest::Digest;
 use coffer_base::issue::Issue;
 
@@ -60,7 +63,7 @@ fn runtime_rules(run: &Run, issues: &mut Vec<Issue>) {
     if !run
         .runtime
         .iter()
-        .any(|c| c.version == h.version && (c.name == h.id || c.source == h.id))
+        .any(|c| c.version == h.version && (c.name == *h.id || c.source == *h.id))
     {
         m_issue(issues, codes::validation::HARNESS_NOT_IN_RUNTIME, "/run/harness", format!("harness {}@{} does not appear in run.runtime (same version, name or source equal to the harness id)", h.id, h.version));
     }
@@ -123,7 +126,7 @@ fn mode_and_terminal_rules(m: &Manifest, issues: &mut Vec<Issue>) {
             ),
         );
     }
-    let task_failure = t.state == TerminalState::Failed && t.failure_class == "task";
+    let task_failure = t.state == TerminalState::Failed && t.failure_class == FailureClass::Task;
     if task_failure && observational {
         m_issue(
             issues,
@@ -430,19 +433,19 @@ fn affects(c: &CaptureReport, cap: Authority) -> bool {
 }
 
 /// True when a missing-evidence entry with `reason` affects `cap`.
-fn has_reason(c: &CaptureReport, cap: Authority, reason: &str) -> bool {
+fn has_reason(c: &CaptureReport, cap: Authority, reason: GapReason) -> bool {
     c.missing_evidence
         .iter()
         .any(|e| e.reason == reason && e.affects.contains(&cap))
 }
 
 /// The status the capture report gives capability `cap`.
-fn status_of(c: &CaptureReport, cap: Authority) -> &str {
+fn status_of(c: &CaptureReport, cap: Authority) -> Option<CapabilityStatus> {
     c.capabilities
         .by_authority()
         .into_iter()
         .find(|(c2, _)| *c2 == cap)
-        .map_or("", |x| x.1)
+        .map(|x| x.1)
 }
 
 /// The report is about this bundle, in this mode.
@@ -471,7 +474,9 @@ fn capture_identity(m: &Manifest, c: &CaptureReport, add: &mut Add<'_>) {
 /// Each gap's scope.
 fn capture_gaps(c: &CaptureReport, add: &mut Add<'_>) {
     for (i, e) in c.missing_evidence.iter().enumerate() {
-        if e.reason == "optional-beta-unavailable" && e.affects != [Authority::TimingResource] {
+        if e.reason == GapReason::OptionalBetaUnavailable
+            && e.affects != [Authority::TimingResource]
+        {
             add(
                 codes::validation::BETA_REASON_SCOPE,
                 &format!("/missingEvidence/{i}/affects"),
@@ -489,19 +494,22 @@ fn capture_capabilities(m: &Manifest, c: &CaptureReport, add: &mut Add<'_>) {
         _ => "/capabilities/outcome",
     };
     for (cap, status) in c.capabilities.by_authority() {
-        if status != "available" && !affects(c, cap) {
+        if status != CapabilityStatus::Available && !affects(c, cap) {
             add(
                 codes::validation::CAPABILITY_UNEXPLAINED,
                 pointer_of(cap),
                 format!("{cap} is {status} but no missingEvidence entry affects it"),
             );
         }
-        for reason in ["unsupported", "not-checked"] {
-            if (status == reason) != has_reason(c, cap, reason) {
+        for (reason, s) in [
+            (GapReason::Unsupported, CapabilityStatus::Unsupported),
+            (GapReason::NotChecked, CapabilityStatus::NotChecked),
+        ] {
+            if (status == s) != has_reason(c, cap, reason) {
                 add(codes::validation::CAPABILITY_REASON_MISMATCH, pointer_of(cap), format!("{cap} is {status}: it is {reason} exactly when a missingEvidence entry with reason {reason} affects it"));
             }
         }
-        if status == "available" && !m.evidence.iter().any(|d| d.authority == cap) {
+        if status == CapabilityStatus::Available && !m.evidence.iter().any(|d| d.authority == cap) {
             add(
                 codes::validation::CAPABILITY_WITHOUT_EVIDENCE,
                 pointer_of(cap),
@@ -513,20 +521,21 @@ fn capture_capabilities(m: &Manifest, c: &CaptureReport, add: &mut Add<'_>) {
 
 /// The qualification follows from the capabilities and gaps.
 fn capture_qualification(c: &CaptureReport, add: &mut Add<'_>) {
+    use CapabilityStatus::{Available, Missing, NotChecked, Unsupported};
     if c.qualification == Qualification::Qualified {
         let timing_ok = matches!(
             status_of(c, Authority::TimingResource),
-            "available" | "unsupported"
+            Some(Available | Unsupported)
         );
-        let core_ok = status_of(c, Authority::Semantic) == "available"
-            && status_of(c, Authority::Outcome) == "available";
+        let core_ok = status_of(c, Authority::Semantic) == Some(Available)
+            && status_of(c, Authority::Outcome) == Some(Available);
         let gaps_ok = !affects(c, Authority::Semantic)
             && !affects(c, Authority::Outcome)
             && !c.missing_evidence.iter().any(|e| {
                 e.affects.contains(&Authority::TimingResource)
                     && !matches!(
-                        e.reason.as_str(),
-                        "unsupported" | "optional-beta-unavailable"
+                        e.reason,
+                        GapReason::Unsupported | GapReason::OptionalBetaUnavailable
                     )
             });
         if !(timing_ok && core_ok && gaps_ok) {
@@ -535,13 +544,13 @@ fn capture_qualification(c: &CaptureReport, add: &mut Add<'_>) {
     } else {
         let some_gap = matches!(
             status_of(c, Authority::Semantic),
-            "missing" | "unsupported" | "not-checked"
+            Some(Missing | Unsupported | NotChecked)
         ) || matches!(
             status_of(c, Authority::TimingResource),
-            "missing" | "not-checked"
+            Some(Missing | NotChecked)
         ) || matches!(
             status_of(c, Authority::Outcome),
-            "missing" | "unsupported" | "not-checked"
+            Some(Missing | Unsupported | NotChecked)
         );
         if c.missing_evidence.is_empty() || !some_gap {
             add(codes::validation::INCOMPLETE_WITHOUT_GAPS, "/qualification", "incomplete needs at least one missing evidence entry and a capability that is not available".into());
@@ -573,19 +582,19 @@ pub fn verifier_rules(m: &Manifest, v: &VerifierResult, file: &str) -> Vec<Issue
             );
         }
     }
-    let all = |s: &str| v.assertions.iter().all(|a| a.status == s);
-    let any = |s: &str| v.assertions.iter().any(|a| a.status == s);
-    match v.status.as_str() {
-        "passed" if v.workspace.is_none() || v.assertions.is_empty() || !all("passed") || v.exit_code.is_some_and(|c| c != 0) || v.error.is_some() => {
+    let all = |s| v.assertions.iter().all(|a| a.status == s);
+    let any = |s| v.assertions.iter().any(|a| a.status == s);
+    match v.status {
+        VerifierStatus::Passed if v.workspace.is_none() || v.assertions.is_empty() || !all(AssertionStatus::Passed) || v.exit_code.is_some_and(|c| c != 0) || v.error.is_some() => {
             add(codes::validation::VERIFIER_PASSED_INCONSISTENT, "/status", "passed needs a workspace, at least one assertion, all passed, exit code 0 if present, no error".into())
         }
-        "failed" if v.workspace.is_none() || v.exit_code.is_none_or(|c| c == 0) || !any("failed") || v.error.is_some() => {
+        VerifierStatus::Failed if v.workspace.is_none() || v.exit_code.is_none_or(|c| c == 0) || !any(AssertionStatus::Failed) || v.error.is_some() => {
             add(codes::validation::VERIFIER_FAILED_INCONSISTENT, "/status", "failed needs a workspace, a nonzero exit code, at least one failed assertion, no error".into())
         }
-        "error" if v.error.as_deref().is_none_or(|e| e.trim().is_empty()) => {
+        VerifierStatus::Error if v.error.as_deref().is_none_or(|e| e.trim().is_empty()) => {
             add(codes::validation::VERIFIER_ERROR_INCONSISTENT, "/error", "error needs a non-empty error".into())
         }
-        "not-run" if !all("not-run") || v.workspace.is_some() || v.exit_code.is_some() || v.duration_ms.is_some() || !v.diagnostics.is_empty() => {
+        VerifierStatus::NotRun if !all(AssertionStatus::NotRun) || v.workspace.is_some() || v.exit_code.is_some() || v.duration_ms.is_some() || !v.diagnostics.is_empty() => {
             add(codes::validation::VERIFIER_NOT_RUN_INCONSISTENT, "/status", "not-run needs every assertion not-run and no workspace, exit code, duration or diagnostics".into())
         }
         _ => {}
@@ -632,7 +641,7 @@ pub fn outcome_rules(m: &Manifest, verifiers: &[(usize, &VerifierResult)]) -> Ve
             .iter()
             .any(|d| d.id == *id && d.kind == Kind::Workspace && d.is_retained())
     });
-    let bound = |status: &str| {
+    let bound = |status: VerifierStatus| {
         verifiers.iter().any(|(_, v)| {
             v.status == status
                 && v.workspace
@@ -643,13 +652,13 @@ pub fn outcome_rules(m: &Manifest, verifiers: &[(usize, &VerifierResult)]) -> Ve
     if t.state == TerminalState::Completed && t.workspace_artifact_id.is_some() && !terminal_ok {
         return out;
     }
-    if t.state == TerminalState::Completed && !bound("passed") {
+    if t.state == TerminalState::Completed && !bound(VerifierStatus::Passed) {
         out.push(Issue::at(codes::validation::VERIFIER_OUTCOME_REQUIRED, MANIFEST, "/terminal", "a verified completed run needs a passed verifier result bound to the terminal workspace"));
     }
     if t.state == TerminalState::Failed
-        && t.failure_class == "task"
+        && t.failure_class == FailureClass::Task
         && terminal_ok
-        && !bound("failed")
+        && !bound(VerifierStatus::Failed)
     {
         out.push(Issue::at(
             codes::validation::VERIFIER_OUTCOME_REQUIRED,

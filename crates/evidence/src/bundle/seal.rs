@@ -25,6 +25,7 @@ use serde_json::Value;
 use super::inspect::{inspect_head, BundleHead, Reading};
 use super::source::BundleDir;
 use crate::error::Result;
+use crate::ids::BundleId;
 use crate::sink::HashOnly;
 
 /// One descriptor whose digest or size changed.
@@ -32,7 +33,7 @@ use crate::sink::HashOnly;
 #[serde(rename_all = "camelCase")]
 pub struct Resealed {
     /// The descriptor's id.
-    pub artifact_id: String,
+    pub artifact_id: crate::ids::ArtifactId,
     /// Its path in the bundle.
     pub relative_path: String,
     /// The manifest's digest before (if it held a valid one).
@@ -50,7 +51,7 @@ pub struct Resealed {
 #[serde(rename_all = "camelCase")]
 pub struct Sealed {
     /// The bundle's id.
-    pub bundle_id: Option<String>,
+    pub bundle_id: Option<crate::ids::BundleId>,
     /// Descriptors whose digest or size changed.
     pub resealed: Vec<Resealed>,
     /// `sanitizedFrom` references moved to their source's new digest, by
@@ -82,7 +83,7 @@ pub fn seal(path: &Path) -> Result<Outcome> {
         Err(e) => return Ok(Outcome::Refused(vec![Issue::from(("manifest.json", e))])),
     };
     let mut out = Sealed {
-        bundle_id: manifest["bundleId"].as_str().map(String::from),
+        bundle_id: manifest["bundleId"].as_str().map(BundleId::from),
         ..Sealed::default()
     };
     let mut issues = Vec::new();
@@ -107,7 +108,7 @@ pub fn seal(path: &Path) -> Result<Outcome> {
                     d["digest"] = Value::String(digest.to_string());
                     d["sizeBytes"] = Value::from(size);
                     out.resealed.push(Resealed {
-                        artifact_id: id,
+                        artifact_id: id.into(),
                         relative_path: rel,
                         digest_was,
                         digest,

@@ -583,7 +583,7 @@ pub fn read_components(
     let mut issues = Vec::new();
     let root = Root {
         kind: super::PACKET_ROOT.into(),
-        name: p.id.clone(),
+        name: p.id.to_string(),
     };
     let prompt_bytes = p.agent_input.prompt.as_bytes();
     let prompt = sink.put(

@@ -27,6 +27,7 @@ use coffer_store::catalog::Root;
 use coffer_store::error::StoreError;
 
 use crate::error::{EvidenceError, Result};
+use crate::vocab::AdmissionStatus;
 use coffer_store::layout::write_new_durable;
 use coffer_store::store::{Batch, PutOptions, Store};
 
@@ -53,7 +54,7 @@ pub struct PacketReport {
     /// The packet's locator under its root.
     pub locator: String,
     /// The packet id, when readable.
-    pub packet_id: Option<String>,
+    pub packet_id: Option<crate::ids::PacketId>,
     /// Where it stands.
     pub state: PacketState,
     /// Components that differ from the freeze record (state `changed`).
@@ -190,7 +191,7 @@ fn status_to(root: &Path, packet: &Path, depth: FixtureDepth) -> Result<PacketRe
         Err(invalid) => return Ok(invalid),
     };
     let p = loaded.packet.as_ref().expect("checked");
-    if p.admission.status != "admitted" {
+    if p.admission.status != AdmissionStatus::Admitted {
         out.state = PacketState::Unadmitted;
         return Ok(out);
     }
@@ -221,7 +222,7 @@ pub fn freeze(store: &mut Store, root: &Path, packet: &Path) -> Result<PacketRep
         return Ok(report(&loaded, PacketState::Invalid));
     }
     let p = loaded.packet.clone().expect("checked");
-    if p.admission.status != "admitted" {
+    if p.admission.status != AdmissionStatus::Admitted {
         return Err(EvidenceError::Conflict {
             code: codes::policy::NOT_ADMITTED,
             message: format!(

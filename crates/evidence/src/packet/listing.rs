@@ -13,7 +13,7 @@ use crate::error::Result;
 #[serde(rename_all = "camelCase")]
 pub struct FrozenPacket {
     /// The packet's id.
-    pub packet_id: String,
+    pub packet_id: crate::ids::PacketId,
     /// Where the packet file was, relative to its root.
     pub packet_locator: String,
     /// The freeze record's digest.

@@ -37,7 +37,7 @@ pub struct FreezeRecord {
     /// Always `ebo.task-packet-freeze/v1`.
     pub schema_version: String,
     /// The frozen packet's id.
-    pub packet_id: String,
+    pub packet_id: crate::ids::PacketId,
     /// Absent when the packet states no mode.
     pub assessment_mode: Option<AssessmentMode>,
     /// The packet file's path under its root.
@@ -94,8 +94,8 @@ pub struct Reference {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Packet {
-    /// Packet id.
-    pub id: String,
+    /// The packet's id.
+    pub id: crate::ids::PacketId,
     /// observational | verified (absent: verified).
     pub assessment_mode: Option<AssessmentMode>,
     /// What the agent gets.
@@ -188,8 +188,8 @@ pub struct Provenance {
 /// `admission`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Admission {
-    /// proposed | admitted | rejected.
-    pub status: String,
+    /// Where the packet's review stands.
+    pub status: crate::vocab::AdmissionStatus,
     /// The review (null while proposed).
     pub review: Option<Review>,
 }

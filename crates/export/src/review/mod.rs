@@ -198,7 +198,7 @@ pub struct RedactionReport {
     /// [`SCHEMA_VERSION`].
     pub schema_version: &'static str,
     /// The export's (rewritten) bundle id.
-    pub bundle_id: String,
+    pub bundle_id: coffer_evidence::ids::BundleId,
     /// The export's sharing class.
     pub sharing_class: SharingClass,
     /// The policy's digest.
