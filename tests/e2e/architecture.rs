@@ -301,3 +301,49 @@ fn no_layer_above_the_cas_raises_a_store_conflict() {
         "store conflicts raised above the CAS: {found:?}"
     );
 }
+
+/// The export's stages (detect, rewrite, gate, publish; docs/ARCHITECTURE.md)
+/// only look back: `create` alone knows their order, nothing before the
+/// gate names it or what comes after it, and the gate names none of the
+/// writer's state (the scrubber, pass 1's collection, the passes' setup).
+#[test]
+fn the_export_stages_only_look_back_and_the_gate_shares_no_writer_state() {
+    let repo = crate::bundles::repo();
+    let mods = modules(&repo.join("crates/export/src"));
+    for stage in ["detect", "rewrite", "gate", "publish"] {
+        assert!(mods.contains_key(stage), "export stage {stage} is missing");
+    }
+    let g = imports(&mods);
+    let in_stage = |m: &str, stage: &str| m == stage || m.starts_with(&format!("{stage}::"));
+    let forbidden: &[(&str, &[&str])] = &[
+        (
+            "detect",
+            &["rewrite", "gate", "publish", "create", "passes"],
+        ),
+        ("rewrite", &["gate", "publish", "create", "passes"]),
+        ("gate", &["publish", "create", "passes", "detect::collect"]),
+        ("publish", &["create", "passes"]),
+    ];
+    let mut found = Vec::new();
+    for (m, deps) in &g {
+        for (stage, banned) in forbidden {
+            if !in_stage(m, stage) {
+                continue;
+            }
+            for d in deps {
+                // `rewrite` itself is the scrubber; its helper modules
+                // (identity, literals, local_paths) find what they replace
+                // and are shared on purpose.
+                let hit = banned.iter().any(|b| in_stage(d, b))
+                    && !(*stage == "detect" && d.starts_with("rewrite::"));
+                if hit || (*stage == "gate" && d == "rewrite") {
+                    found.push(format!("{m} -> {d}"));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "export stage edges that look forward or share writer state: {found:?}"
+    );
+}

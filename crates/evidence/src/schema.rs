@@ -2,7 +2,7 @@
 //!
 //! Schemas describe structure (types, required and closed fields, enums,
 //! patterns). Rules that relate fields to each other live in code, one
-//! function and one issue code each (see `bundle::rules`), so that a broken
+//! function and one issue code each (see `bundle::contract`), so that a broken
 //! rule is reported once, precisely.
 
 use std::sync::OnceLock;

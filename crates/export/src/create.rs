@@ -12,11 +12,11 @@ use coffer_evidence::exports::{record_export, ExportEdge, ExportRow};
 use coffer_evidence::ids::{ArtifactId, BundleId};
 use coffer_evidence::vocab::{ExportStatus, Kind, Qualification, SharingClass};
 
-use crate::manifest::{
+use crate::publish::manifest::{
     Artifact, Correlations, DiagnosticSource, ExcludedRecordRef, ExportManifest, Transformation,
     SCHEMA_VERSION,
 };
-pub use crate::manifest::{Excluded, ExcludedRecord};
+pub use crate::publish::manifest::{Excluded, ExcludedRecord};
 use coffer_base::digest::Digest;
 use coffer_base::issue::Issue;
 use coffer_base::json::{self, JsonlLimits, Limits, Node};
@@ -25,19 +25,19 @@ use coffer_store::catalog::Root;
 use coffer_store::{PutOptions, Store};
 use serde_json::{json, Value};
 
-use crate::collect::{Collected, Collector};
 use crate::compat::{Compat, PathWriter};
+use crate::detect::collect::{Collected, Collector};
+use crate::detect::streams::{Cut, Reassembler};
 use crate::error::{ExportError, Result};
+use crate::gate::{self, Expectations, ReadbackReport};
 use crate::key::ExportKey;
 use crate::lines::{next_line, split_terminator, two_core, two_core_ordered, Batch};
 use crate::passes::Detectors;
 use crate::plan::{plan, Fate};
 use crate::policy::Policy;
-use crate::readback::{self, Expectations, ReadbackReport};
-use crate::review::{self, RedactionReport, ReviewedFile};
-use crate::scrub::{Counts, Scrubber, TextState};
+use crate::publish::review::{self, RedactionReport, ReviewedFile};
+use crate::rewrite::{Counts, Scrubber, TextState};
 use crate::source::{Artifacts, Source};
-use crate::streams::{Cut, Reassembler};
 use coffer_base::digest::HashingWriter;
 
 /// Options of `export create`.
@@ -268,7 +268,7 @@ fn rewrite_record_ids(raw: &[u8], s: &Scrubber<'_>, c: &mut Counts, out: &mut Ve
         if is_value && !text.contains(&b'\\') {
             if let Some(id) = std::str::from_utf8(text)
                 .ok()
-                .filter(|t| crate::identity::shaped_id(t).is_some())
+                .filter(|t| crate::rewrite::identity::shaped_id(t).is_some())
             {
                 out.extend_from_slice(&raw[copied..start + 1]);
                 out.extend_from_slice(s.identity(id).as_bytes());
@@ -334,7 +334,7 @@ fn collect_artifact(
                     format!(
                         "{}: a secret spread over the records of a stream reaches further back than the {} bytes read with each part of it (line {})",
                         d.relative_path,
-                        crate::streams::WINDOW,
+                        crate::detect::streams::WINDOW,
                         w.line + 1
                     ),
                 ));
@@ -352,11 +352,11 @@ fn collect_artifact(
 
 /// What pass 1 learned from one batch of lines.
 struct BatchFindings {
-    found: crate::collect::Collected,
+    found: crate::detect::collect::Collected,
     clean: Vec<u64>,
     ids_only: Vec<u64>,
     /// The records that are pieces of a stream, or end streams.
-    streamed: Vec<(u64, crate::streams::Record)>,
+    streamed: Vec<(u64, crate::detect::streams::Record)>,
 }
 
 /// Pass 1 over one batch.
@@ -374,7 +374,7 @@ fn collect_batch(
         if jsonl {
             let v = parse_line_node(content, d, n)?;
             c.value(&v, 0);
-            let r = crate::streams::record(&v);
+            let r = crate::detect::streams::record(&v);
             if r.ends || !r.pieces.is_empty() {
                 streamed.push((n, r));
             }
@@ -543,9 +543,10 @@ fn rewrite_batch(
         } else {
             let mut v = parse_line(content, d, n)?;
             if let Some(cuts) = clean.cuts.get(&n) {
-                c.redacted_secret += crate::streams::apply(&mut v, cuts, &mut |rule, secret| {
-                    s.secret_placeholder(rule, secret)
-                });
+                c.redacted_secret +=
+                    crate::detect::streams::apply(&mut v, cuts, &mut |rule, secret| {
+                        s.secret_placeholder(rule, secret)
+                    });
             }
             s.value(&mut v, true, &mut c)?;
             let begin = out.len();
@@ -724,7 +725,7 @@ fn admit<'p>(
     // The tree is the manifest and the exported artifacts: one the
     // readback (and a recipient's verify) would refuse for its size is
     // refused before any work.
-    if exported.len() + 1 > crate::readback::MAX_FILES {
+    if exported.len() + 1 > crate::gate::MAX_FILES {
         return Err(ExportError::invalid(
             codes::limit::MEMBERS,
             &m.bundle_id,
@@ -733,7 +734,7 @@ fn admit<'p>(
                 m.bundle_id,
                 exported.len() + 1,
                 exported.len(),
-                crate::readback::MAX_FILES
+                crate::gate::MAX_FILES
             ),
         ));
     }
@@ -900,7 +901,7 @@ fn build_and_verify(
             .dir()
             .try_clone()
             .map_err(|e| ExportError::io(dest, "open", e))?;
-        match readback::verify_tree(&BundleDir::from_dir(handle), &exp) {
+        match gate::verify_tree(&BundleDir::from_dir(handle), &exp) {
             Ok(report) => break (built, report),
             Err(ExportError::Invalid(issues)) if opts.exclude_unverifiable && attempts < 8 => {
                 let known = |r: &ExcludedRecord, s: &BTreeSet<ExcludedRecord>| {

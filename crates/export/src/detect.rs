@@ -1,13 +1,30 @@
 //! Finding secrets in a string: every rule and every sensitive value, over
 //! the string and each of its decoded views, reported as spans of the
 //! original string.
+//!
+//! The detect stage: everything that finds what must not leave. The
+//! first pass of an export (`collect`) and the rewrite's safety net
+//! run the same [`Detector`], built once per policy ([`passes`]); the
+//! gate builds its own.
+
+pub(crate) mod across;
+pub(crate) mod collect;
+pub(crate) mod continued;
+pub(crate) mod hcl;
+pub(crate) mod kube;
+pub(crate) mod memo;
+pub(crate) mod names;
+pub mod rules;
+pub(crate) mod streams;
+pub(crate) mod views;
+pub(crate) mod walker;
+pub mod work;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::bytes::Regex;
 
-use crate::memo::ShortMemo;
-use crate::rules::{Hit, RuleSet};
-use crate::views;
+use crate::detect::memo::ShortMemo;
+use crate::detect::rules::{Hit, RuleSet};
 
 /// Rule id of a caller's sensitive value.
 pub const SENSITIVE_RULE: &str = "sensitive-value";
@@ -186,9 +203,9 @@ impl Detector {
             }
         }
         self.line_pairs(s, &mut raw);
-        if crate::across::might_hold(s) {
+        if crate::detect::across::might_hold(s) {
             let mut found = Vec::new();
-            crate::across::find(s, &mut found);
+            crate::detect::across::find(s, &mut found);
             raw.extend(
                 found
                     .into_iter()
@@ -252,11 +269,11 @@ impl Detector {
     }
 
     /// The findings in `line` that only show with the line before it (see
-    /// [`crate::continued`]), in `line`'s coordinates: those of the rules
+    /// `crate::detect::continued`), in `line`'s coordinates: those of the rules
     /// that read a value next to its label, and not where `line` on its
     /// own holds one ([`Detector::find`]'s to report).
     pub fn find_continued(&self, prev: &[u8], line: &str, out: &mut Vec<Finding>) {
-        let Some(j) = crate::continued::join(prev, line) else {
+        let Some(j) = crate::detect::continued::join(prev, line) else {
             return;
         };
         let (mut found, mut alone) = (Vec::new(), Vec::new());
@@ -284,7 +301,7 @@ impl Detector {
 
 /// Short strings already scanned and found clean (keys, enum-like values
 /// that repeat in every record). Scanning is a pure function of the
-/// string, so a clean string stays clean; see [`ShortMemo`] for the table.
+/// string, so a clean string stays clean; see `ShortMemo` for the table.
 pub type CleanCache = ShortMemo<()>;
 
 impl CleanCache {

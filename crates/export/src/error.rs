@@ -44,7 +44,7 @@ fn first(issues: &[Issue]) -> String {
 
 impl ExportError {
     /// The same error with every pointer token that `holds` a secret
-    /// masked in its issues ([`crate::shown::mask_issue`]).
+    /// masked in its issues (`crate::shown::mask_issue`).
     pub fn masked(mut self, holds: &dyn Fn(&str) -> bool) -> Self {
         if let ExportError::Blocked(v) | ExportError::Invalid(v) | ExportError::Usage(v) = &mut self
         {

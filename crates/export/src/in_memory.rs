@@ -11,11 +11,11 @@ use coffer_base::issue::Issue;
 use serde_json::Value;
 
 use crate::error::Result;
+use crate::gate::{Expectations, FinalScan};
 use crate::key::ExportKey;
 use crate::passes::Detectors;
 use crate::policy::Policy;
-use crate::readback::{Expectations, FinalScan};
-use crate::scrub::{Counts, TextState};
+use crate::rewrite::{Counts, TextState};
 
 /// What [`sanitize`] produced.
 #[derive(Debug, Clone)]
@@ -44,11 +44,11 @@ pub fn sanitize(
     let detectors = Detectors::for_policy(policy)?;
     let mut col = detectors.collector(policy);
     let det = col.detector();
-    let mut streams = crate::streams::Reassembler::new(det);
+    let mut streams = crate::detect::streams::Reassembler::new(det);
     for (n, r) in records.iter().enumerate() {
         let node = coffer_base::json::Node::from(r);
         col.value(&node, 0);
-        streams.feed(n as u64, crate::streams::record(&node));
+        streams.feed(n as u64, crate::detect::streams::record(&node));
     }
     streams.finish();
     if let Some(w) = &streams.exceeded {
@@ -75,9 +75,10 @@ pub fn sanitize(
             .filter(|c| c.line == n as u64)
             .cloned()
             .collect();
-        counts.redacted_secret += crate::streams::apply(&mut v, &cuts, &mut |rule, secret| {
-            s.secret_placeholder(rule, secret)
-        });
+        counts.redacted_secret +=
+            crate::detect::streams::apply(&mut v, &cuts, &mut |rule, secret| {
+                s.secret_placeholder(rule, secret)
+            });
         s.value(&mut v, true, &mut counts)?;
         out.push(v);
     }

@@ -3,7 +3,7 @@
 
 use std::io::{self, BufRead};
 
-use crate::continued::MAX_OPENING_LINE;
+use crate::detect::continued::MAX_OPENING_LINE;
 
 /// Reads the next line (with its terminator) into `buf`; `Ok(false)` at
 /// the end. A line longer than `max` bytes is an error, so memory stays
@@ -59,7 +59,7 @@ pub struct Batch {
     ends: Vec<usize>,
     /// The line before its first, when there is one of at most
     /// [`MAX_OPENING_LINE`] bytes (all a line is read with; see
-    /// [`crate::continued`]).
+    /// [`crate::detect::continued`]).
     before: Option<Vec<u8>>,
 }
 
@@ -72,12 +72,6 @@ impl Batch {
             ends: Vec::new(),
             before: None,
         }
-    }
-
-    /// Adds one line (without its terminator).
-    pub fn push(&mut self, line: &[u8]) {
-        self.bytes.extend_from_slice(line);
-        self.ends.push(self.bytes.len());
     }
 
     /// Whether it is time to hand it over.

@@ -2,13 +2,13 @@
 //! `export create` and the in-memory sanitizer of the property and fuzz
 //! tests use exactly this setup.
 
-use crate::collect::{Collected, Collector};
+use crate::detect::collect::{Collected, Collector};
+use crate::detect::rules::RuleSet;
 use crate::detect::{Detector, Placeholders};
 use crate::error::{ExportError, Result};
 use crate::key::ExportKey;
 use crate::policy::Policy;
-use crate::rules::RuleSet;
-use crate::scrub::Scrubber;
+use crate::rewrite::Scrubber;
 use coffer_base::codes;
 
 /// The two detectors of an export, compiled from the policy's rules and
@@ -45,7 +45,7 @@ impl Detectors {
     }
 
     /// Whether `s` holds a credential or a policy value: what an error
-    /// must not show of the place it names ([`crate::shown`]).
+    /// must not show of the place it names (`crate::shown`).
     pub fn holds_secret(&self, s: &str) -> bool {
         self.scrub.holds_credential(s)
     }

@@ -19,8 +19,8 @@ use coffer_evidence::vocab::SharingClass;
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 
+use crate::detect::rules::ExtraRule;
 use crate::error::{ExportError, Result};
-use crate::rules::ExtraRule;
 
 /// Shortest sensitive value accepted without `force_short`: shorter values
 /// match innocent text everywhere and their digests are easy to invert.
@@ -216,7 +216,7 @@ fn local_roots(doc: &Value) -> Vec<String> {
 /// A root as one path names it: repeated separators and `.` segments
 /// dropped, no trailing separator (`/data//x/./` is `/data/x`). The data
 /// is matched however its own separators are spelled
-/// ([`crate::local_paths::find_root`]).
+/// (`crate::rewrite::local_paths::find_root`).
 pub fn normalize_root(r: &str) -> String {
     let unix = r.starts_with('/');
     if !unix {
@@ -254,7 +254,7 @@ fn extra_rules(doc: &Value) -> Vec<ExtraRule> {
 fn allow_names(doc: &Value) -> Vec<String> {
     let mut allow_names: Vec<String> = strings(doc, "allowNames")
         .iter()
-        .map(|n| crate::names::normalize(n))
+        .map(|n| crate::detect::names::normalize(n))
         .collect();
     allow_names.sort();
     allow_names.dedup();

@@ -1,7 +1,7 @@
 //! Export work is linear in its input, for every rule: inputs built to
 //! repeat what a matcher could revisit (labels, keywords, escapes,
 //! encodings, stream pieces) are doubled, and the bytes the matchers
-//! visit (`coffer_export::work`) must at most double, with a small
+//! visit (`coffer_export::detect::work`) must at most double, with a small
 //! allowance for fixed costs. Alone in its test binary, so no other test
 //! adds to the count. (A label repeated 8,000 times once took 20 s,
 //! against 0.03 s to scan.)
@@ -30,12 +30,12 @@ fn policy() -> Policy {
 /// are what this test is made of.)
 fn work(records: &[serde_json::Value]) -> u64 {
     let (p, key) = (policy(), ExportKey::from_bytes([7; 32]));
-    coffer_export::work::count();
-    let before = coffer_export::work::visited();
+    coffer_export::detect::work::count();
+    let before = coffer_export::detect::work::visited();
     if let Ok(out) = sanitize(records, &[], &p, &key) {
         final_scan(&out, &p).unwrap();
     }
-    coffer_export::work::visited() - before
+    coffer_export::detect::work::visited() - before
 }
 
 /// One string of `unit` repeated `n` times, and the same text streamed

@@ -151,7 +151,7 @@ proptest! {
         let secret = credential(kind, &seed);
         // A value the rules document as filler (`looks_fake`: one-case
         // `xxxx`, runs, ascending letters...) is by design not a secret.
-        prop_assume!(!coffer_export::rules::looks_fake(secret.as_bytes()));
+        prop_assume!(!coffer_export::detect::rules::looks_fake(secret.as_bytes()));
         // Shape rules are word-anchored (`\bAKIA...\b`), as in gitleaks: a
         // credential glued to a letter is not one; a separator is.
         let carrier = format!("{pre} {}", encode(how, &secret));

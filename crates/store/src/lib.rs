@@ -2,7 +2,7 @@
 //! stands on `coffer-base` (digests, JSON, issues, safe files, publication)
 //! and holds only the CAS: objects, catalog, backends, fsck, gc, mirror.
 //!
-//! Objects are keyed by the SHA-256 of their raw bytes ([`Digest`]), stored
+//! Objects are keyed by the SHA-256 of their raw bytes ([`Digest`](coffer_base::Digest)), stored
 //! as one zstd frame each under `objects/sha256/<2hex>/<64hex>`, published
 //! without ever replacing a file, and verified on every read. A SQLite
 //! [`Catalog`] records what exists and what holds it. The on-disk format is

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use coffer_export::create::{create as create_export, CreateOptions};
 use coffer_export::error::ExportError;
+use coffer_export::gate::{self, Expectations};
 use coffer_export::key::ExportKey;
 use coffer_export::passes::Detectors;
 use coffer_export::policy::{Policy, PolicyOptions};
-use coffer_export::readback::{self, Expectations};
 use coffer_export::source::Source;
 use serde_json::json;
 
@@ -214,7 +214,7 @@ pub fn verify(_ctx: &Ctx, dest: &Path, policy: Option<&Path>, redact_env: &[Stri
             policy: policy.as_ref(),
             ..Default::default()
         };
-        let report = readback::verify(dest, &exp)?;
+        let report = gate::verify(dest, &exp)?;
         let human = format!(
             "{}: verified {} artifact(s), {} bytes, {} strings scanned, {} placeholders, 0 findings{}",
             dest.display(),
@@ -258,7 +258,7 @@ pub fn scan(ctx: &Ctx, paths: &[PathBuf], policy: Option<&Path>, format: ScanFor
             policy: policy.as_ref(),
             ..Default::default()
         };
-        let out = coffer_export::scan::scan_paths(paths, &exp)?;
+        let out = coffer_export::gate::scan::scan_paths(paths, &exp)?;
         let issues = out.issues;
         let result = json!({
             "files": out.files,
@@ -324,7 +324,7 @@ fn finding_line(i: &Issue) -> String {
 }
 
 pub fn pack(_ctx: &Ctx, dest: &Path, archive: &Path) -> Report {
-    match coffer_export::pack::pack(dest, archive) {
+    match coffer_export::publish::pack::pack(dest, archive) {
         Ok(o) => {
             let human = format!(
                 "packed {} into {} ({} members, {} bytes)\n{}",
@@ -341,7 +341,7 @@ pub fn pack(_ctx: &Ctx, dest: &Path, archive: &Path) -> Report {
 }
 
 pub fn unpack(_ctx: &Ctx, archive: &Path, dest: &Path) -> Report {
-    match coffer_export::pack::unpack(archive, dest) {
+    match coffer_export::publish::pack::unpack(archive, dest) {
         Ok(r) => {
             let human = format!(
                 "unpacked {} into {}: verified {} artifact(s), 0 findings",

@@ -9,8 +9,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::content::{CheckingReader, ContentCheck};
+use super::contract;
 use super::model::{CaptureReport, Descriptor, ExportManifest, Manifest, VerifierResult};
-use super::rules;
 use super::safe_path::{check_path_set, check_relative_path, MANIFEST};
 use super::source::{BundleDir, FileStamp};
 use crate::error::Result;
@@ -119,7 +119,7 @@ fn typed<T: serde::de::DeserializeOwned>(
 pub fn check_manifest(bytes: &[u8], issues: &mut Vec<Issue>) -> Option<Manifest> {
     let raw = parse_doc(bytes, DocKind::RunManifest, MANIFEST, issues)?;
     let manifest = typed::<Manifest>(raw, MANIFEST, issues)?;
-    issues.extend(rules::manifest_rules(&manifest));
+    issues.extend(contract::manifest_rules(&manifest));
     Some(manifest)
 }
 
@@ -270,7 +270,8 @@ pub fn inspect_head(head: BundleHead, sink: &mut dyn Sink, reading: Reading) -> 
         }
     }
     let vrefs: Vec<(usize, &VerifierResult)> = verifiers.iter().map(|(i, v)| (*i, v)).collect();
-    out.issues.extend(rules::outcome_rules(&manifest, &vrefs));
+    out.issues
+        .extend(contract::outcome_rules(&manifest, &vrefs));
     out.manifest = Some(manifest);
     Ok(out)
 }
@@ -343,19 +344,21 @@ fn read_document(
     match kind {
         DocKind::CaptureReport => {
             if let Some(c) = typed::<CaptureReport>(v, rel, &mut out.issues) {
-                out.issues.extend(rules::capture_rules(manifest, &c, rel));
+                out.issues
+                    .extend(contract::capture_rules(manifest, &c, rel));
                 out.capture = Some(c);
             }
         }
         DocKind::VerifierResult => {
             if let Some(vr) = typed::<VerifierResult>(v, rel, &mut out.issues) {
-                out.issues.extend(rules::verifier_rules(manifest, &vr, rel));
+                out.issues
+                    .extend(contract::verifier_rules(manifest, &vr, rel));
                 return Ok(Some(vr));
             }
         }
         _ => {
             if let Some(e) = typed::<ExportManifest>(v, rel, &mut out.issues) {
-                out.issues.extend(rules::export_rules(manifest, &e, rel));
+                out.issues.extend(contract::export_rules(manifest, &e, rel));
             }
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod checkout;
 pub mod content;
+pub mod contract;
 pub mod diff;
 pub mod events;
 pub mod facts;
@@ -13,7 +14,6 @@ pub mod labels;
 pub mod model;
 pub mod query;
 pub mod records;
-pub mod rules;
 pub mod safe_path;
 pub mod seal;
 pub mod source;

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{ExportError, Result};
 use crate::key::Keys;
-use crate::literals::{LiteralKind, LiteralsBuilder};
+use crate::rewrite::literals::{LiteralKind, LiteralsBuilder};
 
 /// Identities shorter than this are rewritten in typed fields only, never
 /// swept as substrings (a short id matches innocent text).

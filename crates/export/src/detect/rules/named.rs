@@ -119,7 +119,7 @@ const MIN_ID: usize = 16;
 /// The test the text after a name's occurrence must pass for the rule to
 /// run: a random core within reach. Every hit passes it (a hit's value
 /// starts within [`MAX_GAP`] of the name and holds its core within
-/// [`CORE_WITHIN`] of its start).
+/// `CORE_WITHIN` of its start).
 pub fn follows(rest: &[u8]) -> bool {
     let window = &rest[..rest.len().min(MAX_GAP + CORE_WITHIN)];
     // Looser than [`core_run`] (a digit, or both cases), since a run in

@@ -18,7 +18,7 @@
 //! The key's last word names the credential (`spring.datasource.password`,
 //! `dbPassword`, `pwd`, `client_secret`; not `password_hash` or
 //! `max_tokens`). A value stays only when it is visibly code or a
-//! placeholder ([`kept`]): a reference (`$VAR`, `${…}`, `{{ … }}`,
+//! placeholder (`kept`): a reference (`$VAR`, `${…}`, `{{ … }}`,
 //! `%(name)s`), a call or a member (`getpass()`, `self.password`), a
 //! type (`password: str`), a literal of the language (`null`, `true`),
 //! a documented placeholder, a mask, or the key's own name.

@@ -1,6 +1,6 @@
 use super::*;
+use crate::detect::rules::RuleSet;
 use crate::detect::Placeholders;
-use crate::rules::RuleSet;
 use serde_json::json;
 
 const TOKEN: &str = "ghp_R2d2C3poLukeLeia0123456789abcdefABCD";

@@ -242,10 +242,10 @@ pub(crate) fn format_spec(v: &[u8]) -> bool {
             .all(|c| b"0123456789<>^=+- #,_.%bcdeEfFgGnosxX".contains(c))
 }
 
-/// A value marked or shaped as a sample: [`typed_filler`], or the
-/// alphabet spelled out ([`spells_the_alphabet`]). A token known by its
+/// A value marked or shaped as a sample: `typed_filler`, or the
+/// alphabet spelled out (`spells_the_alphabet`). A token known by its
 /// shape is judged by both; a value that a credential's key or a
-/// service's name labels, by [`typed_filler`] alone: there the syntax
+/// service's name labels, by `typed_filler` alone: there the syntax
 /// says it is a credential, and `abcdefghijklmnopqrstuvwxyz123456`
 /// after `spotify_secret =` is replaced like any other (docs/EXPORT.md,
 /// "Filler").

@@ -58,8 +58,8 @@ pub fn secret_defaults(s: &[u8], out: &mut Vec<Range<usize>>) {
         let Some((name, open)) = header(s, at + b"variable".len()) else {
             continue;
         };
-        let n = crate::names::normalize(&String::from_utf8_lossy(&s[name.clone()]));
-        if !crate::names::is_secret_name(&n, &[]) {
+        let n = crate::detect::names::normalize(&String::from_utf8_lossy(&s[name.clone()]));
+        if !crate::detect::names::is_secret_name(&n, &[]) {
             continue;
         }
         let (default, end) = default_in_block(s, open + 1);
@@ -67,10 +67,10 @@ pub fn secret_defaults(s: &[u8], out: &mut Vec<Range<usize>>) {
         if let Some(v) = default {
             let value = &s[v.clone()];
             if !(value.len() < 4
-                || crate::rules::is_placeholder(value)
-                || crate::rules::looks_fake(value)
+                || crate::detect::rules::is_placeholder(value)
+                || crate::detect::rules::looks_fake(value)
                 || value.windows(2).any(|w| w == b"${")
-                || !crate::rules::assignment_value_ok(&s[name], value, true))
+                || !crate::detect::rules::assignment_value_ok(&s[name], value, true))
             {
                 out.push(v);
             }

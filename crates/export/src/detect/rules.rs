@@ -12,7 +12,7 @@
 
 use regex::bytes::Regex;
 
-use crate::walker::Walker;
+use crate::detect::walker::Walker;
 
 pub(crate) use catalog::PRIVATE_KEY;
 pub(crate) use plausibility::assignment_value_ok;
@@ -207,7 +207,7 @@ impl RuleSet {
     /// catches what it let through instead of being blinded with the
     /// writer (docs/EXPORT.md, "The final scan"). A row whose veto the
     /// gate may trust on such values says so
-    /// ([`spec::Traits::gate_trusts_veto`]).
+    /// (`spec::Traits::gate_trusts_veto`).
     pub fn gate(extra: &[ExtraRule]) -> Result<RuleSet, RuleError> {
         let mut set = RuleSet::new(extra)?;
         for r in &mut set.rules {
@@ -268,7 +268,7 @@ impl RuleSet {
         if hay.len() < self.shortest {
             return;
         }
-        crate::work::visit(hay.len());
+        crate::detect::work::visit(hay.len());
         // Called for every string: the set of rules to run lives on the
         // stack for up to 256 rules (the built-ins are about 170).
         let mut small = [0u64; 4];

@@ -22,8 +22,8 @@ use coffer_evidence::vocab::SharingClass;
 use serde::Serialize;
 
 use crate::error::{ExportError, Result};
-use crate::manifest::{Excluded, ExcludedRecord};
-use crate::readback::{Expectations, FinalScan, ReadbackReport};
+use crate::gate::{Expectations, FinalScan, ReadbackReport};
+use crate::publish::manifest::{Excluded, ExcludedRecord};
 
 pub use gather::{gather, Gathered, ReviewedFile};
 
@@ -54,7 +54,7 @@ pub enum Class {
     /// A rewritten identity (its pseudonym).
     Identity,
     /// A string cut at the policy's `maxStringBytes` (its marker,
-    /// [`crate::cut`]).
+    /// `crate::rewrite::cut`).
     Truncated,
 }
 
@@ -88,10 +88,18 @@ impl Class {
     /// The class and rule of a placeholder (`None` for other text).
     pub fn of_placeholder(p: &str) -> Option<(Class, String)> {
         match p {
-            crate::local_paths::LOCAL_PATH => return Some((Class::LocalPath, "local-path".into())),
-            crate::local_paths::HOME => return Some((Class::Home, "home-directory".into())),
-            crate::local_paths::WORKSPACE => return Some((Class::Workspace, "local-root".into())),
-            crate::local_paths::LOCAL_HOST => return Some((Class::LocalHost, "host-name".into())),
+            crate::rewrite::local_paths::LOCAL_PATH => {
+                return Some((Class::LocalPath, "local-path".into()))
+            }
+            crate::rewrite::local_paths::HOME => {
+                return Some((Class::Home, "home-directory".into()))
+            }
+            crate::rewrite::local_paths::WORKSPACE => {
+                return Some((Class::Workspace, "local-root".into()))
+            }
+            crate::rewrite::local_paths::LOCAL_HOST => {
+                return Some((Class::LocalHost, "host-name".into()))
+            }
             _ => {}
         }
         if p.starts_with("[LOCAL_USER:") {

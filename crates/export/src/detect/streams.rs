@@ -506,7 +506,7 @@ impl<'d> Reassembler<'d> {
         if !s.reported.insert(span) {
             return;
         }
-        let (a, b) = crate::collect::char_span(joined, f.start, f.end);
+        let (a, b) = crate::detect::collect::char_span(joined, f.start, f.end);
         let secret = joined[a..b].to_string();
         for (n, &(i, x, y)) in covered.iter().enumerate() {
             let p = &s.parts[first_part + i];
@@ -594,7 +594,7 @@ pub fn apply(
         if c.start >= limit {
             continue;
         }
-        let (a, b) = crate::collect::char_span(s, c.start, c.end.min(limit));
+        let (a, b) = crate::detect::collect::char_span(s, c.start, c.end.min(limit));
         below = Some((&c.pointer, a));
         let with = if c.first {
             placeholder(&c.rule, &c.secret)

@@ -223,7 +223,7 @@ impl LiteralsBuilder {
         for candidates in long.values_mut() {
             candidates.sort_by_key(|c| std::cmp::Reverse(c.0.len));
         }
-        crate::work::visit(pattern_bytes);
+        crate::detect::work::visit(pattern_bytes);
         let mut patterns: Vec<&[u8]> = short.keys().chain(long.keys()).map(|k| &k[..]).collect();
         patterns.sort_unstable();
         patterns.dedup();
@@ -303,10 +303,10 @@ pub fn automaton<P: AsRef<[u8]>>(patterns: &[P]) -> AhoCorasick {
     let longest = patterns.iter().map(|p| p.as_ref().len()).max().unwrap_or(0);
     let kind = if bytes <= DFA_MAX_PATTERN_BYTES && longest <= DFA_MAX_PATTERN_LEN {
         // What a leftmost DFA's construction may cost, at worst.
-        crate::work::visit(bytes * longest);
+        crate::detect::work::visit(bytes * longest);
         aho_corasick::AhoCorasickKind::DFA
     } else {
-        crate::work::visit(bytes);
+        crate::detect::work::visit(bytes);
         aho_corasick::AhoCorasickKind::ContiguousNFA
     };
     AhoCorasickBuilder::new()
@@ -432,7 +432,7 @@ impl Literals {
 
     /// Replaces every literal in `s`; `None` when nothing matched.
     pub fn replace(&self, s: &str) -> Option<(String, Replaced)> {
-        crate::work::visit(s.len());
+        crate::detect::work::visit(s.len());
         let b = s.as_bytes();
         if self.gate.as_ref().is_some_and(|g| !g.is_match(b)) {
             return None;

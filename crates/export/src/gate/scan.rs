@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use coffer_base::issue::Issue;
 
 use crate::error::Result;
-use crate::readback::{Expectations, FinalScan, ReadbackReport};
+use crate::gate::{Expectations, FinalScan, ReadbackReport};
 
 /// What a scan read and found.
 #[derive(Debug)]

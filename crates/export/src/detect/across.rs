@@ -1,32 +1,32 @@
 //! Secrets that show only across lines, read over a whole string (a
 //! tool's output in a record) or over a batch of a text artifact's lines:
-//! a Kubernetes Secret's data ([`crate::kube`]) and a Terraform
-//! variable's default ([`crate::hcl`]). Both readers' values are swept
+//! a Kubernetes Secret's data ([`crate::detect::kube`]) and a Terraform
+//! variable's default ([`crate::detect::hcl`]). Both readers' values are swept
 //! everywhere, so the line-by-line rewrite of text needs neither.
 
 use std::ops::Range;
 
 /// Rule ids of the readers here.
-pub const RULES: [&str; 2] = [crate::kube::RULE, crate::hcl::RULE];
+pub const RULES: [&str; 2] = [crate::detect::kube::RULE, crate::detect::hcl::RULE];
 
 /// Whether `s` may hold anything the readers find (each reader's own
 /// word search: one packed search for both words costs more per call).
 #[inline]
 pub fn might_hold(s: &[u8]) -> bool {
-    crate::kube::might_hold(s) || crate::hcl::might_hold(s)
+    crate::detect::kube::might_hold(s) || crate::detect::hcl::might_hold(s)
 }
 
 /// Every value the readers find in `s`, with its rule id.
 pub fn find(s: &[u8], out: &mut Vec<(Range<usize>, &'static str)>) {
-    crate::work::visit(s.len());
+    crate::detect::work::visit(s.len());
     let mut spans = Vec::new();
-    if crate::kube::might_hold(s) {
-        crate::kube::secret_values(s, &mut spans);
-        out.extend(spans.drain(..).map(|r| (r, crate::kube::RULE)));
+    if crate::detect::kube::might_hold(s) {
+        crate::detect::kube::secret_values(s, &mut spans);
+        out.extend(spans.drain(..).map(|r| (r, crate::detect::kube::RULE)));
     }
-    if crate::hcl::might_hold(s) {
-        crate::hcl::secret_defaults(s, &mut spans);
-        out.extend(spans.drain(..).map(|r| (r, crate::hcl::RULE)));
+    if crate::detect::hcl::might_hold(s) {
+        crate::detect::hcl::secret_defaults(s, &mut spans);
+        out.extend(spans.drain(..).map(|r| (r, crate::detect::hcl::RULE)));
     }
 }
 
@@ -90,11 +90,11 @@ pub fn in_lines<'a>(lines: impl Iterator<Item = &'a [u8]> + Clone, diff: bool) -
 fn lines_might_hold<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
     let (mut kind, mut secret) = (false, false);
     for l in lines {
-        if crate::hcl::mentions_variable(l) {
+        if crate::detect::hcl::mentions_variable(l) {
             return true;
         }
-        kind = kind || crate::kube::mentions_kind(l);
-        secret = secret || crate::kube::mentions_secret(l);
+        kind = kind || crate::detect::kube::mentions_kind(l);
+        secret = secret || crate::detect::kube::mentions_secret(l);
     }
     kind && secret
 }
@@ -117,7 +117,7 @@ mod tests {
         };
         assert_eq!(
             found(&lines, false),
-            [(3, 12..12 + PW.len(), crate::kube::RULE)]
+            [(3, 12..12 + PW.len(), crate::detect::kube::RULE)]
         );
         let plain: Vec<&[u8]> = vec![b"data:", b"  password: x"];
         assert_eq!(found(&plain, false), []);
@@ -128,8 +128,8 @@ mod tests {
         assert_eq!(
             found(&lines, true),
             [
-                (7, 10..10 + PW.len(), crate::kube::RULE),
-                (10, 14..14 + PW.len(), crate::hcl::RULE)
+                (7, 10..10 + PW.len(), crate::detect::kube::RULE),
+                (10, 14..14 + PW.len(), crate::detect::hcl::RULE)
             ]
         );
         assert_eq!(found(&lines, false), []);

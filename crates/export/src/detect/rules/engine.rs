@@ -65,7 +65,7 @@ impl<'h> Candidate<'h> {
 
 /// Every credential `r` finds in `hay`, appended to `out` as rule `i`.
 pub(super) fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
-    crate::work::visit(hay.len());
+    crate::detect::work::visit(hay.len());
     match r.check {
         Check::Named => return named::hits(i, &r.regex, hay, out),
         Check::Field => return fields::hits(i, &r.regex, hay, out),

@@ -17,7 +17,7 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
 use memchr::memmem::Finder;
 
-use crate::names::StrLeaf;
+use crate::detect::names::StrLeaf;
 
 /// Rule id of a Secret's data value.
 pub const RULE: &str = "kubernetes-secret";
@@ -129,7 +129,8 @@ pub fn decoded_credential(v: &str) -> Option<String> {
     let d = BASE64.decode(v).ok()?;
     let t = String::from_utf8(d).ok()?;
     let t = t.strip_suffix('\n').unwrap_or(&t);
-    (t.len() <= MAX_PLAIN && crate::rules::credential_like(t.as_bytes())).then(|| t.to_string())
+    (t.len() <= MAX_PLAIN && crate::detect::rules::credential_like(t.as_bytes()))
+        .then(|| t.to_string())
 }
 
 /// Whether a value may be a secret: not a template or a placeholder
@@ -150,7 +151,8 @@ fn is_value(v: &[u8], base64: bool) -> bool {
         // a `.dockercfg`, may name `example` and hold a credential.)
         return d.len() >= MIN_DECODED
             && (d.len() > MAX_WORD
-                || !(crate::rules::is_placeholder(&d) || crate::rules::looks_fake(&d)));
+                || !(crate::detect::rules::is_placeholder(&d)
+                    || crate::detect::rules::looks_fake(&d)));
     }
     !(v.windows(2).any(|w| w == b"{{" || w == b"${" || w == b"$(")
         || (v.starts_with(b"<") && v.ends_with(b">"))

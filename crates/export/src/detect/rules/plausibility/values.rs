@@ -84,7 +84,7 @@ pub(crate) fn assignment_value_ok(name: &[u8], value: &[u8], literal_syntax: boo
 /// The name as judged: normalized, and `API_KEY_2`, `token1` (a numbered
 /// name) as the name.
 fn judged_name(name: &[u8]) -> String {
-    let n = crate::names::normalize(&String::from_utf8_lossy(name));
+    let n = crate::detect::names::normalize(&String::from_utf8_lossy(name));
     match n.trim_end_matches(|c: char| c.is_ascii_digit()) {
         "" => n.as_str(),
         trimmed => trimmed,
@@ -95,7 +95,7 @@ fn judged_name(name: &[u8]) -> String {
 /// An innocent or sample name, a version, prose, filler, or a bare word
 /// where no literal is set.
 fn innocent(n: &str, value: &[u8], literal_syntax: bool) -> bool {
-    crate::names::normalize_is_innocent(n)
+    crate::detect::names::normalize_is_innocent(n)
         || sample_name(n)
         || versioned_name(value)
         || prose(value)
@@ -247,8 +247,8 @@ pub(crate) fn names_itself(name: &[u8], n: &str, value: &[u8], literal_syntax: b
         .iter()
         .all(|c| c.is_ascii_alphabetic() || *c == b'-' || *c == b'_')
         && !weak_password
-        && crate::names::classify(&String::from_utf8_lossy(named), &[])
-            == crate::names::FieldClass::Secret
+        && crate::detect::names::classify(&String::from_utf8_lossy(named), &[])
+            == crate::detect::names::FieldClass::Secret
     {
         return true;
     }

@@ -142,7 +142,7 @@ pub fn decoded_views(s: &[u8]) -> Vec<View> {
 }
 
 fn one_layer(s: &[u8], out: &mut Vec<View>) {
-    crate::work::visit(s.len());
+    crate::detect::work::visit(s.len());
     // One search for the escape bytes: most strings hold none.
     if memchr::memchr3(b'\\', b'%', b'&', s).is_some() {
         if memchr::memchr(b'\\', s).is_some() {

@@ -21,7 +21,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::walker::Walker;
+use crate::detect::walker::Walker;
 
 /// Placeholder for an absolute local path.
 pub const LOCAL_PATH: &str = "[LOCAL_PATH]";

@@ -23,7 +23,7 @@ use coffer_evidence::bundle::source::BundleDir;
 use serde_json::Value;
 
 use crate::error::{ExportError, Result};
-use crate::readback::{self, Expectations, ReadbackReport};
+use crate::gate::{self, Expectations, ReadbackReport};
 
 /// Largest total of member bytes unpacked.
 pub const MAX_UNPACKED_BYTES: u64 = 512 << 20;
@@ -89,7 +89,7 @@ pub fn pack(dest: &Path, archive: &Path) -> Result<PackOutcome> {
             "the archive name must end in .tar.zst or .tar.gz",
         )
     })?;
-    readback::verify(dest, &Expectations::default())?;
+    gate::verify(dest, &Expectations::default())?;
     // Read again as the readback did: one component at a time, never
     // through a symlink, regular files only, bounded.
     let tree = BundleDir::open(dest).map_err(|i| ExportError::Invalid(vec![i]))?;
@@ -279,7 +279,7 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<ReadbackReport> {
         .dir()
         .try_clone()
         .map_err(|e| ExportError::io(dest, "open", e))?;
-    let report = readback::verify_tree(&BundleDir::from_dir(handle), &Expectations::default())?;
+    let report = gate::verify_tree(&BundleDir::from_dir(handle), &Expectations::default())?;
     tree.publish()?;
     Ok(report)
 }

@@ -8,6 +8,8 @@
 //! matcher. Findings name the file, the JSON pointer (or line) and the rule,
 //! never the value.
 
+pub mod scan;
+
 use coffer_base::codes;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -25,14 +27,14 @@ use coffer_evidence::schema::{self, DocKind};
 use regex::bytes::Regex;
 use serde_json::Value;
 
+use crate::detect::memo::ShortMemo;
+use crate::detect::names::{classify, FieldClass, THINKING_KEEP, THINKING_RECORD};
+use crate::detect::rules::{is_placeholder, RuleSet};
 use crate::detect::{CleanCache, Detector, Finding, Placeholders, FORGERY_RULE, SENSITIVE_RULE};
 use crate::error::{ExportError, Result};
 use crate::lines::{two_core, Batch};
-use crate::memo::ShortMemo;
-use crate::names::{classify, FieldClass, THINKING_KEEP, THINKING_RECORD};
 use crate::plan::allowed;
 use crate::policy::Policy;
-use crate::rules::{is_placeholder, RuleSet};
 
 /// Most files an export tree may hold (the unpack limit too).
 pub const MAX_FILES: usize = 10_000;
@@ -154,16 +156,16 @@ fn literal_set(exp: &Expectations<'_>) -> (Vec<String>, Vec<&'static str>) {
     let mut pats: BTreeMap<String, &'static str> = BTreeMap::new();
     if let Some(p) = exp.policy {
         for v in &p.sensitive_values {
-            for x in crate::literals::variants(v) {
+            for x in crate::rewrite::literals::variants(v) {
                 pats.insert(x, codes::validation::SENSITIVE_VALUE_IN_EXPORT);
             }
         }
     }
     for id in &exp.identities {
-        if id.len() < crate::identity::MIN_SWEPT_ID_BYTES {
+        if id.len() < crate::rewrite::identity::MIN_SWEPT_ID_BYTES {
             continue;
         }
-        for (form, _) in crate::identity::derived_forms(id, id) {
+        for (form, _) in crate::rewrite::identity::derived_forms(id, id) {
             pats.entry(form)
                 .or_insert(codes::validation::IDENTITY_IN_EXPORT);
         }
@@ -196,11 +198,11 @@ impl FinalScan {
             SENSITIVE_RULE,
             FORGERY_RULE,
             SECRET_FIELD_RULE,
-            crate::views::OVERFLOW_RULE,
-            crate::views::ROW_RULE,
+            crate::detect::views::OVERFLOW_RULE,
+            crate::detect::views::ROW_RULE,
         ]
         .into_iter()
-        .chain(crate::across::RULES)
+        .chain(crate::detect::across::RULES)
         {
             known_rules.insert(r.to_string());
         }
@@ -216,7 +218,8 @@ impl FinalScan {
             ..Default::default()
         };
         report.literals = pats.len();
-        let literals = (!pats.is_empty()).then(|| (crate::literals::automaton(&pats), kinds));
+        let literals =
+            (!pats.is_empty()).then(|| (crate::rewrite::literals::automaton(&pats), kinds));
         Ok(FinalScan {
             det,
             literals,
@@ -241,7 +244,7 @@ impl FinalScan {
     }
 
     /// Whether `s` holds what the scan reports as a credential or a policy
-    /// value: a place named by it is shown masked ([`crate::shown`]).
+    /// value: a place named by it is shown masked (`crate::shown`).
     pub fn holds_secret(&self, s: &str) -> bool {
         self.det.holds_credential(s)
     }
@@ -324,7 +327,7 @@ impl FinalScan {
     }
 
     /// A text line, after [`FinalScan::string`] saw it: what it holds only
-    /// with the line before it (see [`crate::continued`]).
+    /// with the line before it (see `crate::detect::continued`).
     pub fn continued(&mut self, prev: &[u8], line: &str, file: &str, pointer: &str) {
         self.scratch.clear();
         self.det.find_continued(prev, line, &mut self.scratch);
@@ -333,7 +336,7 @@ impl FinalScan {
 
     /// Consecutive lines of a text file (one batch, the first numbered
     /// `first`), after each was read on its own: what only shows across
-    /// lines (see [`crate::across`]).
+    /// lines (see [`crate::detect::across`]).
     fn text_lines<'a>(
         &mut self,
         lines: impl Iterator<Item = &'a [u8]> + Clone,
@@ -341,7 +344,7 @@ impl FinalScan {
         file: &str,
         diff: bool,
     ) {
-        for f in crate::across::in_lines(lines.clone(), diff) {
+        for f in crate::detect::across::in_lines(lines.clone(), diff) {
             let Ok(line) = std::str::from_utf8(f.line) else {
                 continue;
             };
@@ -415,7 +418,7 @@ impl FinalScan {
             let b = s.as_bytes();
             for (code, a, e) in hits {
                 if code == codes::validation::LOCAL_USER_IN_EXPORT
-                    && !crate::literals::stands_alone(b, a, e)
+                    && !crate::rewrite::literals::stands_alone(b, a, e)
                 {
                     continue;
                 }
@@ -429,7 +432,7 @@ impl FinalScan {
                 );
             }
         }
-        for _ in crate::local_paths::local_paths(s) {
+        for _ in crate::rewrite::local_paths::local_paths(s) {
             self.finding_in(
                 codes::validation::LOCAL_PATH_IN_EXPORT,
                 file,
@@ -534,11 +537,11 @@ impl FinalScan {
                 }
                 // `{"name": "GITHUB_TOKEN", "value": …}`: the writer
                 // redacts the value as a secret-named field's.
-                let pair_secret = crate::names::names_its_value(|k| v.get(k), &self.allow);
+                let pair_secret = crate::detect::names::names_its_value(|k| v.get(k), &self.allow);
                 // A Kubernetes Secret: each data entry as a secret field.
                 let kube = |k: &str| {
-                    crate::kube::data_member(k.as_bytes()).is_some()
-                        && crate::kube::is_secret_object(|k| v.get(k))
+                    crate::detect::kube::data_member(k.as_bytes()).is_some()
+                        && crate::detect::kube::is_secret_object(|k| v.get(k))
                 };
                 for (k, x) in m {
                     let len = pointer.len();
@@ -603,7 +606,7 @@ impl FinalScan {
         match x {
             Node::Null | Node::Bool(_) => {}
             Node::String(s)
-                if is_placeholder(s.as_bytes()) || crate::rules::kept_secret_value(s) =>
+                if is_placeholder(s.as_bytes()) || crate::detect::rules::kept_secret_value(s) =>
             {
                 self.string(s, file, pointer)
             }
@@ -678,9 +681,9 @@ impl FinalScan {
         let (done, read) = two_core(&mut br, max, &mut mine, &mut theirs, |scan, b| {
             scan.scanned(b, rel, media)
         });
-        // The pieces of streams, joined in line order (crate::streams).
+        // The pieces of streams, joined in line order (crate::detect::streams).
         let det = self.det.clone();
-        let mut streams = crate::streams::Reassembler::new(&det);
+        let mut streams = crate::detect::streams::Reassembler::new(&det);
         for scanned in done {
             let room = MAX_FINDINGS.saturating_sub(self.findings.len());
             self.findings
@@ -701,7 +704,7 @@ impl FinalScan {
                 &format!("/{}", w.line),
                 format!(
                     "a secret spread over a stream's records reaches further back than {} bytes",
-                    crate::streams::WINDOW
+                    crate::detect::streams::WINDOW
                 ),
             );
         }
@@ -745,7 +748,7 @@ impl FinalScan {
         b: &Batch,
         rel: &str,
         media: &str,
-        streamed: &mut Vec<(u64, crate::streams::Record)>,
+        streamed: &mut Vec<(u64, crate::detect::streams::Record)>,
     ) -> Result<(), Issue> {
         let jsonl = media == "application/x-ndjson";
         let limits = JsonlLimits::EVIDENCE.line;
@@ -768,7 +771,7 @@ impl FinalScan {
                     )
                 })?;
                 self.value(&v, rel, &mut pointer);
-                let r = crate::streams::record(&v);
+                let r = crate::detect::streams::record(&v);
                 if r.ends || !r.pieces.is_empty() {
                     streamed.push((n, r));
                 }
@@ -817,7 +820,7 @@ impl FinalScan {
 
 /// What one batch found and counted.
 struct Scanned {
-    streamed: Vec<(u64, crate::streams::Record)>,
+    streamed: Vec<(u64, crate::detect::streams::Record)>,
     findings: Vec<Issue>,
     strings: u64,
     placeholders: u64,

@@ -8,6 +8,14 @@
 //! then every rule again over every decoded view as a safety net, then the
 //! string limit. Text is rewritten line by line; a private key block that
 //! spans lines is replaced line by line until its END marker.
+//!
+//! The rewrite stage: [`Scrubber`] and what it applies (identities,
+//! literals, local paths, visible cuts).
+
+pub(crate) mod cut;
+pub(crate) mod identity;
+pub(crate) mod literals;
+pub(crate) mod local_paths;
 
 use coffer_base::codes;
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,14 +24,14 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::collect::{char_span, Collected, FIELD_RULE};
+use crate::detect::collect::{char_span, Collected, FIELD_RULE};
+use crate::detect::names::{classify, FieldClass, THINKING_KEEP, THINKING_RECORD};
 use crate::detect::Detector;
 use crate::error::{ExportError, Result};
-use crate::identity::{pseudonym, IdMap, RECORD_NAMESPACE};
 use crate::key::Keys;
-use crate::literals::{LiteralKind, Literals, LiteralsBuilder};
-use crate::local_paths::{self, LOCAL_HOST};
-use crate::names::{classify, FieldClass, THINKING_KEEP, THINKING_RECORD};
+use crate::rewrite::identity::{pseudonym, IdMap, RECORD_NAMESPACE};
+use crate::rewrite::literals::{LiteralKind, Literals, LiteralsBuilder};
+use crate::rewrite::local_paths::LOCAL_HOST;
 
 /// Transformations made in one artifact (the export manifest's counts).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -76,10 +84,10 @@ fn swept_everywhere(det: &Detector, rule: &str, value: &str) -> bool {
     if [
         crate::detect::FORGERY_RULE,
         crate::detect::SENSITIVE_RULE,
-        crate::views::ROW_RULE,
+        crate::detect::views::ROW_RULE,
     ]
     .contains(&rule)
-        || crate::across::RULES.contains(&rule)
+        || crate::detect::across::RULES.contains(&rule)
     {
         return true;
     }
@@ -88,7 +96,7 @@ fn swept_everywhere(det: &Detector, rule: &str, value: &str) -> bool {
         .rules()
         .iter()
         .any(|r| r.id == rule && r.check.by_shape());
-    shape || crate::rules::credential_like(value.as_bytes())
+    shape || crate::detect::rules::credential_like(value.as_bytes())
 }
 
 /// The placeholder of a secret.
@@ -119,7 +127,7 @@ struct Sweep<'a> {
     ids: IdMap,
     users: BTreeMap<String, usize>,
     /// The users swept as words everywhere
-    /// ([`crate::local_paths::LocalNames::swept`]).
+    /// ([`crate::rewrite::local_paths::LocalNames::swept`]).
     swept: BTreeSet<String>,
     roots: Vec<String>,
     /// User names with spaces: a home written through one is matched whole.
@@ -139,7 +147,7 @@ pub const OTHER_FIELDS: &str = "(other fields)";
 pub struct TextState {
     in_private_key: bool,
     /// The line before, when it is at most
-    /// [`crate::continued::MAX_OPENING_LINE`] bytes.
+    /// [`crate::detect::continued::MAX_OPENING_LINE`] bytes.
     prev: Option<Vec<u8>>,
 }
 
@@ -194,7 +202,10 @@ impl<'a> Scrubber<'a> {
             return Err(ExportError::blocked(
                 codes::limit::SECRETS,
                 "",
-                format!("more than {} distinct secrets", crate::collect::MAX_SECRETS),
+                format!(
+                    "more than {} distinct secrets",
+                    crate::detect::collect::MAX_SECRETS
+                ),
             ));
         }
         let ids = collected.ids.finish(&keys)?;
@@ -221,7 +232,8 @@ impl<'a> Scrubber<'a> {
         // A weak value (`AWS_SECRET_ACCESS_KEY=bench`, `password: hunter`)
         // goes only where its rule finds it again: strings holding it get
         // the detector pass, the rest of the export keeps the word.
-        let local_only = (!local_only.is_empty()).then(|| crate::literals::automaton(&local_only));
+        let local_only =
+            (!local_only.is_empty()).then(|| crate::rewrite::literals::automaton(&local_only));
         ids.add_literals(&mut b);
         let (users, swept) = local_names(&mut b, &keys, &collected.names);
         let spaced = users.keys().filter(|u| u.contains(' ')).cloned().collect();
@@ -281,7 +293,7 @@ impl<'a> Scrubber<'a> {
                 .sweep
                 .roots
                 .iter()
-                .any(|r| crate::local_paths::find_root(raw, r, 0).is_some())
+                .any(|r| crate::rewrite::local_paths::find_root(raw, r, 0).is_some())
     }
 
     /// Every secret placeholder this export may contain.
@@ -368,9 +380,9 @@ impl<'a> Scrubber<'a> {
         out
     }
 
-    /// Cuts `s` to the string limit with its marker ([`crate::cut`]).
+    /// Cuts `s` to the string limit with its marker ([`crate::rewrite::cut`]).
     fn bound(&self, s: String, c: &mut Counts) -> String {
-        match crate::cut::cut(&s, self.sweep.max_string) {
+        match crate::rewrite::cut::cut(&s, self.sweep.max_string) {
             Some(t) => {
                 c.truncated += 1;
                 t
@@ -382,7 +394,7 @@ impl<'a> Scrubber<'a> {
     fn secret_field(&mut self, v: &Value, c: &mut Counts) -> Value {
         match v {
             Value::Null | Value::Bool(_) => v.clone(),
-            Value::String(s) if crate::rules::kept_secret_value(s) => {
+            Value::String(s) if crate::detect::rules::kept_secret_value(s) => {
                 Value::String(self.string(s, c))
             }
             _ => {
@@ -407,7 +419,7 @@ impl<'a> Scrubber<'a> {
                 };
             }
             Value::Array(a) => {
-                let pair = crate::names::secret_pair(a, &self.sweep.allow).is_some();
+                let pair = crate::detect::names::secret_pair(a, &self.sweep.allow).is_some();
                 for (i, x) in a.iter_mut().enumerate() {
                     if pair && i == 1 {
                         *x = self.secret_field(x, c);
@@ -440,9 +452,9 @@ impl<'a> Scrubber<'a> {
     ) -> Result<()> {
         let thinking = m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD);
         let oneshot = m.get("schema").and_then(Value::as_str) == Some("oneshot-v1");
-        let pair_secret = crate::names::names_its_value(|k| m.get(k), &self.sweep.allow);
+        let pair_secret = crate::detect::names::names_its_value(|k| m.get(k), &self.sweep.allow);
         let kube = (m.contains_key("data") || m.contains_key("stringData"))
-            && crate::kube::is_secret_object(|k| m.get(k));
+            && crate::detect::kube::is_secret_object(|k| m.get(k));
         let old = std::mem::take(m);
         for (k, mut val) in old {
             let class = classify(&k, &self.sweep.allow);
@@ -453,7 +465,7 @@ impl<'a> Scrubber<'a> {
             }
             let key = self.string(&k, c);
             match class {
-                _ if kube && crate::kube::data_member(k.as_bytes()).is_some() => {
+                _ if kube && crate::detect::kube::data_member(k.as_bytes()).is_some() => {
                     val = self.secret_entries(val, c)?
                 }
                 FieldClass::Secret => val = self.secret_field(&val, c),
@@ -476,7 +488,7 @@ impl<'a> Scrubber<'a> {
                         // A shaped id (`toolu_…`) is never a credential;
                         // any other value is checked before it is given a
                         // pseudonym in its own shape.
-                        let shaped = crate::identity::shaped_id(v).is_some();
+                        let shaped = crate::rewrite::identity::shaped_id(v).is_some();
                         (shaped
                             || class == FieldClass::Identity
                             || (oneshot && k.eq_ignore_ascii_case("id")))
@@ -545,7 +557,8 @@ impl<'a> Scrubber<'a> {
         };
         let prev = std::mem::replace(
             &mut st.prev,
-            (line.len() <= crate::continued::MAX_OPENING_LINE).then(|| line.as_bytes().to_vec()),
+            (line.len() <= crate::detect::continued::MAX_OPENING_LINE)
+                .then(|| line.as_bytes().to_vec()),
         );
         let is_begin = body.contains("-----BEGIN") && body.contains("PRIVATE KEY");
         let is_end = body.contains("-----END") && body.contains("PRIVATE KEY");
@@ -557,7 +570,7 @@ impl<'a> Scrubber<'a> {
                 return line.to_string();
             }
             c.redacted_secret += 1;
-            let p = self.placeholder(crate::rules::PRIVATE_KEY, body.as_bytes());
+            let p = self.placeholder(crate::detect::rules::PRIVATE_KEY, body.as_bytes());
             return format!("{prefix}{p}");
         }
         if is_begin && !is_end {
@@ -572,7 +585,7 @@ impl<'a> Scrubber<'a> {
 
     /// Replaces in `out` (the rewritten text of `line` after its kept
     /// prefix) what `line` holds only with the line before it (see
-    /// [`crate::continued`]), read on whole lines as the first pass and
+    /// [`crate::detect::continued`]), read on whole lines as the first pass and
     /// the readback read them. A credential-like value is already gone by
     /// the sweep; a weak one (`<password>` / `hunter2`) goes here.
     fn continued(
@@ -602,10 +615,10 @@ impl<'a> Scrubber<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collect::Collector;
+    use crate::detect::collect::Collector;
+    use crate::detect::rules::RuleSet;
     use crate::detect::Placeholders;
     use crate::key::ExportKey;
-    use crate::rules::RuleSet;
     use serde_json::Value;
 
     fn scrub_lines(lines: &[&str], diff: bool) -> Vec<String> {

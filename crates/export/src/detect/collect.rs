@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use coffer_base::json::Node;
 use serde_json::Value;
 
+use crate::detect::memo::ShortMemo;
+use crate::detect::names::{classify, normalize, FieldClass, THINKING_RECORD};
+use crate::detect::rules::is_placeholder;
 use crate::detect::{CleanCache, Detector, Finding};
-use crate::identity::{Identities, Scope};
-use crate::local_paths::LocalNames;
-use crate::memo::ShortMemo;
-use crate::names::{classify, normalize, FieldClass, THINKING_RECORD};
-use crate::rules::is_placeholder;
+use crate::rewrite::identity::{Identities, Scope};
+use crate::rewrite::local_paths::LocalNames;
 
 /// Rule id of a secret-named field's value.
 pub const FIELD_RULE: &str = "secret-field";
@@ -151,7 +151,7 @@ impl<'a> Collector<'a> {
             self.found
                 .secrets
                 .insert(value.to_string(), rule.to_string());
-            if rule == crate::kube::RULE {
+            if rule == crate::detect::kube::RULE {
                 self.decoded_secret(value);
             }
         }
@@ -160,16 +160,16 @@ impl<'a> Collector<'a> {
     /// What a Secret's base64 data value encodes goes too: an agent that
     /// decodes it (`| base64 -d`) prints it bare.
     fn decoded_secret(&mut self, encoded: &str) {
-        if let Some(plain) = crate::kube::decoded_credential(encoded) {
-            self.secret(&plain, crate::kube::RULE);
+        if let Some(plain) = crate::detect::kube::decoded_credential(encoded) {
+            self.secret(&plain, crate::detect::kube::RULE);
         }
     }
 
     /// Consecutive lines of a text artifact (one batch; `diff` for a
     /// patch), after each was read on its own: what only shows across
-    /// lines (see [`crate::across`]).
+    /// lines (see [`crate::detect::across`]).
     pub fn text_lines<'l>(&mut self, lines: impl Iterator<Item = &'l [u8]> + Clone, diff: bool) {
-        for f in crate::across::in_lines(lines.clone(), diff) {
+        for f in crate::detect::across::in_lines(lines.clone(), diff) {
             if let Ok(v) = std::str::from_utf8(&f.line[f.span]) {
                 self.secret(v, f.rule);
             }
@@ -179,7 +179,7 @@ impl<'a> Collector<'a> {
         let all: Vec<&[u8]> = lines.clone().collect();
         for (i, span, _) in self.det.find_across_rows(lines) {
             if let Ok(v) = std::str::from_utf8(&all[i][span]) {
-                self.secret(v, crate::views::ROW_RULE);
+                self.secret(v, crate::detect::views::ROW_RULE);
             }
         }
     }
@@ -206,7 +206,7 @@ impl<'a> Collector<'a> {
     }
 
     /// A text line, after [`Collector::string`] saw it: what it holds
-    /// only with the line before it (see [`crate::continued`]).
+    /// only with the line before it (see [`crate::detect::continued`]).
     pub fn continued(&mut self, prev: &[u8], line: &str) {
         self.scratch.clear();
         self.det.find_continued(prev, line, &mut self.scratch);
@@ -230,11 +230,11 @@ impl<'a> Collector<'a> {
         self.collect_findings(s);
         self.dirty |= self.found.names.collect(s);
         self.dirty |= s.len() > self.max_string
-            || !crate::local_paths::local_paths(s).is_empty()
+            || !crate::rewrite::local_paths::local_paths(s).is_empty()
             || self
                 .roots
                 .iter()
-                .any(|r| crate::local_paths::find_root(s.as_bytes(), r, 0).is_some());
+                .any(|r| crate::rewrite::local_paths::find_root(s.as_bytes(), r, 0).is_some());
         let t = s.trim_start();
         if depth < MAX_NESTED_JSON_DEPTH
             && s.len() <= MAX_NESTED_JSON_BYTES
@@ -249,7 +249,7 @@ impl<'a> Collector<'a> {
     /// Every string below a secret-named field is a secret.
     fn secret_value(&mut self, v: &Node<'_>) {
         match v {
-            Node::String(s) if crate::rules::kept_secret_value(s) => {}
+            Node::String(s) if crate::detect::rules::kept_secret_value(s) => {}
             Node::String(s) if !is_placeholder(s.as_bytes()) && s.len() >= 4 => {
                 self.secret(s, FIELD_RULE)
             }
@@ -282,7 +282,7 @@ impl<'a> Collector<'a> {
             Node::String(s) => self.string(s, depth),
             Node::Array(a) => {
                 // ["OPENAI_API_KEY", "<value>"] pairs (env lists, argv).
-                if let Some(val) = crate::names::secret_pair(a, self.allow) {
+                if let Some(val) = crate::detect::names::secret_pair(a, self.allow) {
                     self.dirty = true;
                     self.secret_value(val);
                 }
@@ -294,19 +294,19 @@ impl<'a> Collector<'a> {
                     thinking || v.get("schema").and_then(Node::as_str) == Some("oneshot-v1");
                 // {"name": "GITHUB_TOKEN", "value": "..."} pairs.
                 if let Some(val) = v.get("value") {
-                    if crate::names::names_its_value(|k| v.get(k), self.allow) {
+                    if crate::detect::names::names_its_value(|k| v.get(k), self.allow) {
                         self.dirty = true;
                         self.secret_value(val);
                     }
                 }
                 for (k, val) in m {
                     let k: &str = k;
-                    if thinking && !crate::names::THINKING_KEEP.contains(&k) {
+                    if thinking && !crate::detect::names::THINKING_KEEP.contains(&k) {
                         continue;
                     }
                     self.string(k, depth);
-                    if let Some(base64) = crate::kube::data_member(k.as_bytes())
-                        .filter(|_| crate::kube::is_secret_object(|k| v.get(k)))
+                    if let Some(base64) = crate::detect::kube::data_member(k.as_bytes())
+                        .filter(|_| crate::detect::kube::is_secret_object(|k| v.get(k)))
                     {
                         self.dirty = true;
                         self.secret_entries(val, depth, base64);
@@ -340,7 +340,7 @@ impl<'a> Collector<'a> {
             }
             FieldClass::Identity => {
                 if let (Some(ns), Some(id)) = (correlation_namespace(&normalize(k)), val.as_str()) {
-                    let shaped = crate::identity::shaped_id(id).is_some();
+                    let shaped = crate::rewrite::identity::shaped_id(id).is_some();
                     if shaped || !self.det.holds_credential(id) {
                         self.identity(ns, id);
                     }
@@ -351,7 +351,7 @@ impl<'a> Collector<'a> {
                 // An id by its shape (`toolu_…`, `wrkspc_…`)
                 // is an identity in any field.
                 if let Some(id) = val.as_str() {
-                    match crate::identity::shaped_id(id) {
+                    match crate::rewrite::identity::shaped_id(id) {
                         Some((ns, Scope::Correlation)) => {
                             self.dirty = true;
                             self.identity(ns, id);

@@ -84,7 +84,7 @@ pub(crate) fn words_name(v: &[u8]) -> bool {
 /// A label that is one secret word and nothing else (`auth`, `--token`,
 /// `Password`), not a setting's own name (`ASANA_TOKEN`).
 pub(crate) fn bare_label(name: &[u8]) -> bool {
-    let n = crate::names::normalize(&String::from_utf8_lossy(name));
+    let n = crate::detect::names::normalize(&String::from_utf8_lossy(name));
     [
         "auth",
         "token",

@@ -216,7 +216,7 @@ impl<'a> Gatherer<'a> {
                 }
             }
         }
-        if let Some((at, _)) = crate::cut::marked(s) {
+        if let Some((at, _)) = crate::rewrite::cut::marked(s) {
             self.spans
                 .push((at, s.len(), Class::Truncated, "max-string-bytes".into()));
         }
