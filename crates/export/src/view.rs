@@ -54,7 +54,8 @@ pub struct View {
     pub patch: Option<String>,
 }
 
-/// One artifact row.
+/// One artifact row as the page shows it: text, not typed ids, because an
+/// export tree is shown as it is, before and without validation.
 #[derive(Debug, Clone, Default)]
 pub struct Artifact {
     /// Its id.

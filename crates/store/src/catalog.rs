@@ -134,7 +134,8 @@ pub struct ObjectRow {
 /// A named reason to keep an object (a put, a bundle, a freeze...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Root {
-    /// What kind of holder (`put`, `bundle`, ...).
+    /// What kind of holder (`put`, `bundle`, ...): text, because each layer
+    /// names its own kinds and the CAS may not name the evidence domain's.
     pub kind: String,
     /// The holder's name within its kind.
     pub name: String,

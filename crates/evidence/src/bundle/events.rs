@@ -28,7 +28,8 @@ const MAX_LABEL_CHARS: usize = 60;
 pub struct Event {
     /// Its line (from 1).
     pub line: u64,
-    /// Its `type` (or `(none)`).
+    /// Its `type` as the harness wrote it (an open vocabulary each harness
+    /// defines), or `(none)`.
     #[serde(rename = "type")]
     pub kind: String,
     /// The tool or name it is about, when it says.
