@@ -3,6 +3,7 @@
 mod analysis;
 mod architecture;
 mod backends;
+mod batch;
 mod bundles;
 mod cli_contract;
 mod crash;

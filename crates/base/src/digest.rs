@@ -57,7 +57,20 @@ impl Digest {
 
     /// The 64 lowercase hex characters, without the prefix.
     pub fn hex(&self) -> String {
-        hex::encode(self.0)
+        let buf = self.hex_bytes();
+        std::str::from_utf8(&buf).expect("hex is ASCII").to_string()
+    }
+
+    /// The hex digits in a stack buffer: a digest is printed once per
+    /// catalog query and output line, so batch lookups run through here.
+    fn hex_bytes(&self) -> [u8; 64] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 64];
+        for (i, b) in self.0.iter().enumerate() {
+            out[2 * i] = DIGITS[usize::from(b >> 4)];
+            out[2 * i + 1] = DIGITS[usize::from(b & 0xf)];
+        }
+        out
     }
 
     /// The shard directory name: the first two hex characters.
@@ -81,15 +94,25 @@ impl Digest {
         let err = || ParseDigestError {
             input: hex_str.chars().take(100).collect(),
         };
-        if hex_str.len() != 64
-            || !hex_str
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
+        // Lowercase only: one digest has one spelling in stored forms.
+        fn nibble(c: u8) -> Option<u8> {
+            match c {
+                b'0'..=b'9' => Some(c - b'0'),
+                b'a'..=b'f' => Some(c - b'a' + 10),
+                _ => None,
+            }
+        }
+        let bytes = hex_str.as_bytes();
+        if bytes.len() != 64 {
             return Err(err());
         }
         let mut out = [0u8; 32];
-        hex::decode_to_slice(hex_str, &mut out).map_err(|_| err())?;
+        for (o, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            match (nibble(pair[0]), nibble(pair[1])) {
+                (Some(hi), Some(lo)) => *o = hi << 4 | lo,
+                _ => return Err(err()),
+            }
+        }
         Ok(Digest(out))
     }
 }
@@ -111,7 +134,9 @@ impl FromStr for Digest {
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{PREFIX}{}", self.hex())
+        let buf = self.hex_bytes();
+        f.write_str(PREFIX)?;
+        f.write_str(std::str::from_utf8(&buf).expect("hex is ASCII"))
     }
 }
 
@@ -271,6 +296,28 @@ impl<W: Write> Write for HashingWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_round_trips_and_only_lowercase_parses() {
+        for seed in 0u8..=255 {
+            let d = Digest::of(&[seed]);
+            assert_eq!(d.hex(), hex::encode(d.as_bytes()));
+            assert_eq!(
+                d.to_string(),
+                format!("sha256:{}", hex::encode(d.as_bytes()))
+            );
+            assert_eq!(Digest::from_hex(&d.hex()).unwrap(), d);
+            assert!(
+                Digest::from_hex(&d.hex().to_uppercase()).is_err()
+                    || !d.hex().bytes().any(|b| b.is_ascii_alphabetic())
+            );
+        }
+        let mut bad = Digest::of(b"x").hex();
+        bad.replace_range(63..64, "g");
+        assert!(Digest::from_hex(&bad).is_err());
+        assert!(Digest::from_hex(&bad[..62]).is_err());
+        assert!(Digest::from_hex(&format!("{}é", &bad[..62])).is_err());
+    }
 
     #[test]
     fn hash_exact_takes_exactly_the_announced_count() {

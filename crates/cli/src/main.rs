@@ -84,19 +84,32 @@ enum Command {
         #[arg(long, value_name = "DIGEST")]
         expect: Option<String>,
     },
-    /// Write an object, verified, to stdout or to a new file.
+    /// Write an object, verified, to stdout or to a new file; with --stdin,
+    /// every object named on standard input into a directory.
     Get {
-        /// `sha256:<64 hex>`.
-        digest: String,
-        /// Write here instead of stdout; an existing file is never replaced.
-        #[arg(short, long, value_name = "FILE")]
+        /// `sha256:<64 hex>`, or a unique prefix of 8 or more hex digits.
+        #[arg(required_unless_present = "stdin", conflicts_with = "stdin")]
+        digest: Option<String>,
+        /// Write here instead of stdout (with --stdin: a directory, created
+        /// if absent, receiving `<64 hex>` files); an existing file is never
+        /// replaced.
+        #[arg(short, long, value_name = "FILE", required_if_eq("stdin", "true"))]
         output: Option<PathBuf>,
+        /// Read digests from standard input, one per line; answer each with
+        /// `<digest> <size>` or `<name> missing|ambiguous|invalid|exists`.
+        #[arg(long)]
+        stdin: bool,
     },
     /// Tell whether objects are present (exit 1 if any is not).
     Has {
-        /// `sha256:<64 hex>` keys.
-        #[arg(required = true)]
+        /// `sha256:<64 hex>` keys, or unique prefixes of 8 or more hex digits.
+        #[arg(required_unless_present = "stdin", conflicts_with = "stdin")]
         digests: Vec<String>,
+        /// Read digests from standard input, one per line, and answer each
+        /// as read: `<digest> <size>` or `<name> missing|ambiguous|invalid`
+        /// (the form of `git cat-file --batch-check`).
+        #[arg(long)]
+        stdin: bool,
     },
     /// List cataloged objects.
     Ls,
@@ -481,8 +494,18 @@ fn run(ctx: &Ctx, command: Command) -> Report {
             no_pin,
             expect,
         } => cmd::objects::put(ctx, &paths, no_pin, expect.as_deref()),
-        Command::Get { digest, output } => cmd::objects::get(ctx, &digest, output.as_deref()),
-        Command::Has { digests } => cmd::objects::has(ctx, &digests),
+        Command::Get {
+            output: Some(dir),
+            stdin: true,
+            ..
+        } => cmd::batch::get(ctx, &dir),
+        Command::Get { digest, output, .. } => cmd::objects::get(
+            ctx,
+            digest.as_deref().unwrap_or_default(),
+            output.as_deref(),
+        ),
+        Command::Has { stdin: true, .. } => cmd::batch::has(ctx),
+        Command::Has { digests, .. } => cmd::objects::has(ctx, &digests),
         Command::Ls => cmd::objects::ls(ctx),
         Command::Fsck { read_data } => cmd::admin::fsck(ctx, read_data),
         Command::Gc { dry_run, grace } => cmd::admin::gc(ctx, dry_run, &grace),

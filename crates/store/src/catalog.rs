@@ -131,6 +131,10 @@ pub struct ObjectRow {
     pub first_seen_ms: i64,
 }
 
+/// A read transaction over the catalog (see [`Catalog::read_snapshot`]);
+/// dropping it ends the transaction, having written nothing.
+pub struct ReadSnapshot<'c>(#[allow(dead_code)] rusqlite::Transaction<'c>);
+
 /// A named reason to keep an object (a put, a bundle, a freeze...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Root {
@@ -573,6 +577,37 @@ impl Catalog {
                     .map_err(|_| StoreError::CatalogData(format!("bad digest {d}")))
             })
             .collect()
+    }
+
+    /// The size of object `d` when it is cataloged: the batch lookups'
+    /// query, which reads one column and parses no digest back.
+    pub fn object_size(&self, d: &Digest) -> Result<Option<u64>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT size FROM objects WHERE digest = ?1")?
+            .query_row([d.to_string()], |r| r.get::<_, i64>(0))
+            .optional()?
+            .map(|n| n as u64))
+    }
+
+    /// Opens one read transaction for a run of lookups, held until the
+    /// returned guard drops. Without it each lookup is a transaction of
+    /// its own, and SQLite's lock and file checks around it cost three
+    /// system calls, more than the lookup. The run sees one snapshot; a
+    /// caller that runs for long drops and reopens it now and then, so a
+    /// writer's checkpoint is never held back for long.
+    pub fn read_snapshot(&self) -> Result<ReadSnapshot<'_>> {
+        Ok(ReadSnapshot(self.conn.unchecked_transaction()?))
+    }
+
+    /// Gives this connection a writer's page cache (64 MiB at most) for
+    /// a run of lookups at random keys (`has --stdin`): with the default
+    /// 2 MB, nearly every lookup in a large catalog reads its leaf page
+    /// again. Bounded, so memory stays flat however many lookups follow.
+    pub fn widen_cache_for_lookups(&self) -> Result<()> {
+        self.conn
+            .pragma_update(None, "cache_size", -WRITE_CACHE_KIB)?;
+        Ok(())
     }
 
     /// The row of `d`, if cataloged.

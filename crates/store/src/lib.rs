@@ -52,6 +52,7 @@ pub(crate) mod frame;
 pub(crate) mod fsck;
 pub(crate) mod gc;
 pub mod layout;
+pub mod lookup;
 pub(crate) mod mirror;
 pub mod objects;
 pub mod refs;

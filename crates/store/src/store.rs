@@ -299,7 +299,13 @@ impl Store {
     /// True when the object is cataloged and its file is present (no content
     /// check; use [`Store::verify_object`] for that).
     pub fn has(&self, d: &Digest) -> Result<bool> {
-        Ok(self.catalog.object(d)?.is_some() && self.dirs.exists(d)?)
+        Ok(self.catalog.object(d)?.is_some() && self.file_exists(d)?)
+    }
+
+    /// Whether the backend holds the object's file (a stat, or a HEAD on
+    /// a bucket), whatever the catalog says.
+    pub(crate) fn file_exists(&self, d: &Digest) -> Result<bool> {
+        self.dirs.exists(d)
     }
 
     /// Opens an object for streaming; the reader verifies digest and size and

@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod analysis;
+pub mod batch;
 pub mod bundles;
 pub mod exports;
 pub mod objects;
