@@ -90,7 +90,9 @@ fn has_stdin_under_json_streams_one_envelope() {
 }
 
 /// A caller that writes a name and waits for its answer gets it before
-/// it closes its end: output is flushed when input runs dry.
+/// it closes its end: output is flushed when input runs dry. (Answers are
+/// read on a thread, so a build that holds them back fails here within a
+/// minute instead of hanging the suite.)
 #[test]
 fn has_stdin_answers_a_name_before_the_next_is_written() {
     let (env, a, b) = two_objects();
@@ -102,12 +104,23 @@ fn has_stdin_answers_a_name_before_the_next_is_written() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
     for d in [&a, &b] {
         writeln!(stdin, "{d}").unwrap();
         stdin.flush().unwrap();
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
+        let line = rx.recv_timeout(std::time::Duration::from_secs(60));
+        let Ok(line) = line else {
+            let _ = child.kill();
+            panic!("no answer to {d} while stdin stayed open");
+        };
         assert!(line.starts_with(d.as_str()), "answer to {d}: {line:?}");
     }
     drop(stdin);
