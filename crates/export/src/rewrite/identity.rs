@@ -20,6 +20,11 @@ use crate::rewrite::literals::{LiteralKind, LiteralsBuilder};
 /// swept as substrings (a short id matches innocent text).
 pub const MIN_SWEPT_ID_BYTES: usize = 8;
 
+/// How many times a pseudonym is drawn again before the export gives up
+/// (each draw holds an original with a chance of about 1 in 256 for the
+/// shortest swept ids, so 64 never run out by chance).
+const MAX_ROUNDS: u32 = 64;
+
 /// Namespace of per-record identities.
 pub const RECORD_NAMESPACE: &str = "record";
 
@@ -166,7 +171,19 @@ fn joined(prefix: &str, sep: char, body: &str) -> String {
 
 /// The pseudonym of `id` in `namespace`, in the id's shape.
 pub fn pseudonym(keys: &Keys, namespace: &str, id: &str) -> String {
-    let p = keys.pseudonym(namespace, id);
+    pseudonym_in_round(keys, namespace, id, 0)
+}
+
+/// [`pseudonym`] drawn again: round `n` keys the id with a salt, so its
+/// pseudonym keeps the shape and changes every byte it draws. An export
+/// moves to the next round only when a pseudonym would contain an
+/// original identity (`attempt-17` → `attempt-17e4…`).
+fn pseudonym_in_round(keys: &Keys, namespace: &str, id: &str, round: u32) -> String {
+    let salted = |x: &str| match round {
+        0 => x.to_string(),
+        n => format!("{x}#round{n}"),
+    };
+    let p = keys.pseudonym(namespace, &salted(id));
     if let Some((prefix, hex)) = prefixed_hex(id) {
         let mut new = hex_lower(&p[..16]);
         if hex.bytes().any(|c| c.is_ascii_uppercase()) {
@@ -178,7 +195,7 @@ pub fn pseudonym(keys: &Keys, namespace: &str, id: &str) -> String {
         // Same prefix, same length, same alphabet: `toolu_01A9…` stays a
         // 24-character base62 `toolu_` id.
         let mut bytes = p.to_vec();
-        bytes.extend_from_slice(&keys.pseudonym(namespace, &format!("{id}#2")));
+        bytes.extend_from_slice(&keys.pseudonym(namespace, &salted(&format!("{id}#2"))));
         let new: String = bytes[..body.len()]
             .iter()
             .map(|b| BASE62[*b as usize % BASE62.len()] as char)
@@ -220,12 +237,43 @@ impl Identities {
         self.ids.is_empty()
     }
 
-    /// Renders every pseudonym; two identities with one pseudonym are an error.
+    /// Renders every pseudonym; two identities with one pseudonym are an
+    /// error. A pseudonym that would contain an original identity the
+    /// gate looks for (in any form it is written in) is drawn again, or
+    /// the gate would refuse the export at random (1 in 256 for
+    /// `attempt-17`, whose pseudonym is `attempt-` and 24 hex digits).
     pub fn finish(self, keys: &Keys) -> Result<IdMap> {
+        let originals = aho_corasick::AhoCorasick::new(
+            self.ids
+                .keys()
+                .filter(|id| id.len() >= MIN_SWEPT_ID_BYTES)
+                .flat_map(|id| derived_forms(id, id).into_iter().map(|(form, _)| form)),
+        )
+        .expect("identities are bounded");
+        let holds_an_original = |id: &str, p: &str| {
+            derived_forms(id, p)
+                .iter()
+                .any(|(_, f)| originals.is_match(f))
+        };
         let mut map = BTreeMap::new();
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
         for (id, ns) in &self.ids {
-            let p = pseudonym(keys, ns, id);
+            let mut round = 0;
+            let mut p = pseudonym(keys, ns, id);
+            while holds_an_original(id, &p) {
+                round += 1;
+                if round > MAX_ROUNDS {
+                    return Err(ExportError::invalid(
+                        codes::integrity::IDENTITY_COLLISION,
+                        "manifest.json",
+                        format!(
+                            "no pseudonym of a {}-byte identity in {MAX_ROUNDS} draws is free of the original identities",
+                            id.len()
+                        ),
+                    ));
+                }
+                p = pseudonym_in_round(keys, ns, id, round);
+            }
             if let Some(other) = seen.insert(p.clone(), id.clone()) {
                 return Err(ExportError::invalid(
                     codes::integrity::IDENTITY_COLLISION,
@@ -368,6 +416,39 @@ mod tests {
         );
         let other = ExportKey::from_bytes([8; 32]).for_policy(&Digest::of(b"00"));
         assert_ne!(o, pseudonym(&other, "bundle", "bundle-complete"), "keyed");
+    }
+
+    #[test]
+    fn no_pseudonym_contains_an_original_identity() {
+        // `attempt-00` to `attempt-7f`: half of all first draws
+        // (`attempt-` and 24 hex digits) begin with one of them.
+        let mut ids = Identities::default();
+        for n in 0..128u8 {
+            ids.add("attempt", &format!("attempt-{n:02x}"));
+        }
+        let originals: Vec<String> = ids.iter().map(|(i, _)| i.to_string()).collect();
+        let k = keys();
+        let drawn_again = originals
+            .iter()
+            .filter(|id| {
+                originals
+                    .iter()
+                    .any(|o| pseudonym(&k, "attempt", id).contains(o.as_str()))
+            })
+            .count();
+        assert!(
+            drawn_again > 30,
+            "the case arises: {drawn_again} first draws hold an original"
+        );
+        let map = ids.finish(&k).unwrap();
+        for id in &originals {
+            let p = map.get(id).unwrap();
+            assert!(p.starts_with("attempt-") && p.len() == 8 + 24, "{p}");
+            assert!(
+                !originals.iter().any(|o| p.contains(o.as_str())),
+                "{id} -> {p}"
+            );
+        }
     }
 
     #[test]
