@@ -21,6 +21,7 @@ mod interrupts;
 mod mirror;
 mod objects;
 mod packets;
+mod packs;
 mod review;
 mod seal;
 mod soak;

@@ -384,6 +384,9 @@ codes! {
         CATALOG = "integrity.catalog";
         /// A root names an uncataloged object; a ref names a record that does not exist.
         DANGLING_REFERENCE = "integrity.dangling_reference";
+        /// A pack's index does not decode, fails its checksum, or its pack is missing
+        /// (fsck, reads).
+        CORRUPT_PACK = "integrity.corrupt_pack";
         /// Bytes do not hash to the expected digest (also: a stored frame that does not
         /// decode).
         DIGEST_MISMATCH = "integrity.digest_mismatch";

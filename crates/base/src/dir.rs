@@ -286,12 +286,19 @@ impl Dir {
     }
 
     /// Renames `from` to `to`, both in this directory, replacing `to`
-    /// atomically: for the one file coffer rewrites in place, a bundle's
-    /// own manifest (`bundle seal`); everything else is published with
+    /// atomically: for the two files coffer rewrites in place, a bundle's
+    /// own manifest (`bundle seal`) and a store's format marker (see
+    /// [`Dir::rename_replacing_into`]); everything else is published with
     /// [`Dir::rename_no_replace`].
     pub fn rename_replacing(&self, from: &str, to: &str) -> io::Result<()> {
+        self.rename_replacing_into(from, self, to)
+    }
+
+    /// Renames `from` to `to` in `dest`, replacing `to` atomically (a
+    /// store's `STORE-FORMAT`, once, from version 1 to 2).
+    pub fn rename_replacing_into(&self, from: &str, dest: &Dir, to: &str) -> io::Result<()> {
         let (from, to) = (plain(from)?, plain(to)?);
-        rustix::fs::renameat(self, from, self, to).map_err(Into::into)
+        rustix::fs::renameat(self, from, dest, to).map_err(Into::into)
     }
 
     /// Removes the file `name`; an absent file is not an error.

@@ -49,6 +49,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         "gc",
         &["coffer gc --dry-run", "coffer gc --grace 7d"],
     ),
+    ("repack", &["coffer repack && coffer fsck"]),
     ("stats", &["coffer stats"]),
     ("bundle validate", &["coffer bundle validate runs/attempt-17"]),
     (

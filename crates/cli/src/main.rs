@@ -128,6 +128,8 @@ enum Command {
         #[arg(long, default_value = "24h", value_name = "DUR")]
         grace: String,
     },
+    /// Move small loose objects into packs (a format-1 store becomes format 2).
+    Repack,
     /// Object counts, logical vs stored bytes, dedup and compression ratios.
     Stats,
     /// Run bundles: validate, ingest, query, check out.
@@ -364,6 +366,7 @@ impl Command {
             Command::Ls => "ls",
             Command::Fsck { .. } => "fsck",
             Command::Gc { .. } => "gc",
+            Command::Repack => "repack",
             Command::Stats => "stats",
             Command::Bundle { cmd } => match cmd {
                 BundleCmd::Validate { .. } => "bundle validate",
@@ -509,6 +512,7 @@ fn run(ctx: &Ctx, command: Command) -> Report {
         Command::Ls => cmd::objects::ls(ctx),
         Command::Fsck { read_data } => cmd::admin::fsck(ctx, read_data),
         Command::Gc { dry_run, grace } => cmd::admin::gc(ctx, dry_run, &grace),
+        Command::Repack => cmd::admin::repack(ctx),
         Command::Stats => cmd::admin::stats(ctx),
         Command::Bundle { cmd } => run_bundle(ctx, cmd),
         Command::Packet { cmd } => run_packet(ctx, cmd),

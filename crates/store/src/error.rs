@@ -66,6 +66,14 @@ pub enum StoreError {
         /// The decoder's complaint.
         detail: String,
     },
+    /// A pack's index does not decode, or does not describe its pack.
+    #[error("{key}: unusable pack index: {detail}")]
+    CorruptPack {
+        /// The index's key.
+        key: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// An input file changed size or identity while it was being read.
     #[error("{path}: changed while being read")]
     SourceChanged {
@@ -172,6 +180,7 @@ impl StoreError {
             StoreError::SizeMismatch { .. } => codes::integrity::SIZE_MISMATCH,
             // A frame that does not decode is bytes that are not what the key says.
             StoreError::CorruptObject { .. } => codes::integrity::DIGEST_MISMATCH,
+            StoreError::CorruptPack { .. } => codes::integrity::CORRUPT_PACK,
             StoreError::SourceChanged { .. } => codes::io::SOURCE_CHANGED,
             StoreError::DestinationExists { .. } => codes::conflict::DESTINATION_EXISTS,
             StoreError::UnexpectedEntry { .. } => codes::integrity::UNEXPECTED_ENTRY,
@@ -208,6 +217,7 @@ impl StoreError {
             | StoreError::SizeMismatch { subject, .. } => Some(subject.clone()),
             StoreError::Conflict { subject, .. } => Some(subject.clone()),
             StoreError::Remote { location, key, .. } => Some(format!("{location}/{key}")),
+            StoreError::CorruptPack { key, .. } => Some(key.clone()),
             StoreError::Interrupted(_) => None,
             StoreError::Catalog(_) | StoreError::CatalogData(_) => {
                 Some(crate::entries::CATALOG_FILE.into())

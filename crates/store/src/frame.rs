@@ -368,6 +368,24 @@ impl<R: Read> Read for VerifyingDecoder<R> {
     }
 }
 
+/// Whether `frame` decodes to `size` bytes hashing to `d`.
+pub fn frame_verifies(
+    dctx: &mut zstd::bulk::Decompressor<'static>,
+    raw: &mut Vec<u8>,
+    frame: &[u8],
+    d: &Digest,
+    size: u64,
+) -> bool {
+    raw.clear();
+    raw.reserve(size as usize);
+    if dctx.decompress_to_buffer(frame, raw).is_err() {
+        return false;
+    }
+    let mut h = Hasher::new();
+    h.update(raw);
+    h.finish() == (*d, size)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

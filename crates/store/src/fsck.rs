@@ -38,6 +38,11 @@ pub struct FsckReport {
     pub on_disk: u64,
     /// Objects re-hashed (with `read_data`).
     pub verified: u64,
+    /// Packs.
+    pub packs: u64,
+    /// Frames in packs that no catalog row names: space gc's pack rewrite
+    /// gives back (not a finding).
+    pub dead_packed: u64,
     /// Raw bytes re-hashed.
     pub verified_bytes: u64,
     /// Everything wrong; empty means clean.
@@ -84,31 +89,104 @@ fn catalog_findings(catalog: &Catalog, find: &mut Find<'_>) -> Result<()> {
     Ok(())
 }
 
+/// What the merge of stored objects against catalog rows counted.
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    cataloged: u64,
+    on_disk: u64,
+    /// Packed entries no row names (dead space until gc rewrites the pack).
+    dead_packed: u64,
+}
+
+/// The merge's state: the next catalog row, and what was counted.
+struct Merge<'n> {
+    next: &'n mut dyn FnMut() -> Result<Option<ObjectRow>>,
+    row: Option<ObjectRow>,
+    counts: Counts,
+    last: Option<Digest>,
+}
+
+impl Merge<'_> {
+    /// Reports every row before `d` as missing.
+    fn missing_before(&mut self, d: Option<&Digest>, find: &mut Find<'_>) -> Result<()> {
+        while let Some(r) = self
+            .row
+            .as_ref()
+            .filter(|r| d.is_none_or(|d| r.digest < *d))
+        {
+            find(
+                codes::integrity::MISSING_OBJECT,
+                r.digest.to_string(),
+                format!("{} is cataloged but its file is missing", r.digest),
+            );
+            self.counts.cataloged += 1;
+            self.row = (self.next)()?;
+        }
+        Ok(())
+    }
+
+    /// One stored frame of `d` (`stored` bytes; `key` names a loose file,
+    /// `None` a packed frame): checks it against its row. A digest stored
+    /// twice (loose and packed) meets its row once.
+    fn stored(
+        &mut self,
+        d: Digest,
+        stored: u64,
+        key: Option<String>,
+        find: &mut Find<'_>,
+        each: &mut dyn FnMut(Listed) -> Result<()>,
+    ) -> Result<()> {
+        if self.last == Some(d) {
+            return Ok(());
+        }
+        self.last = Some(d);
+        self.counts.on_disk += 1;
+        self.missing_before(Some(&d), find)?;
+        let size = match self.row.as_ref().filter(|r| r.digest == d) {
+            Some(r) => {
+                check_stored_size(find, d, stored, r.stored_size);
+                let size = r.size;
+                self.counts.cataloged += 1;
+                self.row = (self.next)()?;
+                Some(size)
+            }
+            None => {
+                match key {
+                    Some(key) => find(codes::integrity::ORPHAN_OBJECT, key, format!("{d} is stored but not cataloged (a put was interrupted, or another store wrote it: gc reclaims it, catalog rebuild adopts it if a ref names it)")),
+                    None => self.counts.dead_packed += 1,
+                }
+                None
+            }
+        };
+        each((d, stored, size))
+    }
+}
+
 /// Objects on disk against the catalog: orphans, strays, missing files,
-/// size mismatches. Both sides come in digest order (the catalog's
-/// primary key, and the backend's listing, sorted by key, in which object
-/// keys sort as their digests do), so one merge of the two streams finds
-/// everything and holds neither: memory stays flat however many objects
-/// there are. Hands every object on disk, with its stored size and its
-/// cataloged size, to `each`, in digest order. Returns how many objects
-/// the catalog and the backend hold.
+/// size mismatches. All sides come in digest order (the catalog's primary
+/// key, the backend's listing, sorted by key, in which object keys sort as
+/// their digests do, and the packs' indexes, merged), so one merge finds
+/// everything and holds none of them: memory stays flat however many
+/// objects there are. Hands every object stored, with its stored size and
+/// its cataloged size, to `each`, in digest order.
 fn object_findings(
     dirs: &ObjectDirs,
     catalog: &Catalog,
+    packs: &[std::sync::Arc<crate::pack::PackIndex>],
     find: &mut Find<'_>,
     each: &mut dyn FnMut(Listed) -> Result<()>,
-) -> Result<(u64, u64)> {
-    let (mut cataloged, mut on_disk) = (0u64, 0u64);
-    let missing = |find: &mut Find<'_>, row: &ObjectRow| {
-        find(
-            codes::integrity::MISSING_OBJECT,
-            row.digest.to_string(),
-            format!("{} is cataloged but its file is missing", row.digest),
-        )
-    };
+) -> Result<Counts> {
+    let mut packed = crate::pack::set::Merged::new(packs);
+    let mut counts = Counts::default();
     catalog.with_object_rows(|next| {
-        let mut row = next()?;
-        let mut last: Option<Digest> = None;
+        let row = next()?;
+        let mut m = Merge {
+            next,
+            row,
+            counts: Counts::default(),
+            last: None,
+        };
+        let mut last_loose: Option<Digest> = None;
         dirs.backend.list_each(OBJECTS_PREFIX, &mut |entry| {
             let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
                 let what = if entry.regular {
@@ -123,43 +201,92 @@ fn object_findings(
             // The merge is only as right as the listing's order, which
             // every backend promises; a listing out of order is refused
             // rather than turned into false findings.
-            if last.is_some_and(|l| l >= d) {
+            if last_loose.is_some_and(|l| l >= d) {
                 return Err(StoreError::io(
                     dirs.backend.location(),
                     "list objects",
                     std::io::Error::other(format!("the listing is out of order at {}", entry.key)),
                 ));
             }
-            last = Some(d);
-            on_disk += 1;
-            while let Some(r) = row.as_ref().filter(|r| r.digest < d) {
-                missing(find, r);
-                cataloged += 1;
-                row = next()?;
+            last_loose = Some(d);
+            while let Some((_, e)) = packed.peek().filter(|(_, e)| e.digest < d) {
+                packed.next();
+                m.stored(e.digest, e.stored, None, find, each)?;
             }
-            let size = match row.as_ref().filter(|r| r.digest == d) {
-                Some(r) => {
-                    check_stored_size(find, d, entry.meta.size, r.stored_size);
-                    let size = r.size;
-                    cataloged += 1;
-                    row = next()?;
-                    Some(size)
-                }
-                None => {
-                    find(codes::integrity::ORPHAN_OBJECT, entry.key, format!("{d} is stored but not cataloged (a put was interrupted, or another store wrote it: gc reclaims it, catalog rebuild adopts it if a ref names it)"));
-                    None
-                }
-            };
-            each((d, entry.meta.size, size))
+            m.stored(d, entry.meta.size, Some(entry.key), find, each)
         })?;
-        while let Some(r) = row.as_ref() {
-            missing(find, r);
-            cataloged += 1;
-            row = next()?;
+        for (_, e) in packed.by_ref() {
+            m.stored(e.digest, e.stored, None, find, each)?;
+        }
+        m.missing_before(None, find)?;
+        counts = m.counts;
+        Ok(())
+    })?;
+    Ok(counts)
+}
+
+/// The packs themselves: indexes that cannot be used, packs without an
+/// index (a publication cut off between the two), foreign names under
+/// `packs/`; with `read_data`, every pack re-hashed against its name.
+fn pack_findings(
+    dirs: &ObjectDirs,
+    packs: &[std::sync::Arc<crate::pack::PackIndex>],
+    unusable: &[crate::pack::set::Unusable],
+    read_data: bool,
+    find: &mut Find<'_>,
+) -> Result<()> {
+    use crate::pack::{parse_key, PackFile, PACKS_PREFIX};
+    for u in unusable {
+        find(codes::integrity::CORRUPT_PACK, u.key.clone(), u.why.clone());
+    }
+    let mut indexed = std::collections::HashSet::new();
+    dirs.backend.list_each(PACKS_PREFIX, &mut |l| {
+        match parse_key(&l.key).filter(|_| l.regular) {
+            Some((d, PackFile::Index)) => {
+                indexed.insert(d);
+            }
+            Some((_, PackFile::Pack)) => {}
+            None => find(
+                codes::integrity::UNEXPECTED_ENTRY,
+                l.key,
+                "unexpected entry among packs".into(),
+            ),
         }
         Ok(())
     })?;
-    Ok((cataloged, on_disk))
+    dirs.backend.list_each(PACKS_PREFIX, &mut |l| {
+        if let Some((d, PackFile::Pack)) = parse_key(&l.key).filter(|_| l.regular) {
+            if !indexed.contains(&d) {
+                find(codes::integrity::ORPHAN_OBJECT, l.key, "pack without its index (a publication was cut off: gc removes it, nothing in it is cataloged)".into());
+            }
+        }
+        Ok(())
+    })?;
+    if read_data {
+        for p in packs {
+            let key = crate::pack::pack_key(&p.pack());
+            let Some((body, _)) = dirs.backend.get(&key)? else {
+                find(
+                    codes::integrity::CORRUPT_PACK,
+                    key,
+                    "vanished while fsck ran".into(),
+                );
+                continue;
+            };
+            let mut r = coffer_base::digest::HashingReader::new(body);
+            std::io::copy(&mut r, &mut std::io::sink())
+                .map_err(|e| StoreError::io(dirs.backend.location(), "read pack", e))?;
+            let (got, len) = r.finish();
+            if (got, len) != (p.pack(), p.pack_size()) {
+                find(
+                    codes::integrity::CORRUPT_PACK,
+                    key,
+                    format!("{len} bytes hashing to {got}, not the pack its index describes"),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A stored frame whose size is not the one its catalog row records.
@@ -257,15 +384,23 @@ impl Store {
             };
             // Read-data verifies the objects listed so far, a batch at a
             // time, while the listing goes on.
-            let listed = object_findings(dirs, catalog, &mut collect(&mut found), &mut |object| {
-                if read_data {
-                    batch.push(object);
-                    if batch.len() == VERIFY_BATCH {
-                        verify(&mut batch);
+            let (packs, unusable) = dirs.packs.all(&*dirs.backend)?;
+            pack_findings(dirs, &packs, &unusable, read_data, &mut collect(&mut found))?;
+            let listed = object_findings(
+                dirs,
+                catalog,
+                &packs,
+                &mut collect(&mut found),
+                &mut |object| {
+                    if read_data {
+                        batch.push(object);
+                        if batch.len() == VERIFY_BATCH {
+                            verify(&mut batch);
+                        }
                     }
-                }
-                Ok(())
-            });
+                    Ok(())
+                },
+            );
             if listed.is_ok() && !batch.is_empty() {
                 verify(&mut batch);
             }
@@ -275,7 +410,10 @@ impl Store {
             };
             let mut findings = checked?;
             findings.append(&mut found);
-            (report.cataloged, report.on_disk) = listed?;
+            let counts = listed?;
+            report.packs = packs.len() as u64;
+            (report.cataloged, report.on_disk, report.dead_packed) =
+                (counts.cataloged, counts.on_disk, counts.dead_packed);
             Ok::<_, StoreError>(findings)
         })?;
         findings.append(&mut leftovers);
@@ -305,11 +443,24 @@ impl Store {
                     report.verified += 1;
                     report.verified_bytes += n;
                 }
-                Err(e) => unreadable.push(Finding {
-                    code: e.code(),
-                    path: d.to_string(),
-                    message: format!("{e}; moved to {QUARANTINE_PREFIX}"),
-                }),
+                Err(e) => {
+                    let loose = self
+                        .objects_dirs()
+                        .packed(d, false)
+                        .ok()
+                        .flatten()
+                        .is_none();
+                    let kept = if loose {
+                        format!("moved to {QUARANTINE_PREFIX}")
+                    } else {
+                        "its frame stays in its pack; putting the bytes again stores a good copy, which reads prefer".into()
+                    };
+                    unreadable.push(Finding {
+                        code: e.code(),
+                        path: d.to_string(),
+                        message: format!("{e}; {kept}"),
+                    })
+                }
             }
         }
     }

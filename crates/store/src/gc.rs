@@ -31,7 +31,12 @@ pub struct GcReport {
     pub orphans: Vec<Digest>,
     /// Stale temp files (store-relative paths).
     pub temps: Vec<String>,
-    /// Bytes of stored frames and temps freed.
+    /// Packs rewritten without their dead frames (less than half live).
+    pub packs_rewritten: u64,
+    /// Pack files without an index (a cut-off publication) removed.
+    pub stray_packs: u64,
+    /// Bytes of stored frames and temps freed (a packed frame's bytes
+    /// are given back when gc rewrites its pack).
     pub freed_bytes: u64,
     /// Refs that could not be applied; while there are any, orphans are
     /// kept.
@@ -262,6 +267,12 @@ impl Store {
             old_orphans(dirs, cutoff, expected, &cataloged, steps)?
         };
         remove_orphans(dirs, orphans, dry_run, &mut report)?;
+        if !shared && broken.is_empty() {
+            let rewritten = crate::repack::rewrite_packs(dirs, &cataloged, cutoff, dry_run)?;
+            report.packs_rewritten = rewritten.packs;
+            report.stray_packs = rewritten.stray;
+            report.freed_bytes += rewritten.stray_bytes;
+        }
         sweep_temps(dirs, cutoff, dry_run, &mut report)?;
         if !dry_run {
             dirs.root

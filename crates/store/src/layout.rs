@@ -22,8 +22,7 @@ use crate::objects::ObjectDirs;
 use coffer_base::dir::Dir;
 use coffer_base::temp::temp_name;
 
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u64 = 1;
+pub use crate::marker::{format_document, FORMAT_LOOSE, FORMAT_VERSION};
 /// Directory of key material (mode 0700).
 pub const KEYS_DIR: &str = "keys";
 /// The per-store secret key for export identity rewriting (32 bytes, 0600).
@@ -43,6 +42,7 @@ const FORMAT_MAX_BYTES: u64 = 64 << 10;
 /// interrupted `init`).
 const OWN_ENTRIES: &[&str] = &[
     "objects",
+    "packs",
     "refs",
     "quarantine",
     TMP_DIR,
@@ -55,29 +55,9 @@ const OWN_ENTRIES: &[&str] = &[
     "catalog.sqlite-journal",
 ];
 
-/// The JSON written to `STORE-FORMAT` (and, for a bucket, to its
-/// `STORE-FORMAT` key, without the local catalog's name).
-pub fn format_document(backend: &BackendConfig) -> String {
-    let mut doc = serde_json::json!({
-        "format": "coffer",
-        "version": FORMAT_VERSION,
-        "objectKey": "sha256",
-        "objectPath": "objects/sha256/<first 2 hex>/<64 hex>",
-        "objectEncoding": "zstd-frame; content checksum; content size",
-        "catalog": CATALOG_FILE,
-    });
-    if let Some(b) = backend.to_json() {
-        doc["backend"] = b;
-    }
-    format!(
-        "{}\n",
-        serde_json::to_string_pretty(&doc).expect("static JSON")
-    )
-}
-
 /// Checks the `STORE-FORMAT` file of an opened root; returns the backend it
-/// records.
-pub fn check_format(root: &Dir) -> Result<BackendConfig> {
+/// records and its version.
+pub fn check_format(root: &Dir) -> Result<(BackendConfig, u64)> {
     let path = root.join(FORMAT_FILE);
     let f = match root.open_file(FORMAT_FILE) {
         Ok(f) => f,
@@ -101,21 +81,24 @@ pub fn check_format(root: &Dir) -> Result<BackendConfig> {
     if v.get("format").and_then(|f| f.as_str()) != Some("coffer") {
         return Err(bad("\"format\" is not \"coffer\"".into()));
     }
-    match v.get("version").and_then(|f| f.as_u64()) {
-        Some(FORMAT_VERSION) => {}
+    let version = match v.get("version").and_then(|f| f.as_u64()) {
+        Some(v @ FORMAT_LOOSE..=FORMAT_VERSION) => v,
         other => {
             return Err(bad(format!(
-                "version {other:?}; this build reads version {FORMAT_VERSION}"
+                "version {other:?}; this build reads versions {FORMAT_LOOSE} to {FORMAT_VERSION}"
             )))
         }
-    }
-    BackendConfig::from_json(v.get("backend")).map_err(bad)
+    };
+    Ok((
+        BackendConfig::from_json(v.get("backend")).map_err(bad)?,
+        version,
+    ))
 }
 
 /// Marks a bucket as holding a coffer store (put-if-absent), or checks that
 /// the marker already there is one this build reads.
 fn claim_backend(backend: &dyn Backend, config: &BackendConfig) -> Result<()> {
-    let doc = format_document(config);
+    let doc = format_document(config, FORMAT_LOOSE);
     if backend.put_bytes(FORMAT_FILE, doc.as_bytes())? == Put::Created {
         return Ok(());
     }
@@ -123,7 +106,7 @@ fn claim_backend(backend: &dyn Backend, config: &BackendConfig) -> Result<()> {
         crate::backend::read_small(backend, FORMAT_FILE, FORMAT_MAX_BYTES)?.unwrap_or_default();
     let v: serde_json::Value = serde_json::from_slice(&found).unwrap_or_default();
     let ok = v.get("format").and_then(|f| f.as_str()) == Some("coffer")
-        && v.get("version").and_then(|f| f.as_u64()) == Some(FORMAT_VERSION);
+        && v.get("version").and_then(|f| f.as_u64()) == Some(FORMAT_LOOSE);
     if ok {
         Ok(())
     } else {
@@ -200,7 +183,7 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
         .map_err(|e| StoreError::io(root.join(FORMAT_FILE), "stat", e))?
         .is_some()
     {
-        let existing = check_format(&root)?;
+        let (existing, _) = check_format(&root)?;
         if &existing != backend {
             return Err(StoreError::Conflict {
                 code: codes::conflict::STORE_EXISTS,
@@ -236,7 +219,7 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
     write_new_durable(
         &root,
         FORMAT_FILE,
-        format_document(backend).as_bytes(),
+        format_document(backend, FORMAT_LOOSE).as_bytes(),
         0o444,
     )
 }
@@ -383,8 +366,9 @@ pub fn open_dirs(path: &Path) -> Result<ObjectDirs> {
         },
         _ => StoreError::io(path, "open", e),
     })?;
-    let backend = check_format(&root)?.open(&root)?;
-    ObjectDirs::open(root, backend)
+    let (config, version) = check_format(&root)?;
+    let backend = config.open(&root)?;
+    ObjectDirs::open(root, backend, version)
 }
 
 fn open_lock_file(root: &Dir) -> Result<File> {

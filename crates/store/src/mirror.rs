@@ -57,8 +57,10 @@ pub struct MirrorReport {
     pub from: String,
     /// Destination backend.
     pub to: String,
-    /// Objects copied.
+    /// Objects copied (loose, or in the packs copied).
     pub objects_copied: u64,
+    /// Packs copied as they are.
+    pub packs_copied: u64,
     /// Objects the destination already had.
     pub objects_present: u64,
     /// Stored bytes copied.
@@ -123,10 +125,14 @@ impl Store {
             }
         }
         coffer_base::crash::point("mirror_refs_listed");
+        let packs = crate::pack::copy::copy_packs(self.objects_dirs(), dest.objects_dirs())?;
+        report.packs_copied = packs.packs;
+        report.objects_copied += packs.objects;
+        report.bytes_copied += packs.bytes;
         self.copy_objects(dest, &mut report)?;
         coffer_base::crash::point("mirror_objects_synced");
         for key in refs {
-            copy_ref(&*src, &*dst, &key, &mut report)?;
+            copy_ref(&*src, dest.objects_dirs(), &key, &mut report)?;
         }
         report.catalog = dest.rebuild_catalog()?;
         Ok(report)
@@ -210,10 +216,11 @@ impl Store {
 /// `refs_skipped`, one `dst` holds with other content in `ref_conflicts`.
 fn copy_ref(
     src: &dyn Backend,
-    dst: &dyn Backend,
+    to: &ObjectDirs,
     key: &str,
     report: &mut MirrorReport,
 ) -> Result<()> {
+    let dst = &*to.backend;
     let bytes = read_small(src, key, REF_MAX_BYTES)?
         .ok_or_else(|| StoreError::CatalogData(format!("{key} vanished during the mirror")))?;
     let record = match crate::refs::record_of(key, &bytes) {
@@ -223,11 +230,7 @@ fn copy_ref(
             return Ok(());
         }
     };
-    let held = match dst.head(&object_key(&record)) {
-        Ok(found) => found.is_some(),
-        Err(StoreError::UnexpectedEntry { .. }) => false,
-        Err(e) => return Err(e),
-    };
+    let held = crate::pack::copy::holds(to, &record)?;
     if !held {
         let e = StoreError::NotFound { digest: record };
         report.refs_skipped.push(BrokenRef::new(key, &e));

@@ -11,6 +11,7 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -18,6 +19,7 @@ use crate::backend::{object_key, Backend, Body, Put};
 use crate::entries::TMP_DIR;
 use crate::error::{Result, StoreError};
 use crate::frame::{self, EncodeError, Encoded, SmallEncoder};
+use crate::pack::{self, Entry, PackIndex, PackSet, Sealed};
 use coffer_base::digest::Digest;
 use coffer_base::dir::Dir;
 use coffer_base::temp::temp_name;
@@ -76,7 +78,15 @@ pub struct ObjectDirs {
     pub tmp: Dir,
     /// Where published frames and refs live.
     pub backend: Arc<dyn Backend>,
+    /// The indexes of the store's packs, loaded when first needed.
+    pub packs: PackSet,
+    /// The version in `STORE-FORMAT` (2 once the store holds a pack).
+    version: AtomicU64,
 }
+
+/// What a batch's publication created: each loose object's index and
+/// whether it is new, and whether each pack is new.
+pub type Published = (Vec<(usize, bool)>, Vec<bool>);
 
 /// A complete object frame in `tmp/`, not yet published.
 #[derive(Debug)]
@@ -123,6 +133,24 @@ pub fn stage_small(
     })
 }
 
+/// Stages an already encoded frame (one taken back out of a pack temp)
+/// as a loose object temp in `tmp` (not yet synced).
+pub fn stage_frame(tmp: &Dir, frame: &[u8], entry: Entry) -> Result<Staged> {
+    let (name, mut f) = create_temp(tmp)?;
+    if let Err(e) = f.write_all(frame) {
+        let _ = tmp.remove_file(&name);
+        return Err(StoreError::io(tmp.join(&name), "write temp", e));
+    }
+    Ok(Staged {
+        tmp_name: name,
+        encoded: Encoded {
+            digest: entry.digest,
+            size: entry.size,
+            stored_size: entry.stored,
+        },
+    })
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     SystemTime::now()
@@ -132,8 +160,9 @@ pub fn now_ms() -> i64 {
 }
 
 impl ObjectDirs {
-    /// Opens the staging directory below `root`, with `backend` for objects.
-    pub fn open(root: Dir, backend: Arc<dyn Backend>) -> Result<Self> {
+    /// Opens the staging directory below `root`, with `backend` for
+    /// objects, for a store of format `version`.
+    pub fn open(root: Dir, backend: Arc<dyn Backend>, version: u64) -> Result<Self> {
         let tmp = root
             .open_dir(TMP_DIR)
             .map_err(|e| match root.entry(TMP_DIR) {
@@ -146,7 +175,13 @@ impl ObjectDirs {
                 }
                 _ => StoreError::io(root.join(TMP_DIR), "open directory", e),
             })?;
-        Ok(ObjectDirs { root, tmp, backend })
+        Ok(ObjectDirs {
+            root,
+            tmp,
+            backend,
+            packs: PackSet::default(),
+            version: AtomicU64::new(version),
+        })
     }
 
     /// The object's location, for messages.
@@ -154,9 +189,49 @@ impl ObjectDirs {
         PathBuf::from(format!("{}/{}", self.backend.location(), object_key(d)))
     }
 
-    /// Whether a stored frame exists for `d` (no content check).
+    /// Whether a stored frame exists for `d`, loose or packed (no content
+    /// check).
     pub fn exists(&self, d: &Digest) -> Result<bool> {
-        Ok(self.backend.head(&object_key(d))?.is_some())
+        Ok(self.backend.head(&object_key(d))?.is_some() || self.packed(d, true)?.is_some())
+    }
+
+    /// The pack holding `d`, and where. With `refresh`, a miss looks for
+    /// packs published since the set was loaded.
+    pub fn packed(&self, d: &Digest, refresh: bool) -> Result<Option<(Arc<PackIndex>, Entry)>> {
+        self.packs.find(&*self.backend, d, refresh)
+    }
+
+    /// Whether batches may write packs here: a local store (a bucket's
+    /// objects stay loose for now).
+    pub fn packs_allowed(&self) -> bool {
+        !self.backend.shared()
+    }
+
+    /// Publishes sealed packs whose temps are durable (pack, then index,
+    /// each no-clobber), first marking the store as format 2 if it is not
+    /// yet; returns whether each pack is new. The caller makes the names
+    /// durable before cataloging.
+    pub fn publish_packs(&self, sealed: &[Sealed]) -> Result<Vec<bool>> {
+        if sealed.is_empty() {
+            return Ok(Vec::new());
+        }
+        if !self.backend.shared() && self.version.load(Ordering::Acquire) < crate::marker::PACKED {
+            crate::marker::mark_packed(&self.root, &self.tmp)?;
+            self.version.store(crate::marker::PACKED, Ordering::Release);
+        }
+        sealed
+            .iter()
+            .map(|s| pack::publish(&*self.backend, &self.tmp, s))
+            .collect()
+    }
+
+    /// Adds a published pack to the set this process looks up.
+    pub fn know_pack(&self, sealed: &Sealed) {
+        let mut entries = sealed.pack.entries.clone();
+        let bytes = pack::index::encode(sealed.pack.digest, sealed.pack.size, &mut entries);
+        if let Ok(idx) = PackIndex::decode(sealed.pack.digest, bytes) {
+            self.packs.add(idx);
+        }
     }
 
     /// Whether a dedup hit may trust the stored frame of `d` to hold `size`
@@ -169,7 +244,14 @@ impl ObjectDirs {
     pub fn present_intact(&self, d: &Digest, size: u64) -> Result<bool> {
         let key = object_key(d);
         if self.backend.head(&key)?.is_none() {
-            return Ok(false);
+            // A packed frame cannot be moved aside as a damaged loose one
+            // is, so a dedup hit on one is trusted only once it verifies
+            // (it is small): a damaged one gets a good loose copy, which
+            // reads prefer.
+            let Some((_, e)) = self.packed(d, false)? else {
+                return Ok(false);
+            };
+            return Ok(e.size == size && self.packed_verifies(d, size));
         }
         if self.backend.shared() {
             return Ok(true);
@@ -188,6 +270,22 @@ impl ObjectDirs {
                 Ok(false)
             }
         }
+    }
+
+    /// Whether the frame `open_frame` finds for `d` decodes to `size`
+    /// bytes hashing to `d`.
+    fn packed_verifies(&self, d: &Digest, size: u64) -> bool {
+        let Ok((body, stored)) = self.open_frame(d) else {
+            return false;
+        };
+        let mut frame = Vec::with_capacity(stored as usize);
+        if body.take(stored).read_to_end(&mut frame).is_err() {
+            return false;
+        }
+        let Ok(mut dctx) = zstd::bulk::Decompressor::new() else {
+            return false;
+        };
+        frame::frame_verifies(&mut dctx, &mut Vec::new(), &frame, d, size)
     }
 
     /// Creates a new temp file in `tmp/`.
@@ -276,20 +374,34 @@ impl ObjectDirs {
         Ok(())
     }
 
-    /// Makes a batch's objects durable under their names: syncs the temps,
-    /// publishes them all ([`ObjectDirs::publish_each`]),
-    /// then syncs the published names of every object in `digests` (new,
-    /// or found by dedup: an orphan left by a crashed writer may not be
-    /// durable yet). Returns whether each publication created its object,
-    /// with its index. On error, temps not published are removed.
+    /// Makes a batch's objects durable under their names: syncs the temps
+    /// (and sealed packs), publishes them all ([`ObjectDirs::publish_each`],
+    /// [`ObjectDirs::publish_packs`]), then syncs the published names of
+    /// every object in `digests` (new, or found by dedup: an orphan left by
+    /// a crashed writer may not be durable yet) and of the packs. Returns
+    /// whether each publication created its object, with its index, and
+    /// whether each pack is new. On error, temps not published are removed.
     pub fn publish_durably(
         &self,
         staged: &[(usize, Staged)],
         digests: &[Digest],
-    ) -> Result<Vec<(usize, bool)>> {
-        let temps: Vec<&Staged> = staged.iter().map(|(_, s)| s).collect();
-        if let Err(e) = self.sync_staged(&temps) {
+        sealed: &[Sealed],
+    ) -> Result<Published> {
+        let discard_all = || {
             staged.iter().for_each(|(_, s)| self.discard(s));
+            sealed.iter().for_each(|s| s.discard(&self.tmp));
+        };
+        let temps: Vec<&Staged> = staged.iter().map(|(_, s)| s).collect();
+        let synced = if sealed.is_empty() {
+            self.sync_staged(&temps)
+        } else {
+            // A pack and its index are two files at least: one syncfs.
+            self.tmp
+                .sync_filesystem()
+                .map_err(|e| StoreError::io(self.tmp.path(), "syncfs", e))
+        };
+        if let Err(e) = synced {
+            discard_all();
             return Err(e);
         }
         let mut first_err = None;
@@ -303,12 +415,27 @@ impl ObjectDirs {
                 }
             }
         }
-        if let Some(e) = first_err {
-            return Err(e);
+        let packs = match first_err {
+            Some(e) => {
+                sealed.iter().for_each(|s| s.discard(&self.tmp));
+                return Err(e);
+            }
+            None => match self.publish_packs(sealed) {
+                Ok(p) => p,
+                Err(e) => {
+                    sealed.iter().for_each(|s| s.discard(&self.tmp));
+                    return Err(e);
+                }
+            },
+        };
+        let mut keys: Vec<String> = digests.iter().map(object_key).collect();
+        for s in sealed {
+            keys.extend(pack::published_keys(&s.pack.digest));
         }
-        self.sync_published(digests)?;
+        self.backend.sync_published(&keys)?;
         coffer_base::crash::point("shards_synced");
-        Ok(created)
+        sealed.iter().for_each(|s| self.know_pack(s));
+        Ok((created, packs))
     }
 
     /// Publishes every staged temp (no-replace renames, or uploads), on two
@@ -357,12 +484,27 @@ impl ObjectDirs {
         self.backend.sync_published(&keys)
     }
 
-    /// Opens the stored frame of `d` and its stored size.
+    /// Opens the stored frame of `d` and its stored size: the loose file
+    /// if there is one, else its frame in a pack.
     pub fn open_frame(&self, d: &Digest) -> Result<(Body, u64)> {
-        match self.backend.get(&object_key(d))? {
-            Some((body, meta)) => Ok((body, meta.size)),
-            None => Err(StoreError::NotFound { digest: *d }),
+        if let Some((body, meta)) = self.backend.get(&object_key(d))? {
+            return Ok((body, meta.size));
         }
+        // Twice at most: gc may have replaced the pack that held it since
+        // the set was loaded (the object is then in the new one).
+        for _ in 0..2 {
+            let Some((idx, e)) = self.packed(d, true)? else {
+                break;
+            };
+            if let Some(body) =
+                self.backend
+                    .get_range(&pack::pack_key(&idx.pack()), e.offset, e.stored)?
+            {
+                return Ok((body, e.stored));
+            }
+            self.packs.refresh(&*self.backend)?;
+        }
+        Err(StoreError::NotFound { digest: *d })
     }
 
     /// Moves the frame of `d` into `quarantine/` (never deleting it);

@@ -624,8 +624,12 @@ impl<'a> Presence<'a> {
         }
     }
 
-    /// Whether the backend holds a regular stored frame for `d`.
+    /// Whether the backend holds a regular stored frame for `d`, loose
+    /// or packed.
     fn holds(&mut self, d: &Digest) -> Result<bool> {
+        if self.dirs.packed(d, false)?.is_some() {
+            return Ok(true);
+        }
         if !self.dirs.backend.shared() {
             return match self.dirs.backend.head(&crate::backend::object_key(d)) {
                 Ok(found) => Ok(found.is_some()),

@@ -205,10 +205,10 @@ mod tests {
             objects.push((d, n));
         }
         b.commit().unwrap();
-        let key = |d: &Digest| t.path().join("s").join(crate::backend::object_key(d));
+        let dirs = s.objects_dirs();
         let mut listed: Vec<Listed> = objects
             .iter()
-            .map(|(d, n)| (*d, std::fs::metadata(key(d)).unwrap().len(), Some(*n)))
+            .map(|(d, n)| (*d, dirs.open_frame(d).unwrap().1, Some(*n)))
             .collect();
         // One unknown size (an orphan) in the helper's first chunk, one
         // wrong listed size in this thread's second.

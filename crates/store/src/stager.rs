@@ -22,6 +22,7 @@ use crate::backend::{object_key, Backend, Put};
 use crate::error::{Result, StoreError};
 use crate::frame::{Encoded, SmallEncoder};
 use crate::objects::{stage_small, Staged};
+use crate::pack::{Entry, PackTemp, PackWriter};
 use coffer_base::digest::Digest;
 use coffer_base::dir::Dir;
 
@@ -48,6 +49,14 @@ struct Job {
 pub enum Done {
     /// A temp in `tmp/`, for the commit to make durable and publish.
     Staged(Staged),
+    /// Appended to the batch's pack number `pack` (in the order the
+    /// stager returns its packs).
+    Packed {
+        /// Which of the stager's packs holds it.
+        pack: usize,
+        /// Where in that pack.
+        entry: Entry,
+    },
     /// Uploaded to the bucket; `created` is false when the key existed.
     Published {
         /// What was uploaded (or found).
@@ -67,7 +76,7 @@ pub struct Stager {
     /// outcome), so a batch against an unreachable bucket fails after one
     /// round of retries, not one per object.
     failed: Arc<AtomicBool>,
-    handles: Vec<JoinHandle<Vec<Outcome>>>,
+    handles: Vec<JoinHandle<(Vec<Outcome>, Vec<PackTemp>)>>,
     next: u64,
     group: Vec<Job>,
     group_bytes: usize,
@@ -75,9 +84,10 @@ pub struct Stager {
 }
 
 impl Stager {
-    /// Starts one worker that stages temps in `tmp`, or with `upload_to`
-    /// [`UPLOAD_WORKERS`] that upload to that bucket.
-    pub fn start(tmp: Dir, upload_to: Option<Arc<dyn Backend>>) -> Result<Stager> {
+    /// Starts one worker that stages temps in `tmp` (with `pack`, frames
+    /// appended to pack temps instead of one temp each), or with
+    /// `upload_to` [`UPLOAD_WORKERS`] that upload to that bucket.
+    pub fn start(tmp: Dir, upload_to: Option<Arc<dyn Backend>>, pack: bool) -> Result<Stager> {
         let workers = if upload_to.is_some() {
             UPLOAD_WORKERS
         } else {
@@ -95,12 +105,14 @@ impl Stager {
             let failed = failed.clone();
             handles.push(std::thread::spawn(move || {
                 let mut out = Vec::new();
+                let mut packer = Packer::default();
                 while let Some(group) = next_group(&rx) {
                     for job in group {
                         if failed.load(Ordering::Relaxed) {
                             continue;
                         }
                         let done = match &upload_to {
+                            None if pack => packer.append(&tmp, &job, &mut enc),
                             None => {
                                 stage_small(&tmp, &job.data, job.digest, &mut enc).map(Done::Staged)
                             }
@@ -112,7 +124,13 @@ impl Stager {
                         out.push((job.id, done));
                     }
                 }
-                out
+                match packer.finish(&tmp) {
+                    Ok(packs) => (out, packs),
+                    Err(e) => {
+                        out.push((u64::MAX, Err(e)));
+                        (out, Vec::new())
+                    }
+                }
             }));
         }
         Ok(Stager {
@@ -152,26 +170,81 @@ impl Stager {
         self.failed.load(Ordering::Relaxed)
     }
 
-    /// Waits for every queued job; returns their outcomes. After a failure
-    /// the jobs skipped have none.
-    pub fn finish(mut self) -> Vec<Outcome> {
+    /// Waits for every queued job; returns their outcomes and the pack
+    /// temps they were appended to. After a failure the jobs skipped have
+    /// none.
+    pub fn finish(mut self) -> (Vec<Outcome>, Vec<PackTemp>) {
         self.join()
     }
 
-    fn join(&mut self) -> Vec<Outcome> {
+    fn join(&mut self) -> (Vec<Outcome>, Vec<PackTemp>) {
         self.send_group();
         drop(self.tx.take());
-        let mut all = Vec::new();
+        let (mut all, mut packs) = (Vec::new(), Vec::new());
         for h in self.handles.drain(..) {
             match h.join() {
-                Ok(v) => all.extend(v),
+                Ok((v, p)) => {
+                    all.extend(v);
+                    packs.extend(p);
+                }
                 Err(_) => all.push((
                     u64::MAX,
                     Err(StoreError::CatalogData("stager thread panicked".into())),
                 )),
             }
         }
-        all
+        (all, packs)
+    }
+}
+
+/// A worker's packs: the one being written and those it filled.
+#[derive(Default)]
+struct Packer {
+    open: Option<PackWriter>,
+    full: Vec<PackTemp>,
+}
+
+impl Packer {
+    /// Compresses one object and appends its frame to the open pack,
+    /// starting a new one when the frame would not fit.
+    fn append(&mut self, tmp: &Dir, job: &Job, enc: &mut SmallEncoder) -> Result<Done> {
+        let frame = enc
+            .encode(&job.data)
+            .map_err(|e| StoreError::io(tmp.path(), "compress", e))?;
+        if self
+            .open
+            .as_ref()
+            .is_some_and(|w| !w.fits(frame.len() as u64))
+        {
+            let full = self.open.take().expect("checked").finish(tmp)?;
+            self.full.push(full);
+        }
+        let writer = match &mut self.open {
+            Some(w) => w,
+            None => self.open.insert(PackWriter::create(tmp)?),
+        };
+        let size = job.data.len() as u64;
+        let entry = writer.append(tmp, job.digest, size, frame)?;
+        coffer_base::crash::point("temp_written");
+        Ok(Done::Packed {
+            pack: self.full.len(),
+            entry,
+        })
+    }
+
+    /// Closes the open pack; returns every pack temp, in order.
+    fn finish(mut self, tmp: &Dir) -> Result<Vec<PackTemp>> {
+        if let Some(w) = self.open.take() {
+            let done = w.finish(tmp);
+            match done {
+                Ok(p) => self.full.push(p),
+                Err(e) => {
+                    self.full.iter().for_each(|p| p.discard(tmp));
+                    return Err(e);
+                }
+            }
+        }
+        Ok(self.full)
     }
 }
 
@@ -207,10 +280,11 @@ mod tests {
     fn outcomes(st: Stager) -> Vec<(u64, Encoded, bool)> {
         let mut v: Vec<_> = st
             .finish()
+            .0
             .into_iter()
             .map(|(id, r)| match r.unwrap() {
                 Done::Published { encoded, created } => (id, encoded, created),
-                Done::Staged(s) => panic!("an uploading stager staged {s:?}"),
+                other => panic!("an uploading stager did not upload: {other:?}"),
             })
             .collect();
         v.sort_by_key(|o| o.0);
@@ -224,7 +298,7 @@ mod tests {
         let dirs = s.objects_dirs();
         let start = || {
             let tmp = dirs.tmp.try_clone().unwrap();
-            Stager::start(tmp, Some(dirs.backend.clone())).unwrap()
+            Stager::start(tmp, Some(dirs.backend.clone()), false).unwrap()
         };
         let data: Vec<Vec<u8>> = (0..40u32)
             .map(|i| format!("object {i} ").repeat(i as usize * 37).into_bytes())
@@ -263,8 +337,12 @@ mod tests {
         // The backend holds this directory open: once it is gone, no shard
         // directory can be made in it and every put fails.
         std::fs::remove_dir_all(root.join("objects/sha256")).unwrap();
-        let mut st =
-            Stager::start(dirs.tmp.try_clone().unwrap(), Some(dirs.backend.clone())).unwrap();
+        let mut st = Stager::start(
+            dirs.tmp.try_clone().unwrap(),
+            Some(dirs.backend.clone()),
+            false,
+        )
+        .unwrap();
         for i in 0..200u32 {
             let d = format!("object {i}").into_bytes();
             st.submit(d.clone(), Digest::of(&d));
@@ -272,7 +350,7 @@ mod tests {
         // Every worker fails its first job; none starts another.
         std::thread::sleep(std::time::Duration::from_millis(100));
         assert!(st.failed());
-        let out = st.finish();
+        let (out, _) = st.finish();
         assert!(
             !out.is_empty() && out.len() <= UPLOAD_WORKERS,
             "{} outcomes",

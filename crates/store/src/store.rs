@@ -247,6 +247,7 @@ impl Store {
             entries: Vec::new(),
             in_batch: HashMap::new(),
             stager: None,
+            pack_temps: Vec::new(),
             buf: Vec::new(),
             progress: None,
             named: None,
@@ -481,6 +482,8 @@ struct Entry {
     published: Option<(u64, bool)>,
     /// The stager job writing this entry's temp, until commit collects it.
     job: Option<u64>,
+    /// Appended to the batch's pack temp number `.0`, at `.1`.
+    packed: Option<(usize, crate::pack::Entry)>,
     root: Option<Root>,
 }
 
@@ -493,6 +496,8 @@ pub struct Batch<'s> {
     entries: Vec<Entry>,
     in_batch: HashMap<Digest, usize>,
     stager: Option<Stager>,
+    /// Pack temps the stager wrote, until commit publishes or unpacks them.
+    pack_temps: Vec<crate::pack::PackTemp>,
     buf: Vec<u8>,
     progress: Option<Box<dyn Fn(u64) + 's>>,
     named: Option<RefSpec>,
@@ -633,7 +638,8 @@ impl<'s> Batch<'s> {
                 .try_clone()
                 .map_err(|e| StoreError::io(dirs.tmp.path(), "dup", e))?;
             let upload_to = dirs.backend.shared().then(|| dirs.backend.clone());
-            self.stager = Some(Stager::start(tmp, upload_to)?);
+            let pack = dirs.packs_allowed();
+            self.stager = Some(Stager::start(tmp, upload_to, pack)?);
         }
         let data = self.buf[..n].to_vec();
         let stager = self.stager.as_mut().expect("just started");
@@ -703,6 +709,7 @@ impl<'s> Batch<'s> {
             staged,
             published: None,
             job,
+            packed: None,
             root: opts.root,
         });
         Ok((digest, size))
@@ -764,6 +771,9 @@ impl<'s> Batch<'s> {
             if let Some(s) = &e.staged {
                 stored[i] = s.encoded.stored_size;
             }
+            if let Some((_, p)) = &e.packed {
+                stored[i] = p.stored;
+            }
         }
         (stored, created)
     }
@@ -803,6 +813,7 @@ impl<'s> Batch<'s> {
         self.collect_staged()?;
         // The last safe point: past it, the batch publishes and commits.
         coffer_base::interrupt::check()?;
+        let sealed = self.seal_or_unpack()?;
         let (mut stored, mut created) = self.known_outcomes();
         let staged: Vec<(usize, Staged)> = self
             .entries
@@ -815,6 +826,7 @@ impl<'s> Batch<'s> {
             Ok(rows) => rows,
             Err(err) => {
                 staged.iter().for_each(|(_, s)| self.store.dirs.discard(s));
+                sealed.iter().for_each(|s| s.discard(&self.store.dirs.tmp));
                 return Err(err);
             }
         };
@@ -823,7 +835,7 @@ impl<'s> Batch<'s> {
         let Store { dirs, catalog, .. } = &mut *self.store;
         let dirs = &*dirs;
         let recorded = catalog.schema().recorded;
-        let publish = || dirs.publish_durably(&staged, &digests);
+        let publish = || dirs.publish_durably(&staged, &digests, &sealed);
         // A local store's objects become durable (syncs and renames, mostly
         // waiting on the disk) on a thread of their own while the rows are
         // inserted into the still uncommitted transaction and their record
@@ -832,7 +844,7 @@ impl<'s> Batch<'s> {
         // disk, and in what order, is as documented. A bucket's uploads are
         // not overlapped: the catalog's write lock is not held across the
         // network.
-        let published = std::thread::scope(|sc| -> Result<Vec<(usize, bool)>> {
+        let published = std::thread::scope(|sc| -> Result<crate::objects::Published> {
             let mut done = None;
             let overlapped = if dirs.backend.shared() {
                 done = Some(publish()?);
@@ -855,8 +867,14 @@ impl<'s> Batch<'s> {
             catalog.record_with(&rows, extra, durable, Some(&sealer))?;
             Ok(done.expect("published before the catalog committed"))
         })?;
-        for (i, c) in published {
+        let (loose, packs) = published;
+        for (i, c) in loose {
             created[i] = c;
+        }
+        for (i, e) in self.entries.iter().enumerate() {
+            if let Some((p, _)) = e.packed {
+                created[i] = packs[p];
+            }
         }
         Ok(self
             .entries
@@ -878,14 +896,24 @@ impl<'s> Batch<'s> {
             return Ok(());
         };
         let mut first_err = None;
+        let base = self.pack_temps.len();
         let mut by_job: HashMap<u64, usize> = HashMap::new();
         for (i, e) in self.entries.iter().enumerate() {
             if let Some(j) = e.job {
                 by_job.insert(j, i);
             }
         }
-        for (id, r) in stager.finish() {
+        let (outcomes, packs) = stager.finish();
+        self.pack_temps.extend(packs);
+        for (id, r) in outcomes {
             match (r, by_job.get(&id)) {
+                (Ok(Done::Packed { pack, entry, .. }), Some(&i)) => {
+                    self.entries[i].packed = Some((base + pack, entry));
+                    self.entries[i].job = None;
+                }
+                // Its frame stays in the pack, listed but never cataloged:
+                // dead space that gc's pack rewrite drops.
+                (Ok(Done::Packed { .. }), None) => {}
                 (Ok(Done::Staged(staged)), Some(&i)) => {
                     self.entries[i].staged = Some(staged);
                     self.entries[i].job = None;
@@ -914,6 +942,46 @@ impl<'s> Batch<'s> {
         }
     }
 
+    /// Packs the batch's new small objects when there are enough of them
+    /// ([`crate::pack::UNPACK_LIMIT`]): seals the pack temps (index temps
+    /// beside them). With fewer, their frames are copied out into loose
+    /// temps and the pack temps removed. Either way no pack temp is left.
+    fn seal_or_unpack(&mut self) -> Result<Vec<crate::pack::Sealed>> {
+        let packs = std::mem::take(&mut self.pack_temps);
+        let tmp = &self.store.dirs.tmp;
+        let packed = self.entries.iter().filter(|e| e.packed.is_some()).count();
+        if packed >= crate::pack::UNPACK_LIMIT {
+            let mut sealed = Vec::with_capacity(packs.len());
+            let mut packs = packs.into_iter();
+            for p in packs.by_ref() {
+                match p.seal(tmp) {
+                    Ok(s) => sealed.push(s),
+                    Err(e) => {
+                        sealed
+                            .iter()
+                            .for_each(|s: &crate::pack::Sealed| s.discard(tmp));
+                        packs.for_each(|p| p.discard(tmp));
+                        return Err(e);
+                    }
+                }
+            }
+            return Ok(sealed);
+        }
+        let unpacked = (|| -> Result<()> {
+            for e in self.entries.iter_mut() {
+                let Some((p, entry)) = e.packed else {
+                    continue;
+                };
+                let frame = packs[p].read_frame(tmp, &entry)?;
+                e.staged = Some(crate::objects::stage_frame(tmp, &frame, entry)?);
+                e.packed = None;
+            }
+            Ok(())
+        })();
+        packs.iter().for_each(|p| p.discard(tmp));
+        unpacked.map(|()| Vec::new())
+    }
+
     fn existing_stored_size(&self, d: &Digest) -> Result<u64> {
         if let Some(row) = self.store.catalog.object(d)? {
             return Ok(row.stored_size);
@@ -925,7 +993,10 @@ impl<'s> Batch<'s> {
             .head(&crate::backend::object_key(d))?
         {
             Some(meta) => Ok(meta.size),
-            None => Err(StoreError::NotFound { digest: *d }),
+            None => match self.store.dirs.packed(d, false)? {
+                Some((_, e)) => Ok(e.stored),
+                None => Err(StoreError::NotFound { digest: *d }),
+            },
         }
     }
 }
@@ -937,6 +1008,9 @@ impl Drop for Batch<'_> {
             if let Some(s) = &e.staged {
                 self.store.dirs.discard(s);
             }
+        }
+        for p in &self.pack_temps {
+            p.discard(&self.store.dirs.tmp);
         }
     }
 }
@@ -1009,14 +1083,18 @@ mod tests {
         let digests: Vec<Digest> = (0..PARALLEL_PUBLISH_MIN + 100)
             .map(|i| add(&mut b, format!("doomed {i}").as_bytes()))
             .collect();
-        let shard = t.path().join("s/objects/sha256").join(digests[7].shard());
-        let _ = std::fs::remove_dir(&shard);
-        std::fs::write(&shard, b"not a directory").unwrap();
+        // The batch packs its objects: a file where `packs/` belongs
+        // makes the publication fail.
+        std::fs::write(t.path().join("s/packs"), b"not a directory").unwrap();
         let err = match b.commit() {
             Ok(_) => panic!("the batch committed without one of its objects"),
             Err(e) => e.to_string(),
         };
-        assert!(err.contains("publish"), "{err}");
+        assert!(err.contains("packs"), "{err}");
+        assert_eq!(
+            std::fs::read_dir(t.path().join("s/tmp")).unwrap().count(),
+            0
+        );
         for d in &digests {
             assert!(s.catalog.object(d).unwrap().is_none(), "{d} was cataloged");
         }

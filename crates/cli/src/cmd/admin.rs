@@ -180,6 +180,31 @@ pub fn gc(ctx: &Ctx, dry_run: bool, grace: &str) -> Report {
     }
 }
 
+/// `coffer repack`: small loose objects into packs.
+pub fn repack(ctx: &Ctx) -> Report {
+    let mut store = or_report!(super::open_store(ctx));
+    match store.repack() {
+        Ok(r) => {
+            let human = format!(
+                "packed {} object(s) ({} bytes) into {} pack(s){}",
+                r.objects_packed,
+                r.bytes_packed,
+                r.packs_written,
+                if r.unreadable.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} object(s) that do not verify left loose (see fsck)",
+                        r.unreadable.len()
+                    )
+                }
+            );
+            Report::accepted(serde_json::to_value(&r).expect("serializable"), human)
+        }
+        Err(e) => Report::error(&e),
+    }
+}
+
 /// A command that went on past refs it could not read is `incomplete`,
 /// with one issue per such ref.
 fn with_broken_refs(mut report: Report, broken: &[coffer_store::refs::BrokenRef]) -> Report {

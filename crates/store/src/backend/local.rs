@@ -100,6 +100,36 @@ impl LocalBackend {
         Ok(open_path(&self.root, dir, missing)?.map(|d| (Arc::new(d), name.to_string())))
     }
 
+    /// Opens the regular file of `key` (never through a symlink).
+    fn open_key(&self, key: &str) -> Result<Option<(std::fs::File, Meta)>> {
+        let Some((dir, name)) = self.parent_of(key, Missing::Absent)? else {
+            return Ok(None);
+        };
+        let (f, st) = match dir.open_file_stat(&name) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(match e.raw_os_error() {
+                    Some(c)
+                        if c == rustix::io::Errno::LOOP.raw_os_error()
+                            || c == rustix::io::Errno::INVAL.raw_os_error() =>
+                    {
+                        StoreError::UnexpectedEntry {
+                            path: self.path_of(key),
+                            what: "symlink or non-regular file",
+                        }
+                    }
+                    _ => StoreError::io(self.path_of(key), "open", e),
+                })
+            }
+        };
+        let meta = Meta {
+            size: st.size,
+            modified_ms: st.modified_ms,
+        };
+        Ok(Some((f, meta)))
+    }
+
     fn path_of(&self, key: &str) -> std::path::PathBuf {
         self.root.join(key)
     }
@@ -195,32 +225,19 @@ impl Backend for LocalBackend {
     }
 
     fn get(&self, key: &str) -> Result<Option<(Body, Meta)>> {
-        let Some((dir, name)) = self.parent_of(key, Missing::Absent)? else {
+        Ok(self
+            .open_key(key)?
+            .map(|(f, meta)| (Box::new(f) as Body, meta)))
+    }
+
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Body>> {
+        use std::io::{Read, Seek};
+        let Some((mut f, _)) = self.open_key(key)? else {
             return Ok(None);
         };
-        let (f, st) = match dir.open_file_stat(&name) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(match e.raw_os_error() {
-                    Some(c)
-                        if c == rustix::io::Errno::LOOP.raw_os_error()
-                            || c == rustix::io::Errno::INVAL.raw_os_error() =>
-                    {
-                        StoreError::UnexpectedEntry {
-                            path: self.path_of(key),
-                            what: "symlink or non-regular file",
-                        }
-                    }
-                    _ => StoreError::io(self.path_of(key), "open", e),
-                })
-            }
-        };
-        let meta = Meta {
-            size: st.size,
-            modified_ms: st.modified_ms,
-        };
-        Ok(Some((Box::new(f), meta)))
+        f.seek(io::SeekFrom::Start(offset))
+            .map_err(|e| StoreError::io(self.path_of(key), "seek", e))?;
+        Ok(Some(Box::new(f.take(len))))
     }
 
     fn head(&self, key: &str) -> Result<Option<Meta>> {

@@ -104,6 +104,18 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// Opens `key` for reading; `None` if absent.
     fn get(&self, key: &str) -> Result<Option<(Body, Meta)>>;
 
+    /// Opens `len` bytes of `key` from `offset` on (a frame inside a
+    /// pack); `None` if absent. A shorter value yields fewer bytes, which
+    /// the frame's verification reports.
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Body>> {
+        let Some((mut body, _)) = self.get(key)? else {
+            return Ok(None);
+        };
+        std::io::copy(&mut (&mut body).take(offset), &mut std::io::sink())
+            .map_err(|e| remote_error(&self.location(), key, "read", e))?;
+        Ok(Some(Box::new(body.take(len))))
+    }
+
     /// Size and time of `key`; `None` if absent.
     fn head(&self, key: &str) -> Result<Option<Meta>>;
 

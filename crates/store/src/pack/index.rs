@@ -1,0 +1,253 @@
+//! A pack's index: which objects a pack holds, where, and how large.
+//!
+//! Binary, big-endian, fixed-width so it is read with a binary search and
+//! no parser (docs/FORMAT.md, "Packs"):
+//!
+//! ```text
+//! magic        8   b"CFPKIDX\x02"
+//! count        8   number of entries
+//! pack digest 32   SHA-256 of the pack file's bytes (also its name)
+//! pack size    8   bytes of the pack file
+//! entries   56*n   sorted by digest, no duplicates:
+//!                  digest 32 | offset 8 | frame length 8 | raw size 8
+//! checksum    32   SHA-256 of every byte above
+//! ```
+
+use coffer_base::digest::Digest;
+
+/// The index's first eight bytes.
+pub const MAGIC: &[u8; 8] = b"CFPKIDX\x02";
+/// Bytes before the entries.
+pub const HEADER: usize = 8 + 8 + 32 + 8;
+/// Bytes of one entry.
+pub const ENTRY: usize = 32 + 8 + 8 + 8;
+/// Bytes after the entries.
+pub const TRAILER: usize = 32;
+/// Most entries one index may hold: bounds what a reader loads for one
+/// pack (about 56 MiB).
+pub const MAX_ENTRIES: u64 = 1 << 20;
+
+/// Where one object's frame is inside its pack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// The object.
+    pub digest: Digest,
+    /// Byte offset of its frame in the pack.
+    pub offset: u64,
+    /// Bytes of its frame.
+    pub stored: u64,
+    /// Bytes it decodes to.
+    pub size: u64,
+}
+
+/// Why bytes are not a valid index.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadIndex(pub String);
+
+/// A decoded, checked index, held as its bytes.
+#[derive(Debug, Clone)]
+pub struct PackIndex {
+    bytes: Vec<u8>,
+    count: usize,
+    pack: Digest,
+    pack_size: u64,
+}
+
+fn be64(b: &[u8]) -> u64 {
+    u64::from_be_bytes(b[..8].try_into().expect("eight bytes"))
+}
+
+fn digest_at(b: &[u8]) -> Digest {
+    Digest::from_bytes(b[..32].try_into().expect("32 bytes"))
+}
+
+/// Encodes an index for the pack `pack` of `pack_size` bytes; `entries`
+/// in any order (they are sorted here), digests distinct.
+pub fn encode(pack: Digest, pack_size: u64, entries: &mut [Entry]) -> Vec<u8> {
+    entries.sort_unstable_by_key(|e| e.digest);
+    let mut out = Vec::with_capacity(HEADER + ENTRY * entries.len() + TRAILER);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(entries.len() as u64).to_be_bytes());
+    out.extend_from_slice(pack.as_bytes());
+    out.extend_from_slice(&pack_size.to_be_bytes());
+    for e in entries.iter() {
+        out.extend_from_slice(e.digest.as_bytes());
+        out.extend_from_slice(&e.offset.to_be_bytes());
+        out.extend_from_slice(&e.stored.to_be_bytes());
+        out.extend_from_slice(&e.size.to_be_bytes());
+    }
+    let sum = Digest::of(&out);
+    out.extend_from_slice(sum.as_bytes());
+    out
+}
+
+impl PackIndex {
+    /// Checks `bytes` as the index of the pack named `pack`: magic,
+    /// length, checksum, name, entries sorted and distinct, every frame
+    /// inside the pack and no two overlapping.
+    pub fn decode(pack: Digest, bytes: Vec<u8>) -> Result<PackIndex, BadIndex> {
+        let bad = |s: String| Err(BadIndex(s));
+        if bytes.len() < HEADER + TRAILER || &bytes[..8] != MAGIC {
+            return bad("not a coffer pack index (magic or length)".into());
+        }
+        let count = be64(&bytes[8..]);
+        if count > MAX_ENTRIES {
+            return bad(format!("{count} entries, more than {MAX_ENTRIES}"));
+        }
+        let count = count as usize;
+        if bytes.len() != HEADER + ENTRY * count + TRAILER {
+            return bad(format!(
+                "{} bytes, but {count} entries need {}",
+                bytes.len(),
+                HEADER + ENTRY * count + TRAILER
+            ));
+        }
+        let body = bytes.len() - TRAILER;
+        if Digest::of(&bytes[..body]) != digest_at(&bytes[body..]) {
+            return bad("checksum does not match".into());
+        }
+        if digest_at(&bytes[16..]) != pack {
+            return bad(format!("names pack {}", digest_at(&bytes[16..])));
+        }
+        let idx = PackIndex {
+            pack_size: be64(&bytes[48..]),
+            bytes,
+            count,
+            pack,
+        };
+        idx.check_entries()?;
+        Ok(idx)
+    }
+
+    fn check_entries(&self) -> Result<(), BadIndex> {
+        let mut spans: Vec<(u64, u64)> = Vec::with_capacity(self.count);
+        for i in 0..self.count {
+            let e = self.entry(i);
+            if i > 0 && self.entry(i - 1).digest >= e.digest {
+                return Err(BadIndex(format!("entry {i} is out of order")));
+            }
+            let end = e.offset.checked_add(e.stored);
+            if e.stored == 0 || end.is_none_or(|end| end > self.pack_size) {
+                return Err(BadIndex(format!(
+                    "entry {i} ({}) lies outside the pack",
+                    e.digest
+                )));
+            }
+            spans.push((e.offset, e.stored));
+        }
+        spans.sort_unstable();
+        if spans.windows(2).any(|w| w[0].0 + w[0].1 > w[1].0) {
+            return Err(BadIndex("two frames overlap".into()));
+        }
+        Ok(())
+    }
+
+    /// The pack this index describes.
+    pub fn pack(&self) -> Digest {
+        self.pack
+    }
+
+    /// Bytes of the pack file.
+    pub fn pack_size(&self) -> u64 {
+        self.pack_size
+    }
+
+    /// Number of objects.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when the pack holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The `i`th entry in digest order.
+    pub fn entry(&self, i: usize) -> Entry {
+        let b = &self.bytes[HEADER + ENTRY * i..];
+        Entry {
+            digest: digest_at(b),
+            offset: be64(&b[32..]),
+            stored: be64(&b[40..]),
+            size: be64(&b[48..]),
+        }
+    }
+
+    /// The entry of `d`, by binary search.
+    pub fn find(&self, d: &Digest) -> Option<Entry> {
+        let (mut lo, mut hi) = (0usize, self.count);
+        let key = d.as_bytes();
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let at = HEADER + ENTRY * mid;
+            match self.bytes[at..at + 32].cmp(&key[..]) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(self.entry(mid)),
+            }
+        }
+        None
+    }
+
+    /// Every entry, in digest order.
+    pub fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
+        (0..self.count).map(|i| self.entry(i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(n: u64) -> Vec<Entry> {
+        (0..n)
+            .map(|i| Entry {
+                digest: Digest::of(&i.to_le_bytes()),
+                offset: i * 10,
+                stored: 10,
+                size: 7,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_index_round_trips_and_finds_every_entry_and_nothing_else() {
+        let pack = Digest::of(b"pack");
+        let mut es = entries(300);
+        let bytes = encode(pack, 3000, &mut es);
+        let idx = PackIndex::decode(pack, bytes).unwrap();
+        assert_eq!((idx.len(), idx.pack_size()), (300, 3000));
+        for e in &es {
+            assert_eq!(idx.find(&e.digest), Some(*e));
+        }
+        assert_eq!(idx.find(&Digest::of(b"absent")), None);
+        let listed: Vec<Entry> = idx.entries().collect();
+        assert_eq!(listed, es, "entries come back sorted");
+    }
+
+    #[test]
+    fn damage_of_any_kind_is_refused_with_its_reason() {
+        let pack = Digest::of(b"pack");
+        let good = encode(pack, 3000, &mut entries(4));
+        let reason = |b: Vec<u8>, p: Digest| PackIndex::decode(p, b).unwrap_err().0;
+        let mut flipped = good.clone();
+        flipped[HEADER + 3] ^= 1;
+        assert!(reason(flipped, pack).contains("checksum"));
+        assert!(reason(good[..good.len() - 1].to_vec(), pack).contains("bytes"));
+        assert!(reason(good.clone(), Digest::of(b"other")).contains("names pack"));
+        let mut magic = good.clone();
+        magic[0] = b'X';
+        assert!(reason(magic, pack).contains("magic"));
+        // Structurally wrong but correctly summed: outside, overlapping.
+        let outside = encode(pack, 35, &mut entries(4));
+        assert!(reason(outside, pack).contains("outside"));
+        let mut overlapping = entries(2);
+        overlapping[1].offset = 5;
+        assert!(reason(encode(pack, 100, &mut overlapping), pack).contains("overlap"));
+        let mut twice = entries(2);
+        twice[1].digest = twice[0].digest;
+        twice[1].offset = 50;
+        assert!(reason(encode(pack, 100, &mut twice), pack).contains("order"));
+    }
+}
