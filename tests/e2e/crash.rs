@@ -98,6 +98,63 @@ fn put_recovers_from_a_crash_at_every_publication_step() {
     }
 }
 
+#[test]
+fn a_packed_put_recovers_from_a_crash_at_every_step() {
+    let points = [
+        "temp_written",
+        "temps_synced",
+        "pack_published",
+        "index_published",
+        "shards_synced",
+        "catalog_rows_inserted",
+        "record_published",
+        "ref_published",
+        "catalog_committed",
+    ];
+    for point in points {
+        let env = Env::new();
+        for i in 0..120 {
+            env.write(&format!("in/f{i}"), &noise(300 + i, i as u64));
+        }
+        crash(&env, point, &["put", "in"]);
+        recover(&env, &format!("{point} (packed)"));
+        let (code, v) = env.json(&["put", "in"]);
+        assert_eq!(code, 0, "{point}: {v}");
+        assert_eq!(v["result"]["files"].as_array().unwrap().len(), 120);
+        let (code, v) = env.json(&["fsck", "--read-data"]);
+        assert_eq!(code, 0, "{point}: {v}");
+        assert_eq!(v["result"]["packs"], 1, "{point}: {v}");
+    }
+}
+
+#[test]
+fn repack_recovers_from_a_crash_at_every_step() {
+    for point in ["repack_temps_synced", "pack_published", "repack_published"] {
+        let env = Env::new();
+        let files: Vec<Vec<u8>> = (0..60).map(|i| noise(400 + i, 7 + i as u64)).collect();
+        for (i, f) in files.iter().enumerate() {
+            env.write(&format!("in/f{i}"), f);
+        }
+        assert_eq!(env.json(&["put", "in"]).0, 0);
+        crash(&env, point, &["repack"]);
+        // Every object is readable, loose or packed, at every step.
+        for f in &files {
+            let (code, v) = env.json(&["has", &crate::support::sha256(f)]);
+            assert_eq!(code, 0, "{point}: {v}");
+        }
+        recover(&env, &format!("{point} (repack)"));
+        let (code, v) = env.json(&["repack"]);
+        assert_eq!(code, 0, "{point}: {v}");
+        let (code, v) = env.json(&["fsck", "--read-data"]);
+        assert_eq!(code, 0, "{point}: {v}");
+        assert_eq!(v["result"]["packs"], 1, "{point}: {v}");
+        for f in &files {
+            let d = crate::support::sha256(f);
+            assert!(!env.object_file(&d).exists(), "{point}: {d} is still loose");
+        }
+    }
+}
+
 fn bundle_copy(env: &Env) -> PathBuf {
     let dir = env.path("bundle");
     copy_tree(&fixture("run-bundles/complete"), &dir);

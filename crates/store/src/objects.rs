@@ -396,9 +396,14 @@ impl ObjectDirs {
             self.sync_staged(&temps)
         } else {
             // A pack and its index are two files at least: one syncfs.
-            self.tmp
+            let synced = self
+                .tmp
                 .sync_filesystem()
-                .map_err(|e| StoreError::io(self.tmp.path(), "syncfs", e))
+                .map_err(|e| StoreError::io(self.tmp.path(), "syncfs", e));
+            if synced.is_ok() {
+                coffer_base::crash::point("temps_synced");
+            }
+            synced
         };
         if let Err(e) = synced {
             discard_all();

@@ -136,6 +136,9 @@ impl Store {
         let mut raw = Vec::new();
         let mut builder = Builder::new(dirs);
         let mut moved: Vec<Digest> = Vec::new();
+        // Loose copies of objects a pack already holds (an earlier repack
+        // cut off before it removed them).
+        let mut doubled: Vec<Digest> = Vec::new();
         dirs.backend.list_each(OBJECTS_PREFIX, &mut |entry| {
             let Some(d) = object_of_key(&entry.key).filter(|_| entry.regular) else {
                 return Ok(());
@@ -144,7 +147,11 @@ impl Store {
             let Some(row) = self.catalog().object(&d)? else {
                 return Ok(());
             };
-            if row.size > SMALL_OBJECT_MAX as u64 || dirs.packed(&d, false)?.is_some() {
+            if row.size > SMALL_OBJECT_MAX as u64 {
+                return Ok(());
+            }
+            if dirs.packed(&d, false)?.is_some() {
+                doubled.push(d);
                 return Ok(());
             }
             let Some((body, meta)) = dirs.backend.get(&entry.key)? else {
@@ -167,18 +174,26 @@ impl Store {
         if moved.len() < 2 {
             // One object in a pack of its own buys nothing.
             drop(builder);
-            return Ok(RepackReport {
-                unreadable: report.unreadable,
-                ..RepackReport::default()
-            });
+            moved.clear();
+            report.bytes_packed = 0;
+        } else {
+            report.packs_written = builder.publish()?.len() as u64;
         }
-        report.packs_written = builder.publish()?.len() as u64;
-        for d in &moved {
+        let sync = || {
+            dirs.root
+                .sync_filesystem()
+                .map_err(|e| StoreError::io(dirs.root.path(), "syncfs", e))
+        };
+        if !doubled.is_empty() {
+            // The packs holding them may not be durable yet (the cut-off
+            // run may not have synced them): made so before any loose
+            // copy goes.
+            sync()?;
+        }
+        for d in moved.iter().chain(&doubled) {
             dirs.backend.delete(&object_key(d))?;
         }
-        dirs.root
-            .sync_filesystem()
-            .map_err(|e| StoreError::io(dirs.root.path(), "syncfs", e))?;
+        sync()?;
         report.objects_packed = moved.len() as u64;
         Ok(report)
     }
