@@ -13,7 +13,8 @@ use crate::error::{Result, StoreError};
 use crate::frame::SMALL_OBJECT_MAX;
 use crate::layout::LockMode;
 use crate::objects::ObjectDirs;
-use crate::pack::{self, PackTemp, PackWriter, Sealed};
+use crate::pack::writer::PackSeq;
+use crate::pack::{self, Sealed};
 use crate::store::Store;
 use coffer_base::digest::Digest;
 
@@ -37,51 +38,35 @@ pub use crate::frame::frame_verifies;
 /// New packs being filled with verified frames.
 pub(crate) struct Builder<'a> {
     dirs: &'a ObjectDirs,
-    open: Option<PackWriter>,
-    full: Vec<PackTemp>,
+    packs: PackSeq,
 }
 
 impl<'a> Builder<'a> {
     pub(crate) fn new(dirs: &'a ObjectDirs) -> Self {
         Builder {
             dirs,
-            open: None,
-            full: Vec::new(),
+            packs: PackSeq::default(),
         }
     }
 
     /// Appends one verified frame.
     pub(crate) fn add(&mut self, d: Digest, size: u64, frame: &[u8]) -> Result<()> {
-        let tmp = &self.dirs.tmp;
-        if self
-            .open
-            .as_ref()
-            .is_some_and(|w| !w.fits(frame.len() as u64))
-        {
-            let full = self.open.take().expect("checked").finish(tmp)?;
-            self.full.push(full);
-        }
-        let w = match &mut self.open {
-            Some(w) => w,
-            None => self.open.insert(PackWriter::create(tmp)?),
-        };
-        w.append(tmp, d, size, frame)?;
-        Ok(())
+        self.packs.append(&self.dirs.tmp, d, size, frame).map(drop)
     }
 
     /// Seals, syncs and publishes every pack; returns them. Their names are
     /// durable when this returns.
     pub(crate) fn publish(mut self) -> Result<Vec<Sealed>> {
         let tmp = &self.dirs.tmp;
-        if let Some(w) = self.open.take() {
-            self.full.push(w.finish(tmp)?);
-        }
+        let full = std::mem::take(&mut self.packs).finish(tmp)?;
         let mut sealed = Vec::new();
-        for p in std::mem::take(&mut self.full) {
+        let mut full = full.into_iter();
+        for p in full.by_ref() {
             match p.seal(tmp) {
                 Ok(s) => sealed.push(s),
                 Err(e) => {
                     sealed.iter().for_each(|s: &Sealed| s.discard(tmp));
+                    full.for_each(|p| p.discard(tmp));
                     return Err(e);
                 }
             }
@@ -108,11 +93,7 @@ impl<'a> Builder<'a> {
 
 impl Drop for Builder<'_> {
     fn drop(&mut self) {
-        let tmp = &self.dirs.tmp;
-        if let Some(w) = self.open.take() {
-            let _ = tmp.remove_file(&w.tmp_name);
-        }
-        self.full.iter().for_each(|p| p.discard(tmp));
+        self.packs.discard(&self.dirs.tmp);
     }
 }
 

@@ -22,7 +22,8 @@ use crate::backend::{object_key, Backend, Put};
 use crate::error::{Result, StoreError};
 use crate::frame::{Encoded, SmallEncoder};
 use crate::objects::{stage_small, Staged};
-use crate::pack::{Entry, PackTemp, PackWriter};
+use crate::pack::writer::PackSeq;
+use crate::pack::{Entry, PackTemp};
 use coffer_base::digest::Digest;
 use coffer_base::dir::Dir;
 
@@ -197,54 +198,26 @@ impl Stager {
     }
 }
 
-/// A worker's packs: the one being written and those it filled.
+/// A worker's packs.
 #[derive(Default)]
-struct Packer {
-    open: Option<PackWriter>,
-    full: Vec<PackTemp>,
-}
+struct Packer(PackSeq);
 
 impl Packer {
-    /// Compresses one object and appends its frame to the open pack,
-    /// starting a new one when the frame would not fit.
+    /// Compresses one object and appends its frame.
     fn append(&mut self, tmp: &Dir, job: &Job, enc: &mut SmallEncoder) -> Result<Done> {
         let frame = enc
             .encode(&job.data)
             .map_err(|e| StoreError::io(tmp.path(), "compress", e))?;
-        if self
-            .open
-            .as_ref()
-            .is_some_and(|w| !w.fits(frame.len() as u64))
-        {
-            let full = self.open.take().expect("checked").finish(tmp)?;
-            self.full.push(full);
-        }
-        let writer = match &mut self.open {
-            Some(w) => w,
-            None => self.open.insert(PackWriter::create(tmp)?),
-        };
-        let size = job.data.len() as u64;
-        let entry = writer.append(tmp, job.digest, size, frame)?;
+        let (pack, entry) = self
+            .0
+            .append(tmp, job.digest, job.data.len() as u64, frame)?;
         coffer_base::crash::point("temp_written");
-        Ok(Done::Packed {
-            pack: self.full.len(),
-            entry,
-        })
+        Ok(Done::Packed { pack, entry })
     }
 
     /// Closes the open pack; returns every pack temp, in order.
-    fn finish(mut self, tmp: &Dir) -> Result<Vec<PackTemp>> {
-        if let Some(w) = self.open.take() {
-            let done = w.finish(tmp);
-            match done {
-                Ok(p) => self.full.push(p),
-                Err(e) => {
-                    self.full.iter().for_each(|p| p.discard(tmp));
-                    return Err(e);
-                }
-            }
-        }
-        Ok(self.full)
+    fn finish(self, tmp: &Dir) -> Result<Vec<PackTemp>> {
+        self.0.finish(tmp)
     }
 }
 

@@ -167,3 +167,60 @@ impl Sealed {
         let _ = tmp.remove_file(&self.idx_tmp);
     }
 }
+
+/// Packs filled one after another: a frame that would not fit the open
+/// pack closes it and starts the next.
+#[derive(Default)]
+pub struct PackSeq {
+    open: Option<PackWriter>,
+    full: Vec<PackTemp>,
+}
+
+impl PackSeq {
+    /// Appends a frame; returns the number of the pack it went into (in
+    /// the order [`PackSeq::finish`] returns them) and its entry.
+    pub fn append(
+        &mut self,
+        tmp: &Dir,
+        digest: Digest,
+        size: u64,
+        frame: &[u8],
+    ) -> Result<(usize, Entry)> {
+        if self
+            .open
+            .as_ref()
+            .is_some_and(|w| !w.fits(frame.len() as u64))
+        {
+            let full = self.open.take().expect("checked").finish(tmp)?;
+            self.full.push(full);
+        }
+        let w = match &mut self.open {
+            Some(w) => w,
+            None => self.open.insert(PackWriter::create(tmp)?),
+        };
+        Ok((self.full.len(), w.append(tmp, digest, size, frame)?))
+    }
+
+    /// Closes the open pack; returns every pack temp, in order. On error
+    /// no temp is left.
+    pub fn finish(mut self, tmp: &Dir) -> Result<Vec<PackTemp>> {
+        if let Some(w) = self.open.take() {
+            match w.finish(tmp) {
+                Ok(p) => self.full.push(p),
+                Err(e) => {
+                    self.discard(tmp);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(std::mem::take(&mut self.full))
+    }
+
+    /// Removes every temp.
+    pub fn discard(&mut self, tmp: &Dir) {
+        if let Some(w) = self.open.take() {
+            let _ = tmp.remove_file(&w.tmp_name);
+        }
+        self.full.drain(..).for_each(|p| p.discard(tmp));
+    }
+}
