@@ -487,7 +487,110 @@ fn catalog_lost(b: &Backing, a: &Env) -> Env {
     let _ = std::fs::remove_dir_all(m.store.join("objects"));
     copy_tree(&a.store.join("objects"), &m.store.join("objects"));
     copy_tree(&a.store.join("refs"), &m.store.join("refs"));
+    if a.store.join("packs").exists() {
+        copy_tree(&a.store.join("packs"), &m.store.join("packs"));
+    }
     m
+}
+
+/// The keys under a backing's store, as `<kind>/...` names relative to it.
+fn stored_keys(b: &Backing, env: &Env) -> Vec<String> {
+    match b {
+        Backing::Local => ["objects", "packs"]
+            .iter()
+            .flat_map(|top| walkdir::WalkDir::new(env.store.join(top)))
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(&env.store).unwrap();
+                rel.to_string_lossy().into_owned()
+            })
+            .collect(),
+        #[cfg(feature = "aws")]
+        Backing::S3 {
+            endpoint,
+            bucket,
+            prefix,
+        } => s3_keys(endpoint, bucket, prefix)
+            .into_iter()
+            .filter(|k| k.starts_with("objects/") || k.starts_with("packs/"))
+            .collect(),
+        #[cfg(not(feature = "aws"))]
+        Backing::S3 { .. } => unreachable!("S3 backings exist only with feature aws"),
+    }
+}
+
+/// Every key under `prefix` in the bucket, relative to it.
+#[cfg(feature = "aws")]
+fn s3_keys(endpoint: &str, bucket: &str, prefix: &str) -> Vec<String> {
+    use futures::TryStreamExt;
+    use object_store::{aws::AmazonS3Builder, path::Path, ObjectStore};
+    let store = AmazonS3Builder::from_env()
+        .with_bucket_name(bucket)
+        .with_endpoint(endpoint)
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .build()
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let base = Path::from(prefix);
+    let metas: Vec<_> = rt
+        .block_on(store.list(Some(&base)).try_collect::<Vec<_>>())
+        .unwrap();
+    metas
+        .iter()
+        .map(|m| {
+            let k = m.location.as_ref();
+            k.strip_prefix(&format!("{prefix}/"))
+                .unwrap_or(k)
+                .to_string()
+        })
+        .collect()
+}
+
+/// A batch of many small files goes into one pack on either backing (one
+/// upload for a bucket, not one per object), reads back verified, and a
+/// catalog rebuilt from the backing alone finds every object.
+fn many_small_objects_go_into_one_pack(b: &Backing) {
+    let env = b.store();
+    let n = 250;
+    for i in 0..n {
+        env.write(
+            &format!("in/f{i:03}"),
+            format!("small file {i}\n").repeat(i % 7 + 1).as_bytes(),
+        );
+    }
+    let v = ok(&env, &["put", "in"]);
+    let files = v["result"]["files"].as_array().unwrap().clone();
+    assert_eq!(files.len(), n, "{v}");
+    let keys = stored_keys(b, &env);
+    let packs: Vec<&String> = keys.iter().filter(|k| k.starts_with("packs/")).collect();
+    assert_eq!(packs.len(), 2, "one pack and its index: {keys:?}");
+    let loose = keys.iter().filter(|k| k.starts_with("objects/")).count();
+    assert!(loose <= 2, "only the batch's record may be loose: {keys:?}");
+    let fsck = ok(&env, &["fsck", "--read-data"]);
+    assert_eq!(fsck["result"]["packs"], 1, "{fsck}");
+    let reader = match b.second_machine() {
+        Some(m) => {
+            ok(&m, &["catalog", "rebuild"]);
+            m
+        }
+        None => env,
+    };
+    for (i, f) in files.iter().enumerate().step_by(17) {
+        let d = f["digest"].as_str().unwrap();
+        let r = reader.run(&["get", d]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(
+            r.stdout,
+            format!("small file {i}\n").repeat(i % 7 + 1).as_bytes()
+        );
+    }
+    let (code, v) = reader.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
 }
 
 fn mirror_round_trip(b: &Backing) {
@@ -559,6 +662,7 @@ contract!(
     a_recorded_bundle_id_is_settled_before_any_upload,
     rebuild_equals_the_original,
     mirror_round_trip,
+    many_small_objects_go_into_one_pack,
 );
 
 #[test]
@@ -665,4 +769,38 @@ fn a_large_record_that_fails_halfway_writes_nothing_and_the_others_apply() {
 fn fill_small(env: &Env) {
     env.write("notes.txt", b"lab notes\n");
     ok(env, &["put", "notes.txt"]);
+}
+
+/// A bucket first marked by a build that knew only loose objects (its
+/// marker says version 1, and a bucket's marker is never replaced) keeps
+/// taking loose objects, so that build can still read all of it.
+#[cfg(feature = "aws")]
+#[test]
+fn a_version_1_bucket_keeps_taking_loose_objects() {
+    let Some(b) = Backing::s3() else { return };
+    let Backing::S3 {
+        endpoint,
+        bucket,
+        prefix,
+    } = &b
+    else {
+        unreachable!()
+    };
+    let marker = r#"{"format": "coffer", "version": 1, "objectKey": "sha256"}"#;
+    s3_overwrite(
+        endpoint,
+        bucket,
+        &format!("{prefix}/STORE-FORMAT"),
+        Some(marker.as_bytes()),
+    );
+    let env = b.store();
+    let local = std::fs::read_to_string(env.store.join("STORE-FORMAT")).unwrap();
+    assert!(local.contains("\"version\": 1"), "{local}");
+    for i in 0..150 {
+        env.write(&format!("in/f{i:03}"), format!("loose {i}\n").as_bytes());
+    }
+    ok(&env, &["put", "in"]);
+    let keys = stored_keys(&b, &env);
+    assert!(!keys.iter().any(|k| k.starts_with("packs/")), "{keys:?}");
+    assert!(keys.len() >= 150, "{keys:?}");
 }

@@ -247,3 +247,27 @@ fn mirror_copies_packs_as_they_are() {
     let (code, v) = at(&env, dest, &["fsck", "--read-data"]);
     assert_eq!(code, 0, "{v}");
 }
+
+/// Files named one by one on the command line (a shell glob) share a
+/// batch as a directory's do: one pack, one catalog record, one ref.
+#[test]
+fn files_named_on_the_command_line_share_one_batch_and_pack() {
+    let env = Env::new();
+    let mut args = vec!["put".to_string()];
+    for i in 0..150 {
+        let name = format!("f{i:03}.txt");
+        env.write(&name, format!("file {i} of a glob\n").as_bytes());
+        args.push(env.path(&name).to_string_lossy().into_owned());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, v) = env.json(&args);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["result"]["files"].as_array().unwrap().len(), 150);
+    assert_eq!(packs(&env).len(), 2, "one pack and its index");
+    let records = std::fs::read_dir(env.store.join("refs/records"))
+        .unwrap()
+        .count();
+    assert_eq!(records, 1, "one batch, one record");
+    let (code, v) = env.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+}

@@ -95,25 +95,28 @@ pub fn check_format(root: &Dir) -> Result<(BackendConfig, u64)> {
     ))
 }
 
-/// Marks a bucket as holding a coffer store (put-if-absent), or checks that
-/// the marker already there is one this build reads.
-fn claim_backend(backend: &dyn Backend, config: &BackendConfig) -> Result<()> {
-    let doc = format_document(config, FORMAT_LOOSE);
+/// Marks a bucket as holding a coffer store (put-if-absent, as version 2:
+/// a bucket store packs from its first batch), or checks that the marker
+/// already there is one this build reads. Returns the bucket's version,
+/// which the local marker then records: a store packs into a bucket only
+/// when the bucket says so, since a bucket's marker is never replaced.
+fn claim_backend(backend: &dyn Backend, config: &BackendConfig) -> Result<u64> {
+    let doc = format_document(config, FORMAT_VERSION);
     if backend.put_bytes(FORMAT_FILE, doc.as_bytes())? == Put::Created {
-        return Ok(());
+        return Ok(FORMAT_VERSION);
     }
     let found =
         crate::backend::read_small(backend, FORMAT_FILE, FORMAT_MAX_BYTES)?.unwrap_or_default();
     let v: serde_json::Value = serde_json::from_slice(&found).unwrap_or_default();
-    let ok = v.get("format").and_then(|f| f.as_str()) == Some("coffer")
-        && v.get("version").and_then(|f| f.as_u64()) == Some(FORMAT_LOOSE);
-    if ok {
-        Ok(())
-    } else {
-        Err(StoreError::UnsupportedFormat {
+    match (
+        v.get("format").and_then(|f| f.as_str()),
+        v.get("version").and_then(|f| f.as_u64()),
+    ) {
+        (Some("coffer"), Some(version @ FORMAT_LOOSE..=FORMAT_VERSION)) => Ok(version),
+        _ => Err(StoreError::UnsupportedFormat {
             path: PathBuf::from(format!("{}/{FORMAT_FILE}", backend.location())),
-            detail: "the bucket holds something that is not a coffer store of this version".into(),
-        })
+            detail: "the bucket holds something that is not a coffer store of a version this build reads".into(),
+        }),
     }
 }
 
@@ -200,11 +203,12 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
     }
     admit_root(&root, path)?;
     ensure(&root, TMP_DIR)?;
-    if *backend != BackendConfig::Local {
-        claim_backend(&*backend.open(&root)?, backend)?;
+    let version = if *backend != BackendConfig::Local {
+        claim_backend(&*backend.open(&root)?, backend)?
     } else {
         init_local_objects(&root)?;
-    }
+        FORMAT_LOOSE
+    };
     let keys = ensure(&root, KEYS_DIR)?;
     keys.set_mode(0o700)
         .map_err(|e| StoreError::io(keys.path(), "chmod", e))?;
@@ -219,7 +223,7 @@ pub fn init(path: &Path, backend: &BackendConfig, schema: &'static Schema) -> Re
     write_new_durable(
         &root,
         FORMAT_FILE,
-        format_document(backend, FORMAT_LOOSE).as_bytes(),
+        format_document(backend, version).as_bytes(),
         0o444,
     )
 }

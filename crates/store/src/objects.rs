@@ -201,10 +201,12 @@ impl ObjectDirs {
         self.packs.find(&*self.backend, d, refresh)
     }
 
-    /// Whether batches may write packs here: a local store (a bucket's
-    /// objects stay loose for now).
+    /// Whether batches may write packs here: a local store (marked
+    /// version 2 before its first pack), or a bucket whose marker is
+    /// version 2 already (a bucket's marker is never replaced, so a
+    /// version 1 bucket keeps taking loose objects only).
     pub fn packs_allowed(&self) -> bool {
-        !self.backend.shared()
+        !self.backend.shared() || self.version.load(Ordering::Acquire) >= crate::marker::PACKED
     }
 
     /// Publishes sealed packs whose temps are durable (pack, then index,
@@ -251,7 +253,8 @@ impl ObjectDirs {
             let Some((_, e)) = self.packed(d, false)? else {
                 return Ok(false);
             };
-            return Ok(e.size == size && self.packed_verifies(d, size));
+            // A bucket is trusted on its index, as on its listing.
+            return Ok(e.size == size && (self.backend.shared() || self.packed_verifies(d, size)));
         }
         if self.backend.shared() {
             return Ok(true);
@@ -392,7 +395,7 @@ impl ObjectDirs {
             sealed.iter().for_each(|s| s.discard(&self.tmp));
         };
         let temps: Vec<&Staged> = staged.iter().map(|(_, s)| s).collect();
-        let synced = if sealed.is_empty() {
+        let synced = if sealed.is_empty() || self.backend.shared() {
             self.sync_staged(&temps)
         } else {
             // A pack and its index are two files at least: one syncfs.
@@ -490,8 +493,18 @@ impl ObjectDirs {
     }
 
     /// Opens the stored frame of `d` and its stored size: the loose file
-    /// if there is one, else its frame in a pack.
+    /// if there is one, else its frame in a pack. On a bucket, a pack
+    /// already known is tried first: a lookup there costs no request,
+    /// where a missing loose key costs one.
     pub fn open_frame(&self, d: &Digest) -> Result<(Body, u64)> {
+        if self.backend.shared() {
+            if let Some((idx, e)) = self.packed(d, false)? {
+                let key = pack::pack_key(&idx.pack());
+                if let Some(body) = self.backend.get_range(&key, e.offset, e.stored)? {
+                    return Ok((body, e.stored));
+                }
+            }
+        }
         if let Some((body, meta)) = self.backend.get(&object_key(d))? {
             return Ok((body, meta.size));
         }

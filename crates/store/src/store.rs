@@ -637,8 +637,11 @@ impl<'s> Batch<'s> {
                 .tmp
                 .try_clone()
                 .map_err(|e| StoreError::io(dirs.tmp.path(), "dup", e))?;
-            let upload_to = dirs.backend.shared().then(|| dirs.backend.clone());
+            // A bucket that takes packs gets them like a local store (one
+            // upload carries many objects); one that does not gets each
+            // object uploaded as soon as it is compressed.
             let pack = dirs.packs_allowed();
+            let upload_to = (dirs.backend.shared() && !pack).then(|| dirs.backend.clone());
             self.stager = Some(Stager::start(tmp, upload_to, pack)?);
         }
         let data = self.buf[..n].to_vec();

@@ -77,7 +77,29 @@ impl Store {
         progress: &dyn Fn(u64),
     ) -> InputsPut {
         let mut out = InputsPut::default();
+        // Consecutive file inputs share batches (`put *.json` is one
+        // transaction and one sync per BATCH_FILES, as a directory is).
+        let mut run: Vec<PathBuf> = Vec::new();
+        let mut run_bytes = 0u64;
         for p in inputs {
+            let is_file = expected_digest.is_none() && p.as_os_str() != "-" && !p.is_dir();
+            if is_file {
+                run_bytes += std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+                run.push(p.clone());
+                if run.len() < BATCH_FILES && run_bytes < BATCH_BYTES {
+                    continue;
+                }
+            }
+            let flushed = self.put_batch(&run, root_kind, progress, &mut out.files);
+            run.clear();
+            run_bytes = 0;
+            if let Err(e) = flushed {
+                out.fatal = Some(e);
+                return out;
+            }
+            if is_file {
+                continue;
+            }
             let opts = PutOptions {
                 expected_digest,
                 expected_size: None,
@@ -104,8 +126,11 @@ impl Store {
             };
             if let Err(e) = done {
                 out.fatal = Some(e);
-                break;
+                return out;
             }
+        }
+        if let Err(e) = self.put_batch(&run, root_kind, progress, &mut out.files) {
+            out.fatal = Some(e);
         }
         out
     }
@@ -154,47 +179,62 @@ impl Store {
             pending_bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
             pending.push(entry.into_path());
             if pending.len() >= BATCH_FILES || pending_bytes >= BATCH_BYTES {
-                self.put_batch(&pending, root_kind, progress, &mut report)?;
+                self.put_batch(&pending, root_kind, progress, &mut report.files)?;
                 pending.clear();
                 pending_bytes = 0;
             }
         }
-        self.put_batch(&pending, root_kind, progress, &mut report)?;
+        self.put_batch(&pending, root_kind, progress, &mut report.files)?;
         Ok(report)
     }
 
+    /// Puts `paths` in one batch, each rooted by its path when `root_kind`
+    /// is given. A file that cannot be read stops the batch: the files
+    /// added before it are still committed (unless the batch itself can no
+    /// longer commit), and its error is returned.
     fn put_batch(
         &mut self,
         paths: &[PathBuf],
         root_kind: Option<&str>,
         progress: &dyn Fn(u64),
-        report: &mut TreeReport,
+        files: &mut Vec<TreeFile>,
     ) -> Result<()> {
         if paths.is_empty() {
             return Ok(());
         }
         let mut batch = self.batch()?;
         batch.on_progress(progress);
+        let mut failed = None;
+        let mut added = 0;
         for p in paths {
             let root = root_kind.map(|kind| Root {
                 kind: kind.to_string(),
                 name: coffer_base::input::escaped(p),
             });
-            batch.add_file(
-                p,
-                PutOptions {
-                    root,
-                    ..PutOptions::default()
-                },
-            )?;
+            let opts = PutOptions {
+                root,
+                ..PutOptions::default()
+            };
+            if let Err(e) = batch.add_file(p, opts) {
+                failed = Some(e);
+                break;
+            }
+            added += 1;
         }
-        for (p, outcome) in paths.iter().zip(batch.commit()?) {
-            report.files.push(TreeFile {
+        let committed = match (added, &failed) {
+            (0, Some(_)) => Vec::new(),
+            // An interrupt or a failed stager fails the commit too, which
+            // then writes nothing; the first error is the one reported.
+            (_, Some(_)) => batch.commit().unwrap_or_default(),
+            (_, None) => batch.commit()?,
+        };
+        for (p, outcome) in paths.iter().zip(committed) {
+            files.push(TreeFile {
                 path: p.clone(),
                 outcome,
             });
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 }
 
@@ -213,23 +253,30 @@ mod tests {
         std::fs::write(dir.join("a.txt"), b"ay").unwrap();
         let one = t.path().join("one.txt");
         std::fs::write(&one, b"one").unwrap();
+        // Shares a batch with the missing file after it; still stored.
+        let before = t.path().join("before.txt");
+        std::fs::write(&before, b"before").unwrap();
         let missing = t.path().join("missing.txt");
         let after = t.path().join("after.txt");
         std::fs::write(&after, b"after").unwrap();
 
         let put = s.put_inputs(
-            &[one.clone(), dir.clone(), missing, after],
+            &[one.clone(), dir.clone(), before.clone(), missing, after],
             Some("put"),
             None,
             &|_| {},
         );
         let paths: Vec<PathBuf> = put.files.iter().map(|f| f.path.clone()).collect();
-        assert_eq!(paths, vec![one, dir.join("a.txt"), dir.join("sub/b.txt")]);
+        assert_eq!(
+            paths,
+            vec![one, dir.join("a.txt"), dir.join("sub/b.txt"), before]
+        );
         assert!(put.fatal.is_some(), "the missing input stops the put");
         assert!(put.skipped.is_empty());
         // What was stored before the error stays stored; the input after it
         // was never read.
         assert!(s.has(&Digest::of(b"ay")).unwrap());
+        assert!(s.has(&Digest::of(b"before")).unwrap());
         assert!(!s.has(&Digest::of(b"after")).unwrap());
     }
 }

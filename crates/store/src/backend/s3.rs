@@ -19,7 +19,8 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as KeyPath;
 use object_store::{
-    ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig, WriteMultipart,
+    GetOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig,
+    WriteMultipart,
 };
 
 use super::{remote_error, Backend, BackendConfig, Body, Listed, Meta, Put};
@@ -295,6 +296,29 @@ impl Backend for S3Backend {
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(self.err(key, "get", e)),
+        }
+    }
+
+    /// One ranged `GET` (a frame in a pack), streamed like [`Backend::get`].
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Body>> {
+        if len == 0 {
+            return Ok(Some(Box::new(io::empty())));
+        }
+        let options = GetOptions {
+            range: Some((offset..offset.saturating_add(len)).into()),
+            ..GetOptions::default()
+        };
+        match self
+            .rt
+            .block_on(self.store.get_opts(&self.path(key), options))
+        {
+            Ok(r) => Ok(Some(Box::new(StreamBody {
+                handle: self.rt.handle().clone(),
+                stream: r.into_stream(),
+                chunk: bytes::Bytes::new(),
+            }))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(key, "get range", e)),
         }
     }
 
