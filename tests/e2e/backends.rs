@@ -126,12 +126,14 @@ impl Backing {
     }
 }
 
-/// An unconditional PUT (`Some(bytes)`) or a DELETE (`None`) through the
-/// S3 API, as a careless or hostile client would send it.
+/// A plain S3 client on the test bucket, beside coffer's own, and a
+/// runtime to drive it.
 #[cfg(feature = "aws")]
-fn s3_overwrite(endpoint: &str, bucket: &str, key: &str, bytes: Option<&[u8]>) {
-    use object_store::{aws::AmazonS3Builder, path::Path, ObjectStoreExt};
-    let store = AmazonS3Builder::from_env()
+fn s3_client(
+    endpoint: &str,
+    bucket: &str,
+) -> (object_store::aws::AmazonS3, tokio::runtime::Runtime) {
+    let store = object_store::aws::AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
         .with_endpoint(endpoint)
         .with_allow_http(true)
@@ -142,6 +144,15 @@ fn s3_overwrite(endpoint: &str, bucket: &str, key: &str, bytes: Option<&[u8]>) {
         .enable_all()
         .build()
         .unwrap();
+    (store, rt)
+}
+
+/// An unconditional PUT (`Some(bytes)`) or a DELETE (`None`) through the
+/// S3 API, as a careless or hostile client would send it.
+#[cfg(feature = "aws")]
+fn s3_overwrite(endpoint: &str, bucket: &str, key: &str, bytes: Option<&[u8]>) {
+    use object_store::{path::Path, ObjectStoreExt};
+    let (store, rt) = s3_client(endpoint, bucket);
     let key = Path::from(key);
     match bytes {
         Some(b) => drop(rt.block_on(store.put(&key, b.to_vec().into())).unwrap()),
@@ -524,18 +535,8 @@ fn stored_keys(b: &Backing, env: &Env) -> Vec<String> {
 #[cfg(feature = "aws")]
 fn s3_keys(endpoint: &str, bucket: &str, prefix: &str) -> Vec<String> {
     use futures::TryStreamExt;
-    use object_store::{aws::AmazonS3Builder, path::Path, ObjectStore};
-    let store = AmazonS3Builder::from_env()
-        .with_bucket_name(bucket)
-        .with_endpoint(endpoint)
-        .with_allow_http(true)
-        .with_region("us-east-1")
-        .build()
-        .unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    use object_store::{path::Path, ObjectStore};
+    let (store, rt) = s3_client(endpoint, bucket);
     let base = Path::from(prefix);
     let metas: Vec<_> = rt
         .block_on(store.list(Some(&base)).try_collect::<Vec<_>>())
