@@ -30,6 +30,23 @@ fn round_trip(env: &Env, name: &str, bytes: &[u8]) {
 }
 
 #[test]
+fn shard_directories_are_made_by_the_puts_that_need_them() {
+    let env = Env::new();
+    assert_eq!(env.entries("objects/sha256"), Vec::<String>::new());
+    let d = {
+        env.write("one", &noise(3000, 5));
+        env.put("one")
+    };
+    let shard = d[7..9].to_string();
+    let made = env.entries("objects/sha256");
+    // The put's record may have needed a shard of its own.
+    assert!(made.contains(&shard) && made.len() <= 2, "{made:?}");
+    assert!(env.object_file(&d).exists());
+    let (code, v) = env.json(&["fsck", "--read-data"]);
+    assert_eq!(code, 0, "{v}");
+}
+
+#[test]
 fn round_trip_of_empty_small_and_incompressible_files() {
     let env = Env::new();
     round_trip(&env, "empty", b"");

@@ -26,7 +26,18 @@ pub struct LocalBackend {
     objects: Dir,
     /// Shard directories opened so far, by name. Handles stay valid even if
     /// the name is later swapped for a symlink.
-    shards: Mutex<Vec<Option<Arc<Dir>>>>,
+    shards: Mutex<Vec<Option<Shard>>>,
+}
+
+/// An opened shard directory. Shards are made on demand (a store of packs
+/// needs few of them), so one that this process found already made may
+/// be another process's mkdir whose parent is not yet synced.
+#[derive(Debug, Clone)]
+struct Shard {
+    dir: Arc<Dir>,
+    /// Its entry in `objects/sha256` is known to be durable: this process
+    /// made it (and synced the parent), or synced the parent since.
+    entry_durable: bool,
 }
 
 fn meta_of(e: &coffer_base::dir::Entry) -> Meta {
@@ -78,14 +89,10 @@ impl LocalBackend {
         {
             let slot = usize::from_str_radix(shard, 16).expect("two hex digits");
             if let Some(s) = &self.shards.lock().expect("shard cache poisoned")[slot] {
-                return Ok(Some((Arc::clone(s), name.to_string())));
+                return Ok(Some((Arc::clone(&s.dir), name.to_string())));
             }
-            let opened = if missing == Missing::Create {
-                self.objects.ensure_dir(shard)
-            } else {
-                self.objects.open_dir(shard)
-            };
-            let d = match opened {
+            let made = missing == Missing::Create && self.make_shard(shard)?;
+            let d = match self.objects.open_dir(shard) {
                 Ok(d) => Arc::new(d),
                 // With `Create`, a missing directory here means `objects/`
                 // itself went away: an error, never "absent".
@@ -94,10 +101,58 @@ impl LocalBackend {
                 }
                 Err(e) => return Err(entry_error(self.objects.join(shard), e, "open")),
             };
-            self.shards.lock().expect("shard cache poisoned")[slot] = Some(Arc::clone(&d));
+            self.shards.lock().expect("shard cache poisoned")[slot] = Some(Shard {
+                dir: Arc::clone(&d),
+                entry_durable: made,
+            });
             return Ok(Some((d, name.to_string())));
         }
         Ok(open_path(&self.root, dir, missing)?.map(|d| (Arc::new(d), name.to_string())))
+    }
+
+    /// Makes the shard directory `shard` and syncs `objects/sha256`;
+    /// `false` when it already existed (its entry may not be durable yet).
+    fn make_shard(&self, shard: &str) -> Result<bool> {
+        match self.objects.create_dir(shard, 0o755) {
+            Ok(_) => {
+                self.sync_objects_dir()?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(entry_error(self.objects.join(shard), e, "create directory")),
+        }
+    }
+
+    fn sync_objects_dir(&self) -> Result<()> {
+        self.objects
+            .sync()
+            .map_err(|e| StoreError::io(self.objects.path(), "fsync directory", e))
+    }
+
+    /// Makes the entry of `key`'s shard durable, once per shard and
+    /// process, unless this process made the shard itself. One fsync of
+    /// the shard directory makes a published object's own entry durable,
+    /// but not the shard's entry in its parent, which a concurrent put may
+    /// have made a moment ago.
+    fn sync_shard_entry(&self, key: &str) -> Result<()> {
+        let Some(slot) = key
+            .strip_prefix(OBJECTS_PREFIX)
+            .and_then(|k| k.get(..2))
+            .and_then(|s| usize::from_str_radix(s, 16).ok())
+        else {
+            return Ok(());
+        };
+        let unsure = {
+            let shards = self.shards.lock().expect("shard cache poisoned");
+            matches!(&shards[slot], Some(s) if !s.entry_durable)
+        };
+        if unsure {
+            self.sync_objects_dir()?;
+            if let Some(s) = &mut self.shards.lock().expect("shard cache poisoned")[slot] {
+                s.entry_durable = true;
+            }
+        }
+        Ok(())
     }
 
     /// Opens the regular file of `key` (never through a symlink).
@@ -291,7 +346,8 @@ impl Backend for LocalBackend {
                     )
                 })?;
                 dir.sync()
-                    .map_err(|e| StoreError::io(dir.path(), "fsync directory", e))
+                    .map_err(|e| StoreError::io(dir.path(), "fsync directory", e))?;
+                self.sync_shard_entry(one)
             }
             _ => self
                 .root
