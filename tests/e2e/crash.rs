@@ -155,6 +155,60 @@ fn repack_recovers_from_a_crash_at_every_step() {
     }
 }
 
+#[test]
+fn gc_recovers_from_a_crash_at_every_step_of_a_pack_rewrite() {
+    // gc rewrites a pack of which fewer than half the objects are live:
+    // the new pack and its index are published, then the old index and
+    // the old pack removed. At each step every live object reads back.
+    let points = [
+        "pack_published",
+        "index_published",
+        "gc_pack_rewritten",
+        "gc_old_index_removed",
+    ];
+    for point in points {
+        let env = Env::new();
+        let files: Vec<Vec<u8>> = (0..120).map(|i| noise(300 + i, 11 + i as u64)).collect();
+        for (i, f) in files.iter().enumerate() {
+            env.write(&format!("in/f{i}"), f);
+            if i < 20 {
+                env.write(&format!("pin/f{i}"), f);
+            }
+        }
+        assert_eq!(env.json(&["put", "--no-pin", "in"]).0, 0, "{point}");
+        assert_eq!(env.json(&["put", "pin"]).0, 0, "{point}");
+        let before = env.entries("packs");
+        assert_eq!(before.len(), 2, "{point}: {before:?}");
+        // The pack must be older than gc's cutoff (`--grace 0s` is now).
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        crash(&env, point, &["gc", "--grace", "0s"]);
+        let read_back = |when: &str| {
+            for (i, f) in files[..20].iter().enumerate() {
+                let out = env.path(&format!("out-{when}-{i}"));
+                let d = crate::support::sha256(f);
+                let (code, v) = env.json(&["get", &d, "-o", out.to_str().unwrap()]);
+                assert_eq!(code, 0, "{point} ({when}): {v}");
+                assert_eq!(&std::fs::read(&out).unwrap(), f, "{point} ({when})");
+            }
+        };
+        read_back("after the crash");
+        recover(&env, &format!("{point} (gc)"));
+        read_back("after recovery");
+        let (code, v) = env.json(&["fsck", "--read-data"]);
+        assert_eq!(code, 0, "{point}: {v}");
+        assert_eq!(v["result"]["packs"], 1, "{point}: {v}");
+        let after = env.entries("packs");
+        assert!(
+            after.iter().all(|p| !before.contains(p)),
+            "{point}: the old pack is still there: {after:?}"
+        );
+        for f in &files[20..] {
+            let (code, _) = env.json(&["has", &crate::support::sha256(f)]);
+            assert_ne!(code, 0, "{point}: an unpinned object survived gc");
+        }
+    }
+}
+
 fn bundle_copy(env: &Env) -> PathBuf {
     let dir = env.path("bundle");
     copy_tree(&fixture("run-bundles/complete"), &dir);

@@ -263,6 +263,7 @@ pub(crate) fn rewrite_packs(
         // The index first: a pack without one is invisible, and is what a
         // crash here leaves (removed by the next gc as a stray).
         dirs.backend.delete(&pack::idx_key(&idx.pack()))?;
+        coffer_base::crash::point("gc_old_index_removed");
         dirs.backend.delete(&key)?;
         done.packs += 1;
     }
