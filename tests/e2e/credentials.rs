@@ -143,6 +143,16 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "Rk3Lp9Xw2Mq7Zt4Vb8Nc1Hd5",
         ),
         (
+            "a token behind a vendor prefix no row knows",
+            "deploy --with qxv1_Rk3Lp9Xw2Mq7Zt4Vb8Nc1Hd5Jf6Gs0Ta2Ye4Wu".into(),
+            "Rk3Lp9Xw2Mq7Zt4Vb8Nc1Hd5Jf6Gs0Ta2Ye4Wu",
+        ),
+        (
+            "a scheme word, then a prefixed token",
+            "QUUXLY_AUTH=Quux1 qx2_Zq81mXk2Lr9vT4bN7cW3pY6sHd5Jf6Gs0Ta2".into(),
+            "Zq81mXk2Lr9vT4bN7cW3pY6sHd5Jf6Gs0Ta2",
+        ),
+        (
             "prompt user",
             "quillon@build-07:~/work$ ls".into(),
             "quillon",
@@ -173,6 +183,10 @@ fn code_and_placeholders_beside_the_same_names_come_through() {
         "github_run_id: 1234567890123456789",
         "access-control-allow-origin: *",
         "const ctx = new XMLHttpRequestContext();",
+        // Prefixed, but a digest, an id and words.
+        "\"integrity\": \"sha512-oqVuAfXRKap7fdgcCY5uykM6+BWm2l2GzRkm3h0MwzUSHp5sEjbZSLvHXeH3bQnAV0bq/Q1NwZzEtLwUXNBQMw==\"",
+        "tool_use_id: toolu_01A09q90qw90lq917835lq9X",
+        "fn test_ICANVASRENDERINGVIACONTEXT2D3D5D7D8D() {}",
     ]
     .iter()
     .map(|s| s.to_string())

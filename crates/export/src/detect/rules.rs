@@ -309,7 +309,23 @@ impl RuleSet {
             }
         }
         mask_placeholders(hay, &mut hits);
+        self.yield_to_named_rows(&mut hits);
         resolve(hits, out);
+    }
+
+    /// Drops a fallback row's hits that overlap another row's: the span
+    /// is found either way, and the specific row names it.
+    fn yield_to_named_rows(&self, hits: &mut Vec<Hit>) {
+        let fallback = |h: &Hit| self.rules[h.rule].traits.fallback;
+        if !hits.iter().any(fallback) {
+            return;
+        }
+        let named: Vec<(usize, usize)> = hits
+            .iter()
+            .filter(|h| !fallback(h))
+            .map(|h| (h.start, h.end))
+            .collect();
+        hits.retain(|h| !fallback(h) || !named.iter().any(|&(a, b)| h.start < b && a < h.end));
     }
 
     /// [`RuleSet::find`] without the prefilter (every rule runs); used to
@@ -320,6 +336,7 @@ impl RuleSet {
             engine::rule_hits(i, r, hay, &mut hits);
         }
         mask_placeholders(hay, &mut hits);
+        self.yield_to_named_rows(&mut hits);
         resolve(hits, out);
     }
 }

@@ -25,6 +25,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Spec> {
             &carriers::PATH,
             &carriers::GETTER,
             &carriers::PAIR,
+            &super::prefixed::UNKNOWN_PREFIX,
         ])
 }
 

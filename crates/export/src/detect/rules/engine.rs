@@ -84,9 +84,29 @@ pub(super) fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
             out.push(Hit {
                 rule: i,
                 start: c.start,
-                end: c.end,
+                end: scheme_token_end(r, hay, c.start, c.end),
             });
         }
+    }
+}
+
+/// `TOKEN=FlyV1 fm2_…`, `AUTH=Bearer …`: a value that is a short word
+/// (an auth scheme) with one blank and a random run after it names only
+/// the scheme; the credential is that run, and the hit takes it in.
+fn scheme_token_end(r: &Rule, hay: &[u8], start: usize, end: usize) -> usize {
+    let by_label = matches!(r.check, Check::Value | Check::Assignment);
+    let scheme = end - start <= 12 && hay[start..end].iter().all(u8::is_ascii_alphanumeric);
+    if !by_label || !scheme || hay.get(end) != Some(&b' ') {
+        return end;
+    }
+    let run = hay[end + 1..]
+        .iter()
+        .take_while(|c| !c.is_ascii_whitespace() && !b"\"'`,;".contains(c))
+        .count();
+    if named::plausible(&hay[end + 1..end + 1 + run], true) {
+        end + 1 + run
+    } else {
+        end
     }
 }
 

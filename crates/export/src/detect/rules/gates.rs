@@ -82,3 +82,27 @@ pub(crate) fn option_user(rest: &[u8]) -> bool {
 pub(crate) fn salesforce_org(rest: &[u8]) -> bool {
     rest.get(12) == Some(&b'!') && rest[..12].iter().all(u8::is_ascii_alphanumeric)
 }
+
+/// A generic prefixed token: a `_` or `-`, then a run of 32 letters and
+/// digits or more holding a letter past `f` (the row spares hex bodies:
+/// digests and ids under their labels, which JSON logs are full of).
+pub(crate) fn long_run_after_separator(hay: &[u8]) -> bool {
+    memchr::memchr2_iter(b'_', b'-', hay).any(|i| {
+        // The run's 32nd byte first: most separators (a JSON key's
+        // `tool_use_id`) fail there in one load.
+        if !hay.get(i + 32).is_some_and(u8::is_ascii_alphanumeric) {
+            return false;
+        }
+        // One pass over the run: its length, and whether a letter past
+        // `f` is in it.
+        let (mut n, mut past_f) = (0, false);
+        for &c in &hay[i + 1..] {
+            if !c.is_ascii_alphanumeric() {
+                break;
+            }
+            n += 1;
+            past_f |= (c | 0x20) > b'f';
+        }
+        n >= 32 && past_f
+    })
+}

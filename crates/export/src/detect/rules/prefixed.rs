@@ -858,3 +858,41 @@ pub(crate) const PREFIXED: &[Spec] = &[
         "lit:MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ|b64:400|lit:==",
     ),
 ];
+
+/// A token of a vendor no row names: a short prefix (`fm2_`, `CCDB1_`,
+/// `apk_user_`, `xyz-live-`), then a body of 32 letters and digits or
+/// more drawn at random. Most vendors now mint tokens in this form, so
+/// this one row finds the formats the table does not know yet. It is a
+/// fallback: a row of the table that finds the same span names it
+/// ([`super::RuleSet::find`]). Its veto ([`unknown_prefix_spared`]) keeps
+/// identifiers, digests under their algorithm's name, and pieces of a
+/// longer base64 string.
+pub(crate) const UNKNOWN_PREFIX: Spec = token(
+    "prefixed-token",
+    &[],
+    r"(?:^|[^A-Za-z0-9+/_.=-])(?P<s>[A-Za-z][A-Za-z0-9]{0,11}(?:[_-][A-Za-z0-9]{1,11}){0,2}[_-](?P<n>[A-Za-z0-9]{32,})(?:[_-][A-Za-z0-9]+)*=*)",
+    "lit:qzv2_|an:40",
+)
+.gate(super::gates::long_run_after_separator)
+.veto(super::vetoes::unknown_prefix_spared)
+.traits(super::spec::Traits {
+    // The veto judges the body, which the whole token's shape (a prefix
+    // of words) can hide from the gate's own test.
+    gate_trusts_veto: true,
+    fallback: true,
+    ..super::spec::PLAIN
+})
+.samples(
+    &[
+        ("args: [\"Zorb {}\"]", "lit:zrb2_|an:120"),
+        ("x = '{}'", "lit:CCDB1_|an:48"),
+        ("{}", "lit:apk_user_|an:40"),
+    ],
+    &[
+        "\"integrity\": \"sha512-Wk9XQ3Fqb2xUgM2k5LzR8aNpV7cY1eH0dTj6sBwK4uGy\"",
+        "toolu_01A09q90qw90lq917835lq9X",
+        "my_function_name_is_very_long_and_descriptive_indeed",
+        "commit_3f786850e387550fdab836ed7e6dc881de23001b",
+        "data/ab_Zk3mN8pQ2rT6vX9yB4cF7hJ1kL5oS0uW3eR6tY9iP2a/c",
+    ],
+);

@@ -39,6 +39,9 @@ pub(crate) struct Traits {
     /// a part the whole value's shape does not show (the secret after a
     /// Facebook app id's bar).
     pub(crate) gate_trusts_veto: bool,
+    /// A generic row that names a span only when no other row does (a
+    /// vendor's own row gives the placeholder its name).
+    pub(crate) fallback: bool,
 }
 
 /// A sample: a context with `{}` where the credential goes, and the
@@ -180,4 +183,5 @@ pub(crate) const PLAIN: Traits = Traits {
     sets_literal: false,
     uuid_token: false,
     gate_trusts_veto: false,
+    fallback: false,
 };

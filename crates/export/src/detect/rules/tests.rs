@@ -1213,8 +1213,6 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "Self::AccessKey => \"azure_storage_account_key\",",
         "const DB = \"mongodb://mongodb:mongodb@localhost:27017/app\";",
         "DOTENV_PUBLIC_KEY=\"037cfbfc90234cfdab7eb540505662937b5ba6f3d39b7b4d5b8b2e1c9f4a3d2e1b\"",
-        "xcfat_q8Lm2Rt5Vw9Yz3Bc6Df1Gh4Jk7Np0Qs2Tu5Wx8Za03fa099b",
-        "cfat_q8Lm2Rt5Vw9Yz3Bc6Df1Gh4Jk7Np0Qs2Tu5Wx8Za03fa099bZ",
         "AKIA is a prefix",
         "eyJhbGciOi is a header only",
         "hf_hub_download(repo_id)",
@@ -1602,6 +1600,24 @@ fn a_credential_shaped_value_beside_its_name_still_fires() {
     let text = format!("System.setProperty(\"DISCORD_TOKEN\", \"{digits}\")");
     let hits = hits_of(&rs, &text);
     assert!(hits.iter().any(|(_, s)| s == digits), "{text}: {hits:?}");
+}
+
+/// A vendor's row keeps to its token's bounds; what lies just outside
+/// them is still a random token behind a prefix, which the generic row
+/// takes (by its own name, not the vendor's).
+#[test]
+fn a_vendor_rows_bounds_hold_and_the_generic_row_takes_the_rest() {
+    let rs = RuleSet::new(&[]).unwrap();
+    for text in [
+        "xcfat_q8Lm2Rt5Vw9Yz3Bc6Df1Gh4Jk7Np0Qs2Tu5Wx8Za03fa099b",
+        "cfat_q8Lm2Rt5Vw9Yz3Bc6Df1Gh4Jk7Np0Qs2Tu5Wx8Za03fa099bZ",
+    ] {
+        assert_eq!(
+            hits_of(&rs, text),
+            vec![("prefixed-token".to_string(), text.to_string())],
+            "{text:?}"
+        );
+    }
 }
 
 #[test]
@@ -1996,4 +2012,22 @@ fn hexspeak_filler_after_a_credential_key_is_kept_and_a_real_value_is_not() {
         !hits_of(&rs, real).is_empty(),
         "a credential-shaped value is found"
     );
+}
+
+/// `KEY=Scheme token`: the scheme word alone was the value; the random
+/// run after its blank is the credential, and the hit covers both.
+#[test]
+fn a_scheme_word_takes_the_token_after_it() {
+    let rs = RuleSet::new(&[]).unwrap();
+    let token = Gen::new(11).alnum(36);
+    let text = format!("QUUXLY_TOKEN=Quux1 {token}");
+    let hits = hits_of(&rs, &text);
+    assert!(
+        hits.iter().any(|(_, s)| s.ends_with(&token)),
+        "{text}: {hits:?}"
+    );
+    // Prose after a scheme-like word stays.
+    let text = "QUUXLY_TOKEN=Quux1 is read from the vault";
+    let hits = hits_of(&rs, text);
+    assert!(hits.iter().all(|(_, s)| !s.contains("read")), "{hits:?}");
 }

@@ -109,3 +109,45 @@ pub(crate) fn text_or_setting_name(c: &Candidate) -> bool {
 pub(crate) fn state_in_prose(c: &Candidate) -> bool {
     words_name(c.value())
 }
+
+/// `prefixed-token`: spared unless its body is drawn at random. Kept: a
+/// digest under its algorithm's name (`sha512-…` in a lock file's
+/// `integrity`), a run inside a longer base64 string (a `+` or `/`
+/// touches it), an identifier of words, capitals spelling words, hex (a digest or an id under its label), and
+/// what the shared tests call filler or a placeholder.
+pub(crate) fn unknown_prefix_spared(c: &Candidate) -> bool {
+    let value = c.value();
+    let body = c.group("n").map_or(value, |n| n.as_bytes());
+    let prefix = &value[..value.len() - body.len()];
+    let in_base64 = c.start > 0 && b"+/".contains(&c.hay[c.start - 1])
+        || c.hay.get(c.end).is_some_and(|b| b"+/".contains(b));
+    let digest_name = {
+        let p = prefix.to_ascii_lowercase();
+        [&b"sha"[..], b"md5", b"blake", b"xxh", b"crc"]
+            .iter()
+            .any(|a| p.starts_with(a))
+    };
+    let hex = body.iter().all(u8::is_ascii_hexdigit);
+    let digits = body.iter().filter(|b| b.is_ascii_digit()).count();
+    let drawn = letters_flip_case(body) || (digits * 5 >= body.len() && digits < body.len());
+    in_base64 || digest_name || hex || !drawn || !crate::detect::rules::named::plausible(body, true)
+}
+
+/// Random letters of both cases change case at least once in three
+/// letters (digits between them aside); words in camel case change about
+/// once in five, and capitals spelling words hardly at all.
+fn letters_flip_case(v: &[u8]) -> bool {
+    let mut letters = v.iter().filter(|c| c.is_ascii_alphabetic());
+    let Some(first) = letters.next() else {
+        return false;
+    };
+    let (mut n, mut flips, mut upper) = (1, 0, first.is_ascii_uppercase());
+    for c in letters {
+        n += 1;
+        if c.is_ascii_uppercase() != upper {
+            flips += 1;
+            upper = !upper;
+        }
+    }
+    flips * 3 >= n
+}
