@@ -11,6 +11,7 @@
 #     [TRUFFLEHOG_SRC=~/src/trufflehog] [NOSEYPARKER_SRC=~/src/noseyparker] \
 #     [KINGFISHER_SRC=~/src/kingfisher] [SECRETLINT_SRC=~/src/secretlint] \
 #     bench/scanners.sh
+#   COFFER=path/to/coffer ... bench/scanners.sh   # another build (A/B)
 #
 # (clones of github.com/gitleaks/gitleaks, github.com/Yelp/detect-secrets
 # and, optionally, github.com/trufflesecurity/trufflehog, whose detector
@@ -32,8 +33,10 @@ if [ ! -x "$B/../venv/bin/detect-secrets" ] || ! "$B/../venv/bin/python" -c 'imp
   python3 -m venv "$B/../venv" && "$B/../venv/bin/pip" install -q detect-secrets==1.5.0 rstr==3.2.2 pyyaml==6.0.2
 fi
 PY="$B/../venv/bin/python"
-cargo build --release -q -p coffer-cli
-COFFER=$PWD/target/release/coffer
+if [ -z "${COFFER:-}" ]; then
+  cargo build --release -q -p coffer-cli
+  COFFER=$PWD/target/release/coffer
+fi
 if [ -n "${TRUFFLEHOG_SRC:-}" ] && [ ! -d "$TRUFFLEHOG_SRC/pkg/detectors" ]; then
   echo "TRUFFLEHOG_SRC has no pkg/detectors"; exit 1
 fi
