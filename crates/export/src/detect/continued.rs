@@ -101,10 +101,16 @@ pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
 
 /// A YAML list item's name and the value on the line after it
 /// (`- name: DB_PASSWORD`, then `value: "…"`; Kubernetes' and compose
-/// files' `env` lists): the name, and `rest` after `value:`.
+/// files' `env` lists, `- key: …` lists, CloudFormation's `- Name: …`
+/// then `Value: …`): the name, and `rest` after `value:`.
 fn yaml_name_value<'r>(prev: &str, rest: &'r str) -> Option<(String, &'r str)> {
     let item = prev.strip_prefix('-').map_or(prev, str::trim_start);
-    let name = item.strip_prefix("name:")?.trim();
+    // Kubernetes' `name`, a key/value list's `key`, CloudFormation's and
+    // ECS's `Name`/`Value`.
+    let name = ["name:", "Name:", "key:", "Key:"]
+        .iter()
+        .find_map(|k| item.strip_prefix(k))?
+        .trim();
     let name = ['"', '\'']
         .iter()
         .find_map(|q| name.strip_prefix(*q)?.strip_suffix(*q))
@@ -113,7 +119,10 @@ fn yaml_name_value<'r>(prev: &str, rest: &'r str) -> Option<(String, &'r str)> {
     if name.is_empty() || !name.bytes().all(is_name) {
         return None;
     }
-    let value = rest.strip_prefix("value:")?.trim_start();
+    let value = rest
+        .strip_prefix("value:")
+        .or_else(|| rest.strip_prefix("Value:"))?
+        .trim_start();
     (!value.is_empty()).then(|| (name.to_string(), value))
 }
 
@@ -271,6 +280,19 @@ mod tests {
                 "\"ghx8Fq2L\"",
             ),
             ("name: 'KEY_1'", "value: x", "KEY_1: x", "x"),
+            // A key/value list's item, CloudFormation's parameter.
+            (
+                "    - key: pro_password",
+                "      value: hardcoded1",
+                "pro_password: hardcoded1",
+                "hardcoded1",
+            ),
+            (
+                "- Name: DbSecret",
+                "  Value: Zq8vLm3N",
+                "DbSecret: Zq8vLm3N",
+                "Zq8vLm3N",
+            ),
         ] {
             let j = join(prev.as_bytes(), line).unwrap();
             assert_eq!(j.text, text);
@@ -282,6 +304,8 @@ mod tests {
             ("- name: DB_PASSWORD", "  value:"),
             ("- name: DB PASSWORD", "  value: x"),
             ("- names: DB_PASSWORD", "  value: x"),
+            ("- keys: DB_PASSWORD", "  value: x"),
+            ("- key: DB_PASSWORD", "  values: x"),
             ("- name: DB_PASSWORD", "  # value: x"),
         ] {
             assert_eq!(join(prev.as_bytes(), line), None, "{prev} / {line}");

@@ -105,6 +105,13 @@ const LAST_WORDS: &[&str] = &[
     "master",
 ];
 
+/// Last words that name a credential even glued to the word before
+/// them (`SSHpassword`, `dbpassword`, `clientsecret`): few names end in
+/// them otherwise, as `bypass`, `webmaster` or `oldpwd` end in the
+/// shorter ones, and C's `grpasswd` (Perl's `d_grpasswd='define'`) in
+/// `passwd`.
+const GLUED_WORDS: &[&[u8]] = &[b"password", b"passphrase", b"secret"];
+
 /// Hits of the rule at `rule` in `hay`. A match whose key names no
 /// credential is searched again from its value on, so a line's URL or
 /// connection string is still read (`DATABASE_URL=postgres://u:p@db`).
@@ -198,7 +205,21 @@ fn names_credential(key: &[u8]) -> bool {
             at == 0
                 || matches!(key[at - 1], b'_' | b'-' | b'.')
                 || (key[at].is_ascii_uppercase() && key[at - 1].is_ascii_lowercase())
+                || GLUED_WORDS.contains(&w)
         }
+    })
+}
+
+/// Whether `key` names its credential only glued to the word before it
+/// (`SSHpassword`, not `ssh_password` or `sshPassword`).
+fn glued(key: &[u8]) -> bool {
+    let lower = key.to_ascii_lowercase();
+    GLUED_WORDS.iter().any(|w| {
+        let at = key.len().saturating_sub(w.len());
+        lower.ends_with(w)
+            && at > 0
+            && key[at - 1].is_ascii_alphanumeric()
+            && !key[at].is_ascii_uppercase()
     })
 }
 
@@ -251,7 +272,10 @@ fn kept(key: &[u8], v: &[u8], quoted: bool, form: usize, after: &[u8]) -> bool {
     // phrase (`api_token: not-a-real-one`), though a passphrase may be
     // one.
     if password {
-        t.iter().filter(|c| **c == b' ').count() >= 3
+        // After a glued name (`someotherpassword = "doesnt start right"`)
+        // any blank makes it a phrase: the name is less sure.
+        let blanks = t.iter().filter(|c| **c == b' ').count();
+        blanks >= 3 || (blanks > 0 && glued(key))
     } else {
         prose(t) || lowercase_phrase(t)
     }

@@ -2031,3 +2031,29 @@ fn a_scheme_word_takes_the_token_after_it() {
     let hits = hits_of(&rs, text);
     assert!(hits.iter().all(|(_, s)| !s.contains("read")), "{hits:?}");
 }
+
+/// A name that ends in `password`, `passphrase` or `secret` glued to the
+/// word before it still names the field; a phrase after it stays, and
+/// shorter words glued on (`d_grpasswd`, `bypass`) name nothing.
+#[test]
+fn a_credential_word_glued_to_its_name_still_names_the_field() {
+    let rs = RuleSet::new(&[]).unwrap();
+    for (text, value) in [
+        ("SSHpassword=hardcoded", "hardcoded"),
+        ("dbpassword: letmein99", "letmein99"),
+        ("clientsecret = 'kumquat'", "kumquat"),
+    ] {
+        let hits = hits_of(&rs, text);
+        assert!(
+            hits.iter().any(|(_, s)| s.contains(value)),
+            "{text}: {hits:?}"
+        );
+    }
+    for text in [
+        "someotherpassword = \"doesnt start right\"",
+        "d_grpasswd='define'",
+        "bypass=enabled",
+    ] {
+        assert_eq!(hits_of(&rs, text), vec![], "{text}");
+    }
+}
