@@ -13,16 +13,24 @@ struct IdxEntry {
 }
 
 fn be(b: &[u8]) -> usize {
-    u64::from_be_bytes(b[..8].try_into().unwrap()) as usize
+    be_n(&b[..8])
 }
 
 /// Decodes `packs/<hex>.idx` with sha2 and the layout in FORMAT.md.
 fn read_index(path: &Path) -> (String, usize, Vec<IdxEntry>) {
     use sha2::Digest;
     let b = std::fs::read(path).unwrap();
-    assert_eq!(&b[..8], b"CFPKIDX\x02");
+    // Compact entries (32-bit numbers) are what a build writes for packs
+    // of small objects; the wide form is read too (FORMAT.md).
+    let width = match &b[..8] {
+        b"CFPKIDX\x03" => 4,
+        b"CFPKIDX\x02" => 8,
+        m => panic!("magic {m:?}"),
+    };
+    assert_eq!(width, 4, "a pack of small objects has compact entries");
+    let entry = 32 + 3 * width;
     let n = be(&b[8..]);
-    assert_eq!(b.len(), 56 + 56 * n + 32);
+    assert_eq!(b.len(), 56 + entry * n + 32);
     let body = b.len() - 32;
     assert_eq!(
         &sha2::Sha256::digest(&b[..body])[..],
@@ -30,18 +38,24 @@ fn read_index(path: &Path) -> (String, usize, Vec<IdxEntry>) {
         "index checksum"
     );
     let pack = hex::encode(&b[16..48]);
+    let num = |e: &[u8], i: usize| be_n(&e[32 + i * width..32 + (i + 1) * width]);
     let entries = (0..n)
         .map(|i| {
-            let e = &b[56 + 56 * i..];
+            let e = &b[56 + entry * i..];
             IdxEntry {
                 digest: format!("sha256:{}", hex::encode(&e[..32])),
-                offset: be(&e[32..]),
-                stored: be(&e[40..]),
-                size: be(&e[48..]),
+                offset: num(e, 0),
+                stored: num(e, 1),
+                size: num(e, 2),
             }
         })
         .collect();
     (pack, be(&b[48..]), entries)
+}
+
+/// A big-endian number of any width up to eight bytes.
+fn be_n(b: &[u8]) -> usize {
+    b.iter().fold(0usize, |n, x| (n << 8) | usize::from(*x))
 }
 
 fn packs(env: &Env) -> Vec<String> {

@@ -4,23 +4,32 @@
 //! no parser (docs/FORMAT.md, "Packs"):
 //!
 //! ```text
-//! magic        8   b"CFPKIDX\x02"
+//! magic        8   b"CFPKIDX\x03" (or \x02, read only)
 //! count        8   number of entries
 //! pack digest 32   SHA-256 of the pack file's bytes (also its name)
 //! pack size    8   bytes of the pack file
-//! entries   56*n   sorted by digest, no duplicates:
-//!                  digest 32 | offset 8 | frame length 8 | raw size 8
+//! entries   44*n   sorted by digest, no duplicates:
+//!                  digest 32 | offset 4 | frame length 4 | raw size 4
+//!                  (\x02: 56*n, the three numbers 8 bytes each)
 //! checksum    32   SHA-256 of every byte above
 //! ```
+//!
+//! The compact entries are written whenever every number fits in 32
+//! bits, as they always do for packs of up to 64 MiB of small objects;
+//! an index needing more is written in the wide form.
 
 use coffer_base::digest::Digest;
 
-/// The index's first eight bytes.
-pub const MAGIC: &[u8; 8] = b"CFPKIDX\x02";
+/// The first eight bytes of an index with compact entries.
+pub const MAGIC: &[u8; 8] = b"CFPKIDX\x03";
+/// The first eight bytes of an index with wide entries.
+pub const MAGIC_WIDE: &[u8; 8] = b"CFPKIDX\x02";
 /// Bytes before the entries.
 pub const HEADER: usize = 8 + 8 + 32 + 8;
-/// Bytes of one entry.
-pub const ENTRY: usize = 32 + 8 + 8 + 8;
+/// Bytes of one compact entry (32-bit numbers).
+pub const ENTRY: usize = 32 + 4 + 4 + 4;
+/// Bytes of one wide entry (64-bit numbers): the most an entry takes.
+pub const ENTRY_WIDE: usize = 32 + 8 + 8 + 8;
 /// Bytes after the entries.
 pub const TRAILER: usize = 32;
 /// Most entries one index may hold: bounds what a reader loads for one
@@ -50,12 +59,18 @@ pub struct BadIndex(pub String);
 pub struct PackIndex {
     bytes: Vec<u8>,
     count: usize,
+    /// [`ENTRY`] or [`ENTRY_WIDE`], by the magic.
+    entry_len: usize,
     pack: Digest,
     pack_size: u64,
 }
 
 fn be64(b: &[u8]) -> u64 {
     u64::from_be_bytes(b[..8].try_into().expect("eight bytes"))
+}
+
+fn be32(b: &[u8]) -> u64 {
+    u64::from(u32::from_be_bytes(b[..4].try_into().expect("four bytes")))
 }
 
 fn digest_at(b: &[u8]) -> Digest {
@@ -66,16 +81,29 @@ fn digest_at(b: &[u8]) -> Digest {
 /// in any order (they are sorted here), digests distinct.
 pub fn encode(pack: Digest, pack_size: u64, entries: &mut [Entry]) -> Vec<u8> {
     entries.sort_unstable_by_key(|e| e.digest);
-    let mut out = Vec::with_capacity(HEADER + ENTRY * entries.len() + TRAILER);
-    out.extend_from_slice(MAGIC);
+    let fits = |n: u64| u32::try_from(n).is_ok();
+    let compact = entries
+        .iter()
+        .all(|e| fits(e.offset) && fits(e.stored) && fits(e.size));
+    let (magic, entry_len) = if compact {
+        (MAGIC, ENTRY)
+    } else {
+        (MAGIC_WIDE, ENTRY_WIDE)
+    };
+    let mut out = Vec::with_capacity(HEADER + entry_len * entries.len() + TRAILER);
+    out.extend_from_slice(magic);
     out.extend_from_slice(&(entries.len() as u64).to_be_bytes());
     out.extend_from_slice(pack.as_bytes());
     out.extend_from_slice(&pack_size.to_be_bytes());
     for e in entries.iter() {
         out.extend_from_slice(e.digest.as_bytes());
-        out.extend_from_slice(&e.offset.to_be_bytes());
-        out.extend_from_slice(&e.stored.to_be_bytes());
-        out.extend_from_slice(&e.size.to_be_bytes());
+        for n in [e.offset, e.stored, e.size] {
+            if compact {
+                out.extend_from_slice(&(n as u32).to_be_bytes());
+            } else {
+                out.extend_from_slice(&n.to_be_bytes());
+            }
+        }
     }
     let sum = Digest::of(&out);
     out.extend_from_slice(sum.as_bytes());
@@ -88,7 +116,12 @@ impl PackIndex {
     /// inside the pack and no two overlapping.
     pub fn decode(pack: Digest, bytes: Vec<u8>) -> Result<PackIndex, BadIndex> {
         let bad = |s: String| Err(BadIndex(s));
-        if bytes.len() < HEADER + TRAILER || &bytes[..8] != MAGIC {
+        let entry_len = match bytes.get(..8) {
+            Some(m) if m == MAGIC => ENTRY,
+            Some(m) if m == MAGIC_WIDE => ENTRY_WIDE,
+            _ => return bad("not a coffer pack index (magic or length)".into()),
+        };
+        if bytes.len() < HEADER + TRAILER {
             return bad("not a coffer pack index (magic or length)".into());
         }
         let count = be64(&bytes[8..]);
@@ -96,11 +129,11 @@ impl PackIndex {
             return bad(format!("{count} entries, more than {MAX_ENTRIES}"));
         }
         let count = count as usize;
-        if bytes.len() != HEADER + ENTRY * count + TRAILER {
+        if bytes.len() != HEADER + entry_len * count + TRAILER {
             return bad(format!(
                 "{} bytes, but {count} entries need {}",
                 bytes.len(),
-                HEADER + ENTRY * count + TRAILER
+                HEADER + entry_len * count + TRAILER
             ));
         }
         let body = bytes.len() - TRAILER;
@@ -114,6 +147,7 @@ impl PackIndex {
             pack_size: be64(&bytes[48..]),
             bytes,
             count,
+            entry_len,
             pack,
         };
         idx.check_entries()?;
@@ -165,12 +199,21 @@ impl PackIndex {
 
     /// The `i`th entry in digest order.
     pub fn entry(&self, i: usize) -> Entry {
-        let b = &self.bytes[HEADER + ENTRY * i..];
-        Entry {
-            digest: digest_at(b),
-            offset: be64(&b[32..]),
-            stored: be64(&b[40..]),
-            size: be64(&b[48..]),
+        let b = &self.bytes[HEADER + self.entry_len * i..];
+        if self.entry_len == ENTRY {
+            Entry {
+                digest: digest_at(b),
+                offset: be32(&b[32..]),
+                stored: be32(&b[36..]),
+                size: be32(&b[40..]),
+            }
+        } else {
+            Entry {
+                digest: digest_at(b),
+                offset: be64(&b[32..]),
+                stored: be64(&b[40..]),
+                size: be64(&b[48..]),
+            }
         }
     }
 
@@ -180,7 +223,7 @@ impl PackIndex {
         let key = d.as_bytes();
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let at = HEADER + ENTRY * mid;
+            let at = HEADER + self.entry_len * mid;
             match self.bytes[at..at + 32].cmp(&key[..]) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
@@ -224,6 +267,26 @@ mod tests {
         assert_eq!(idx.find(&Digest::of(b"absent")), None);
         let listed: Vec<Entry> = idx.entries().collect();
         assert_eq!(listed, es, "entries come back sorted");
+    }
+
+    #[test]
+    fn numbers_past_32_bits_make_a_wide_index_which_reads_back() {
+        let pack = Digest::of(b"pack");
+        let mut es = entries(3);
+        assert_eq!(&encode(pack, 3000, &mut es)[..8], MAGIC);
+        assert_eq!(
+            encode(pack, 3000, &mut es).len(),
+            HEADER + ENTRY * 3 + TRAILER
+        );
+        es[2].offset = 1 << 32;
+        es[2].size = 5 << 32;
+        let bytes = encode(pack, 6 << 32, &mut es);
+        assert_eq!(&bytes[..8], MAGIC_WIDE);
+        assert_eq!(bytes.len(), HEADER + ENTRY_WIDE * 3 + TRAILER);
+        let idx = PackIndex::decode(pack, bytes).unwrap();
+        for e in &es {
+            assert_eq!(idx.find(&e.digest), Some(*e));
+        }
     }
 
     #[test]

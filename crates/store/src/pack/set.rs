@@ -10,14 +10,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::index::{BadIndex, Entry, PackIndex, ENTRY, HEADER, MAX_ENTRIES, TRAILER};
+use super::index::{BadIndex, Entry, PackIndex, ENTRY_WIDE, HEADER, MAX_ENTRIES, TRAILER};
 use super::{parse_key, PackFile, PACKS_PREFIX};
 use crate::backend::Backend;
 use crate::error::{Result, StoreError};
 use coffer_base::digest::Digest;
 
 /// The largest index a reader loads.
-const MAX_INDEX_BYTES: u64 = (HEADER + ENTRY * MAX_ENTRIES as usize + TRAILER) as u64;
+const MAX_INDEX_BYTES: u64 = (HEADER + ENTRY_WIDE * MAX_ENTRIES as usize + TRAILER) as u64;
 
 /// A pack whose index cannot be used, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
