@@ -7,7 +7,8 @@
 //! a lookup that misses, where the caller knows the object should exist,
 //! lists `packs/` again and loads only the indexes it has not seen.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::index::{BadIndex, Entry, PackIndex, ENTRY_WIDE, HEADER, MAX_ENTRIES, TRAILER};
@@ -155,34 +156,37 @@ impl PackSet {
 }
 
 /// Every entry of `packs` in digest order (a digest held by two packs
-/// comes twice), merged one step at a time: memory holds a cursor per
-/// pack, never the entries.
+/// comes twice, the pack listed first first), merged one step at a time:
+/// memory holds a cursor per pack, never the entries, and a step costs a
+/// heap operation (the packs of a million objects are hundreds; a scan
+/// of every cursor per step made fsck a third slower at 1M).
 pub struct Merged<'a> {
     packs: &'a [Arc<PackIndex>],
     next: Vec<usize>,
+    /// The head of each pack not yet exhausted.
+    heads: BinaryHeap<Reverse<(Digest, usize)>>,
 }
 
 impl<'a> Merged<'a> {
     /// A merge over `packs`.
     pub fn new(packs: &'a [Arc<PackIndex>]) -> Self {
+        let heads = packs
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.is_empty())
+            .map(|(i, p)| Reverse((p.entry(0).digest, i)))
+            .collect();
         Merged {
             packs,
             next: vec![0; packs.len()],
+            heads,
         }
     }
 
     /// The smallest entry not yet returned, without taking it.
     pub fn peek(&self) -> Option<(usize, Entry)> {
-        let mut best: Option<(usize, Entry)> = None;
-        for (p, &i) in self.next.iter().enumerate() {
-            if i < self.packs[p].len() {
-                let e = self.packs[p].entry(i);
-                if best.is_none_or(|(_, b)| e.digest < b.digest) {
-                    best = Some((p, e));
-                }
-            }
-        }
-        best
+        let Reverse((_, p)) = *self.heads.peek()?;
+        Some((p, self.packs[p].entry(self.next[p])))
     }
 }
 
@@ -190,8 +194,13 @@ impl Iterator for Merged<'_> {
     type Item = (usize, Entry);
 
     fn next(&mut self) -> Option<(usize, Entry)> {
-        let found = self.peek()?;
-        self.next[found.0] += 1;
+        let Reverse((_, p)) = self.heads.pop()?;
+        let found = (p, self.packs[p].entry(self.next[p]));
+        self.next[p] += 1;
+        if self.next[p] < self.packs[p].len() {
+            self.heads
+                .push(Reverse((self.packs[p].entry(self.next[p]).digest, p)));
+        }
         Some(found)
     }
 }
@@ -201,5 +210,52 @@ pub fn unusable_error(u: &Unusable) -> StoreError {
     StoreError::CorruptPack {
         key: u.key.clone(),
         detail: u.why.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::index::encode;
+
+    /// An index over `digests` (frames of 10 bytes, one after another).
+    fn index(name: &[u8], digests: &[Digest]) -> Arc<PackIndex> {
+        let pack = Digest::of(name);
+        let mut entries: Vec<Entry> = digests
+            .iter()
+            .enumerate()
+            .map(|(i, d)| Entry {
+                digest: *d,
+                offset: 10 * i as u64,
+                stored: 10,
+                size: 9,
+            })
+            .collect();
+        let bytes = encode(pack, 10 * digests.len() as u64, &mut entries);
+        Arc::new(PackIndex::decode(pack, bytes).unwrap())
+    }
+
+    #[test]
+    fn the_merge_yields_every_entry_in_digest_order_and_ties_in_pack_order() {
+        let d: Vec<Digest> = (0u32..40).map(|i| Digest::of(&i.to_le_bytes())).collect();
+        let packs = vec![
+            index(b"a", &d[0..15]),
+            index(b"b", &[]),
+            index(b"c", &d[10..30]),
+            index(b"d", &d[25..40]),
+        ];
+        let merged: Vec<(usize, Digest)> =
+            Merged::new(&packs).map(|(p, e)| (p, e.digest)).collect();
+        let mut expected: Vec<(usize, Digest)> = [(0, 0..15), (2, 10..30), (3, 25..40)]
+            .into_iter()
+            .flat_map(|(p, r)| d[r].iter().map(move |x| (p, *x)))
+            .collect();
+        expected.sort_by_key(|(p, x)| (*x, *p));
+        assert_eq!(merged, expected);
+        let mut m = Merged::new(&packs);
+        while let Some(peeked) = m.peek() {
+            assert_eq!(m.next(), Some(peeked));
+        }
+        assert_eq!(m.next(), None);
     }
 }
