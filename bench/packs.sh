@@ -7,7 +7,11 @@
 #   COFFER=target/release/coffer BENCH_DIR=/tmp/x bench/packs.sh
 set -euo pipefail
 COFFER=${COFFER:-target/release/coffer}
-DIR=${BENCH_DIR:-$(mktemp -d)}/packs
+if [ -z "${BENCH_DIR:-}" ]; then
+  BENCH_DIR=$(mktemp -d)
+  trap 'rm -rf "$BENCH_DIR"' EXIT
+fi
+DIR=$BENCH_DIR/packs
 N=${N:-10000}
 rm -rf "$DIR" && mkdir -p "$DIR/files"
 python3 - "$DIR/files" "$N" <<'PY'

@@ -320,12 +320,26 @@ impl RuleSet {
         if !hits.iter().any(fallback) {
             return;
         }
-        let named: Vec<(usize, usize)> = hits
+        // The other rows' spans by start, with the furthest end reached so
+        // far: a span overlaps one of them exactly when, among those
+        // starting before its end, one ends after its start (a binary
+        // search each, so a string dense with hits stays linear-ish).
+        let mut named: Vec<(usize, usize)> = hits
             .iter()
             .filter(|h| !fallback(h))
             .map(|h| (h.start, h.end))
             .collect();
-        hits.retain(|h| !fallback(h) || !named.iter().any(|&(a, b)| h.start < b && a < h.end));
+        named.sort_unstable();
+        let mut furthest = Vec::with_capacity(named.len());
+        let mut end = 0;
+        for &(_, b) in &named {
+            end = end.max(b);
+            furthest.push(end);
+        }
+        hits.retain(|h| {
+            let before = named.partition_point(|&(a, _)| a < h.end);
+            !fallback(h) || before == 0 || furthest[before - 1] <= h.start
+        });
     }
 
     /// [`RuleSet::find`] without the prefilter (every rule runs); used to
