@@ -870,7 +870,7 @@ pub(crate) const PREFIXED: &[Spec] = &[
 pub(crate) const UNKNOWN_PREFIX: Spec = token(
     "prefixed-token",
     &[],
-    r"(?:^|[^A-Za-z0-9+/_.=-])(?P<s>[A-Za-z][A-Za-z0-9]{0,11}(?:[_-][A-Za-z0-9]{1,11}){0,2}[_-](?P<n>[A-Za-z0-9]{32,})(?:[_-][A-Za-z0-9]+)*=*)",
+    r"(?:^|[^A-Za-z0-9+/_.=-])(?P<s>[A-Za-z][A-Za-z0-9]{0,11}(?:[_-][A-Za-z0-9]{1,11}){0,2}[_-](?P<body>[A-Za-z0-9]{32,})(?:[_-][A-Za-z0-9]+)*=*)",
     "lit:qzv2_|an:40",
 )
 .gate(super::gates::long_run_after_separator)

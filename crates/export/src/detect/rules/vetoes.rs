@@ -113,11 +113,12 @@ pub(crate) fn state_in_prose(c: &Candidate) -> bool {
 /// `prefixed-token`: spared unless its body is drawn at random. Kept: a
 /// digest under its algorithm's name (`sha512-…` in a lock file's
 /// `integrity`), a run inside a longer base64 string (a `+` or `/`
-/// touches it), an identifier of words, capitals spelling words, hex (a digest or an id under its label), and
-/// what the shared tests call filler or a placeholder.
+/// touches it), an identifier of words, capitals spelling words, hex (a
+/// digest or an id under its label), and what the shared tests call
+/// filler or a placeholder.
 pub(crate) fn unknown_prefix_spared(c: &Candidate) -> bool {
     let value = c.value();
-    let body = c.group("n").map_or(value, |n| n.as_bytes());
+    let body = c.group("body").map_or(value, |b| b.as_bytes());
     let prefix = &value[..value.len() - body.len()];
     let in_base64 = c.start > 0 && b"+/".contains(&c.hay[c.start - 1])
         || c.hay.get(c.end).is_some_and(|b| b"+/".contains(b));
