@@ -17,30 +17,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BENCH_DIR:-$PWD/target/bench}/s3-packs
 MIRROR_BATCHES=${MIRROR_BATCHES:-10}
-venv=target/ci-venv
-if [ ! -x "$venv/bin/moto_server" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r .ci/moto-requirements.txt
-fi
-if [ -z "${COFFER:-}" ]; then
-  cargo build --release -q -p coffer-cli --features aws
-  COFFER=$PWD/target/release/coffer
-fi
 rm -rf "$B"; mkdir -p "$B"
-port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$venv/bin/moto_server" -H 127.0.0.1 -p "$port" >"$B/moto.log" 2>&1 &
-moto_pid=$!
-trap 'kill "$moto_pid" 2>/dev/null || true' EXIT
-export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_REGION=us-east-1
-ep="http://127.0.0.1:$port"
+. bench/moto.sh
 "$venv/bin/python" - "$ep" <<'PY'
-import sys, time, boto3
+import sys, boto3
 s3 = boto3.client("s3", endpoint_url=sys.argv[1])
-for _ in range(100):
-    try:
-        s3.create_bucket(Bucket="coffer-bench"); break
-    except Exception:
-        time.sleep(0.1)
 # A bucket prefix an older build claimed: its marker says version 1.
 s3.put_object(Bucket="coffer-bench", Key="loose/STORE-FORMAT",
               Body=b'{"format": "coffer", "version": 1, "objectKey": "sha256"}\n')

@@ -12,35 +12,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-1000}
 B=${BENCH_DIR:-$PWD/target/bench}
-venv=target/ci-venv
 mkdir -p "$B"
-if [ ! -x "$venv/bin/moto_server" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r .ci/moto-requirements.txt
-fi
-if [ -z "${COFFER:-}" ]; then
-  cargo build --release -q -p coffer-cli --features aws
-  COFFER=$PWD/target/release/coffer
-fi
-port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$venv/bin/moto_server" -H 127.0.0.1 -p "$port" >"$B/moto.log" 2>&1 &
-moto_pid=$!
-trap 'kill "$moto_pid" 2>/dev/null || true' EXIT
-export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_REGION=us-east-1
-ep="http://127.0.0.1:$port"
+. bench/moto.sh
 rm -rf "$B/s3-files" && mkdir -p "$B/s3-files"
-"$venv/bin/python" - "$B/s3-files" "$N" "$ep" <<'PY'
-import os, sys, time, boto3
-d, n, ep = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+"$venv/bin/python" - "$B/s3-files" "$N" <<'PY'
+import os, sys
+d, n = sys.argv[1], int(sys.argv[2])
 for i in range(n):
     with open(os.path.join(d, f"{i:05d}"), "wb") as f:
         f.write(os.urandom(1 << 20))
-s3 = boto3.client("s3", endpoint_url=ep)
-for _ in range(100):
-    try:
-        s3.create_bucket(Bucket="coffer-bench"); break
-    except Exception:
-        time.sleep(0.1)
 PY
 sync; sleep 1
 
