@@ -113,6 +113,16 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "tangerine",
         ),
         (
+            "URL userinfo user beside its password",
+            "uri: mongodb+srv://svcfetcher:CPCdZH5k0F6dxQ9V@cluster0.mongodb.net/db".into(),
+            "svcfetcher",
+        ),
+        (
+            "connection string user beside its password",
+            "Data Source=db7;User ID=kmwulfliq;Password=sK!g2Ex_jJ6Gx5v;".into(),
+            "kmwulfliq",
+        ),
+        (
             "a credential word glued to a value",
             "export DD=qz-apikey-4f9c2b7e1d3a5c6b8e0f2a4c6e8b0d1f".into(),
             "4f9c2b7e1d3a5c6b8e0f2a4c6e8b0d1f",
@@ -187,6 +197,11 @@ fn code_and_placeholders_beside_the_same_names_come_through() {
         "\"integrity\": \"sha512-oqVuAfXRKap7fdgcCY5uykM6+BWm2l2GzRkm3h0MwzUSHp5sEjbZSLvHXeH3bQnAV0bq/Q1NwZzEtLwUXNBQMw==\"",
         "tool_use_id: toolu_01A09q90qw90lq917835lq9X",
         "fn test_ICANVASRENDERINGVIACONTEXT2D3D5D7D8D() {}",
+        // A URL's password that is code or a stand-in keeps its user too,
+        // and a user with no password is no credential.
+        "url = f\"https://user123:{_github_pat(github_secret_name)}@github.com/\"",
+        "DOC = \"mysql://admin:REPLACE_WITH_PASSWORD@mysql.server.com:3306/db\"",
+        "psql postgres://postgres@db:5432/app",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -59,10 +59,14 @@ fn a_credential_like_value_is_swept_everywhere() {
 
 #[test]
 fn a_urls_password_goes_whatever_it_is() {
-    // Issue 41: no exemption for words in a URL's userinfo.
+    // Issue 41: no exemption for words in a URL's userinfo; and the user
+    // goes with its password (EXPORT.md, "The user goes with the
+    // password"), while the host stays.
     let out = run(&["    proxies = {'https': 'https://user:pass@proxy:8080'}"]);
     assert!(
-        out[0].contains("https://user:[REDACTED_SECRET:") && out[0].ends_with("@proxy:8080'}"),
+        out[0].contains("'https://[REDACTED_SECRET:")
+            && out[0].contains("]:[REDACTED_SECRET:")
+            && out[0].ends_with("]@proxy:8080'}"),
         "{}",
         out[0]
     );

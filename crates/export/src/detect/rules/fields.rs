@@ -150,10 +150,67 @@ pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<
             start += 1;
             end -= 1;
         }
-        if !kept(key, &hay[start..end], quoted, form, &hay[end..]) {
-            out.push(Hit { rule, start, end });
+        // A password an earlier step replaced still pairs with its user:
+        // the rewrite's rescan sees the placeholder, and the user is left.
+        let replaced = hay[start..end].starts_with(REPLACED);
+        if replaced || !kept(key, &hay[start..end], quoted, form, &hay[end..]) {
+            if !replaced {
+                out.push(Hit { rule, start, end });
+            }
+            let user = match form {
+                5 => Some((whole.start() + url_user_offset(whole.as_bytes()), key.len())),
+                4 => connection_user(hay, value.start()),
+                _ => None,
+            };
+            if let Some((at, len)) = user.filter(|&(at, len)| paired_user(&hay[at..at + len])) {
+                out.push(Hit {
+                    rule,
+                    start: at,
+                    end: at + len,
+                });
+            }
         }
     }
+}
+
+/// How a replaced secret starts (`[REDACTED_SECRET:rule:fp]`).
+pub(crate) const REPLACED: &[u8] = b"[REDACTED_SECRET:";
+
+/// Where a URL match's user starts: after its `://`.
+fn url_user_offset(url: &[u8]) -> usize {
+    memchr::memmem::find(url, b"://").map_or(0, |i| i + 3)
+}
+
+/// A connection string's user field (`User ID=`, `Uid=`, `user=`,
+/// `Username=`) in the same string as the password field whose value
+/// starts at `value`: (start, length) of its value. The string ends at
+/// a quote, a backquote or a line end.
+fn connection_user(hay: &[u8], value: usize) -> Option<(usize, usize)> {
+    static USER: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(
+            r#"(?i)(?:^|[;?&\s])(?:user ?id|uid|user ?name|user)[ \t]*=[ \t]*(?P<v>[^;&\s"'`]{1,128})"#,
+        )
+        .expect("the user field's regex compiles")
+    });
+    let edge = |c: &u8| matches!(c, b'"' | b'\'' | b'`' | b'\n' | b'\r');
+    let from = hay[..value].iter().rposition(edge).map_or(0, |i| i + 1);
+    let to = hay[value..]
+        .iter()
+        .position(edge)
+        .map_or(hay.len(), |i| value + i);
+    let v = USER.captures(&hay[from..to])?.name("v")?;
+    Some((from + v.start(), v.len()))
+}
+
+/// Whether a user beside a replaced password goes with it: the account
+/// is half of the credential (a scanner's pair verifies with both), and a
+/// partner has no use for it. A reference or a template stays, as the
+/// password would (`${DB_USER}`, `{user}`, `<user>`, `%(user)s`); a word
+/// goes like the password beside it (`user:pass@`).
+pub(crate) fn paired_user(user: &[u8]) -> bool {
+    user.iter().any(u8::is_ascii_alphanumeric)
+        && !reference(user)
+        && !user.iter().any(|c| b"${}<>[]%".contains(c))
 }
 
 /// Whether the key's last word names a credential: after `_ - .`, a
@@ -457,31 +514,50 @@ mod tests {
     #[test]
     fn a_word_after_a_credential_key_in_config_syntax_is_replaced() {
         for (text, want) in [
-            ("password=qwerty", "qwerty"),
-            ("pwd: SomeWord", "SomeWord"),
-            ("\"pw\" : \"Value\"", "Value"),
-            ("spring.datasource.password=hunter2go", "hunter2go"),
-            ("  dbPassword: open_sesame  # prod", "open_sesame"),
-            ("export DB_PASS='letmein'", "letmein"),
-            ("<master>orangejuice</master>", "orangejuice"),
-            ("<password>tiger</password>", "tiger"),
-            (
-                "Server=host;Port=5432;User Id=username;Password=secret;Database=db;",
-                "secret",
-            ),
-            ("Driver={ODBC};Server=x;Uid=me;Pwd=letmein;", "letmein"),
-            (
-                "jdbc:sqlserver://db:1433;user=sa;password=Summer2024",
-                "Summer2024",
-            ),
-            ("https://alice:pass@example.org/x", "pass"),
-            ("ftp://user:secret@ftp.trusted.com", "secret"),
+            ("password=qwerty", &["qwerty"][..]),
+            ("pwd: SomeWord", &["SomeWord"]),
+            ("\"pw\" : \"Value\"", &["Value"]),
+            ("spring.datasource.password=hunter2go", &["hunter2go"]),
+            ("  dbPassword: open_sesame  # prod", &["open_sesame"]),
+            ("export DB_PASS='letmein'", &["letmein"]),
+            ("<master>orangejuice</master>", &["orangejuice"]),
+            ("<password>tiger</password>", &["tiger"]),
             (
                 "{\"user\": \"a\", \"client_secret\": \"swordfish\"}",
-                "swordfish",
+                &["swordfish"],
             ),
         ] {
-            assert_eq!(find(text), vec![want], "{text:?}");
+            assert_eq!(find(text), want, "{text:?}");
+        }
+    }
+
+    /// The user of a connection string or a URL goes with the password
+    /// beside it, not without one, and not when it is a reference.
+    #[test]
+    fn the_user_beside_a_replaced_password_goes_with_it() {
+        for (text, want) in [
+            (
+                "Server=host;Port=5432;User Id=username;Password=secret;Database=db;",
+                &["secret", "username"][..],
+            ),
+            ("Driver={ODBC};Server=x;Uid=me;Pwd=letmein;", &["letmein", "me"]),
+            (
+                "jdbc:sqlserver://db:1433;user=sa;password=Summer2024",
+                &["Summer2024", "sa"],
+            ),
+            (
+                "conn = \"Data Source=db;User ID=kmwulfliq;Password=sK!g2Ex_=jJ6Gx5v\" ; user=other",
+                &["sK!g2Ex_=jJ6Gx5v", "kmwulfliq"],
+            ),
+            ("https://alice:pass@example.org/x", &["pass", "alice"]),
+            ("ftp://user:secret@ftp.trusted.com", &["secret", "user"]),
+            ("mysql://${DB_USER}:Summer2024@db/x", &["Summer2024"]),
+            ("Server=x;Uid=${DB_USER};Pwd=letmein;", &["letmein"]),
+            // No password, or one that stays: the user stays too.
+            ("Server=x;Uid=me;Database=app;", &[]),
+            ("Server=x;Uid=me;Pwd=${DB_PASSWORD};", &[]),
+        ] {
+            assert_eq!(find(text), want, "{text:?}");
         }
     }
 

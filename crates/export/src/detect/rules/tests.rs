@@ -1438,6 +1438,11 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "password is stored in the keychain",
         "<key>CFBundleIdentifier</key>",
         "<key>com.apple.security.app-sandbox</key>",
+        // Samples marked as made up, a documented stand-in, and a URL whose
+        // password is an f-string's call (semgrep-rules' secret tests).
+        "aws_secret_access_key:wJalrXUtnFEMI/K7MDENG/bPxRfiCYESAMPLEKEY",
+        "const DOC = \"mysql://admin:REPLACE_WITH_PASSWORD@mysql.server.com:3306/db\";",
+        "url = f\"https://user123:{_github_pat(github_secret_name)}@github.com/\"",
         "<key>key inside an array2</key><real>3</real>",
         // Settings and UI text under secret-sounding names.
         "<add key=\"TokenCacheMode\" value=\"InMemory\" />",
@@ -2056,4 +2061,36 @@ fn a_credential_word_glued_to_its_name_still_names_the_field() {
     ] {
         assert_eq!(hits_of(&rs, text), vec![], "{text}");
     }
+}
+
+/// A URL's user goes with its password, whichever row finds them; an
+/// empty user, a reference, or GitHub's token-as-user stays as it was.
+#[test]
+fn a_urls_user_goes_with_its_password() {
+    let rs = RuleSet::new(&[]).unwrap();
+    let values =
+        |text: &str| -> Vec<String> { hits_of(&rs, text).into_iter().map(|(_, v)| v).collect() };
+    for (text, want) in [
+        (
+            "uri: \"mongodb+srv://servicelogin:CPCdZH5k0F6dxQ9V@prince.mongodb.net/?w=1\"",
+            &["servicelogin", "CPCdZH5k0F6dxQ9V"][..],
+        ),
+        ("\"REDSHIFT\": \"postgres://spot_app:Pseg2020@calling.example.net:5439/x\"", &["spot_app", "Pseg2020"]),
+        ("redis://:hunter2go@cache:6379", &["hunter2go"]),
+        ("DATABASE_URL: postgresql://${DB_USER}:Summer2024x@db:5432/x", &["Summer2024x"]),
+        // The rewrite's rescan, after the sweep replaced the password.
+        (
+            "uri: mongodb://svcfetcher:[REDACTED_SECRET:url-credentials:ace6f217]@c0.mongodb.net/db",
+            &["svcfetcher"],
+        ),
+        (
+            "Data Source=db7;User ID=kmwulfliq;Password=[REDACTED_SECRET:credential-field:0a1b2c3d];",
+            &["kmwulfliq"],
+        ),
+    ] {
+        assert_eq!(values(text), want, "{text:?}");
+    }
+    let token = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+    let oauth = format!("git clone https://{token}:x-oauth-basic@github.com/o/r");
+    assert_eq!(values(&oauth), vec![token.to_string()]);
 }

@@ -70,6 +70,7 @@ pub fn is_placeholder(v: &[u8]) -> bool {
         || template(v, s)
         // `{password}`, `%s:%s`: a format string, filled in later.
         || format_only(v)
+        || interpolated_call(v)
         || distinct_bytes(s.as_bytes()) <= 2
 }
 
@@ -93,6 +94,9 @@ const PLACEHOLDER_MARKERS: &[&str] = &[
     "dummy",
     "replace_me",
     "replaceme",
+    // `REPLACE_WITH_PASSWORD`, `replace-with-your-key`.
+    "replace_with",
+    "replace-with",
     // Microsoft's SQL Server samples: `YourStrong@Passw0rd`.
     "yourstrong",
 ];
@@ -105,6 +109,27 @@ fn constant_in_place(v: &[u8]) -> bool {
         && ["PASSWORD", "PASSWD", "SECRET", "TOKEN", "APIKEY", "API_KEY"]
             .iter()
             .any(|w| v.len() <= w.len() + 8 && v.windows(w.len()).any(|x| x == w.as_bytes()))
+}
+
+/// `{_github_pat(name)}`, `{cfg.get("db", "pw")}`: one interpolated
+/// expression with a call in it (a Python f-string's field) stands for the
+/// value the code computes; no token is written this way.
+fn interpolated_call(v: &[u8]) -> bool {
+    let Some(inner) = v.strip_prefix(b"{").and_then(|r| r.strip_suffix(b"}")) else {
+        return false;
+    };
+    let opens = inner.iter().position(|c| *c == b'(');
+    inner
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        && opens.is_some_and(|i| {
+            inner[..i]
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"_.".contains(c))
+        })
+        && inner.ends_with(b")")
+        && !inner.contains(&b'{')
+        && !inner.contains(&b'}')
 }
 
 /// Filler in one case (as in `looks_fake`): a random token holds a
@@ -266,6 +291,7 @@ pub(crate) fn typed_filler(v: &[u8]) -> bool {
         b"_here",
         b"placeholder",
         b"dummy",
+        b"sample",
         b"insert_",
         b"####",
         b"****",
@@ -278,7 +304,9 @@ pub(crate) fn typed_filler(v: &[u8]) -> bool {
         return true;
     }
     // Filler is one case (`ghp_xxxx…`, `XXXX`); a random token holds a
-    // mixed-case `XXxX` about once in 20,000 and stays a token.
+    // mixed-case `XXxX` about once in 20,000 and stays a token. (`fake`
+    // is no marker: random tokens spell it; the rule tests' generator
+    // made `Q7CLzKQKcwHVfakeQ75m…`.)
     if v.windows(4).any(|w| w == b"xxxx" || w == b"XXXX") {
         return true;
     }
