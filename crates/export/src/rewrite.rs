@@ -33,6 +33,11 @@ use crate::rewrite::identity::{pseudonym, IdMap, RECORD_NAMESPACE};
 use crate::rewrite::literals::{LiteralKind, Literals, LiteralsBuilder};
 use crate::rewrite::local_paths::LOCAL_HOST;
 
+/// How often a string is read again after its findings were replaced:
+/// the first read, and two more for what a replacement exposes (a user
+/// beside a password it replaced). The readback judges what is left.
+const RESCANS: usize = 3;
+
 /// Transformations made in one artifact (the export manifest's counts).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
@@ -357,16 +362,31 @@ impl<'a> Scrubber<'a> {
         {
             return text;
         }
-        // Safety net: anything a rule still finds (in any view) goes.
+        // Safety net: anything a rule still finds (in any view) goes. A
+        // replacement can make a finding the final scan would make (a
+        // password replaced leaves its user paired with a placeholder), so
+        // the text is read again after one, as the readback will read it.
+        for _ in 0..RESCANS {
+            match self.replace_found(&text, c) {
+                Some(t) => text = t,
+                None => break,
+            }
+        }
+        text
+    }
+
+    /// `text` with what the detector finds in it replaced, or `None` when
+    /// it finds nothing.
+    fn replace_found(&mut self, text: &str, c: &mut Counts) -> Option<String> {
         let mut found = Vec::new();
         self.sweep.det.find(text.as_bytes(), &mut found);
         if found.is_empty() {
-            return text;
+            return None;
         }
         let mut out = String::with_capacity(text.len());
         let mut last = 0;
         for f in found {
-            let (a, b) = char_span(&text, f.start, f.end);
+            let (a, b) = char_span(text, f.start, f.end);
             if a < last {
                 continue;
             }
@@ -377,7 +397,7 @@ impl<'a> Scrubber<'a> {
             last = b;
         }
         out.push_str(&text[last..]);
-        out
+        Some(out)
     }
 
     /// Cuts `s` to the string limit with its marker ([`crate::rewrite::cut`]).

@@ -242,3 +242,22 @@ fn the_string_limit_applies_to_the_original_text() {
     assert!(!o.contains(&id));
     assert_eq!(out.counts.truncated, 0);
 }
+
+/// A password that the credential field keeps (it holds the key's name)
+/// but another rule replaces leaves its user beside a placeholder, which
+/// the final scan reads as a pair: the rewrite reads the string again
+/// after a replacement, so the user goes too and the readback passes.
+#[test]
+fn a_user_whose_password_another_rule_replaced_goes_too() {
+    let out = run(&[
+        "jdbc:postgresql://localhost:1521/testdb?sslmode=disable&password=testpassword&user=testuser&",
+    ]);
+    assert!(
+        !out[0].contains("testuser") && !out[0].contains("testpassword"),
+        "{}",
+        out[0]
+    );
+    assert!(out[0].starts_with(
+        "jdbc:postgresql://localhost:1521/testdb?sslmode=disable&password=[REDACTED_SECRET:"
+    ));
+}

@@ -78,6 +78,15 @@ const SECRET_SUFFIXES: &[&str] = &[
     "databaseurl",
     "connectionstring",
     "authorization",
+    "passphrase",
+    // A list of them (`"db_passwords": ["…", "…"]`). Not `tokens`: a
+    // model's `output_tokens` is a count.
+    "passwords",
+    "apikeys",
+    "accesstokens",
+    "apitokens",
+    "authtokens",
+    "refreshtokens",
 ];
 
 /// Names that end like a secret but are not (normalized).
@@ -383,8 +392,16 @@ mod tests {
             "SecretString",
             "SecretBinary",
             "secret_key_base",
+            "ssh_passphrase",
+            "db_passwords",
+            "api_tokens",
+            "refreshTokens",
         ] {
             assert_eq!(classify(n, &[]), FieldClass::Secret, "{n}");
+        }
+        // A model's counts of tokens are no list of tokens.
+        for n in ["output_tokens", "cached_tokens", "total_tokens", "tokens"] {
+            assert_eq!(classify(n, &[]), FieldClass::Plain, "{n}");
         }
         assert_eq!(
             classify("csrf_token", &["csrftoken".into()]),

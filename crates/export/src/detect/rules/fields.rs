@@ -64,7 +64,7 @@ pub const PATTERN: &str = concat!(
     r#"(?P<v1>"[^"\r\n]*"|'[^'\r\n]*'|[^\s"'#;,=:][^\s"'#;,]*)[ \t]*[,;]?(?:[ \t]+(?:#|//)[^\r\n]*|[ \t]*)\r?$)"#,
     r#"|(?:"(?P<k2>[A-Za-z0-9_.-]{1,64})"[ \t]*:[ \t]*(?P<v2>"(?:[^"\\\r\n]|\\.)*"))"#,
     r#"|(?:<(?P<k3>[A-Za-z0-9_.-]{1,64})>(?P<v3>[^<\r\n]{1,256})</)"#,
-    r#"|(?:[;?&"'](?P<k4>(?i:password|pwd))[ \t]*=[ \t]*(?P<v4>[^;&"'\s]{1,256}))"#,
+    r#"|(?:[;?&"'][ \t]*(?P<k4>(?i:password|pwd))[ \t]*=[ \t]*(?P<v4>[^;&"'\s]{1,256}))"#,
     r#"|(?:^[ \t]*\|[ \t]*`?(?P<k6>[A-Za-z0-9_.-]{1,64})`?[ \t]*\|[ \t]*`?(?P<v6>[^|`\s]{1,256})`?[ \t]*\|[ \t]*\r?$)"#,
 );
 
@@ -548,6 +548,10 @@ mod tests {
             (
                 "conn = \"Data Source=db;User ID=kmwulfliq;Password=sK!g2Ex_=jJ6Gx5v\" ; user=other",
                 &["sK!g2Ex_=jJ6Gx5v", "kmwulfliq"],
+            ),
+            (
+                "connectionString=\"Server=qa1; Database=Yogurt; User Id=kmwulfliq; password= sK!g2Ex_jJ6Gx5v\"",
+                &["sK!g2Ex_jJ6Gx5v", "kmwulfliq"],
             ),
             ("https://alice:pass@example.org/x", &["pass", "alice"]),
             ("ftp://user:secret@ftp.trusted.com", &["secret", "user"]),

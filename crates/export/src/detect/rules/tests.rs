@@ -2077,6 +2077,12 @@ fn a_urls_user_goes_with_its_password() {
         ),
         ("\"REDSHIFT\": \"postgres://spot_app:Pseg2020@calling.example.net:5439/x\"", &["spot_app", "Pseg2020"]),
         ("redis://:hunter2go@cache:6379", &["hunter2go"]),
+        // A password that is words (`sample` marks a stand-in only in
+        // capitals).
+        (
+            "db_url=mysql+pymysql://sampleuser:Sample%password12@merchantdb/collection",
+            &["sampleuser", "Sample%password12"],
+        ),
         ("DATABASE_URL: postgresql://${DB_USER}:Summer2024x@db:5432/x", &["Summer2024x"]),
         // The rewrite's rescan, after the sweep replaced the password.
         (

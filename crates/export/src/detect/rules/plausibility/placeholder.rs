@@ -291,7 +291,6 @@ pub(crate) fn typed_filler(v: &[u8]) -> bool {
         b"_here",
         b"placeholder",
         b"dummy",
-        b"sample",
         b"insert_",
         b"####",
         b"****",
@@ -308,6 +307,12 @@ pub(crate) fn typed_filler(v: &[u8]) -> bool {
     // is no marker: random tokens spell it; the rule tests' generator
     // made `Q7CLzKQKcwHVfakeQ75m…`.)
     if v.windows(4).any(|w| w == b"xxxx" || w == b"XXXX") {
+        return true;
+    }
+    // AWS's documentation marks its keys `…EXAMPLEKEY`; samples made from
+    // them say `…SAMPLEKEY`. In capitals only: a password is often a word,
+    // and `Sample%password12` is one.
+    if v.windows(6).any(|w| w == b"SAMPLE") {
         return true;
     }
     if v.iter().filter(|c| b"xX0*#".contains(c)).count() * 2 >= v.len() || lower.ends_with(b"here")
