@@ -287,14 +287,20 @@ impl RuleSet {
                 any = true;
             }
         }
-        self.prefilter.each_unordered(hay, |k, end| {
-            let i = self.keyword_rule[k];
+        // A rule already wanted skips the test of later occurrences.
+        let mut want = |i: usize, end: usize| {
+            let (word, bit) = (i / 64, 1u64 << (i % 64));
             let r = &self.rules[i];
-            if hay.len() >= r.min_len && r.after_keyword.is_none_or(|g| g(&hay[end..])) {
-                wanted[i / 64] |= 1 << (i % 64);
+            if wanted[word] & bit == 0
+                && hay.len() >= r.min_len
+                && r.after_keyword.is_none_or(|g| g(&hay[end..]))
+            {
+                wanted[word] |= bit;
                 any = true;
             }
-        });
+        };
+        self.prefilter
+            .each_unordered(hay, |k, end| want(self.keyword_rule[k], end));
         if !any {
             return;
         }

@@ -121,15 +121,35 @@ const MIN_ID: usize = 16;
 /// starts within [`MAX_GAP`] of the name and holds its core within
 /// `CORE_WITHIN` of its start).
 pub fn follows(rest: &[u8]) -> bool {
-    let window = &rest[..rest.len().min(MAX_GAP + CORE_WITHIN)];
-    // Looser than [`core_run`] (a digit, or both cases), since a run in
-    // the window may reach past a value's ends.
-    window.split(|c| !core_byte(*c)).any(|run| {
-        run.len() >= 8
-            && (run.iter().any(u8::is_ascii_digit)
-                || (run.iter().any(u8::is_ascii_uppercase)
-                    && run.iter().any(u8::is_ascii_lowercase)))
-    })
+    holds_core_run(&rest[..rest.len().min(MAX_GAP + CORE_WITHIN)])
+}
+
+/// Whether `text` holds a run of eight or more of `[A-Za-z0-9+/=~]` with
+/// a digit or both cases: looser than [`core_run`], since a run in a
+/// window may reach past a value's ends. In one pass, since it runs at
+/// every occurrence of a service's name.
+fn holds_core_run(text: &[u8]) -> bool {
+    // One pass: the current run's length, and what it holds (bit 0 a
+    // digit, 1 an upper-case letter, 2 a lower-case letter).
+    let (mut len, mut seen) = (0usize, 0u8);
+    for &c in text {
+        let class = match c {
+            b'0'..=b'9' => 1,
+            b'A'..=b'Z' => 2,
+            b'a'..=b'z' => 4,
+            b'+' | b'/' | b'=' | b'~' => 0,
+            _ => {
+                (len, seen) = (0, 0);
+                continue;
+            }
+        };
+        len += 1;
+        seen |= class;
+        if len >= 8 && (seen & 1 != 0 || seen & 6 == 6) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The first run of eight or more of `[A-Za-z0-9+/=~]` that holds a digit
@@ -413,6 +433,42 @@ fn words_and_digits(v: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The run test as first written: split at every byte outside the
+    /// run's alphabet, then look at each run whole.
+    fn runs_reference(text: &[u8]) -> bool {
+        text.split(|c| !core_byte(*c)).any(|run| {
+            run.len() >= 8
+                && (run.iter().any(u8::is_ascii_digit)
+                    || (run.iter().any(u8::is_ascii_uppercase)
+                        && run.iter().any(u8::is_ascii_lowercase)))
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_one_pass_run_test_agrees_with_the_split(
+            text in proptest::collection::vec(
+                prop_oneof![
+                    proptest::sample::select(b"aZ9+/=~ .-_\n\xff".to_vec()),
+                    any::<u8>(),
+                ],
+                0..40,
+            ),
+        ) {
+            prop_assert_eq!(holds_core_run(&text), runs_reference(&text));
+        }
+    }
+
+    #[test]
+    fn a_random_run_needs_eight_bytes_and_a_digit_or_both_cases() {
+        assert!(!holds_core_run(b"the cloudsmith docs say to set a key"));
+        assert!(!holds_core_run(b"cloudsmith: abcdefghij"));
+        assert!(holds_core_run(b"cloudsmith: 9c2e1f7a0b"));
+        assert!(holds_core_run(b"x=DjayBenyJ"));
+        assert!(!holds_core_run(b"1234567"));
+    }
 
     fn find(s: &str) -> Option<&str> {
         let re = regex::bytes::Regex::new(&pattern()).unwrap();
