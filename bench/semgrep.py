@@ -20,7 +20,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from whispers import coffer_lines, detect_secrets_lines  # noqa: E402
+from whispers import scanners  # noqa: E402
 
 MARK = re.compile(r"\b(todoruleid|ruleid|todook|ok):\s*[\w.-]+")
 
@@ -70,12 +70,8 @@ def run(src, label, scan):
 
 
 def main():
-    src, coffer = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "target/release/coffer")
-    scanners = {"coffer": lambda p: coffer_lines(os.path.abspath(coffer), p)}
-    if len(sys.argv) > 3:
-        scanners["detect-secrets"] = lambda p: detect_secrets_lines(os.path.abspath(sys.argv[3]), p)
-    for label, scan in scanners.items():
-        run(src, label, scan)
+    for label, scan in scanners(sys.argv[1:]).items():
+        run(sys.argv[1], label, scan)
 
 
 if __name__ == "__main__":

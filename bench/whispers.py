@@ -38,13 +38,19 @@ def detect_secrets_lines(binary, path):
     return {f["line_number"] - 1 for found in results.values() for f in found}
 
 
+def scanners(argv):
+    """The scanners `argv` names ([SRC, COFFER, DETECT_SECRETS]), each a
+    function from a file's path to the set of its flagged line indexes."""
+    coffer = argv[1] if len(argv) > 1 else "target/release/coffer"
+    out = {"coffer": lambda p: coffer_lines(os.path.abspath(coffer), p)}
+    if len(argv) > 2:
+        out["detect-secrets"] = lambda p: detect_secrets_lines(os.path.abspath(argv[2]), p)
+    return out
+
+
 def main():
-    src, coffer = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "target/release/coffer")
-    scanners = {"coffer": lambda p: coffer_lines(os.path.abspath(coffer), p)}
-    if len(sys.argv) > 3:
-        scanners["detect-secrets"] = lambda p: detect_secrets_lines(os.path.abspath(sys.argv[3]), p)
-    for label, scan in scanners.items():
-        run(src, label, scan)
+    for label, scan in scanners(sys.argv[1:]).items():
+        run(sys.argv[1], label, scan)
 
 
 def run(src, label, scan):
