@@ -1264,11 +1264,18 @@ fn nfd_values_key_value_pairs_shifted_base64_and_unprefixed_tokens_leave_nothing
             "a piece of ops_ survived"
         );
     }
-    // One placeholder for the curl password, not one inside another.
-    let curl_line = out.lines().find(|l| l.contains("curl -u admin:")).unwrap();
+    // One placeholder for the curl password and one for its user (which
+    // goes with it), not one inside another.
+    let curl_line = out.lines().find(|l| l.contains("curl -u ")).unwrap();
     assert_eq!(
         curl_line.matches("[REDACTED_SECRET:").count(),
-        1,
+        2,
+        "{curl_line}"
+    );
+    assert!(
+        curl_line.contains("curl -u [REDACTED_SECRET:curl-user:")
+            && curl_line.contains("]:[REDACTED_SECRET:")
+            && !curl_line.contains("[REDACTED_SECRET:["),
         "{curl_line}"
     );
     // Every id kind: prefix and length kept, value changed, one pseudonym

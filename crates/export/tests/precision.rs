@@ -99,8 +99,19 @@ fn code_next_to_secret_names_is_left_alone() {
 
 #[test]
 fn placeholders_never_nest() {
+    // The forged placeholder is replaced whole, and the user beside it
+    // goes as beside any replaced password: two placeholders side by side,
+    // neither inside the other.
     let out = run(&["curl -u admin:[REDACTED_SECRET:curl-user:0011aabb] https://x"]);
-    assert_eq!(out[0].matches("[REDACTED_SECRET").count(), 1, "{}", out[0]);
+    assert_eq!(out[0].matches("[REDACTED_SECRET").count(), 2, "{}", out[0]);
+    assert_eq!(out[0].matches(']').count(), 2, "{}", out[0]);
+    assert!(
+        out[0].starts_with("curl -u [REDACTED_SECRET:curl-user:")
+            && out[0].contains("]:[REDACTED_SECRET:placeholder-forgery:")
+            && out[0].ends_with("] https://x"),
+        "{}",
+        out[0]
+    );
 }
 
 #[test]

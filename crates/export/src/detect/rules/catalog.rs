@@ -264,7 +264,11 @@ const CATALOG: &[Spec] = &[
         r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<u>[^\s:@/"'<>]{0,256}):(?P<s>[^\s@/"'<>]{1,256})@[^\s@/"'<>]"#,
         Check::Value,
     )
-    .traits(Traits { url_password: true, ..PLAIN })
+    .traits(Traits {
+        url_password: true,
+        paired_user: true,
+        ..PLAIN
+    })
     .veto(vetoes::url_credentials)
     .samples(
         &[
@@ -363,9 +367,14 @@ const CATALOG: &[Spec] = &[
     spec(
         "curl-user",
         &["-u"],
-        r#"(?:\s|^)(?:-u|--user|-U|--proxy-user)(?:\s+|=)["']?(?P<u>[^\s:"'\[<]{0,128})["']?:["']?(?P<s>[^\s"'\[]{1,256})"#,
+        // (A password already replaced is read as one, for its user.)
+        r#"(?:\s|^)(?:-u|--user|-U|--proxy-user)(?:\s+|=)["']?(?P<u>[^\s:"'\[<]{0,128})["']?:["']?(?P<s>\[REDACTED_SECRET:[^\]\s]*\]|[^\s"'\[]{1,256})"#,
         Check::Value,
-    ),
+    )
+    .traits(Traits {
+        paired_user: true,
+        ..PLAIN
+    }),
     spec(
         // `curl -u "sk_live_…:"`: an API key given as the user with an
         // empty password (the password form is `curl-user`).
@@ -491,9 +500,13 @@ const CATALOG: &[Spec] = &[
         // `.netrc`: `machine HOST login USER password VALUE` on one line.
         "netrc-password",
         &["machine"],
-        r#"\bmachine[ \t]+\S+[ \t]+(?:login[ \t]+\S+[ \t]+)?password[ \t]+(?P<s>\S+)"#,
+        r#"\bmachine[ \t]+\S+[ \t]+(?:login[ \t]+(?P<u>\S+)[ \t]+)?password[ \t]+(?P<s>\S+)"#,
         Check::Value,
-    ),
+    )
+    .traits(Traits {
+        paired_user: true,
+        ..PLAIN
+    }),
     spec(
         // A line that is only `password VALUE`: a `.netrc` entry over
         // lines, a Gradle `credentials { password '…' }` block. (A line

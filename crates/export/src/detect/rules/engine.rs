@@ -81,7 +81,7 @@ pub(super) fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
             continue;
         };
         // A password an earlier step replaced still pairs with its user.
-        let replaced = r.traits.url_password && c.value().starts_with(fields::REPLACED);
+        let replaced = r.traits.paired_user && c.value().starts_with(fields::REPLACED);
         if replaced || (credential(r, &mut c) && !vetoed(r, &c) && c.end > c.start) {
             if !replaced {
                 out.push(Hit {
@@ -90,10 +90,10 @@ pub(super) fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
                     end: scheme_token_end(r, hay, c.start, c.end),
                 });
             }
-            // A URL's user goes with its password (see `fields::paired_user`).
+            // The account goes with its password (see `fields::paired_user`).
             let user = c
                 .group("u")
-                .filter(|_| r.traits.url_password && !c.oauth_user);
+                .filter(|_| r.traits.paired_user && !c.oauth_user);
             if let Some(u) = user.filter(|u| fields::paired_user(u.as_bytes())) {
                 out.push(Hit {
                     rule: i,

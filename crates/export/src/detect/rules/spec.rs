@@ -29,6 +29,10 @@ pub(crate) struct Traits {
     /// The value is a URL's password: no type name stands there, and
     /// GitHub's fixed `x-oauth-basic` password makes the user the token.
     pub(crate) url_password: bool,
+    /// The match's `u` group is the account the credential belongs to:
+    /// it goes with the credential, also beside a credential an earlier
+    /// step replaced (docs/EXPORT.md, "The user goes with the password").
+    pub(crate) paired_user: bool,
     /// The syntax sets a literal even unquoted (`ENV API_KEY value`).
     pub(crate) sets_literal: bool,
     /// A registry's scoped auth line: a UUID there is npm's token format.
@@ -180,6 +184,7 @@ pub(crate) const PLAIN: Traits = Traits {
     key_block: false,
     random_only: false,
     url_password: false,
+    paired_user: false,
     sets_literal: false,
     uuid_token: false,
     gate_trusts_veto: false,

@@ -1231,7 +1231,6 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "fn set_password(&mut self, password: &str)",
         "_AUTH = 1",
         "pattern = re.compile(r'_auth=')",
-        "curl -u admin:[REDACTED_SECRET:curl-user:0011aabb] https://x",
         "notes = \"Maven - io.jsonwebtoken:jjwt-jackson-0.11.2\"",
         "\"bucket_key\": \"SalesResults-1.2\"",
         "api_key_version: v2.4.1",
@@ -2063,10 +2062,11 @@ fn a_credential_word_glued_to_its_name_still_names_the_field() {
     }
 }
 
-/// A URL's user goes with its password, whichever row finds them; an
-/// empty user, a reference, or GitHub's token-as-user stays as it was.
+/// A URL's, curl's or a `.netrc`'s user goes with its password, whichever
+/// row finds them; an empty user, a reference, or GitHub's token-as-user
+/// stays as it was.
 #[test]
-fn a_urls_user_goes_with_its_password() {
+fn an_accounts_user_goes_with_its_password() {
     let rs = RuleSet::new(&[]).unwrap();
     let values =
         |text: &str| -> Vec<String> { hits_of(&rs, text).into_iter().map(|(_, v)| v).collect() };
@@ -2093,6 +2093,21 @@ fn a_urls_user_goes_with_its_password() {
             "Data Source=db7;User ID=kmwulfliq;Password=[REDACTED_SECRET:credential-field:0a1b2c3d];",
             &["kmwulfliq"],
         ),
+        // curl's and a `.netrc`'s account, with its password and after it
+        // was replaced.
+        (
+            "curl -u deployer:Zq81mXk2Lr9vT4bN7cW3 https://x",
+            &["deployer", "Zq81mXk2Lr9vT4bN7cW3"],
+        ),
+        (
+            "curl -u admin:[REDACTED_SECRET:curl-user:0011aabb] https://x",
+            &["admin"],
+        ),
+        (
+            "machine api.github.com login ziggy password Zq81mXk2Lr9vT4bN7cW3",
+            &["ziggy", "Zq81mXk2Lr9vT4bN7cW3"],
+        ),
+        ("curl -u \"$USER:$PASS\" https://x", &[]),
     ] {
         assert_eq!(values(text), want, "{text:?}");
     }
