@@ -727,6 +727,28 @@ fn a_secret_field_finding_points_at_its_line_and_column() {
     );
 }
 
+/// A secret field whose value is an array or an object is placed where
+/// its key stands, not at the document's start.
+#[test]
+fn a_secret_field_holding_a_list_points_at_its_key() {
+    let env = Env::new();
+    env.write(
+        "t/c.json",
+        b"{\n  \"db\": {\n    \"db_passwords\": [\n      \"Hardcoded1\"\n    ],\n    \"credentials\": {\"login\": \"x\"}\n  }\n}\n",
+    );
+    let r = env.run(&["scan", env.path("t").to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    let out = String::from_utf8(r.stdout).unwrap();
+    for (line, col) in [(3, 6), (6, 6)] {
+        let want = format!(
+            "{}:{line}:{col}: validation.secret_field_in_export",
+            env.path("t/c.json").display()
+        );
+        assert!(out.contains(&want), "{want} in {out}");
+    }
+    assert!(!out.contains("Hardcoded1"), "{out}");
+}
+
 #[test]
 fn a_clean_scan_counts_the_files_it_read_not_its_arguments() {
     let env = Env::new();

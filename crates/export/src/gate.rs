@@ -152,6 +152,13 @@ impl Raw {
     }
 }
 
+/// The last reference token of a JSON pointer, unescaped (`~1` is `/`,
+/// `~0` is `~`).
+fn last_token(pointer: &str) -> String {
+    let token = pointer.rsplit('/').next().unwrap_or("");
+    token.replace("~1", "/").replace("~0", "~")
+}
+
 fn literal_set(exp: &Expectations<'_>) -> (Vec<String>, Vec<&'static str>) {
     let mut pats: BTreeMap<String, &'static str> = BTreeMap::new();
     if let Some(p) = exp.policy {
@@ -611,12 +618,12 @@ impl FinalScan {
                 self.string(s, file, pointer)
             }
             // Placed where the value stands (its text found in the raw
-            // line), or at the start of its line for an array or object.
+            // line); an array or an object where its key does.
             _ => {
                 let text = match x {
                     Node::String(v) => v.to_string(),
                     Node::Number(n) => n.to_string(),
-                    _ => String::new(),
+                    _ => last_token(pointer),
                 };
                 let span = (!text.is_empty()).then_some((0, text.len()));
                 self.finding_in(
