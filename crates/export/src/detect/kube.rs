@@ -52,6 +52,7 @@ const BASE64: GeneralPurpose = GeneralPurpose::new(
 
 static KIND: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"kind"));
 static ECRET: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"ecret"));
+static ATA: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"ata:"));
 
 /// The most text read at once. Longer text is read in windows of this
 /// size that overlap by half (at line starts), so a manifest of up to
@@ -407,7 +408,7 @@ fn block_scalar(v: &[u8]) -> bool {
 
 /// YAML, read by indentation.
 fn yaml_values(s: &[u8], out: &mut Vec<Range<usize>>) {
-    if memchr::memmem::find(s, b"ata:").is_none() {
+    if ATA.find(s).is_none() {
         return;
     }
     let mut lines = Vec::new();

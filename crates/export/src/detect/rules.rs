@@ -76,6 +76,9 @@ pub struct Rule {
     /// occurrence; the rule runs only where one passes (checked by
     /// `prefilter_is_sound`).
     pub after_keyword: Option<Gate>,
+    /// Per keyword (same order as `keywords`), a test that replaces
+    /// `after_keyword` for that keyword; empty when none does.
+    pub keyword_gates: Vec<Option<Gate>>,
     /// The compiled regex.
     pub regex: Regex,
     /// The fewest bytes a match of `regex` can span: a shorter string is
@@ -110,6 +113,8 @@ pub struct RuleSet {
     prefilter: Walker,
     /// Keyword index → rule index.
     keyword_rule: Vec<usize>,
+    /// Keyword index → the test of the text after it, if any.
+    keyword_gate: Vec<Option<Gate>>,
     /// Rules without keywords (always run).
     always: Vec<usize>,
     /// The least `min_len` of any rule.
@@ -165,10 +170,15 @@ fn min_len(src: &str) -> usize {
 impl Rule {
     /// A built-in rule compiled from its row.
     fn built_in(row: &Spec) -> Rule {
-        let (keywords, pattern) = match row.generated {
-            Some(generate) => generate(),
+        let (keywords, keyword_gates, pattern) = match row.generated {
+            Some(generate) => {
+                let (keywords, pattern) = generate();
+                let (keywords, gates) = keywords.into_iter().unzip();
+                (keywords, gates, pattern)
+            }
             None => (
                 row.keywords.iter().map(|k| k.to_string()).collect(),
+                Vec::new(),
                 row.pattern.to_string(),
             ),
         };
@@ -177,6 +187,7 @@ impl Rule {
             keywords,
             gate: row.gate,
             after_keyword: row.after_keyword,
+            keyword_gates,
             regex: compile(&pattern).unwrap_or_else(|e| panic!("rule {}: {e}", row.id)),
             min_len: min_len(&pattern),
             check: row.check,
@@ -231,6 +242,7 @@ impl RuleSet {
                 check: Check::Custom,
                 gate: None,
                 after_keyword: None,
+                keyword_gates: Vec::new(),
                 veto: None,
                 traits: spec::PLAIN,
                 overrule_random_vetoes: false,
@@ -238,14 +250,22 @@ impl RuleSet {
         }
         let mut keywords = Vec::new();
         let mut keyword_rule = Vec::new();
+        let mut keyword_gate = Vec::new();
         let mut always = Vec::new();
         for (i, r) in rules.iter().enumerate() {
             if r.keywords.is_empty() {
                 always.push(i);
             }
-            for k in &r.keywords {
+            for (j, k) in r.keywords.iter().enumerate() {
                 keywords.push(k.as_bytes().to_vec());
                 keyword_rule.push(i);
+                keyword_gate.push(
+                    r.keyword_gates
+                        .get(j)
+                        .copied()
+                        .flatten()
+                        .or(r.after_keyword),
+                );
             }
         }
         let prefilter = Walker::new(&keywords, true);
@@ -254,6 +274,7 @@ impl RuleSet {
             rules,
             prefilter,
             keyword_rule,
+            keyword_gate,
             always,
         })
     }
@@ -288,19 +309,18 @@ impl RuleSet {
             }
         }
         // A rule already wanted skips the test of later occurrences.
-        let mut want = |i: usize, end: usize| {
+        let mut want = |k: usize, end: usize| {
+            let i = self.keyword_rule[k];
             let (word, bit) = (i / 64, 1u64 << (i % 64));
-            let r = &self.rules[i];
             if wanted[word] & bit == 0
-                && hay.len() >= r.min_len
-                && r.after_keyword.is_none_or(|g| g(&hay[end..]))
+                && hay.len() >= self.rules[i].min_len
+                && self.keyword_gate[k].is_none_or(|g| g(&hay[end..]))
             {
                 wanted[word] |= bit;
                 any = true;
             }
         };
-        self.prefilter
-            .each_unordered(hay, |k, end| want(self.keyword_rule[k], end));
+        self.prefilter.each_unordered(hay, &mut want);
         if !any {
             return;
         }

@@ -152,9 +152,15 @@ pub fn record<'a>(v: &'a Node<'_>) -> Record {
         return out;
     };
     let kind = kind_of(v);
+    // A record's type is short: a plain window compare beats building a
+    // substring searcher per word and record.
     let chunked = ["delta", "chunk", "stdout", "stderr", "output"]
         .iter()
-        .any(|w| kind.contains(w));
+        .any(|w| {
+            kind.as_bytes()
+                .windows(w.len())
+                .any(|part| part == w.as_bytes())
+        });
     // One look at the member names first: most records are no piece.
     // (The first byte is tested first: string compares cost per record.)
     let placed = members.iter().any(|(k, _)| {

@@ -414,7 +414,11 @@ pub fn hexdump_views(s: &[u8]) -> Vec<View> {
 fn hexdump(s: &[u8], out: &mut Vec<View>) {
     // A row starts with a hex digit (or spaces, then one) and holds a
     // two-space gap or a column mark: most strings fail at once.
-    if memchr::memmem::find(s, b"  ").is_none() && memchr::memchr2(b'|', b'<', s).is_none() {
+    // (The searcher is built once: building it per string cost more than
+    // the search.)
+    static GAP: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"  "));
+    if GAP.find(s).is_none() && memchr::memchr2(b'|', b'<', s).is_none() {
         return;
     }
     let (mut hex, mut hex_map) = (Vec::new(), Vec::new());

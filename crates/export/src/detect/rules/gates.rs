@@ -69,6 +69,12 @@ pub(crate) fn ionic_body(rest: &[u8]) -> bool {
     rest.len() >= 42 && rest[..42].iter().all(u8::is_ascii_alphanumeric)
 }
 
+/// After Airtable's `pat`, which `path`, `patch` and `pattern` hold too:
+/// 14 letters and digits, then the dot.
+pub(crate) fn airtable_body(rest: &[u8]) -> bool {
+    rest.get(14) == Some(&b'.') && rest[..14].iter().all(u8::is_ascii_alphanumeric)
+}
+
 /// After `-u`, which words hold too (`re-use`, `x-user-id`): an option's
 /// blank, `=` or the rest of `--user`.
 pub(crate) fn option_user(rest: &[u8]) -> bool {
@@ -88,21 +94,81 @@ pub(crate) fn salesforce_org(rest: &[u8]) -> bool {
 /// digests and ids under their labels, which JSON logs are full of).
 pub(crate) fn long_run_after_separator(hay: &[u8]) -> bool {
     memchr::memchr2_iter(b'_', b'-', hay).any(|i| {
-        // The run's 32nd byte first: most separators (a JSON key's
-        // `tool_use_id`) fail there in one load.
-        if !hay.get(i + 32).is_some_and(u8::is_ascii_alphanumeric) {
+        // The run's first 32 bytes in one branch-free pass (the compiler
+        // vectorizes a fixed-size loop): most separators fail here, and
+        // the hex ids of logs (`evt_<32 hex>`) hold no letter past `f`.
+        let Some(head) = hay.get(i + 1..i + 33) else {
             return false;
-        }
-        // One pass over the run: its length, and whether a letter past
-        // `f` is in it.
-        let (mut n, mut past_f) = (0, false);
-        for &c in &hay[i + 1..] {
-            if !c.is_ascii_alphanumeric() {
-                break;
-            }
-            n += 1;
+        };
+        let (mut alnum, mut past_f) = (true, false);
+        for &c in head {
+            alnum &= c.is_ascii_alphanumeric();
             past_f |= (c | 0x20) > b'f';
         }
-        n >= 32 && past_f
+        // A longer hex run may hold its first letter past `f` later on.
+        alnum
+            && (past_f
+                || hay[i + 33..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric())
+                    .any(|c| (c | 0x20) > b'f'))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The prefixed-token gate as first written: the whole run after each
+    /// separator, then its length and letters.
+    fn long_run_reference(hay: &[u8]) -> bool {
+        memchr::memchr2_iter(b'_', b'-', hay).any(|i| {
+            let run: Vec<u8> = hay[i + 1..]
+                .iter()
+                .copied()
+                .take_while(u8::is_ascii_alphanumeric)
+                .collect();
+            run.len() >= 32 && run.iter().any(|c| (c | 0x20) > b'f')
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_windowed_prefixed_token_gate_agrees_with_the_whole_run(
+            hay in proptest::collection::vec(
+                prop_oneof![
+                    8 => proptest::sample::select(b"0a9fF".to_vec()),
+                    1 => proptest::sample::select(b"_-gZ .".to_vec()),
+                    1 => any::<u8>(),
+                ],
+                0..120,
+            ),
+        ) {
+            prop_assert_eq!(long_run_after_separator(&hay), long_run_reference(&hay));
+        }
+    }
+
+    #[test]
+    fn hex_ids_fail_the_prefixed_token_gate_and_tokens_pass() {
+        let hex = format!("evt_{}", "f5e2fc574dad2986ce8349606a06e9ab");
+        assert!(!long_run_after_separator(hex.as_bytes()));
+        // A letter past `f` after the first 32 bytes still counts.
+        let long = format!("x_{}g", "0123456789abcdef".repeat(3));
+        assert!(long_run_after_separator(long.as_bytes()));
+        assert!(long_run_after_separator(
+            b"apk_0123456789abcdefghij0123456789ABCDEF"
+        ));
+        assert!(!long_run_after_separator(
+            b"apk_0123456789abcdefghij0123456"
+        ));
+    }
+
+    #[test]
+    fn airtables_pat_needs_its_body_and_dot() {
+        assert!(airtable_body(b"AbCdEf0123456z.0a1b"));
+        assert!(!airtable_body(b"h: src/main.rs"));
+        assert!(!airtable_body(b"tern"));
+        assert!(!airtable_body(b"AbCdEf0123456z0a1b"));
+    }
 }

@@ -25,7 +25,7 @@
 //! value that is long and random (`cloudsmith 1234…`), since prose puts
 //! words there.
 
-use super::spec::{spec, Spec};
+use super::spec::{spec, Gate, Spec};
 use super::Check;
 use super::{
     constant_name, credential_like, identifier, is_placeholder, marked_fake, path_of_words,
@@ -38,7 +38,12 @@ pub const ID: &str = "named-credential";
 /// The row of the rule table: its keywords and pattern are the service
 /// names.
 pub(crate) static SPEC: Spec = Spec {
-    generated: Some(|| (services().map(|(n, _)| n.to_string()).collect(), pattern())),
+    generated: Some(|| {
+        let keywords = services()
+            .map(|(n, common)| (n.to_string(), common.then_some(follows_common as Gate)))
+            .collect();
+        (keywords, pattern())
+    }),
     ..spec(ID, &[], "", Check::Named)
 }
 .after_keyword(follows);
@@ -122,6 +127,13 @@ const MIN_ID: usize = 16;
 /// `CORE_WITHIN` of its start).
 pub fn follows(rest: &[u8]) -> bool {
     holds_core_run(&rest[..rest.len().min(MAX_GAP + CORE_WITHIN)])
+}
+
+/// [`follows`] for a name that is also a common word: a credential word
+/// must come first ([`credential`] asks the same), which most prose
+/// fails at its first byte (`harness` in an agent's log).
+fn follows_common(rest: &[u8]) -> bool {
+    credential_words(rest, 0).0.credential && follows(rest)
 }
 
 /// Whether `text` holds a run of eight or more of `[A-Za-z0-9+/=~]` with
@@ -281,11 +293,18 @@ fn credential_words(hay: &[u8], mut at: usize) -> (Words, usize) {
     loop {
         let sep = usize::from(matches!(hay.get(at), Some(b'_' | b'-' | b'.' | b' ')));
         let from = at + sep;
+        // Most text fails at its first letter: no word is compared past it.
+        let Some(first) = hay.get(from).map(u8::to_ascii_lowercase) else {
+            return (words, at);
+        };
+        if !word_initial(first) {
+            return (words, at);
+        }
         let found = CREDENTIAL_WORDS
             .iter()
             .map(|w| (w, true))
             .chain(QUALIFIERS.iter().map(|w| (w, false)))
-            .find(|(w, _)| word_at(hay, from, w));
+            .find(|(w, _)| w.as_bytes()[0] == first && word_at(hay, from, w));
         match found {
             Some((w, credential)) => {
                 words.any = true;
@@ -301,6 +320,19 @@ fn credential_words(hay: &[u8], mut at: usize) -> (Words, usize) {
 /// `w` at `at` (any case), ending where a word ends: at a non-letter, or
 /// where the next hump starts (`KeySecret`, `keySECRET`), or at another
 /// credential word (`apikey`, `SECRETTOKEN`).
+/// Whether some credential or qualifier word starts with `c` (lower
+/// case).
+fn word_initial(c: u8) -> bool {
+    static INITIALS: std::sync::LazyLock<[bool; 256]> = std::sync::LazyLock::new(|| {
+        let mut set = [false; 256];
+        for w in CREDENTIAL_WORDS.iter().chain(QUALIFIERS) {
+            set[usize::from(w.as_bytes()[0])] = true;
+        }
+        set
+    });
+    INITIALS[usize::from(c)]
+}
+
 fn word_at(hay: &[u8], at: usize, w: &str) -> bool {
     let Some(got) = hay.get(at..at + w.len()) else {
         return false;
@@ -470,6 +502,29 @@ mod tests {
         assert!(!holds_core_run(b"1234567"));
     }
 
+    #[test]
+    fn a_common_word_name_wants_a_credential_word_before_the_rule_runs() {
+        // `harness` is a service and a word of every agent's log.
+        assert!(services().any(|(n, common)| n == "harness" && common));
+        assert!(!follows_common(b" output 9c2e1f7a0b1d passed"));
+        assert!(!follows_common(b"_id: 9c2e1f7a0b1d"));
+        assert!(follows_common(b"_TOKEN=9c2e1f7a0b1d"));
+        assert!(follows_common(b" api key: 9c2e1f7a0b1d"));
+        assert!(!follows_common(b" token: plain words"));
+        // The rule table gives each common-word name that test, and the
+        // other names the row's.
+        let set = crate::detect::rules::RuleSet::new(&[]).unwrap();
+        let rule = set.rules().iter().find(|r| r.id == ID).unwrap();
+        let passes = |name: &str, rest: &[u8]| {
+            let i = rule.keywords.iter().position(|k| k == name).unwrap();
+            rule.keyword_gates[i].or(rule.after_keyword).unwrap()(rest)
+        };
+        assert!(!passes("harness", b" output 9c2e1f7a0b1d"));
+        assert!(passes("harness", b"_token 9c2e1f7a0b1d"));
+        assert!(passes("cloudsmith", b" output 9c2e1f7a0b1d"));
+        assert!(!passes("cloudsmith", b" output words"));
+    }
+
     fn find(s: &str) -> Option<&str> {
         let re = regex::bytes::Regex::new(&pattern()).unwrap();
         let hay = s.as_bytes();
@@ -479,6 +534,10 @@ mod tests {
                 .map(|(_, c)| c)?;
             let (a, b) = credential(hay, m.start(), m.end(), common)?;
             assert!(follows(&hay[m.end()..]), "gate refused {s:?}");
+            assert!(
+                !common || follows_common(&hay[m.end()..]),
+                "gate refused {s:?}"
+            );
             Some(&s[a..b])
         });
         found

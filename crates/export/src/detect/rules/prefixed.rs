@@ -667,7 +667,8 @@ pub(crate) const PREFIXED: &[Spec] = &[
         &["pat"],
         r"\b(?P<s>pat[A-Za-z0-9]{14}\.[a-f0-9]{64})\b",
         "lit:pat|an:14|lit:.|hex:64",
-    ),
+    )
+    .after_keyword(gates::airtable_body),
     token(
         "discord-webhook",
         &["/api/webhooks/"],

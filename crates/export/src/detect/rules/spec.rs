@@ -54,8 +54,10 @@ pub(crate) struct Traits {
 /// working-looking credential.
 pub(crate) type Sample = (&'static str, &'static str);
 
-/// Makes a rule's keywords and pattern from data.
-pub(crate) type Generated = fn() -> (Vec<String>, String);
+/// Makes a rule's keywords and pattern from data. A keyword may carry its
+/// own after-keyword test in place of the row's (a name that is also a
+/// common word needs a credential word after it).
+pub(crate) type Generated = fn() -> (Vec<(String, Option<Gate>)>, String);
 
 /// One rule, as written in the table.
 #[derive(Clone, Copy)]
