@@ -45,6 +45,45 @@ pub(crate) fn dots_seven_apart(hay: &[u8]) -> bool {
     false
 }
 
+/// After a credential word in `secret-assignment`: the rest of the name
+/// (`_key`, `word`, `_2`), perhaps a closing quote and bracket, blanks,
+/// then an operator's first byte, a string's comma, or a type (`str =`).
+/// Prose fails at once (`token usage`, `pass the`).
+pub(crate) fn operator_follows_name(rest: &[u8]) -> bool {
+    let mut i = rest
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+        .count();
+    if matches!(rest.get(i), Some(b'"' | b'\'' | b'`')) {
+        i += 1;
+        if rest.get(i) == Some(&b']') {
+            i += 1;
+        }
+    }
+    // The regex's `\s` (ASCII: vertical tab included).
+    i += rest[i..]
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+        .count();
+    let rest = &rest[i..];
+    matches!(
+        rest.first(),
+        Some(b'=' | b':' | b'!' | b'?' | b'.' | b'+' | b',')
+    ) || rest.starts_with(b"str")
+        || rest.starts_with(b"String")
+        || rest.starts_with(b"&str")
+}
+
+/// After a credential word in `secret-element`: the rest of the element's
+/// name, then `>`.
+pub(crate) fn element_name_closes(rest: &[u8]) -> bool {
+    let n = rest
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':' | b'-'))
+        .count();
+    rest.get(n) == Some(&b'>')
+}
+
 /// After `token ` in `secret-label-spaced`: more blanks, perhaps a quote,
 /// then at least 16 characters of a value (most prose has a word there).
 pub(crate) fn spaced_value_follows(rest: &[u8]) -> bool {
@@ -162,6 +201,49 @@ mod tests {
         assert!(!long_run_after_separator(
             b"apk_0123456789abcdefghij0123456"
         ));
+    }
+
+    #[test]
+    fn an_assignment_needs_an_operator_after_the_name() {
+        for rest in [
+            &b"=abc"[..],
+            b"_KEY: x",
+            b"word\" => x",
+            b"_2 := x",
+            b"\"] = x",
+            b"', 'x'",
+            b" string = x",
+            b" &str = x",
+            b"\n    = x",
+            b".value = x",
+        ] {
+            assert!(
+                operator_follows_name(rest),
+                "{}",
+                String::from_utf8_lossy(rest)
+            );
+        }
+        for rest in [
+            &b" usage was high"[..],
+            b"s in the prompt",
+            b" the test",
+            b"",
+        ] {
+            assert!(
+                !operator_follows_name(rest),
+                "{}",
+                String::from_utf8_lossy(rest)
+            );
+        }
+    }
+
+    #[test]
+    fn an_element_needs_its_name_closed() {
+        assert!(element_name_closes(b">abc</x>"));
+        assert!(element_name_closes(b"word>abc"));
+        assert!(element_name_closes(b"s:x>abc"));
+        assert!(!element_name_closes(b" usage"));
+        assert!(!element_name_closes(b"Name attr=\"1\">"));
     }
 
     #[test]
