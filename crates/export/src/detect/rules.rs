@@ -55,6 +55,14 @@ pub enum Check {
 }
 
 impl Check {
+    /// Whether the row reads only where its keywords stand, given their
+    /// occurrences from the prefilter's walk ([`Occurrence`]), rather
+    /// than searching the whole string again: a name's value follows the
+    /// name, a field lies on its key's line.
+    fn reads_at_keywords(self) -> bool {
+        matches!(self, Check::Named | Check::Field)
+    }
+
     /// Whether a match is a credential by its shape (not by a label next
     /// to it): such values are swept across the whole export.
     pub fn by_shape(self) -> bool {
@@ -106,6 +114,18 @@ pub struct Hit {
     pub end: usize,
 }
 
+/// Where one of a rule's keywords stands in a string: `start..end`,
+/// and which of the rule's keywords it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Occurrence {
+    /// First byte.
+    pub(crate) start: usize,
+    /// One past the last byte.
+    pub(crate) end: usize,
+    /// The keyword's index among the rule's.
+    pub(crate) keyword: usize,
+}
+
 /// A compiled rule set with its prefilter.
 #[derive(Debug, Clone)]
 pub struct RuleSet {
@@ -115,6 +135,9 @@ pub struct RuleSet {
     keyword_rule: Vec<usize>,
     /// Keyword index → the test of the text after it, if any.
     keyword_gate: Vec<Option<Gate>>,
+    /// Keyword index → its length and index among its rule's keywords,
+    /// when that rule reads at its keywords (else `None`).
+    keyword_place: Vec<Option<(usize, usize)>>,
     /// Rules without keywords (always run).
     always: Vec<usize>,
     /// The least `min_len` of any rule.
@@ -251,6 +274,7 @@ impl RuleSet {
         let mut keywords = Vec::new();
         let mut keyword_rule = Vec::new();
         let mut keyword_gate = Vec::new();
+        let mut keyword_place = Vec::new();
         let mut always = Vec::new();
         for (i, r) in rules.iter().enumerate() {
             if r.keywords.is_empty() {
@@ -259,6 +283,7 @@ impl RuleSet {
             for (j, k) in r.keywords.iter().enumerate() {
                 keywords.push(k.as_bytes().to_vec());
                 keyword_rule.push(i);
+                keyword_place.push(r.check.reads_at_keywords().then_some((k.len(), j)));
                 keyword_gate.push(
                     r.keyword_gates
                         .get(j)
@@ -275,6 +300,7 @@ impl RuleSet {
             prefilter,
             keyword_rule,
             keyword_gate,
+            keyword_place,
             always,
         })
     }
@@ -308,9 +334,22 @@ impl RuleSet {
                 any = true;
             }
         }
+        // Every occurrence of a keyword of a rule that reads at them.
+        let mut at: Vec<(usize, Occurrence)> = Vec::new();
         // A rule already wanted skips the test of later occurrences.
         let mut want = |k: usize, end: usize| {
             let i = self.keyword_rule[k];
+            if let Some((len, keyword)) = self.keyword_place[k] {
+                let start = end - len;
+                at.push((
+                    i,
+                    Occurrence {
+                        start,
+                        end,
+                        keyword,
+                    },
+                ));
+            }
             let (word, bit) = (i / 64, 1u64 << (i % 64));
             if wanted[word] & bit == 0
                 && hay.len() >= self.rules[i].min_len
@@ -325,12 +364,21 @@ impl RuleSet {
             return;
         }
         let mut hits = Vec::new();
+        // By rule, then position (the walk reports in no order).
+        at.sort_unstable();
         // The wanted rules in catalog order, one set bit at a time.
         for (w, &word) in wanted.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
                 let i = w * 64 + bits.trailing_zeros() as usize;
-                engine::rule_hits(i, &self.rules[i], hay, &mut hits);
+                let from = at.partition_point(|(r, _)| *r < i);
+                let to = at.partition_point(|(r, _)| *r <= i);
+                let found: Vec<Occurrence> = at[from..to].iter().map(|(_, o)| *o).collect();
+                let at = self.rules[i]
+                    .check
+                    .reads_at_keywords()
+                    .then_some(&found[..]);
+                engine::rule_hits(i, &self.rules[i], hay, at, &mut hits);
                 bits &= bits - 1;
             }
         }
@@ -373,7 +421,7 @@ impl RuleSet {
     pub fn find_unfiltered(&self, hay: &[u8], out: &mut Vec<Hit>) {
         let mut hits = Vec::new();
         for (i, r) in self.rules.iter().enumerate() {
-            engine::rule_hits(i, r, hay, &mut hits);
+            engine::rule_hits(i, r, hay, None, &mut hits);
         }
         mask_placeholders(hay, &mut hits);
         self.yield_to_named_rows(&mut hits);

@@ -64,11 +64,19 @@ impl<'h> Candidate<'h> {
 }
 
 /// Every credential `r` finds in `hay`, appended to `out` as rule `i`.
-pub(super) fn rule_hits(i: usize, r: &Rule, hay: &[u8], out: &mut Vec<Hit>) {
+/// `at`: for a row that reads at its keywords, every occurrence of them
+/// (the prefilter's), sorted; `None` has the row find them itself.
+pub(super) fn rule_hits(
+    i: usize,
+    r: &Rule,
+    hay: &[u8],
+    at: Option<&[super::Occurrence]>,
+    out: &mut Vec<Hit>,
+) {
     crate::detect::work::visit(hay.len());
     match r.check {
-        Check::Named => return named::hits(i, &r.regex, hay, out),
-        Check::Field => return fields::hits(i, &r.regex, hay, out),
+        Check::Named => return named::hits(i, hay, at, out),
+        Check::Field => return fields::hits(i, &r.regex, hay, at, out),
         Check::Carried => return carriers::hits(i, &r.regex, hay, out),
         Check::Paired => return carriers::pair_hits(i, &r.regex, hay, out),
         _ => {}

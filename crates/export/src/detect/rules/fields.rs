@@ -112,10 +112,44 @@ const LAST_WORDS: &[&str] = &[
 /// `passwd`.
 const GLUED_WORDS: &[&[u8]] = &[b"password", b"passphrase", b"secret"];
 
-/// Hits of the rule at `rule` in `hay`. A match whose key names no
-/// credential is searched again from its value on, so a line's URL or
-/// connection string is still read (`DATABASE_URL=postgres://u:p@db`).
-pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
+/// Hits of the rule at `rule` in `hay`, read on the lines that hold a
+/// keyword: every match lies on one line, and a hit's line holds one (a
+/// URL's `://`, or the key's credential word). Source code is full of
+/// `key = value` and `"key": "value"` lines that name no credential, so
+/// the other lines are not searched at all. `at`: the keywords'
+/// occurrences (the prefilter's); `None` finds them.
+pub(crate) fn hits(
+    rule: usize,
+    regex: &regex::bytes::Regex,
+    hay: &[u8],
+    at: Option<&[super::Occurrence]>,
+    out: &mut Vec<Hit>,
+) {
+    let starts: Vec<usize> = match at {
+        Some(at) => at.iter().map(|o| o.start).collect(),
+        None => keyword_starts(hay),
+    };
+    let mut last_line = None;
+    for start in starts {
+        let (line_start, line_end) = line_around(hay, start);
+        if last_line != Some(line_start) {
+            last_line = Some(line_start);
+            line_hits(rule, regex, hay, (line_start, line_end), out);
+        }
+    }
+}
+
+/// [`hits`] on the line `line_start..line_end` of `hay`. A match whose
+/// key names no credential is searched again from its value on, so a
+/// line's URL or connection string is still read
+/// (`DATABASE_URL=postgres://u:p@db`).
+fn line_hits(
+    rule: usize,
+    regex: &regex::bytes::Regex,
+    hay: &[u8],
+    (line_start, line_end): (usize, usize),
+    out: &mut Vec<Hit>,
+) {
     const GROUPS: [(&str, &str); 6] = [
         ("u", "v5"),
         ("k1", "v1"),
@@ -124,8 +158,11 @@ pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<
         ("k4", "v4"),
         ("k6", "v6"),
     ];
-    let mut from = 0;
-    while let Some(caps) = regex.captures_at(hay, from) {
+    // The search ends with the line; the groups' context is the whole
+    // string (a connection string's user, what follows a value).
+    let line = &hay[..line_end];
+    let mut from = line_start;
+    while let Some(caps) = regex.captures_at(line, from) {
         let whole = caps.get(0).expect("group 0 always matches");
         // The form is the number in the key's group name (`u`: 5).
         let Some((form, key, value)) = GROUPS.iter().find_map(|(k, v)| {
@@ -171,6 +208,30 @@ pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<
             }
         }
     }
+}
+
+/// The line holding byte `at`: (start, end), its `\n` left out.
+fn line_around(hay: &[u8], at: usize) -> (usize, usize) {
+    let start = memchr::memrchr(b'\n', &hay[..at]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &hay[at..]).map_or(hay.len(), |i| at + i);
+    (start, end)
+}
+
+/// Where each of [`KEYWORDS`] starts in `hay` (ASCII case folded,
+/// overlapping ones included), in order.
+fn keyword_starts(hay: &[u8]) -> Vec<usize> {
+    static WORDS: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(KEYWORDS)
+            .expect("the keywords build an automaton")
+    });
+    let mut starts: Vec<usize> = WORDS
+        .find_overlapping_iter(hay)
+        .map(|m| m.start())
+        .collect();
+    starts.sort_unstable();
+    starts
 }
 
 /// How a replaced secret starts (`[REDACTED_SECRET:rule:fp]`).
@@ -507,8 +568,32 @@ mod tests {
     fn find(s: &str) -> Vec<&str> {
         let re = super::super::compile(PATTERN).unwrap();
         let mut out = Vec::new();
-        hits(0, &re, s.as_bytes(), &mut out);
+        hits(0, &re, s.as_bytes(), None, &mut out);
         out.iter().map(|h| &s[h.start..h.end]).collect()
+    }
+
+    proptest::proptest! {
+        /// Reading only the lines that hold a keyword finds what one
+        /// search of the whole string finds.
+        #[test]
+        fn lines_with_a_keyword_are_all_there_is_to_read(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "password", "Token", "api_key", "master", "secret", "pass", "x", "db_url",
+                    "=", ": ", " = ", "\"", "'", "\n", "\r\n", " ", "\t", ",", ";", "#",
+                    "hunter2", "Zq9xY7wV", "${X}", "https://", "postgres://", "u:", "p@h",
+                    "<password>", "</password>", "<", ">", ";Pwd=", "| key | ", "|", "export ",
+                ]),
+                0..40,
+            ),
+        ) {
+            let text = parts.concat();
+            let re = super::super::compile(PATTERN).unwrap();
+            let (mut by_line, mut whole) = (Vec::new(), Vec::new());
+            hits(0, &re, text.as_bytes(), None, &mut by_line);
+            line_hits(0, &re, text.as_bytes(), (0, text.len()), &mut whole);
+            proptest::prop_assert_eq!(by_line, whole, "{:?}", text);
+        }
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub(crate) static SPEC: Spec = Spec {
         let keywords = services()
             .map(|(n, common)| (n.to_string(), common.then_some(follows_common as Gate)))
             .collect();
-        (keywords, pattern())
+        (keywords, shortest_pattern())
     }),
     ..spec(ID, &[], "", Check::Named)
 }
@@ -72,9 +72,19 @@ pub fn services() -> impl Iterator<Item = (&'static str, bool)> {
         })
 }
 
-/// The rule's regex: any name, longest first (a leftmost-first
-/// alternation then prefers `currencylayer` to `currency`).
-pub fn pattern() -> String {
+/// The row's regex, which only gives the row its shortest match: the
+/// hits come from [`names`], and compiling [`pattern`]'s ~960 folded
+/// names took most of a process's start.
+fn shortest_pattern() -> String {
+    let shortest = services().map(|(n, _)| n.len()).min().unwrap_or(1);
+    format!("(?i)[a-z0-9]{{{shortest},}}")
+}
+
+/// Any name, longest first (a leftmost-first
+/// alternation then prefers `currencylayer` to `currency`): what
+/// [`names`] finds, as a regex (the tests compare the two).
+#[cfg(test)]
+fn pattern() -> String {
     let mut names: Vec<&str> = services().map(|(n, _)| n).collect();
     names.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
     format!("(?i)(?:{})", names.join("|"))
@@ -191,26 +201,67 @@ fn value_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || b"+/_.=~-".contains(&c)
 }
 
-/// Hits of the rule at `rule` in `hay`: each match of its `regex` (a
-/// name) that names a credential.
-pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<super::Hit>) {
-    for m in regex.find_iter(hay) {
-        let common = common_words().contains(&m.as_bytes().to_ascii_lowercase()[..]);
-        if let Some((start, end)) = credential(hay, m.start(), m.end(), common) {
+/// Hits of the rule at `rule` in `hay`: each name found by [`names`]
+/// that names a credential. `at`: every occurrence of a name (the
+/// prefilter's walk), of which the leftmost, then longest, are read,
+/// as [`names`] reads them; `None` searches `hay` with [`names`].
+pub(crate) fn hits(
+    rule: usize,
+    hay: &[u8],
+    at: Option<&[super::Occurrence]>,
+    out: &mut Vec<super::Hit>,
+) {
+    let (names, common) = names();
+    let mut read = |start: usize, end: usize, name: usize| {
+        if let Some((start, end)) = credential(hay, start, end, common[name]) {
             out.push(super::Hit { rule, start, end });
+        }
+    };
+    match at {
+        Some(at) => {
+            let mut from = 0;
+            for o in leftmost_longest(at) {
+                if o.start >= from {
+                    from = o.end;
+                    read(o.start, o.end, o.keyword);
+                }
+            }
+        }
+        None => {
+            for m in names.find_iter(hay) {
+                read(m.start(), m.end(), m.pattern().as_usize());
+            }
         }
     }
 }
 
-/// The names that are also common words.
-fn common_words() -> &'static std::collections::HashSet<&'static [u8]> {
-    static SET: std::sync::OnceLock<std::collections::HashSet<&'static [u8]>> =
+/// Occurrences sorted by start, the longest first at each start.
+fn leftmost_longest(at: &[super::Occurrence]) -> Vec<super::Occurrence> {
+    let mut v = at.to_vec();
+    v.sort_unstable_by_key(|o| (o.start, std::cmp::Reverse(o.end)));
+    v
+}
+
+/// The names as an automaton (leftmost, then longest, ASCII case
+/// folded: what [`pattern`]'s alternation finds, tested), and whether
+/// each is also a common word. Why not the regex: its lazy DFA over
+/// ~960 folded names never fits its cache on source code, where names
+/// stand everywhere, and rebuilding states took two thirds of an
+/// export's time (`bench/benign.sh`).
+fn names() -> &'static (aho_corasick::AhoCorasick, Vec<bool>) {
+    static NAMES: std::sync::OnceLock<(aho_corasick::AhoCorasick, Vec<bool>)> =
         std::sync::OnceLock::new();
-    SET.get_or_init(|| {
-        services()
-            .filter(|(_, common)| *common)
-            .map(|(n, _)| n.as_bytes())
-            .collect()
+    NAMES.get_or_init(|| {
+        let (names, common): (Vec<&str>, Vec<bool>) = services().unzip();
+        let ac = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .ascii_case_insensitive(true)
+            // A DFA: names stand everywhere in source code, and a
+            // case-folded set this large has no useful prefilter.
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(names)
+            .expect("service names build an automaton");
+        (ac, common)
     })
 }
 
@@ -526,12 +577,10 @@ mod tests {
     }
 
     fn find(s: &str) -> Option<&str> {
-        let re = regex::bytes::Regex::new(&pattern()).unwrap();
         let hay = s.as_bytes();
-        let found = re.find_iter(hay).find_map(|m| {
-            let common = services()
-                .find(|(n, _)| n.eq_ignore_ascii_case(std::str::from_utf8(m.as_bytes()).unwrap()))
-                .map(|(_, c)| c)?;
+        let (names, common) = names();
+        let found = names.find_iter(hay).find_map(|m| {
+            let common = common[m.pattern().as_usize()];
             let (a, b) = credential(hay, m.start(), m.end(), common)?;
             assert!(follows(&hay[m.end()..]), "gate refused {s:?}");
             assert!(
@@ -541,6 +590,67 @@ mod tests {
             Some(&s[a..b])
         });
         found
+    }
+
+    proptest! {
+        /// Read at every occurrence the prefilter reports (overlapping
+        /// ones included), the rule finds what its own search finds.
+        #[test]
+        fn reading_at_the_walks_occurrences_finds_what_a_search_finds(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    proptest::sample::select(services().map(|(n, _)| n).collect::<Vec<_>>())
+                        .prop_map(str::to_string),
+                    proptest::sample::select(vec![
+                        "_token", "_API_KEY", "=", ": ", " ", "\"", "9c2e1f7a0b1dQ", "Zx8",
+                        "\n", "_id=", "abcdefghijklmnop12",
+                    ])
+                    .prop_map(str::to_string),
+                ],
+                0..24,
+            ),
+        ) {
+            let hay = parts.concat();
+            let all = aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(services().map(|(n, _)| n))
+                .unwrap();
+            let mut at: Vec<crate::detect::rules::Occurrence> = all
+                .find_overlapping_iter(hay.as_bytes())
+                .map(|m| crate::detect::rules::Occurrence {
+                    start: m.start(),
+                    end: m.end(),
+                    keyword: m.pattern().as_usize(),
+                })
+                .collect();
+            at.sort_unstable();
+            let (mut read, mut searched) = (Vec::new(), Vec::new());
+            hits(0, hay.as_bytes(), Some(&at), &mut read);
+            hits(0, hay.as_bytes(), None, &mut searched);
+            prop_assert_eq!(read, searched);
+        }
+
+        #[test]
+        fn the_automaton_finds_what_the_alternation_finds(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    proptest::sample::select(services().map(|(n, _)| n).collect::<Vec<_>>())
+                        .prop_map(str::to_string),
+                    proptest::sample::select(services().map(|(n, _)| n).collect::<Vec<_>>())
+                        .prop_map(|n| n[..n.len() / 2].to_ascii_uppercase()),
+                    "[a-zA-Z0-9_ =]{0,4}",
+                ],
+                0..24,
+            ),
+        ) {
+            let hay = parts.concat();
+            let re = regex::bytes::Regex::new(&pattern()).unwrap();
+            let want: Vec<(usize, usize)> =
+                re.find_iter(hay.as_bytes()).map(|m| (m.start(), m.end())).collect();
+            let got: Vec<(usize, usize)> =
+                names().0.find_iter(hay.as_bytes()).map(|m| (m.start(), m.end())).collect();
+            prop_assert_eq!(got, want);
+        }
     }
 
     #[test]
