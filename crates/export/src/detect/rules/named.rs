@@ -592,6 +592,11 @@ mod tests {
         found
     }
 
+    /// Any service name.
+    fn a_name() -> impl Strategy<Value = &'static str> {
+        proptest::sample::select(services().map(|(n, _)| n).collect::<Vec<_>>())
+    }
+
     proptest! {
         /// Read at every occurrence the prefilter reports (overlapping
         /// ones included), the rule finds what its own search finds.
@@ -599,7 +604,7 @@ mod tests {
         fn reading_at_the_walks_occurrences_finds_what_a_search_finds(
             parts in proptest::collection::vec(
                 prop_oneof![
-                    proptest::sample::select(services().map(|(n, _)| n).collect::<Vec<_>>())
+                    a_name()
                         .prop_map(str::to_string),
                     proptest::sample::select(vec![
                         "_token", "_API_KEY", "=", ": ", " ", "\"", "9c2e1f7a0b1dQ", "Zx8",
@@ -634,9 +639,9 @@ mod tests {
         fn the_automaton_finds_what_the_alternation_finds(
             parts in proptest::collection::vec(
                 prop_oneof![
-                    proptest::sample::select(services().map(|(n, _)| n).collect::<Vec<_>>())
+                    a_name()
                         .prop_map(str::to_string),
-                    proptest::sample::select(services().map(|(n, _)| n).collect::<Vec<_>>())
+                    a_name()
                         .prop_map(|n| n[..n.len() / 2].to_ascii_uppercase()),
                     "[a-zA-Z0-9_ =]{0,4}",
                 ],
