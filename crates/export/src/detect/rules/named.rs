@@ -604,8 +604,7 @@ mod tests {
         fn reading_at_the_walks_occurrences_finds_what_a_search_finds(
             parts in proptest::collection::vec(
                 prop_oneof![
-                    a_name()
-                        .prop_map(str::to_string),
+                    a_name().prop_map(str::to_string),
                     proptest::sample::select(vec![
                         "_token", "_API_KEY", "=", ": ", " ", "\"", "9c2e1f7a0b1dQ", "Zx8",
                         "\n", "_id=", "abcdefghijklmnop12",
@@ -639,10 +638,8 @@ mod tests {
         fn the_automaton_finds_what_the_alternation_finds(
             parts in proptest::collection::vec(
                 prop_oneof![
-                    a_name()
-                        .prop_map(str::to_string),
-                    a_name()
-                        .prop_map(|n| n[..n.len() / 2].to_ascii_uppercase()),
+                    a_name().prop_map(str::to_string),
+                    a_name().prop_map(|n| n[..n.len() / 2].to_ascii_uppercase()),
                     "[a-zA-Z0-9_ =]{0,4}",
                 ],
                 0..24,
