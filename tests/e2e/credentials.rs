@@ -25,8 +25,7 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
     // (shape, text, secret): services with no rule of their own
     // (`zenrows`, `cloudsmith`, `bitbar`, `browshot`) and one no list
     // knows (`Quuxly`).
-    let cases: Vec<(&str, String, &str)> =
-        vec![
+    let cases: Vec<(&str, String, &str)> = vec![
         (
             "service token",
             "zenrows token = 'Q3k9XvB2mT7pL0sWz8YcN4rJ6hF1dG5a'".into(),
@@ -51,6 +50,28 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "table row",
             "| apiKey | Hq7Lm2Xr9Kz4Tb8Nc3Wp6Ys1 |".into(),
             "Hq7Lm2Xr9Kz4Tb8Nc3Wp6Ys1",
+        ),
+        (
+            "table row without its outer bars",
+            "Variable name | Initial Value\napiKey |e9e1f062f587b423bb6cc6328eb786d75b45783e\n"
+                .into(),
+            "e9e1f062f587b423bb6cc6328eb786d75b45783e",
+        ),
+        (
+            "a webhook's URL",
+            "POST https://chat.example.org/hooks/xjd8h3kq7bf5z8nmr4tq9c2y1e".into(),
+            "xjd8h3kq7bf5z8nmr4tq9c2y1e",
+        ),
+        (
+            "a Bot API token in its URL",
+            "curl https://api.telegram.org/bot6123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe"
+                .into(),
+            "6123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+        ),
+        (
+            "an .npmrc password scoped to a registry",
+            "//npm.example.org/releases:_password=CorrectHorseBatteryStaple".into(),
+            "CorrectHorseBatteryStaple",
         ),
         (
             "XML block",
@@ -79,9 +100,17 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "db:\n  password:\n    plumtree42\n".into(),
             "plumtree42",
         ),
-        ("password=word", "password=quokkaberry".into(), "quokkaberry"),
+        (
+            "password=word",
+            "password=quokkaberry".into(),
+            "quokkaberry",
+        ),
         ("pwd: Word", "pwd: SomeWordle".into(), "SomeWordle"),
-        ("\"pw\" : Value", "{\"pw\" : \"Valuemint\"}".into(), "Valuemint"),
+        (
+            "\"pw\" : Value",
+            "{\"pw\" : \"Valuemint\"}".into(),
+            "Valuemint",
+        ),
         (
             "properties",
             "spring.datasource.password=hunter2go".into(),

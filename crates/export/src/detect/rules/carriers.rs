@@ -41,6 +41,24 @@ pub const PATH_KEYWORDS: &[&str] = &["/keys/", "/tokens/", "/key/", "/token/"];
 pub const PATH_PATTERN: &str =
     r#"(?i)://[^\s"'<>]*?/(?:keys?|tokens?)/(?P<s>[A-Za-z0-9+_.=~-]{10,256})(?:[/?#"'\s<>]|$)"#;
 
+/// The webhook rule's id.
+pub const HOOK_ID: &str = "webhook-url";
+
+/// Keywords of the webhook rule.
+pub const HOOK_KEYWORDS: &[&str] = &[
+    "/hooks/",
+    "/hook/",
+    "/webhook/",
+    "/webhooks/",
+    "/webhookb2/",
+];
+
+/// The path after a webhook's marker in a URL (`…/hooks/xjd8h3kq…`,
+/// `…/webhook/<uuid>@<uuid>/IncomingWebhook/…`): whoever holds the URL
+/// may post to the hook, so its segments are the credential. Group `w`
+/// marks the rule for [`hits`].
+pub const HOOK_PATTERN: &str = r#"(?i)://[^\s"'<>]*?/(?P<w>(?:web)?hooks?(?:b2)?)/(?P<s>[A-Za-z0-9+_.=~@-]{1,256}(?:/[A-Za-z0-9+_.=~@-]{1,256}){0,8})"#;
+
 /// The getter rule's id.
 pub const GETTER_ID: &str = "credential-getter";
 
@@ -68,6 +86,23 @@ pub(crate) static CALL: Spec =
 /// See [`CALL`].
 pub(crate) static PATH: Spec =
     spec(PATH_ID, PATH_KEYWORDS, PATH_PATTERN, Check::Carried).after_keyword(path_follows);
+/// See [`CALL`].
+pub(crate) static HOOK: Spec = spec(HOOK_ID, HOOK_KEYWORDS, HOOK_PATTERN, Check::Carried)
+    .after_keyword(path_follows)
+    .samples(
+        &[
+            ("https://chat.example.org/hooks/{}", "an:26"),
+            (
+                "curl -d @m.json https://hooks.example.com/webhook/{} -o x",
+                "an:32",
+            ),
+        ],
+        &[
+            "https://api.github.com/repos/o/r/hooks/12345678/pings",
+            "see https://docs.github.com/en/webhooks/using-webhooks/creating-webhooks",
+            "https://example.com/webhooks/stripe",
+        ],
+    );
 /// See [`CALL`].
 pub(crate) static GETTER: Spec = spec(GETTER_ID, GETTER_KEYWORDS, GETTER_PATTERN, Check::Carried)
     .samples(
@@ -141,6 +176,11 @@ pub fn path_follows(rest: &[u8]) -> bool {
 /// credential.
 pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
     each_value(rule, regex, hay, out, |caps, v| {
+        // A webhook's path is the credential when one of its segments
+        // looks like one (a hook's number and a word do not).
+        if caps.name("w").is_some() {
+            return v.split(|c| *c == b'/').any(|seg| plausible(seg, false));
+        }
         // A public key's constructor (`EcdsaPublicKey("04cf…")`) holds
         // what is published.
         let public = caps.name("n").is_some_and(|n| {
@@ -201,6 +241,25 @@ mod tests {
             "AKIAQYLPMN5HHHFPZAM2 is documented in ThisIsAVeryLongIdentifierNameForTestsX",
         ] {
             assert!(find(PAIR_PATTERN, text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_webhooks_path_is_its_credential() {
+        for tail in [
+            "xjd8h3kq7bf5z8nmr4tq9c2y1e",
+            "9e10b0f2-b994-4bff-b106-473c37cdc555@9e10b0f2-b994-4bff-b106-473c37cdc555/IncomingWebhook/7f3c1a9e2b4d4e8f9a0b1c2d3e4f5a6b",
+            "ABCD1234efgh5678i/xYz9QwErTy8UiOp7AsDf6GhJk",
+        ] {
+            let text = format!("url: https://chat.example.org/hooks/{tail}?x=1");
+            assert_eq!(find(HOOK_PATTERN, &text), vec![tail], "{text}");
+        }
+        for text in [
+            "https://gitlab.com/api/v4/projects/42/hooks/1/test",
+            "https://example.com/webhooks/stripe/events",
+            "ls .git/hooks/pre-commit",
+        ] {
+            assert!(find(HOOK_PATTERN, text).is_empty(), "{text}");
         }
     }
 

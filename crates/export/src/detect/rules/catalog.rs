@@ -23,6 +23,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Spec> {
             &named::SPEC,
             &carriers::CALL,
             &carriers::PATH,
+            &carriers::HOOK,
             &carriers::GETTER,
             &carriers::PAIR,
             &super::prefixed::UNKNOWN_PREFIX,
@@ -231,10 +232,10 @@ const CATALOG: &[Spec] = &[
     ),
     spec(
         "npmrc-auth",
-        &["_auth", "_password"],
-        // .npmrc syntax only: `//host/:_authToken=...` or `_auth=` at the
-        // start of a line (not `_AUTH =` in code, not `re.compile(r`).
-        r#"(?m)(?:^[ \t]*|/:)_(?:authToken|auth|password)[ \t]*=[ \t]*["']?(?P<s>[^\s"']+)"#,
+        &["_auth"],
+        // .npmrc syntax only: `//host/path:_authToken=...` or `_auth=` at
+        // the start of a line (not `_AUTH =` in code, not `re.compile(r`).
+        r#"(?m)(?:^[ \t]*|:)_(?:authToken|auth)[ \t]*=[ \t]*["']?(?P<s>[^\s"']+)"#,
         Check::Value,
     )
     .traits(Traits { random_only: true, uuid_token: true, ..PLAIN }),

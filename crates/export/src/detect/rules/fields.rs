@@ -66,6 +66,13 @@ pub const PATTERN: &str = concat!(
     r#"|(?:<(?P<k3>[A-Za-z0-9_.-]{1,64})>(?P<v3>[^<\r\n]{1,256})</)"#,
     r#"|(?:[;?&"'][ \t]*(?P<k4>(?i:password|pwd))[ \t]*=[ \t]*(?P<v4>[^;&"'\s]{1,256}))"#,
     r#"|(?:^[ \t]*\|[ \t]*`?(?P<k6>[A-Za-z0-9_.-]{1,64})`?[ \t]*\|[ \t]*`?(?P<v6>[^|`\s]{1,256})`?[ \t]*\|[ \t]*\r?$)"#,
+    // A table row without its outer bars (GitHub's tables allow it, and
+    // a console's export writes `apiKey |e9e0…`); a blank before the bar
+    // keeps a shell pattern (`token|key)`) out.
+    r#"|(?:^[ \t]*`?(?P<k7>[A-Za-z0-9_.-]{1,64})`?[ \t]+\|[ \t]*`?(?P<v7>[^|`\s]{1,256})`?[ \t]*(?:\|[ \t]*)?\r?$)"#,
+    // An .npmrc password scoped to a registry's path
+    // (`//host/path:_password=…`; its tokens are `npmrc-auth`'s).
+    r#"|(?:^[ \t]*//[^\s=:]*:(?P<k8>_password)[ \t]*=[ \t]*(?P<v8>[^\s"'#;,]+))"#,
 );
 
 /// The test the text after a keyword must pass: a key's end, then an
@@ -150,13 +157,15 @@ fn line_hits(
     (line_start, line_end): (usize, usize),
     out: &mut Vec<Hit>,
 ) {
-    const GROUPS: [(&str, &str); 6] = [
+    const GROUPS: [(&str, &str); 8] = [
         ("u", "v5"),
         ("k1", "v1"),
         ("k2", "v2"),
         ("k3", "v3"),
         ("k4", "v4"),
         ("k6", "v6"),
+        ("k7", "v7"),
+        ("k8", "v8"),
     ];
     // The search ends with the line; the groups' context is the whole
     // string (a connection string's user, what follows a value).
@@ -582,7 +591,7 @@ mod tests {
                     "password", "Token", "api_key", "master", "secret", "pass", "x", "db_url",
                     "=", ": ", " = ", "\"", "'", "\n", "\r\n", " ", "\t", ",", ";", "#",
                     "hunter2", "Zq9xY7wV", "${X}", "https://", "postgres://", "u:", "p@h",
-                    "<password>", "</password>", "<", ">", ";Pwd=", "| key | ", "|", "export ",
+                    "<password>", "</password>", "<", ">", ";Pwd=", "| key | ", "|", " |", "export ",
                 ]),
                 0..40,
             ),
@@ -607,6 +616,16 @@ mod tests {
             ("export DB_PASS='letmein'", &["letmein"]),
             ("<master>orangejuice</master>", &["orangejuice"]),
             ("<password>tiger</password>", &["tiger"]),
+            (
+                "apiKey |e9e0f062f587b423bb6cc6328eb786d75b45783e",
+                &["e9e0f062f587b423bb6cc6328eb786d75b45783e"],
+            ),
+            ("password | hunter2go |", &["hunter2go"]),
+            // An .npmrc line scoped to a registry's path.
+            (
+                "//acme.npm/releases:_password=CorrectHorseBatteryStaple",
+                &["CorrectHorseBatteryStaple"],
+            ),
             (
                 "{\"user\": \"a\", \"client_secret\": \"swordfish\"}",
                 &["swordfish"],
@@ -678,6 +697,9 @@ mod tests {
             "  withCredentials: kEnumerableProperty",
             "| token | the token you were sent by mail |",
             "| apiKey | string | yes |",
+            "apiKey | string",
+            "  token|key)",
+            "password | base64 -d",
             "| 1 | session.jsonl | 3 | /3/output | secret | credential-field | [REDACTED_SECRET:credential-field:0a1b2c3d] | x |",
             "token: ${{ secrets.GITHUB_TOKEN }}",
             "\"token\": \"Enter the token you received by mail\"",

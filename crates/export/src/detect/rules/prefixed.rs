@@ -460,10 +460,21 @@ pub(crate) const PREFIXED: &[Spec] = &[
         "lit:sc_|low:12|lit:.|low:5|lit:.acc_|low:16|lit:.|url:60",
     ),
     token(
+        // The Bot API puts the token in the path after `bot`
+        // (`api.telegram.org/bot123…:AA…/sendMessage`), glued to it.
+        // Tokens of 33 and 34 characters after the colon stand in
+        // scanners' suites beside the usual 35.
         "telegram-bot-token",
         &[":A"],
-        r"\b(?P<s>[0-9]{5,16}:A[A-Za-z0-9_-]{34})(?:[^A-Za-z0-9_-]|$)",
+        r"(?:\b|bot)(?P<s>[0-9]{5,16}:A[A-Za-z0-9_-]{32,34})(?:[^A-Za-z0-9_-]|$)",
         "dig:10|lit::AA|url:33",
+    )
+    .samples(
+        &[
+            ("https://api.telegram.org/bot{}/sendMessage", "dig:10|lit::AA|url:33"),
+            ("TELEGRAM={}", "dig:10|lit::AA|url:32"),
+        ],
+        &["id 12345:A1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8s9t0u1v2w3"],
     ),
     token(
         // The first segment is the base64 of a decimal user id, so it

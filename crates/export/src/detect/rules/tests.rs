@@ -1090,6 +1090,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         format!("pri_{}", g.chars("0123456789abcdef", 32)),
     );
     add(
+        "webhook-url",
+        "payload posted to https://chat.example.org/hooks/{}",
+        format!("{}7{}", g.alnum(12), g.alnum(13)),
+    );
+    add(
         "aws-secret-beside-id",
         "connect(\"AKIAF6BAFJKR45SAWSZ5\", \"{}\")",
         format!("Q7x{}", g.chars(B64, 37)),
@@ -1639,8 +1644,14 @@ fn near_misses_do_not_fire() {
 fn every_rows_samples_are_found_and_its_near_misses_spared() {
     let rs = RuleSet::new(&[]).unwrap();
     let gate = RuleSet::gate(&[]).unwrap();
-    let mut g = Gen::new(3);
     for row in catalog::all() {
+        // Each row draws from its own seed, so a row added to the table
+        // never changes what another row's samples are.
+        let seed = row
+            .id
+            .bytes()
+            .fold(3u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let mut g = Gen::new(seed);
         for (ctx, shape) in row.samples {
             let secret = from_shape(&mut g, shape);
             let text = ctx.replace("{}", &secret);
@@ -1975,6 +1986,9 @@ proptest::proptest! {
         // is a public key's.)
         secret in "Q7[A-Za-z]{6}[0-9][A-Za-z0-9+/]{15}",
     ) {
+        // Filler by the documented policy (`…XXX`, `…XXXX…`) is spared
+        // anywhere; one draw in a few thousand spells it.
+        proptest::prop_assume!(!is_placeholder(secret.as_bytes()) && !typed_filler(secret.as_bytes()));
         let rs = RuleSet::new(&[]).unwrap();
         let text = format!("{name}{op}\n{indent}{code}{rest}\n");
         proptest::prop_assert_eq!(hits_of(&rs, &text), vec![], "{:?}", text);
