@@ -3,7 +3,7 @@
 
 use std::io::{self, BufRead};
 
-use crate::detect::continued::MAX_OPENING_LINE;
+use crate::detect::continued::{blank, MAX_OPENING_LINE};
 
 /// Reads the next line (with its terminator) into `buf`; `Ok(false)` at
 /// the end. A line longer than `max` bytes is an error, so memory stays
@@ -99,21 +99,26 @@ impl Batch {
         })
     }
 
-    /// Its lines, each with the line before it when that one is at most
-    /// [`MAX_OPENING_LINE`] bytes, across the batch's start too.
+    /// Its lines, each with the last line before it that is not blank,
+    /// when that one is at most [`MAX_OPENING_LINE`] bytes, across the
+    /// batch's start too.
     pub fn lines_with_previous(&self) -> impl Iterator<Item = (Option<&[u8]>, &[u8])> {
         let mut prev = self.before.as_deref();
         self.lines().map(move |line| {
             let p = prev;
-            prev = (line.len() <= MAX_OPENING_LINE).then_some(line);
+            if !blank(line) {
+                prev = (line.len() <= MAX_OPENING_LINE).then_some(line);
+            }
             (p, line)
         })
     }
 
-    /// The line after this batch's last would be read with.
+    /// The line the line after this batch's last would be read with.
     fn last_short_line(&self) -> Option<Vec<u8>> {
-        let last = self.lines().last()?;
-        (last.len() <= MAX_OPENING_LINE).then(|| last.to_vec())
+        match self.lines().filter(|l| !blank(l)).last() {
+            Some(last) => (last.len() <= MAX_OPENING_LINE).then(|| last.to_vec()),
+            None => self.before.clone(),
+        }
     }
 }
 
@@ -319,6 +324,40 @@ mod tests {
             .map(|i| i.to_string().into_bytes())
             .collect();
         assert_eq!(lines, want);
+    }
+
+    #[test]
+    fn blank_lines_stand_between_a_line_and_the_one_it_is_read_with() {
+        // Blank lines fill the rest of the first batch and all of the
+        // second; a long line's blanks lead back to nothing.
+        let mut input = b"Your password is:\n".to_vec();
+        input.extend(b" \n".repeat(4096 * 2));
+        input.extend(b"Q7xk29fLq83ZmP0aRtY4\n");
+        input.extend(vec![b'x'; MAX_OPENING_LINE + 1]);
+        input.extend(b"\n\t\n\r\nlast\n");
+        let (mut a, mut b) = (0, 0);
+        let (done, read) = two_core(
+            &mut io::BufReader::new(&input[..]),
+            1024,
+            &mut a,
+            &mut b,
+            |_, batch| {
+                batch
+                    .lines_with_previous()
+                    .map(|(p, l)| (p.map(<[u8]>::to_vec), l.to_vec()))
+                    .collect::<Vec<_>>()
+            },
+        );
+        read.unwrap();
+        let got: Vec<_> = done.into_iter().flatten().collect();
+        assert_eq!(got.len(), 4096 * 2 + 6);
+        let prev_of = |line: &[u8]| got.iter().find(|(_, l)| l == line).unwrap().0.clone();
+        assert_eq!(
+            prev_of(b"Q7xk29fLq83ZmP0aRtY4"),
+            Some(b"Your password is:".to_vec())
+        );
+        assert_eq!(got[4096 * 2].0, Some(b"Your password is:".to_vec()));
+        assert_eq!(prev_of(b"last"), None);
     }
 
     #[test]

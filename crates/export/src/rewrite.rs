@@ -151,7 +151,7 @@ pub const OTHER_FIELDS: &str = "(other fields)";
 #[derive(Debug, Default)]
 pub struct TextState {
     in_private_key: bool,
-    /// The line before, when it is at most
+    /// The last line before that is not blank, when it is at most
     /// [`crate::detect::continued::MAX_OPENING_LINE`] bytes.
     prev: Option<Vec<u8>>,
 }
@@ -575,11 +575,15 @@ impl<'a> Scrubber<'a> {
         } else {
             ("", line)
         };
-        let prev = std::mem::replace(
-            &mut st.prev,
-            (line.len() <= crate::detect::continued::MAX_OPENING_LINE)
-                .then(|| line.as_bytes().to_vec()),
-        );
+        let prev = if crate::detect::continued::blank(line.as_bytes()) {
+            st.prev.clone()
+        } else {
+            std::mem::replace(
+                &mut st.prev,
+                (line.len() <= crate::detect::continued::MAX_OPENING_LINE)
+                    .then(|| line.as_bytes().to_vec()),
+            )
+        };
         let is_begin = body.contains("-----BEGIN") && body.contains("PRIVATE KEY");
         let is_end = body.contains("-----END") && body.contains("PRIVATE KEY");
         if st.in_private_key {
@@ -644,10 +648,15 @@ mod tests {
     fn scrub_lines(lines: &[&str], diff: bool) -> Vec<String> {
         let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreForgeries);
         let mut col = Collector::new(&det, &[], &[], 1 << 20);
-        for (i, l) in lines.iter().enumerate() {
+        // As `lines::Batch` pairs them: with the last line not blank.
+        let mut prev: Option<&str> = None;
+        for l in lines {
             col.string(l, 0);
-            if i > 0 {
-                col.continued(lines[i - 1].as_bytes(), l);
+            if let Some(p) = prev {
+                col.continued(p.as_bytes(), l);
+            }
+            if !crate::detect::continued::blank(l.as_bytes()) {
+                prev = Some(l);
             }
         }
         let safety = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreExpected);
@@ -685,6 +694,23 @@ mod tests {
             );
             assert_eq!(out[2], lines[2], "the word elsewhere stays");
         }
+    }
+
+    #[test]
+    fn a_token_after_a_sentence_naming_it_goes_across_blank_lines() {
+        let lines = [
+            "Please use the following password to proceed to installation:",
+            "",
+            "  ",
+            "bd9627decc6346d780b3b6ab6ea8fe1f",
+        ];
+        let out = scrub_lines(&lines, false);
+        assert!(out[3].starts_with("[REDACTED_SECRET:"), "{out:?}");
+        assert_eq!(&out[..3], &lines[..3]);
+        // A weak value is not swept everywhere: the rewrite itself must
+        // read it with its label across the blank line.
+        let out = scrub_lines(&["<password>", "", "    hunter2", "</password>"], false);
+        assert!(!out[2].contains("hunter2"), "{out:?}");
     }
 
     #[test]

@@ -23,6 +23,14 @@
 /// batch ends never changes what is found.
 pub const MAX_OPENING_LINE: usize = 256;
 
+/// Whether a line holds only blanks: it stands between a name and its
+/// value without parting them (`Your password is:`, an empty line, the
+/// password), so the line a value is read with is the last one that is
+/// not blank.
+pub fn blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
 /// A line pair read as one: the second line's part is `text[at..]` up to
 /// `len` bytes, and begins at byte `in_line` of the second line.
 #[derive(Debug, PartialEq, Eq)]
@@ -85,6 +93,8 @@ pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
             return None;
         }
         (tag.to_string(), "</")
+    } else if let Some(word) = prose_label(prev).filter(|_| prose_value(rest)) {
+        (format!("{word}: "), "")
     } else if is_assigned(prev, rest) || value_member_follows(prev, rest) {
         let head = prev.strip_suffix('(').map_or(prev, str::trim_end);
         (format!("{head} "), "")
@@ -166,6 +176,56 @@ fn lone_value(rest: &str) -> bool {
         && !rest.ends_with(':')
 }
 
+/// A sentence that names a credential and ends in a colon (`Please use
+/// the following password to proceed:`, `Your new API token is:`): the
+/// key its value stands for, as a key (`password`, `token`...).
+fn prose_label(prev: &str) -> Option<&'static str> {
+    let sentence = prev.strip_suffix(':')?;
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    // A label that ends in its credential word (`zulip api key:`) is
+    // read as it stands, its service's name included.
+    let last = words.last()?.to_ascii_lowercase();
+    let label_end = [
+        "password",
+        "passphrase",
+        "secret",
+        "key",
+        "apikey",
+        "token",
+        "tokens",
+    ];
+    if words.len() < 3 || label_end.contains(&last.as_str()) {
+        return None;
+    }
+    let lower = sentence.to_ascii_lowercase();
+    [
+        ("password", "password"),
+        ("passphrase", "passphrase"),
+        ("secret", "secret"),
+        ("api key", "api_key"),
+        ("apikey", "api_key"),
+        ("token", "token"),
+    ]
+    .iter()
+    .find(|(w, _)| {
+        lower.match_indices(w).any(|(i, _)| {
+            let end = i + w.len();
+            let edge = |b: Option<u8>| !b.is_some_and(|b| b.is_ascii_alphanumeric());
+            edge(i.checked_sub(1).map(|j| lower.as_bytes()[j]))
+                && edge(lower.as_bytes().get(end).copied())
+                || lower.as_bytes().get(end) == Some(&b's')
+        })
+    })
+    .map(|(_, key)| *key)
+}
+
+/// The value after such a sentence: a token alone on its line that looks
+/// made by a machine. Prose goes on with words there (`The token types
+/// are:` then `bearer`), so a word does not count.
+fn prose_value(rest: &str) -> bool {
+    lone_value(rest) && crate::detect::rules::named::plausible(rest.as_bytes(), false)
+}
+
 /// Whether `prev` leaves an assignment open that `rest` completes.
 fn is_assigned(prev: &str, rest: &str) -> bool {
     let quoted = |s: &str| s.starts_with(['"', '\'', '`']);
@@ -189,6 +249,44 @@ mod tests {
 
     fn part(j: &Joined) -> &str {
         &j.text[j.at..j.at + j.len]
+    }
+
+    #[test]
+    fn a_sentence_naming_a_credential_labels_the_token_after_it() {
+        let j = join(
+            b"Please use the following password to proceed to installation:",
+            "bd9627decc6346d780b3b6ab6ea8fe1f",
+        )
+        .unwrap();
+        assert_eq!(j.text, "password: bd9627decc6346d780b3b6ab6ea8fe1f");
+        assert_eq!(part(&j), "bd9627decc6346d780b3b6ab6ea8fe1f");
+        assert_eq!(
+            join(b"Your new API tokens are:", "  Q7xk29fLq83ZmP0aRt").map(|j| j.text),
+            Some("token: Q7xk29fLq83ZmP0aRt".into())
+        );
+        // A word, a phrase, a sentence naming no credential, a label
+        // ending in its word: no key is made up for them.
+        for (prev, line) in [
+            ("The token types are:", "bearer"),
+            (
+                "Please use the following password to proceed:",
+                "hunter2 and more",
+            ),
+            (
+                "See the tokenizer docs for details:",
+                "bd9627decc6346d780b3b6ab6ea8fe1f",
+            ),
+            ("the zulip api key:", "Q7Hd93KxPz2LmWv8RtY4"),
+        ] {
+            let text = join(prev.as_bytes(), line).map(|j| j.text);
+            let made_up = ["password: ", "token: ", "api_key: "];
+            assert!(
+                !text
+                    .as_ref()
+                    .is_some_and(|t| made_up.iter().any(|m| t.starts_with(m))),
+                "{prev} / {line}: {text:?}"
+            );
+        }
     }
 
     #[test]

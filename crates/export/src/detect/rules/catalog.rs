@@ -101,6 +101,19 @@ const CATALOG: &[Spec] = &[
         Check::Shape,
     ),
     spec(
+        // An OAuth client's id: the number of its project, 32 letters and
+        // digits, and Google's fixed domain. Public in a page's script, but
+        // the half of a pair whose other half is the client's secret.
+        "google-oauth-client-id",
+        &[".apps.googleusercontent.com"],
+        r"(?:^|[^0-9A-Za-z_-])(?P<s>[0-9]{6,14}-[a-z0-9]{32})\.apps\.googleusercontent\.com",
+        Check::Shape,
+    )
+    .samples(
+        &[("'clientID' : '{}.apps.googleusercontent.com',", "dig:12|lit:-|low:32")],
+        &["https://accounts.google.com/o/oauth2/auth?client_id=YOUR_CLIENT_ID.apps.googleusercontent.com"],
+    ),
+    spec(
         "google-oauth-access-token",
         &["ya29."],
         r"(?P<s>ya29\.[0-9A-Za-z_-]{20,})",

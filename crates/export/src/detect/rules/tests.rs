@@ -179,6 +179,15 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         format!("AIza{}", g.chars(URLSAFE, 35)),
     );
     add(
+        "google-oauth-client-id",
+        "$cordovaOauth.google(\"{}.apps.googleusercontent.com\", [\"email\"])",
+        format!(
+            "{}-{}",
+            g.chars("0123456789", 12),
+            g.chars("abcdefghijklmnopqrstuvwxyz0123456789", 32)
+        ),
+    );
+    add(
         "google-oauth-client-secret",
         "\"{}\"",
         format!("GOCSPX-{}", g.chars(URLSAFE, 28)),
