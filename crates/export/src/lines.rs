@@ -326,18 +326,12 @@ mod tests {
         assert_eq!(lines, want);
     }
 
-    #[test]
-    fn blank_lines_stand_between_a_line_and_the_one_it_is_read_with() {
-        // Blank lines fill the rest of the first batch and all of the
-        // second; a long line's blanks lead back to nothing.
-        let mut input = b"Your password is:\n".to_vec();
-        input.extend(b" \n".repeat(4096 * 2));
-        input.extend(b"Q7xk29fLq83ZmP0aRtY4\n");
-        input.extend(vec![b'x'; MAX_OPENING_LINE + 1]);
-        input.extend(b"\n\t\n\r\nlast\n");
+    /// Each line of `input` with the line it is read with, read in
+    /// batches by a two-core pass.
+    fn paired(input: &[u8]) -> Vec<(Option<Vec<u8>>, Vec<u8>)> {
         let (mut a, mut b) = (0, 0);
         let (done, read) = two_core(
-            &mut io::BufReader::new(&input[..]),
+            &mut io::BufReader::new(input),
             1024,
             &mut a,
             &mut b,
@@ -349,7 +343,19 @@ mod tests {
             },
         );
         read.unwrap();
-        let got: Vec<_> = done.into_iter().flatten().collect();
+        done.into_iter().flatten().collect()
+    }
+
+    #[test]
+    fn blank_lines_stand_between_a_line_and_the_one_it_is_read_with() {
+        // Blank lines fill the rest of the first batch and all of the
+        // second; a long line's blanks lead back to nothing.
+        let mut input = b"Your password is:\n".to_vec();
+        input.extend(b" \n".repeat(4096 * 2));
+        input.extend(b"Q7xk29fLq83ZmP0aRtY4\n");
+        input.extend(vec![b'x'; MAX_OPENING_LINE + 1]);
+        input.extend(b"\n\t\n\r\nlast\n");
+        let got = paired(&input);
         assert_eq!(got.len(), 4096 * 2 + 6);
         let prev_of = |line: &[u8]| got.iter().find(|(_, l)| l == line).unwrap().0.clone();
         assert_eq!(
@@ -372,21 +378,7 @@ mod tests {
             }
             input.push(b'\n');
         }
-        let (mut a, mut b) = (0, 0);
-        let (done, read) = two_core(
-            &mut io::BufReader::new(&input[..]),
-            1024,
-            &mut a,
-            &mut b,
-            |_, batch| {
-                batch
-                    .lines_with_previous()
-                    .map(|(p, l)| (p.map(<[u8]>::to_vec), l.to_vec()))
-                    .collect::<Vec<_>>()
-            },
-        );
-        read.unwrap();
-        let got: Vec<_> = done.into_iter().flatten().collect();
+        let got = paired(&input);
         let lines: Vec<&[u8]> = input.split(|b| *b == b'\n').collect();
         assert_eq!(got.len(), lines.len() - 1);
         for (n, (prev, line)) in got.iter().enumerate() {
