@@ -74,6 +74,11 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "CorrectHorseBatteryStaple",
         ),
         (
+            "a token after a sentence naming it, a blank line between",
+            "Please use the following password to proceed to installation:\n\nbd9627decc6346d780b3b6ab6ea8fe1f\n".into(),
+            "bd9627decc6346d780b3b6ab6ea8fe1f",
+        ),
+        (
             "XML block",
             "<credentials>\n  <secret>Pq3Zr8Lm2Xk9Tb4Nc7Wv</secret>\n</credentials>".into(),
             "Pq3Zr8Lm2Xk9Tb4Nc7Wv",

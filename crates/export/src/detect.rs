@@ -137,8 +137,9 @@ impl Detector {
     }
 
     /// What the lines of a multi-line string (a tool's output in a
-    /// record) hold only with the line before them, as a text artifact's
-    /// lines are read ([`Detector::find_continued`]), in `s`'s coordinates.
+    /// record) hold only with the last line before them that is not
+    /// blank, as a text artifact's lines are read
+    /// ([`Detector::find_continued`]), in `s`'s coordinates.
     fn line_pairs(&self, s: &[u8], raw: &mut Vec<(usize, usize, String)>) {
         let mut ends = memchr::memchr_iter(b'\n', s);
         let Some(first) = ends.next() else {
@@ -155,7 +156,9 @@ impl Detector {
                 self.find_continued(prev, text, &mut found);
                 raw.extend(found.drain(..).map(|f| (at + f.start, at + f.end, f.rule)));
             }
-            prev = line;
+            if !crate::detect::continued::blank(line) {
+                prev = line;
+            }
             at = end + 1;
         }
     }
