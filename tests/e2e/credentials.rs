@@ -79,6 +79,16 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "bd9627decc6346d780b3b6ab6ea8fe1f",
         ),
         (
+            "a label alone, then its token on the next line",
+            "cloudsmith private access key\nZXC2JK3HV4TY5UIO6PLQ\n".into(),
+            "ZXC2JK3HV4TY5UIO6PLQ",
+        ),
+        (
+            "a column aligned with blanks",
+            "     CLOUDSMITH_ID:               \"DkWLqcP3ace3wHuJ7fiw\",".into(),
+            "DkWLqcP3ace3wHuJ7fiw",
+        ),
+        (
             "XML block",
             "<credentials>\n  <secret>Pq3Zr8Lm2Xk9Tb4Nc7Wv</secret>\n</credentials>".into(),
             "Pq3Zr8Lm2Xk9Tb4Nc7Wv",

@@ -95,6 +95,8 @@ pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
         (tag.to_string(), "</")
     } else if let Some(word) = prose_label(prev).filter(|_| prose_value(rest)) {
         (format!("{word}: "), "")
+    } else if bare_label(prev) && prose_value(rest) {
+        (format!("{prev}: "), "")
     } else if is_assigned(prev, rest) || value_member_follows(prev, rest) {
         let head = prev.strip_suffix('(').map_or(prev, str::trim_end);
         (format!("{head} "), "")
@@ -219,7 +221,23 @@ fn prose_label(prev: &str) -> Option<&'static str> {
     .map(|(_, key)| *key)
 }
 
-/// The value after such a sentence: a token alone on its line that looks
+/// A label alone on its line, without a colon, that ends in a
+/// credential's word (`eventbrite private access key`, `API token`): a
+/// note's heading over the value on the next line.
+fn bare_label(prev: &str) -> bool {
+    let words: Vec<&str> = prev.split_whitespace().collect();
+    let plain = prev
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'\t' | b'_' | b'-' | b'.'));
+    let last = words.last().map(|w| w.to_ascii_lowercase());
+    plain
+        && words.len() <= 6
+        && last.is_some_and(|w| {
+            ["key", "token", "secret", "password", "passphrase", "apikey"].contains(&w.as_str())
+        })
+}
+
+/// The value after such a sentence or label: a token alone on its line that looks
 /// made by a machine. Prose goes on with words there (`The token types
 /// are:` then `bearer`), so a word does not count.
 fn prose_value(rest: &str) -> bool {
@@ -286,6 +304,27 @@ mod tests {
                     .is_some_and(|t| made_up.iter().any(|m| t.starts_with(m))),
                 "{prev} / {line}: {text:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_label_alone_without_a_colon_labels_the_token_after_it() {
+        let j = join(b"eventbrite private access key", "ZXC2JK3HV4TY5UIO6PLK").unwrap();
+        assert_eq!(
+            j.text,
+            "eventbrite private access key: ZXC2JK3HV4TY5UIO6PLK"
+        );
+        assert_eq!(part(&j), "ZXC2JK3HV4TY5UIO6PLK");
+        for (prev, line) in [
+            ("API token", "bearer"),
+            ("the primary key", "id"),
+            ("Set the key and run:", "Q7xk29fLq83ZmP0aRtY4 now"),
+            (
+                "foreign key (user_id) references users",
+                "Q7xk29fLq83ZmP0aRtY4",
+            ),
+        ] {
+            assert_eq!(join(prev.as_bytes(), line), None, "{prev} / {line}");
         }
     }
 

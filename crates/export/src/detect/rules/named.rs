@@ -412,9 +412,12 @@ fn assignment(hay: &[u8], mut at: usize, after_word: bool) -> Option<(usize, boo
     if after_word && hay.get(at) == Some(&b'-') {
         return Some((at + 1, true));
     }
-    let limit = (at + 12).min(hay.len());
-    while at < limit {
+    // Twelve bytes of quotes and operators at most; blanks that align a
+    // column (`TWITTER_ID:      "…"`) count only toward the gap.
+    let (limit, mut marks) = ((at + MAX_GAP).min(hay.len()), 0);
+    while at < limit && marks < 12 {
         let rest = &hay[at..];
+        marks += usize::from(!matches!(rest[0], b' ' | b'\t'));
         // `||` and `??`: a literal a setting falls back to
         // (`process.env.MAILGUN_KEY || 'key-…'`).
         const OPERATORS: [&[u8]; 10] = [
@@ -725,6 +728,18 @@ mod tests {
         ] {
             assert_eq!(find(text), None, "{text:?}");
         }
+    }
+
+    #[test]
+    fn blanks_that_align_a_column_stand_between_a_name_and_its_value() {
+        let v = "q7Hd93KxPz2LmWv8RtY4";
+        let aligned = format!("     CLOUDSMITH_ID:               \"{v}\",");
+        assert_eq!(find(&aligned), Some(v));
+        let tabs = format!("cloudsmith_key\t\t\t\t\t\t\t\t= {v}");
+        assert_eq!(find(&tabs), Some(v));
+        // The gap still ends at MAX_GAP.
+        let far = format!("cloudsmith_key ={}{v}", " ".repeat(MAX_GAP));
+        assert_eq!(find(&far), None);
     }
 
     #[test]
