@@ -93,10 +93,8 @@ pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
             return None;
         }
         (tag.to_string(), "</")
-    } else if let Some(word) = prose_label(prev).filter(|_| prose_value(rest)) {
-        (format!("{word}: "), "")
-    } else if bare_label(prev) && prose_value(rest) {
-        (format!("{prev}: "), "")
+    } else if let Some(head) = label_over_value(prev, rest) {
+        (head, "")
     } else if is_assigned(prev, rest) || value_member_follows(prev, rest) {
         let head = prev.strip_suffix('(').map_or(prev, str::trim_end);
         (format!("{head} "), "")
@@ -225,16 +223,30 @@ fn prose_label(prev: &str) -> Option<&'static str> {
 /// credential's word (`eventbrite private access key`, `API token`): a
 /// note's heading over the value on the next line.
 fn bare_label(prev: &str) -> bool {
-    let words: Vec<&str> = prev.split_whitespace().collect();
     let plain = prev
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'\t' | b'_' | b'-' | b'.'));
-    let last = words.last().map(|w| w.to_ascii_lowercase());
+    let last = prev.split_whitespace().next_back().unwrap_or("");
     plain
-        && words.len() <= 6
-        && last.is_some_and(|w| {
-            ["key", "token", "secret", "password", "passphrase", "apikey"].contains(&w.as_str())
-        })
+        && prev.split_whitespace().count() <= 6
+        && ["key", "token", "secret", "password", "passphrase", "apikey"]
+            .iter()
+            .any(|w| last.eq_ignore_ascii_case(w))
+}
+
+/// The head a sentence or a bare label ([`prose_label`], [`bare_label`])
+/// gives the lone machine-made token on the line after it. The cheap
+/// test first: most lines hold blanks, and this runs on every line pair.
+fn label_over_value(prev: &str, rest: &str) -> Option<String> {
+    if !lone_value(rest) {
+        return None;
+    }
+    let head = match prose_label(prev) {
+        Some(word) => format!("{word}: "),
+        None if bare_label(prev) => format!("{prev}: "),
+        None => return None,
+    };
+    prose_value(rest).then_some(head)
 }
 
 /// The value after such a sentence or label: a token alone on its line that looks

@@ -57,7 +57,7 @@ pub const HOOK_KEYWORDS: &[&str] = &[
 /// `…/webhook/<uuid>@<uuid>/IncomingWebhook/…`): whoever holds the URL
 /// may post to the hook, so its segments are the credential. Group `w`
 /// marks the rule for [`hits`].
-pub const HOOK_PATTERN: &str = r#"(?i)://[^\s"'<>]*?/(?P<w>(?:web)?hooks?(?:b2)?)/(?P<s>[A-Za-z0-9+_.=~@-]{1,256}(?:/[A-Za-z0-9+_.=~@-]{1,256}){0,8})"#;
+pub const HOOK_PATTERN: &str = r#"(?i)://[^\s"'<>]*?/(?P<w>(?:web)?hooks?(?:b2)?)/(?P<s>[A-Za-z0-9+_.=~@-]+(?:/[A-Za-z0-9+_.=~@-]+)*)"#;
 
 /// The getter rule's id.
 pub const GETTER_ID: &str = "credential-getter";

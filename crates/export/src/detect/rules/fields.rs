@@ -65,11 +65,12 @@ pub const PATTERN: &str = concat!(
     r#"|(?:"(?P<k2>[A-Za-z0-9_.-]{1,64})"[ \t]*:[ \t]*(?P<v2>"(?:[^"\\\r\n]|\\.)*"))"#,
     r#"|(?:<(?P<k3>[A-Za-z0-9_.-]{1,64})>(?P<v3>[^<\r\n]{1,256})</)"#,
     r#"|(?:[;?&"'][ \t]*(?P<k4>(?i:password|pwd))[ \t]*=[ \t]*(?P<v4>[^;&"'\s]{1,256}))"#,
-    r#"|(?:^[ \t]*\|[ \t]*`?(?P<k6>[A-Za-z0-9_.-]{1,64})`?[ \t]*\|[ \t]*`?(?P<v6>[^|`\s]{1,256})`?[ \t]*\|[ \t]*\r?$)"#,
-    // A table row without its outer bars (GitHub's tables allow it, and
-    // a console's export writes `apiKey |e9e0…`); a blank before the bar
-    // keeps a shell pattern (`token|key)`) out.
-    r#"|(?:^[ \t]*`?(?P<k7>[A-Za-z0-9_.-]{1,64})`?[ \t]+\|[ \t]*`?(?P<v7>[^|`\s]{1,256})`?[ \t]*(?:\|[ \t]*)?\r?$)"#,
+    // A table row of two cells; the outer bars are optional (GitHub's
+    // tables allow it, and a console's export writes `apiKey |e9e0…`),
+    // but without the first one a blank must stand before the middle
+    // bar, which keeps a shell pattern (`token|key)`) out.
+    r#"|(?:^[ \t]*(?:\|[ \t]*`?(?P<k6>[A-Za-z0-9_.-]{1,64})`?[ \t]*|`?(?P<k7>[A-Za-z0-9_.-]{1,64})`?[ \t]+)"#,
+    r#"\|[ \t]*`?(?P<v6>[^|`\s]{1,256})`?[ \t]*(?:\|[ \t]*)?\r?$)"#,
     // An .npmrc password scoped to a registry's path
     // (`//host/path:_password=…`; its tokens are `npmrc-auth`'s).
     r#"|(?:^[ \t]*//[^\s=:]*:(?P<k8>_password)[ \t]*=[ \t]*(?P<v8>[^\s"'#;,]+))"#,
@@ -164,7 +165,7 @@ fn line_hits(
         ("k3", "v3"),
         ("k4", "v4"),
         ("k6", "v6"),
-        ("k7", "v7"),
+        ("k7", "v6"),
         ("k8", "v8"),
     ];
     // The search ends with the line; the groups' context is the whole
