@@ -261,14 +261,23 @@ const CATALOG: &[Spec] = &[
     spec(
         "jwt",
         &["eyJ"],
-        // Unsigned tokens too (`header.payload` or `header.payload.`).
-        r"\b(?P<s>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?)",
+        // Unsigned tokens too (`header.payload` or `header.payload.`),
+        // and signed ones whose payload is not JSON (a JWS over bytes, a
+        // JWE's first three parts), whose header must then decode.
+        r"\b(?P<s>eyJ[A-Za-z0-9_-]{8,}\.(?:eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?|[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}))",
         Check::Jwt,
     )
     .samples(
-        &[("Authorization: Bearer {}", "lit:eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ|url:40|lit:.|url:43")],
+        &[
+            ("Authorization: Bearer {}", "lit:eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ|url:40|lit:.|url:43"),
+            ("token = {}", "lit:eyJhbGciOiJIUzI1NiJ9.AO9g|url:80|lit:.|url:43"),
+        ],
         // Unsigned, with a header that is not JSON.
-        &["eyJhbasdGciOiJIUaddasdasfsasdasdzI1NiIasdsInR5cCI6IkpXVCasdJasd9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"],
+        &[
+            "eyJhbasdGciOiJIUaddasdasfsasdasdzI1NiIasdsInR5cCI6IkpXVCasdJasd9.eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+            // Signed, its payload not JSON, and its header not JSON either.
+            "eyJhbasdGciOiJIUaddasdasfsasdasdzI1NiIasdsInR5cCI6IkpXVCasdJasd9.AO9gWJy6UnMceCzA4Lig0VV4.pXQPQg6j4Zpp",
+        ],
     ),
     spec(
         "url-credentials",

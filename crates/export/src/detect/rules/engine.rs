@@ -196,10 +196,15 @@ fn shape(r: &Rule, value: &[u8]) -> bool {
 
 /// A signed JWT is one by its shape: a test's token, or one planted with
 /// random segments, is still a credential's shape. An unsigned
-/// `header.payload` must prove it is a JWT by its header.
+/// `header.payload`, and a signed token whose payload is not JSON, must
+/// prove it is a JWT by its header.
 fn jwt(value: &[u8]) -> bool {
     let signed = value.iter().filter(|c| **c == b'.').count() == 2 && !value.ends_with(b".");
-    (signed || jwt_header(value)) && !looks_fake(value)
+    let json_payload = value
+        .split(|c| *c == b'.')
+        .nth(1)
+        .is_some_and(|p| p.starts_with(b"eyJ"));
+    ((signed && json_payload) || jwt_header(value)) && !looks_fake(value)
 }
 
 /// A value after a label and blanks must stand alone and look random;
