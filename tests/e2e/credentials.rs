@@ -89,6 +89,11 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "DkWLqcP3ace3wHuJ7fiw",
         ),
         (
+            "a token as a URL's user",
+            "git clone https://Zq81mXk2Lr9vT4bN7cW3pY6s@git.example.org/org/repo.git".into(),
+            "Zq81mXk2Lr9vT4bN7cW3pY6s",
+        ),
+        (
             "XML block",
             "<credentials>\n  <secret>Pq3Zr8Lm2Xk9Tb4Nc7Wv</secret>\n</credentials>".into(),
             "Pq3Zr8Lm2Xk9Tb4Nc7Wv",

@@ -59,6 +59,25 @@ pub const HOOK_KEYWORDS: &[&str] = &[
 /// marks the rule for [`hits`].
 pub const HOOK_PATTERN: &str = r#"(?i)://[^\s"'<>]*?/(?P<w>(?:web)?hooks?(?:b2)?)/(?P<s>[A-Za-z0-9+_.=~@-]+(?:/[A-Za-z0-9+_.=~@-]+)*)"#;
 
+/// The rule's id for a token standing as a URL's user.
+pub const USER_TOKEN_ID: &str = "url-user-token";
+
+/// A URL's userinfo without a password, long enough to be a token
+/// (`https://<token>@github.com/o/r.git`: git's way to clone with a
+/// token, which it sends as the user).
+pub const USER_TOKEN_PATTERN: &str =
+    r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<s>[A-Za-z0-9_.~%+-]{20,256})@[^\s@/"'<>]"#;
+
+/// The test after `://`: a run of twenty userinfo bytes or more, then `@`.
+pub fn user_token_follows(rest: &[u8]) -> bool {
+    let n = rest
+        .iter()
+        .take(257)
+        .take_while(|c| c.is_ascii_alphanumeric() || b"_.~%+-".contains(c))
+        .count();
+    n >= 20 && rest.get(n) == Some(&b'@')
+}
+
 /// The getter rule's id.
 pub const GETTER_ID: &str = "credential-getter";
 
@@ -103,6 +122,18 @@ pub(crate) static HOOK: Spec = spec(HOOK_ID, HOOK_KEYWORDS, HOOK_PATTERN, Check:
             "https://example.com/webhooks/stripe",
         ],
     );
+/// See [`CALL`].
+pub(crate) static USER_TOKEN: Spec =
+    spec(USER_TOKEN_ID, &["://"], USER_TOKEN_PATTERN, Check::Carried)
+        .after_keyword(user_token_follows)
+        .samples(
+            &[("git clone https://{}@git.example.org/org/repo.git", "an:32")],
+            &[
+                "ssh://git@github.com/org/repo.git",
+                "https://first.last%40example.com@mail.example.com/",
+                "https://build-agent-user-account@ci.example.com/job",
+            ],
+        );
 /// See [`CALL`].
 pub(crate) static GETTER: Spec = spec(GETTER_ID, GETTER_KEYWORDS, GETTER_PATTERN, Check::Carried)
     .samples(

@@ -24,6 +24,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Spec> {
             &carriers::CALL,
             &carriers::PATH,
             &carriers::HOOK,
+            &carriers::USER_TOKEN,
             &carriers::GETTER,
             &carriers::PAIR,
             &super::prefixed::UNKNOWN_PREFIX,
