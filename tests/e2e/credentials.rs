@@ -94,6 +94,11 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "Zq81mXk2Lr9vT4bN7cW3pY6s",
         ),
         (
+            "a user and a password given to a login",
+            "smtp.login(\"alice@example.com\", \"Hq7Lm2Xr9Kz4Tb8N\")".into(),
+            "Hq7Lm2Xr9Kz4Tb8N",
+        ),
+        (
             "XML block",
             "<credentials>\n  <secret>Pq3Zr8Lm2Xk9Tb4Nc7Wv</secret>\n</credentials>".into(),
             "Pq3Zr8Lm2Xk9Tb4Nc7Wv",

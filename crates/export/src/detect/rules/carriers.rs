@@ -29,10 +29,32 @@ pub const CALL_KEYWORDS: &[&str] = &[
     "auth(",
     "credential(",
     "credentials(",
+    "password(",
 ];
 
-/// `Name("value"` where the name ends in one of [`CALL_KEYWORDS`]' words.
-pub const CALL_PATTERN: &str = r#"(?i)(?P<n>[A-Za-z0-9_]*(?:api|client|key|token|secret|auth|credentials?))\([ \t]*["'`](?P<s>[A-Za-z0-9+/_.=~-]{10,256})["'`][ \t]*[,)]"#;
+/// `Name("value"` where the name ends in one of [`CALL_KEYWORDS`]' words
+/// (a builder's `.password("…")` too).
+pub const CALL_PATTERN: &str = r#"(?i)(?P<n>[A-Za-z0-9_]*(?:api|client|key|token|secret|auth|credentials?|password))\([ \t]*["'`](?P<s>[A-Za-z0-9+/_.=~-]{10,256})["'`][ \t]*[,)]"#;
+
+/// The rule's id for a user and a password given to a login.
+pub const LOGIN_ID: &str = "login-argument";
+
+/// Keywords of the login rule.
+pub const LOGIN_KEYWORDS: &[&str] = &[
+    "login(",
+    "auth(",
+    "authentication(",
+    "credential(",
+    "credentials(",
+    "auth=(",
+    "auth = (",
+];
+
+/// Two string literals given to a call named for a login or its
+/// credentials (`smtp.login("alice", "…")`, `HTTPBasicAuth('alice', '…')`,
+/// `new PasswordAuthentication("alice", "…".toCharArray())`,
+/// `auth=("alice", "…")`): the second is the password.
+pub const LOGIN_PATTERN: &str = r#"(?i)(?:(?P<n>[A-Za-z0-9_]*(?:login|auth|authentication|credentials?))\(|\bauth[ \t]*=[ \t]*\()[ \t]*["'](?P<u>[^"'\s]{1,128})["'][ \t]*,[ \t]*["'](?P<s>[^"'\s]{8,256})["']"#;
 
 /// Keywords of the path rule.
 pub const PATH_KEYWORDS: &[&str] = &["/keys/", "/tokens/", "/key/", "/token/"];
@@ -134,6 +156,19 @@ pub(crate) static USER_TOKEN: Spec =
                 "https://build-agent-user-account@ci.example.com/job",
             ],
         );
+/// See [`CALL`].
+pub(crate) static LOGIN: Spec = spec(LOGIN_ID, LOGIN_KEYWORDS, LOGIN_PATTERN, Check::Carried)
+    .after_keyword(call_follows)
+    .samples(
+        &[
+            ("smtp.login(\"alice@example.com\", \"{}\")", "an:16"),
+            ("r = requests.get(url, auth=(\"alice\", \"{}\"))", "an:20"),
+        ],
+        &[
+            "session.login(\"username\", \"password\")",
+            "creds = get_credentials(\"default\", \"profile_name\")",
+        ],
+    );
 /// See [`CALL`].
 pub(crate) static GETTER: Spec = spec(GETTER_ID, GETTER_KEYWORDS, GETTER_PATTERN, Check::Carried)
     .samples(

@@ -22,6 +22,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Spec> {
             &fields::SPEC,
             &named::SPEC,
             &carriers::CALL,
+            &carriers::LOGIN,
             &carriers::PATH,
             &carriers::HOOK,
             &carriers::USER_TOKEN,

@@ -1099,6 +1099,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         format!("pri_{}", g.chars("0123456789abcdef", 32)),
     );
     add(
+        "login-argument",
+        "auth = HTTPBasicAuth('alice', '{}')",
+        format!("{}7{}", g.alnum(8), g.alnum(8)),
+    );
+    add(
         "url-user-token",
         "git push https://{}@gitea.example.org/org/repo.git main",
         format!("{}7{}", g.alnum(12), g.alnum(12)),
