@@ -99,6 +99,11 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "Hq7Lm2Xr9Kz4Tb8N",
         ),
         (
+            "a sentence saying whose password it is",
+            "The password for the admin account is Wq7Lm2Xr9Kz4Tb8N.".into(),
+            "Wq7Lm2Xr9Kz4Tb8N",
+        ),
+        (
             "XML block",
             "<credentials>\n  <secret>Pq3Zr8Lm2Xk9Tb4Nc7Wv</secret>\n</credentials>".into(),
             "Pq3Zr8Lm2Xk9Tb4Nc7Wv",

@@ -88,7 +88,12 @@ pub const USER_TOKEN_ID: &str = "url-user-token";
 /// (`https://<token>@github.com/o/r.git`: git's way to clone with a
 /// token, which it sends as the user).
 pub const USER_TOKEN_PATTERN: &str =
-    r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<s>[A-Za-z0-9_.~%+-]{20,256})@[^\s@/"'<>]"#;
+    r#"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]{1,20})://(?P<s>[A-Za-z0-9_.~%+-]{20,256})@[^\s@/"'<>]"#;
+
+/// Schemes whose user names a container, not an account: Azure storage's
+/// `abfss://<filesystem>@<account>.dfs.core.windows.net/…` (a Fabric
+/// workspace's filesystem is a GUID).
+const CONTAINER_SCHEMES: &[&str] = &["abfs", "abfss", "wasb", "wasbs"];
 
 /// The test after `://`: a run of twenty userinfo bytes or more, then `@`.
 pub fn user_token_follows(rest: &[u8]) -> bool {
@@ -154,6 +159,7 @@ pub(crate) static USER_TOKEN: Spec =
                 "ssh://git@github.com/org/repo.git",
                 "https://first.last%40example.com@mail.example.com/",
                 "https://build-agent-user-account@ci.example.com/job",
+                "abfss://c047b3e34e89407a98d7cf9949ae92a3@c047b3e34e89407a98d7cf9949ae92a3.zc0.dfs.fabric.microsoft.com/f",
             ],
         );
 /// See [`CALL`].
@@ -246,6 +252,13 @@ pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<
         // looks like one (a hook's number and a word do not).
         if caps.name("w").is_some() {
             return v.split(|c| *c == b'/').any(|seg| plausible(seg, false));
+        }
+        if caps.name("scheme").is_some_and(|m| {
+            CONTAINER_SCHEMES
+                .iter()
+                .any(|s| m.as_bytes().eq_ignore_ascii_case(s.as_bytes()))
+        }) {
+            return false;
         }
         // A public key's constructor (`EcdsaPublicKey("04cf…")`) holds
         // what is published.

@@ -585,13 +585,22 @@ const CATALOG: &[Spec] = &[
         // strong, as in an assignment.
         "secret-label-is",
         &[" is "],
-        r#"(?i)\b(?P<n>api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret|password|key)[ \t]* is [ \t]*["'`]?(?P<s>[A-Za-z0-9+/_=.-]{16,})"#,
+        // `for` and up to three words may name whose it is (`The password
+        // for the admin account is …`); a sentence's full stop is not the
+        // value's.
+        r#"(?i)\b(?P<n>api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret|password|key)(?:[ \t]+for(?:[ \t]+[A-Za-z0-9_.@'"-]{1,32}){1,3})?[ \t]* is [ \t]*["'`]?(?P<s>[A-Za-z0-9+/_=.-]{15,}[A-Za-z0-9+/_=-])"#,
         Check::Assignment,
     )
-    .veto(vetoes::state_in_prose)
     .samples(
-        &[("Your API key is {}, which you need", "hex:32")],
-        &["        * This routine returns CK_TRUE if this token is write-protected."],
+        &[
+            ("Your API key is {}, which you need", "hex:32"),
+            ("The password for the admin account is {}.", "an:16"),
+        ],
+        &[
+            "        * This routine returns CK_TRUE if this token is write-protected.",
+            "        * This routine returns CK_TRUE if this token is write-protected-by-policy.",
+            "The session token is valid-until-the-next-login.",
+        ],
     ),
     spec(
         // A name and its value with only spaces between: the rows of

@@ -104,12 +104,6 @@ pub(crate) fn text_or_setting_name(c: &Candidate) -> bool {
     value.iter().any(u8::is_ascii_whitespace) || words_name(value)
 }
 
-/// `secret-label-is`: `if this token is write-protected.`: prose names a
-/// state.
-pub(crate) fn state_in_prose(c: &Candidate) -> bool {
-    words_name(c.value())
-}
-
 /// `prefixed-token`: spared unless its body is drawn at random. Kept: a
 /// digest under its algorithm's name (`sha512-…` in a lock file's
 /// `integrity`), a run inside a longer base64 string (a `+` or `/`

@@ -559,8 +559,15 @@ fn chained_assignment(c: &Code) -> bool {
 /// `Option<String>`, `EncapsulationKey::new`, `tokens[0]`: a name called,
 /// indexed, or a type's name.
 fn called_or_typed(c: &Code) -> bool {
+    // A member follows a dot (`token.value`); a sentence's full stop
+    // ends at a blank or the text's end.
+    let member = c.after.first() == Some(&b'.')
+        && c.after
+            .get(1)
+            .is_some_and(|n| n.is_ascii_alphabetic() || *n == b'_');
     ident(c.value)
-        && (c.after.first().is_some_and(|c| b"<(.[".contains(c))
+        && (c.after.first().is_some_and(|c| b"<([".contains(c))
+            || member
             || c.after.starts_with(b"::")
             || type_name(c.value))
 }
