@@ -176,28 +176,39 @@ fn lone_value(rest: &str) -> bool {
         && !rest.ends_with(':')
 }
 
+/// The last words that make a line a label (`zulip api key:`, `eventbrite
+/// private access key`).
+const LABEL_ENDS: &[&str] = &[
+    "password",
+    "passphrase",
+    "secret",
+    "key",
+    "apikey",
+    "token",
+    "tokens",
+];
+
+/// Whether `line`'s last word is one of [`LABEL_ENDS`].
+fn ends_in_label_word(line: &str) -> bool {
+    let last = line.split_whitespace().next_back().unwrap_or("");
+    LABEL_ENDS.iter().any(|w| last.eq_ignore_ascii_case(w))
+}
+
 /// A sentence that names a credential and ends in a colon (`Please use
 /// the following password to proceed:`, `Your new API token is:`): the
-/// key its value stands for, as a key (`password`, `token`...).
+/// key its value stands for, as a key (`password`, `token`...). A label
+/// that ends in its credential word (`zulip api key:`) is read as it
+/// stands, its service's name included.
 fn prose_label(prev: &str) -> Option<&'static str> {
     let sentence = prev.strip_suffix(':')?;
-    let words: Vec<&str> = sentence.split_whitespace().collect();
-    // A label that ends in its credential word (`zulip api key:`) is
-    // read as it stands, its service's name included.
-    let last = words.last()?.to_ascii_lowercase();
-    let label_end = [
-        "password",
-        "passphrase",
-        "secret",
-        "key",
-        "apikey",
-        "token",
-        "tokens",
-    ];
-    if words.len() < 3 || label_end.contains(&last.as_str()) {
+    if sentence.split_whitespace().count() < 3 || ends_in_label_word(sentence) {
         return None;
     }
     let lower = sentence.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    // A word of the sentence's own, perhaps plural (`tokens`), not part
+    // of another (`tokenizer`, `subtoken`).
+    let edge = |b: Option<&u8>| !b.is_some_and(u8::is_ascii_alphanumeric);
     [
         ("password", "password"),
         ("passphrase", "passphrase"),
@@ -209,11 +220,9 @@ fn prose_label(prev: &str) -> Option<&'static str> {
     .iter()
     .find(|(w, _)| {
         lower.match_indices(w).any(|(i, _)| {
-            let end = i + w.len();
-            let edge = |b: Option<u8>| !b.is_some_and(|b| b.is_ascii_alphanumeric());
-            edge(i.checked_sub(1).map(|j| lower.as_bytes()[j]))
-                && edge(lower.as_bytes().get(end).copied())
-                || lower.as_bytes().get(end) == Some(&b's')
+            let after = bytes.get(i + w.len());
+            edge(i.checked_sub(1).and_then(|j| bytes.get(j)))
+                && (edge(after) || after == Some(&b's'))
         })
     })
     .map(|(_, key)| *key)
@@ -226,17 +235,14 @@ fn bare_label(prev: &str) -> bool {
     let plain = prev
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'\t' | b'_' | b'-' | b'.'));
-    let last = prev.split_whitespace().next_back().unwrap_or("");
-    plain
-        && prev.split_whitespace().count() <= 6
-        && ["key", "token", "secret", "password", "passphrase", "apikey"]
-            .iter()
-            .any(|w| last.eq_ignore_ascii_case(w))
+    plain && prev.split_whitespace().count() <= 6 && ends_in_label_word(prev)
 }
 
 /// The head a sentence or a bare label ([`prose_label`], [`bare_label`])
-/// gives the lone machine-made token on the line after it. The cheap
-/// test first: most lines hold blanks, and this runs on every line pair.
+/// gives the lone token on the line after it, when that token looks made
+/// by a machine (prose goes on with words there: `The token types are:`
+/// then `bearer`). The cheap test first: most lines hold blanks, and this
+/// runs on every line pair.
 fn label_over_value(prev: &str, rest: &str) -> Option<String> {
     if !lone_value(rest) {
         return None;
@@ -246,14 +252,7 @@ fn label_over_value(prev: &str, rest: &str) -> Option<String> {
         None if bare_label(prev) => format!("{prev}: "),
         None => return None,
     };
-    prose_value(rest).then_some(head)
-}
-
-/// The value after such a sentence or label: a token alone on its line that looks
-/// made by a machine. Prose goes on with words there (`The token types
-/// are:` then `bearer`), so a word does not count.
-fn prose_value(rest: &str) -> bool {
-    lone_value(rest) && crate::detect::rules::named::plausible(rest.as_bytes(), false)
+    crate::detect::rules::named::plausible(rest.as_bytes(), false).then_some(head)
 }
 
 /// Whether `prev` leaves an assignment open that `rest` completes.
@@ -307,6 +306,10 @@ mod tests {
                 "bd9627decc6346d780b3b6ab6ea8fe1f",
             ),
             ("the zulip api key:", "Q7Hd93KxPz2LmWv8RtY4"),
+            (
+                "Each of the subtokens is listed here:",
+                "Q7Hd93KxPz2LmWv8RtY4",
+            ),
         ] {
             let text = join(prev.as_bytes(), line).map(|j| j.text);
             let made_up = ["password: ", "token: ", "api_key: "];

@@ -1,9 +1,12 @@
 //! Credentials carried by code and URLs without a label: the literal a
 //! client is built from (`NewQuuxlyAPI("3f2b8c1e-…")`,
-//! `new AcmeClient('…')`, `WithAPIKey("…")`), and a URL path segment
-//! after `/keys/` or `/tokens/` (`…/v1/keys/pri_9f8e…`). No service name
-//! is needed: the call's or the path's shape names the credential, and
-//! the value must look like one ([`super::named::plausible`]). And an AWS
+//! `new AcmeClient('…')`, `WithAPIKey("…")`), the password given to a
+//! login with its user (`smtp.login("alice", "…")`), a URL path segment
+//! after `/keys/` or `/tokens/` (`…/v1/keys/pri_9f8e…`), a webhook's path,
+//! and a token standing as a URL's user (`https://<token>@host/…`). No
+//! service name is needed: the call's or the URL's shape names the
+//! credential, and the value must look like one
+//! ([`super::named::plausible`]). And an AWS
 //! secret access key beside its key id (`connect("AKIA…", "<40>")`, a
 //! block's `id: AKIA…` then `secret: <40>`): the id names the pair.
 
