@@ -575,8 +575,10 @@ impl<'a> Scrubber<'a> {
         } else {
             ("", line)
         };
+        // A blank line holds no value and keeps the line before it for
+        // the next.
         let prev = if crate::detect::continued::blank(line.as_bytes()) {
-            st.prev.clone()
+            None
         } else {
             std::mem::replace(
                 &mut st.prev,
