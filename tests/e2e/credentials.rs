@@ -172,6 +172,21 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "tangerine",
         ),
         (
+            "URL userinfo constant's name",
+            "DATABASE_URL=mysql://app:PASSWORD@db.internal:3306/shop".into(),
+            "PASSWORD@db.internal",
+        ),
+        (
+            "URL userinfo user repeated as the password",
+            "docker run -e DB=postgres://postgres:postgres@db:5432/app img".into(),
+            "postgres:postgres@",
+        ),
+        (
+            "URL userinfo short word on a documentation host",
+            "const u = new URL('http://abc:xyz@example.com');".into(),
+            ":xyz@",
+        ),
+        (
             "URL userinfo user beside its password",
             "uri: mongodb+srv://svcfetcher:CPCdZH5k0F6dxQ9V@cluster0.mongodb.net/db".into(),
             "svcfetcher",
@@ -260,6 +275,7 @@ fn code_and_placeholders_beside_the_same_names_come_through() {
         // and a user with no password is no credential.
         "url = f\"https://user123:{_github_pat(github_secret_name)}@github.com/\"",
         "DOC = \"mysql://admin:REPLACE_WITH_PASSWORD@mysql.server.com:3306/db\"",
+        "mysql -h db --url mysql://app:{password}@db:3306/shop",
         "psql postgres://postgres@db:5432/app",
     ]
     .iter()

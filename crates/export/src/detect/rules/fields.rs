@@ -27,7 +27,7 @@ use super::spec::{spec, Spec};
 use super::Check;
 use super::{
     bare_word, constant_name, credential_like, entropy, is_placeholder, lowercase_phrase,
-    marked_fake, prose, random_case, typed_filler, uuid_v1, Hit, CODE_OBJECTS,
+    marked_fake, prose, random_case, stand_in, typed_filler, uuid_v1, Hit, CODE_OBJECTS,
 };
 
 /// The rule's id.
@@ -355,7 +355,7 @@ fn glued(key: &[u8]) -> bool {
 /// URL's user for `form` 5.
 fn kept(key: &[u8], v: &[u8], quoted: bool, form: usize, after: &[u8]) -> bool {
     let t = v.trim_ascii();
-    if t.is_empty() || !t.iter().any(u8::is_ascii_alphanumeric) || filler(t) {
+    if t.is_empty() || !t.iter().any(u8::is_ascii_alphanumeric) || filler(t, form == 5) {
         return true;
     }
     // `password = "123"`, `pass: 1`: a count or a sample, not a secret
@@ -410,22 +410,30 @@ fn kept(key: &[u8], v: &[u8], quoted: bool, form: usize, after: &[u8]) -> bool {
 }
 
 /// References, placeholders, filler and masks, in any syntax: the
-/// documented placeholders of EXPORT.md ("What is not a secret").
-fn filler(t: &[u8]) -> bool {
-    reference(t)
-        || is_placeholder(t)
+/// documented placeholders of EXPORT.md ("What is not a secret"). A
+/// URL's password (`in_url`) stays only as a stand-in by syntax or
+/// marker: a constant's name there (`user:PASSWORD@db`) or a time-based
+/// UUID is replaced like any other value.
+fn filler(t: &[u8], in_url: bool) -> bool {
+    let placeholder = if in_url {
+        stand_in(t)
+    } else {
+        is_placeholder(t) || uuid_v1(t)
+    };
+    placeholder
+        || reference(t)
         || typed_filler(t)
         || marked_fake(t)
         || mask(t)
-        || uuid_v1(t)
         // (`abababababababababab12`: two bits a byte.)
         || (t.len() >= 16 && entropy(t) < 2.0)
 }
 
 /// A URL's user and password that are syntax, not a credential: an
 /// interpolation opened in the user (`${DB_USER:-app}@`), optional parts
-/// (`[user[:password]@]`), GitHub's fixed `x-oauth-basic` after a token,
-/// a user repeated as the password (`mongodb:mongodb@`, a sample).
+/// (`[user[:password]@]`), GitHub's fixed `x-oauth-basic` after a token.
+/// (A user repeated as the password, `postgres:postgres@`, is an image's
+/// default credential, and goes.)
 fn url_syntax(user: &[u8], password: &[u8]) -> bool {
     let open = |s: &[u8]| {
         s.iter().filter(|c| **c == b'{').count() > s.iter().filter(|c| **c == b'}').count()
@@ -434,7 +442,6 @@ fn url_syntax(user: &[u8], password: &[u8]) -> bool {
         || user.contains(&b'[')
         || password.contains(&b']')
         || password.eq_ignore_ascii_case(b"x-oauth-basic")
-        || password == user
 }
 
 /// The words of a value, lower case: split at anything but a letter or

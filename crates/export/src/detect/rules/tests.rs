@@ -1067,14 +1067,25 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         ("ftp://user:{}@ftp.trusted.com", "secret"),
         // (Issue 41: any URL's password goes, a word too.)
         ("proxy at https://user:{}@proxy:8080", "pass"),
-        (
-            "const options = new URL('http://abc:{}@example.com');",
-            "xyz",
-        ),
+        ("mysql://user:{}@db.internal/app", "PASSWORD"),
         // (A passphrase may be words; the issue's rule, not a value's.)
         ("ibm-cloud-pwd = {}", "shorter-version"),
     ] {
         add("credential-field", ctx, word.to_string());
+    }
+    // A URL's password whatever it is: a documentation host's sample, a
+    // constant's name, the user repeated (an image's default).
+    for (ctx, word) in [
+        (
+            "const options = new URL('http://abc:{}@example.com');",
+            "xyz",
+        ),
+        (
+            "const DB = \"mongodb://mongodb:{}@localhost:27017/app\";",
+            "mongodb",
+        ),
+    ] {
+        add("url-credentials", ctx, word.to_string());
     }
     // An Authorization header's credential, a word too (issue 41).
     add(
@@ -1235,7 +1246,6 @@ pub(crate) fn negatives() -> Vec<&'static str> {
         "    generate_private_key: x25519_generate_private_key,",
         "let creds = |credential: AzureCredential| -> AzureCredentialProvider {",
         "Self::AccessKey => \"azure_storage_account_key\",",
-        "const DB = \"mongodb://mongodb:mongodb@localhost:27017/app\";",
         "DOTENV_PUBLIC_KEY=\"037cfbfc90234cfdab7eb540505662937b5ba6f3d39b7b4d5b8b2e1c9f4a3d2e1b\"",
         "AKIA is a prefix",
         "eyJhbGciOi is a header only",

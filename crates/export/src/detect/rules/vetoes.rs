@@ -9,20 +9,15 @@ use super::plausibility::*;
 
 /// `url-credentials`: `postgresql://${DB_USER:-app}@db` (the colon is
 /// inside an interpolation the user opens, not between a user and a
-/// password); `http://abc:xyz@example.com` (a short word, eight letters or
-/// fewer, as the password of a host RFC 2606 reserves for documentation;
-/// anything more, `secret123`, counts as a leak there too, as the
-/// scanners' suites have it); `unix://[user[:password]@]` (a syntax's
-/// optional parts).
+/// password); `unix://[user[:password]@]` (a syntax's optional parts).
+/// Nothing about the password's value spares it: a word, a constant's
+/// name or a documentation host's sample (`http://abc:xyz@example.com`)
+/// goes, since replacing it costs nothing (issue 41).
 pub(crate) fn url_credentials(c: &Candidate) -> bool {
-    let value = c.value();
     let user = c.group("u").map_or(&b""[..], |u| u.as_bytes());
     let interpolated =
         memchr::memmem::rfind(user, b"${").is_some_and(|i| !user[i..].contains(&b'}'));
-    let documentation = documentation_host(c.hay.get(c.end + 1..).unwrap_or(b""))
-        && value.len() <= 8
-        && value.iter().all(u8::is_ascii_alphabetic);
-    interpolated || documentation || user.contains(&b'[')
+    interpolated || user.contains(&b'[')
 }
 
 /// `facebook-app-access-token`: the secret after an app id's bar is

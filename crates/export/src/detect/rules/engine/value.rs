@@ -15,7 +15,7 @@ pub(super) fn credential(r: &Rule, c: &mut Candidate) -> bool {
             || data_beside_label(c)
             || (r.traits.random_only && word_like(c.value()))
             || code(r, c)
-            || sample_user(c))
+            || sample_user(r, c))
 }
 
 /// Narrows the span to the literal inside it; false when there is none.
@@ -35,13 +35,20 @@ fn narrow(c: &mut Candidate) -> bool {
 /// Placeholders, samples and filler. Below two bits a byte a long value
 /// is mostly one character (`glc_1111…`); a random one is near four.
 /// (Shape rules skip this test; `looks_fake` alone judges their runs.)
+/// A URL's password stays only as a stand-in by syntax or marker: a
+/// constant's name there (`user:PASSWORD@db`) is replaced.
 fn filler(r: &Rule, c: &Candidate) -> bool {
     let value = c.value();
-    is_placeholder(value)
+    let named = if r.traits.url_password {
+        stand_in(value)
+    } else {
+        is_placeholder(value)
+            || constant_name(value)
+            || (uuid_v1(value) && !(r.traits.uuid_token && registry_scoped(c.before())))
+    };
+    named
         || typed_filler(value)
         || (value.len() >= 16 && entropy(value) < 2.0)
-        || (uuid_v1(value) && !(r.traits.uuid_token && registry_scoped(c.before())))
-        || constant_name(value)
         || marked_fake(value)
         || binary_data(value)
 }
@@ -88,10 +95,12 @@ fn code(r: &Rule, c: &Candidate) -> bool {
                 || memchr::memmem::find(value, b"${").is_some()))
 }
 
-/// `-u test:test`: a user name repeated is a sample. No user and a colon
-/// after it: CVS's `:pserver:anoncvs@host:/cvs`, not a password.
-fn sample_user(c: &Candidate) -> bool {
+/// `-u test:test`: a user name repeated is a sample, except in a URL,
+/// where `postgres:postgres@` is an image's default credential. No user
+/// and a colon after it: CVS's `:pserver:anoncvs@host:/cvs`, not a
+/// password.
+fn sample_user(r: &Rule, c: &Candidate) -> bool {
     let value = c.value();
-    (!c.oauth_user && c.group("u").is_some_and(|u| u.as_bytes() == value))
+    (!c.oauth_user && !r.traits.url_password && c.group("u").is_some_and(|u| u.as_bytes() == value))
         || (c.group("u").is_some_and(|u| u.is_empty()) && value.contains(&b':'))
 }

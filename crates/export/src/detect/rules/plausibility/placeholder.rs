@@ -48,8 +48,18 @@ pub(crate) fn literal_part(v: &[u8]) -> Option<usize> {
     Some(0)
 }
 
-/// Values that stand for a secret without being one.
+/// Values that stand for a secret without being one: a stand-in
+/// ([`stand_in`]) or a constant's name in the value's place
+/// (`password=DBPASSWORD`).
 pub fn is_placeholder(v: &[u8]) -> bool {
+    stand_in(v) || constant_in_place(v)
+}
+
+/// A value that says by its syntax or a documented marker that it stands
+/// for another: `<name>`, `{{ … }}`, `${VAR}`, `%s`, `changeme`, `your_`,
+/// `xxxx`, `null`. What a URL's password may be and still stay (see
+/// `engine/value.rs`): a word there, even a constant's name, is replaced.
+pub fn stand_in(v: &[u8]) -> bool {
     let lower = String::from_utf8_lossy(v).to_ascii_lowercase();
     let s = lower.trim_end_matches('}');
     s.is_empty()
@@ -62,7 +72,6 @@ pub fn is_placeholder(v: &[u8]) -> bool {
             |c| c.is_ascii_alphanumeric() || b"_-".contains(&c),
             b'>',
         )
-        || constant_in_place(v)
         || one_case_filler(v)
         // Whole values only: a long random token holds `NOnE` or `tRuE`
         // now and then (an Entra refresh token did).
@@ -471,24 +480,6 @@ pub(crate) fn uuid_v1(value: &[u8]) -> bool {
             _ => c.is_ascii_hexdigit(),
         })
         && value[14] == b'1'
-}
-
-/// Whether the host that opens `rest` (what follows a URL's `@`) is one
-/// RFC 2606 reserves for documentation: `example.com` (`.net`, `.org`)
-/// or a name under `.example`, `.test` or `.invalid`.
-pub(crate) fn documentation_host(rest: &[u8]) -> bool {
-    let host = rest
-        .iter()
-        .take_while(|c| c.is_ascii_alphanumeric() || b".-".contains(c))
-        .count();
-    let host = rest[..host].to_ascii_lowercase();
-    let host = host.strip_suffix(b".").unwrap_or(&host);
-    ["example.com", "example.net", "example.org"]
-        .iter()
-        .any(|d| host == d.as_bytes() || host.ends_with(format!(".{d}").as_bytes()))
-        || [".example", ".test", ".invalid"]
-            .iter()
-            .any(|t| host.ends_with(t.as_bytes()))
 }
 
 /// A secret-named field's value the writer keeps as any value: a
