@@ -343,6 +343,85 @@ fn a_hexdump_of_a_dotenv_file_keeps_neither_column() {
     }
 }
 
+/// `xxd -i`'s C array of `data`: twelve `0x..` values a row.
+fn xxd_i(data: &[u8]) -> String {
+    let rows: Vec<String> = data
+        .chunks(12)
+        .map(|c| {
+            let cells: Vec<String> = c.iter().map(|b| format!("0x{b:02x}")).collect();
+            format!("  {}", cells.join(", "))
+        })
+        .collect();
+    format!(
+        "unsigned char env[] = {{\n{}\n}};\nunsigned int env_len = {};\n",
+        rows.join(",\n"),
+        data.len()
+    )
+}
+
+/// Every byte value written in `seen` (`0x..` or a decimal up to 255), in
+/// order, as bytes: a list that survived in any layout shows its text.
+fn byte_values(seen: &[u8]) -> Vec<u8> {
+    let re = regex::bytes::Regex::new(r"\b(?:0x([0-9a-fA-F]{2})|([0-9]{1,3}))\b").unwrap();
+    re.captures_iter(seen)
+        .filter_map(|c| match (c.get(1), c.get(2)) {
+            (Some(h), _) => u8::from_str_radix(std::str::from_utf8(h.as_bytes()).ok()?, 16).ok(),
+            (_, Some(d)) => std::str::from_utf8(d.as_bytes()).ok()?.parse().ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn secrets_written_as_lists_of_bytes_or_octal_escapes_go() {
+    let env = Env::new();
+    let dotenv = |k: &str, v: &str| format!("DEBUG=1\n{k}={v}\n");
+    let gh_dump = xxd_i(dotenv("GITHUB_TOKEN", GH).as_bytes());
+    let aws_dump = xxd_i(dotenv("AWS_ACCESS_KEY_ID", AWS).as_bytes());
+    let decimal: Vec<String> = GH.bytes().map(|b| b.to_string()).collect();
+    let octal: String = AWS.bytes().map(|b| format!("\\{b:03o}")).collect();
+    let mut records = vec![
+        json!({"type": "tool.result", "callId": "x0", "output": gh_dump}),
+        json!({"type": "assistant.message", "text": format!("key = bytes([{}])", decimal.join(", "))}),
+        json!({"type": "tool.call", "callId": "x2", "command": format!("printf '{octal}' > key")}),
+    ];
+    // The same dump printed a line a record.
+    records.extend(
+        aws_dump
+            .lines()
+            .map(|l| json!({"type": "tool.output", "callId": "x1", "stream": "stdout", "line": l})),
+    );
+    let src = session_bundle(&env, "bytes", &jsonl(&records));
+    // And committed as a header a patch adds.
+    let added: String = gh_dump.lines().map(|l| format!("+{l}\n")).collect();
+    let patch = format!(
+        "diff --git a/env.h b/env.h\nnew file mode 100644\n--- /dev/null\n+++ b/env.h\n@@ -0,0 +1,{} @@\n{added}",
+        gh_dump.lines().count()
+    );
+    std::fs::write(src.join("workspace.patch"), patch).unwrap();
+    rebrand(&src, "bytes-bundle", "bytes-attempt");
+    let pol = policy(&env, "bytes-policy.json", json!({}));
+    let e = export(&env, &src, &pol, "bytes-out");
+    assert_eq!(e.code, 0, "{}", e.envelope);
+    let values = byte_values(&e.seen);
+    for (name, secret) in [("GitHub", GH), ("AWS", AWS)] {
+        let piece = &secret.as_bytes()[4..16];
+        assert!(
+            !values.windows(piece.len()).any(|w| w == piece),
+            "{name}: a list of its bytes survived"
+        );
+    }
+    assert!(!contains(&e.seen, &octal[..40]), "octal escapes survived");
+    let patch = std::fs::read_to_string(e.tree.join("workspace.patch")).unwrap();
+    assert!(patch.contains("+unsigned char env[] = {"), "{patch}");
+    assert!(
+        !byte_values(patch.as_bytes())
+            .windows(12)
+            .any(|w| w == &GH.as_bytes()[4..16]),
+        "{patch}"
+    );
+}
+
 #[test]
 fn a_gzipped_secret_in_base64_and_secrets_in_entities_or_split_by_invisible_characters_go() {
     use std::io::Write;

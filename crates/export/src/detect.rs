@@ -30,6 +30,9 @@ use crate::detect::rules::{Hit, RuleSet};
 pub const SENSITIVE_RULE: &str = "sensitive-value";
 /// Rule id of input text that imitates one of our placeholders.
 pub const FORGERY_RULE: &str = "placeholder-forgery";
+/// The shortest part of a row (a line of a hexdump or a byte list) that
+/// [`Detector::find_across_rows`] gives to be swept.
+pub const MIN_ROW_SWEPT: usize = 8;
 
 /// One secret span.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -227,20 +230,27 @@ impl Detector {
     }
 
     /// What consecutive lines of text show only together: a hexdump whose
-    /// rows (one a line) spell a secret across them. Each finding is given
-    /// in every line it covers, as (line index, span in the line, rule).
+    /// rows (one a line) spell a secret across them, or a list of bytes
+    /// over several lines. In a patch (`diff`) each line is read without
+    /// its `+`, `-` or ` ` marker, so a dump a change adds is read as the
+    /// file holds it. Each finding is given in every line it covers, as
+    /// (line index, span in the line, rule).
     pub fn find_across_rows<'l>(
         &self,
         lines: impl Iterator<Item = &'l [u8]>,
+        diff: bool,
     ) -> Vec<(usize, std::ops::Range<usize>, String)> {
-        let (mut text, mut starts) = (Vec::new(), Vec::new());
+        let (mut text, mut starts, mut marks) = (Vec::new(), Vec::new(), Vec::new());
         let mut rows = 0;
         for l in lines {
+            let mark = usize::from(diff && matches!(l.first(), Some(b'+' | b'-' | b' ')));
+            let l = &l[mark..];
             rows += usize::from(
                 l.first()
                     .is_some_and(|c| c.is_ascii_hexdigit() || *c == b' '),
             );
             starts.push(text.len());
+            marks.push(mark);
             text.extend_from_slice(l);
             text.push(b'\n');
         }
@@ -260,7 +270,11 @@ impl Detector {
                     }
                     let end = starts.get(i + 1).map_or(text.len(), |n| n - 1);
                     let span = x.max(start) - start..y.min(end) - start;
-                    if !span.is_empty() {
+                    // A row is swept wherever it occurs: one too short to
+                    // be unique (a byte list's last line, `  0x0a`) holds a
+                    // byte or two of the secret and stays.
+                    if span.len() >= MIN_ROW_SWEPT {
+                        let span = span.start + marks[i]..span.end + marks[i];
                         out.push((i, span, rule.clone()));
                     }
                 }

@@ -366,7 +366,7 @@ impl FinalScan {
             self.rule_findings(line, file, &format!("/{n}"));
         }
         let all: Vec<&[u8]> = lines.clone().collect();
-        for (i, span, rule) in self.det.find_across_rows(lines) {
+        for (i, span, rule) in self.det.find_across_rows(lines, diff) {
             let Ok(line) = std::str::from_utf8(all[i]) else {
                 continue;
             };

@@ -67,6 +67,9 @@ const UNITS: &[&str] = &[
     "x=1;",
     "<password>",
     "user@host:~$ ",
+    "0x67, ",
+    "103,\n ",
+    "\\147",
 ];
 
 /// `None` when `unit` repeated (48 KiB, past a stream's window and scan

@@ -177,7 +177,7 @@ impl<'a> Collector<'a> {
         // A hexdump's rows: each one a secret spans is swept (a row is a
         // line of 16 bytes and more, never a word).
         let all: Vec<&[u8]> = lines.clone().collect();
-        for (i, span, _) in self.det.find_across_rows(lines) {
+        for (i, span, _) in self.det.find_across_rows(lines, diff) {
             if let Ok(v) = std::str::from_utf8(&all[i][span]) {
                 self.secret(v, crate::detect::views::ROW_RULE);
             }

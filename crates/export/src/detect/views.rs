@@ -15,7 +15,9 @@
 //! bytes), runs of hex digits that decode to text, and hexdumps (`xxd`,
 //! `hexdump -C`, `od -A x -t x1z`): the bytes of their hex columns, and
 //! their ASCII column joined across rows, each byte mapped to its whole
-//! row, so a secret found in either takes every row it touches.
+//! row, so a secret found in either takes every row it touches. And lists
+//! of byte values (`xxd -i`'s `0x67, 0x68, …`, `bytes([103, 104, …])`,
+//! `new byte[]{…}`) that decode to text, each byte mapped to its line.
 
 use base64::Engine;
 
@@ -35,6 +37,10 @@ pub const OVERFLOW_RULE: &str = "compressed-blob";
 pub const ROW_RULE: &str = "hexdump-row";
 /// Shortest run of hex digits decoded (20 bytes).
 pub const MIN_HEX_RUN: usize = 40;
+/// Fewest values a list of bytes holds to be decoded: a token's worth
+/// (the shortest rule's value is 16 bytes or more), more than the short
+/// tuples code writes (`(255, 128, 0)`, a version, a date).
+pub const MIN_BYTE_LIST: usize = 16;
 
 /// One decoded view.
 #[derive(Debug, Clone)]
@@ -163,6 +169,7 @@ fn one_layer(s: &[u8], out: &mut Vec<View>) {
     base64_runs(s, out);
     hex_runs(s, out);
     hexdump(s, out);
+    byte_lists(s, out);
 }
 
 /// HTML and XML character references decoded: numeric (`&#103;`,
@@ -400,12 +407,126 @@ fn row(line: &[u8], at: usize) -> Option<Row> {
     })
 }
 
-/// The hexdump views of `s` alone (see [`decoded_views`]): for lines of a
-/// text artifact joined, whose other views each line had on its own.
+/// The views of `s` that rows make (see [`decoded_views`]): hexdumps and
+/// lists of bytes, for lines of a text artifact joined, whose other views
+/// each line had on its own.
 pub fn hexdump_views(s: &[u8]) -> Vec<View> {
     let mut out = Vec::new();
     hexdump(s, &mut out);
+    byte_lists(s, &mut out);
     out
+}
+
+/// Lists of at least [`MIN_BYTE_LIST`] byte values, decimal or `0x` hex,
+/// separated by commas and any blanks or line ends (`xxd -i`, Python's
+/// `bytes([…])`, Java's `new byte[]{…}`, a JSON array), that decode to
+/// text. Each byte maps to its whole line (as a hexdump row's): a secret
+/// found takes every line of the list it touches, never a few numbers
+/// that occur anywhere.
+fn byte_lists(s: &[u8], out: &mut Vec<View>) {
+    // Most strings have too few commas to hold a list.
+    if memchr::memchr_iter(b',', s).take(MIN_BYTE_LIST - 1).count() < MIN_BYTE_LIST - 1 {
+        return;
+    }
+    let mut lines = Lines::new(s);
+    let mut i = 0;
+    while i < s.len() {
+        let Some(first) = byte_at(s, i) else {
+            i += 1;
+            continue;
+        };
+        let (mut bytes, mut map) = (Vec::new(), Vec::new());
+        let (mut at, mut token) = (i, first);
+        loop {
+            bytes.push(token.0);
+            map.push(lines.around(at));
+            let mut j = token.1;
+            j += blanks(&s[j..]);
+            if s.get(j) != Some(&b',') {
+                break;
+            }
+            j += 1;
+            j += blanks(&s[j..]);
+            match byte_at(s, j) {
+                Some(next) => (at, token) = (j, next),
+                None => break,
+            }
+        }
+        i = token.1;
+        if bytes.len() >= MIN_BYTE_LIST {
+            if let Some(text) = printable(bytes) {
+                out.push(View::mapped(text, map));
+            }
+        }
+    }
+}
+
+/// Blanks and line ends at the start of `s`.
+fn blanks(s: &[u8]) -> usize {
+    s.iter()
+        .take_while(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+        .count()
+}
+
+/// The byte value written at `i` and where it ends: `0x` and one or two
+/// hex digits, or a decimal number up to 255, standing alone (not part of
+/// a name, a longer number or a decimal fraction).
+fn byte_at(s: &[u8], i: usize) -> Option<(u8, usize)> {
+    let glued = |c: &u8| c.is_ascii_alphanumeric() || b"_.".contains(c);
+    if !s.get(i).is_some_and(u8::is_ascii_digit) || (i > 0 && glued(&s[i - 1])) {
+        return None;
+    }
+    let (value, end) = if s[i] == b'0' && matches!(s.get(i + 1), Some(b'x' | b'X')) {
+        let n = s[i + 2..]
+            .iter()
+            .take(3)
+            .take_while(|c| c.is_ascii_hexdigit())
+            .count();
+        if !(1..=2).contains(&n) {
+            return None;
+        }
+        (hex_at(s, i + 2, n)?, i + 2 + n)
+    } else {
+        let n = s[i..]
+            .iter()
+            .take(4)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let v = s[i..i + n]
+            .iter()
+            .fold(0u32, |acc, c| acc * 10 + u32::from(c - b'0'));
+        if n > 3 || v > 255 {
+            return None;
+        }
+        (v, i + n)
+    };
+    if s.get(end).is_some_and(glued) {
+        return None;
+    }
+    Some((value as u8, end))
+}
+
+/// The line around a position, for positions that only move forward:
+/// each line is found once.
+struct Lines<'a> {
+    s: &'a [u8],
+    line: (usize, usize),
+}
+
+impl<'a> Lines<'a> {
+    fn new(s: &'a [u8]) -> Self {
+        Lines { s, line: (0, 0) }
+    }
+
+    /// The span of the line holding `at` (without its line end).
+    fn around(&mut self, at: usize) -> (u32, u32) {
+        if at >= self.line.1 || at < self.line.0 {
+            let start = memchr::memrchr(b'\n', &self.s[..at]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &self.s[at..]).map_or(self.s.len(), |i| at + i);
+            self.line = (start, end);
+        }
+        (self.line.0 as u32, self.line.1 as u32)
+    }
 }
 
 /// The views of the hexdump rows among `s`'s lines (see [`row`]): the
@@ -486,7 +607,8 @@ fn percent_decode(s: &[u8]) -> View {
 }
 
 /// JSON / JavaScript string escapes (`\n`, `\"`, `\uXXXX` with surrogate
-/// pairs, `\xHH`); `None` when nothing was decoded.
+/// pairs, `\xHH`) and C's octal ones (`\147`); `None` when nothing was
+/// decoded.
 fn unescape(s: &[u8]) -> Option<View> {
     let mut bytes = Vec::with_capacity(s.len());
     let mut map = Vec::with_capacity(s.len());
@@ -535,8 +657,16 @@ fn escape_at(s: &[u8], i: usize) -> Option<([u8; 4], usize, usize)> {
     if let Some(c) = simple {
         return Some(([c, 0, 0, 0], 1, 2));
     }
+    let octal = |c: &u8| (b'0'..=b'7').contains(c);
     match s[i + 1] {
         b'x' => hex_at(s, i + 2, 2).map(|v| ([v as u8, 0, 0, 0], 1, 4)),
+        // C's, Python's and printf's three octal digits (`\147\150\160`).
+        b'0'..=b'3' if s.get(i + 2..i + 4).is_some_and(|d| d.iter().all(octal)) => {
+            let v = s[i + 1..i + 4]
+                .iter()
+                .fold(0u8, |acc, c| acc << 3 | (c - b'0'));
+            Some(([v, 0, 0, 0], 1, 4))
+        }
         b'u' => {
             let hi = hex_at(s, i + 2, 4)?;
             let (cp, len) = if (0xD800..0xDC00).contains(&hi) && s.get(i + 6..i + 8) == Some(b"\\u")
@@ -744,6 +874,77 @@ mod tests {
         assert_eq!(&s[2..14], r"\u0067hp_abc");
         let pair = r"a\ud83d\ude00b";
         assert!(!spans(pair, "\u{1F600}").is_empty());
+    }
+
+    #[test]
+    fn octal_escapes_decode_and_a_path_stays_itself() {
+        let s = r"b'\147\150\160_abc'";
+        let sp = spans(s, "ghp_abc");
+        assert_eq!(sp, vec![(2, 18)], "{sp:?}");
+        // Four octal digits are three and a digit; `\4xx` is no byte.
+        assert!(spans(r"\1477", "g7").contains(&(0, 5)));
+        assert!(spans(r"C:\400\x", "\u{100}").is_empty());
+    }
+
+    /// `xxd -i`'s rows of a file holding `text`.
+    fn xxd_i(text: &str) -> String {
+        let rows: Vec<String> = text
+            .as_bytes()
+            .chunks(12)
+            .map(|c| {
+                let cells: Vec<String> = c.iter().map(|b| format!("0x{b:02x}")).collect();
+                format!("  {}", cells.join(", "))
+            })
+            .collect();
+        format!("unsigned char f[] = {{\n{}\n}};\n", rows.join(",\n"))
+    }
+
+    #[test]
+    fn a_list_of_bytes_decodes_to_its_text_each_byte_mapped_to_its_line() {
+        let secret = "token=R8xK2mQ7vL4nT9wB3cZ6";
+        let dump = xxd_i(&format!("DEBUG=1\n{secret}\n"));
+        let sp = spans(&dump, secret);
+        assert_eq!(sp.len(), 1, "{sp:?}");
+        let taken = &dump[sp[0].0..sp[0].1];
+        assert!(taken.starts_with("  0x") && taken.ends_with(|c: char| c.is_ascii_hexdigit()));
+        assert_eq!(taken.lines().count(), 3, "{taken}");
+        // A list that ends the string on its comma (its last line is
+        // taken with the comma).
+        let open = format!("{},\n ", &dump[..sp[0].1]);
+        assert_eq!(spans(&open, secret), vec![(sp[0].0, sp[0].1 + 1)]);
+        // Decimal, as Python's and Java's arrays write them, on one line.
+        let decimal: Vec<String> = secret.bytes().map(|b| b.to_string()).collect();
+        let code = format!("key = bytes([{}])", decimal.join(", "));
+        assert_eq!(spans(&code, secret), vec![(0, code.len())]);
+    }
+
+    #[test]
+    fn short_lists_numbers_and_binary_lists_are_no_view() {
+        let decimal: Vec<String> = b"R8xK2mQ7vL4nT9w".iter().map(|b| b.to_string()).collect();
+        assert_eq!(decimal.len(), MIN_BYTE_LIST - 1);
+        assert!(decoded_views(decimal.join(", ").as_bytes()).is_empty());
+        for not_bytes in [
+            // Values over 255, fractions, names and a version are no bytes.
+            (100..120)
+                .map(|n| (n * 3).to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            (65..85)
+                .map(|n| format!("{n}.5"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            (65..85)
+                .map(|n| format!("x{n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            // Small numbers decode to control bytes, not text.
+            (1..30).map(|n| n.to_string()).collect::<Vec<_>>().join(","),
+        ] {
+            assert!(
+                decoded_views(not_bytes.as_bytes()).is_empty(),
+                "{not_bytes}"
+            );
+        }
     }
 
     #[test]
@@ -1021,6 +1222,49 @@ mod tests {
     }
 
     use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        /// Any text of a token's length written as a list of bytes, in any
+        /// mix of decimal and hex and with any blanks and line breaks
+        /// after its commas, decodes to itself, and each byte maps to the
+        /// line its number stands on. Any text around it, cut anywhere,
+        /// decodes without a panic.
+        #[test]
+        fn a_list_of_bytes_in_any_layout_decodes_to_its_text(
+            text in "[ -~]{16,60}",
+            hex in proptest::collection::vec(proptest::bool::ANY, 60),
+            seps in proptest::collection::vec(
+                proptest::sample::select(vec![",", ", ", ",\n  ", " ,\t", ",\r\n"]),
+                60,
+            ),
+            around in "[ -~\n]{0,40}",
+            cut in 0usize..400,
+        ) {
+            let mut list = String::from("data = [");
+            let mut lines = Vec::new();
+            for (i, b) in text.bytes().enumerate() {
+                if i > 0 {
+                    list.push_str(seps[i]);
+                }
+                let at = list.len();
+                list.push_str(&if hex[i] { format!("0x{b:x}") } else { b.to_string() });
+                let start = list[..at].rfind('\n').map_or(0, |n| n + 1);
+                lines.push(start);
+            }
+            list.push(']');
+            let mut out = Vec::new();
+            byte_lists(list.as_bytes(), &mut out);
+            let v = out.iter().find(|v| v.bytes == text.as_bytes());
+            proptest::prop_assert!(v.is_some(), "{:?}", list);
+            let v = v.unwrap();
+            for (i, start) in lines.iter().enumerate() {
+                proptest::prop_assert_eq!(v.original_span(i, i + 1).0, *start);
+            }
+            let mixed = format!("{around}{list}{around}");
+            let cut = &mixed.as_bytes()[..cut.min(mixed.len())];
+            byte_lists(cut, &mut Vec::new());
+        }
+    }
 
     proptest::proptest! {
         /// The head test refuses only runs that the whole decoding refuses:
