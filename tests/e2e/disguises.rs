@@ -422,6 +422,52 @@ fn secrets_written_as_lists_of_bytes_or_octal_escapes_go() {
     );
 }
 
+/// `text` cut every `width` bytes, as a terminal wraps it.
+fn wrap(text: &str, width: usize, eol: &str) -> String {
+    let rows: Vec<&str> = text
+        .as_bytes()
+        .chunks(width)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    rows.join(eol)
+}
+
+#[test]
+fn a_token_a_terminal_wrap_cuts_goes_from_both_lines() {
+    let env = Env::new();
+    // The wrap falls inside each token: after 9 bytes of GH, 6 of AWS.
+    let log = format!(
+        "{:71}{GH} pushed\n{:116}{AWS} configured",
+        "remote: authenticating with", "aws: using key"
+    );
+    let screen = wrap(&log.replace('\n', ""), 80, "\r\n");
+    let src = session_bundle(
+        &env,
+        "wrapped",
+        &jsonl(&[json!({"type": "tool.result", "callId": "w0", "output": screen})]),
+    );
+    // The same screen saved to a log file a change adds.
+    let added: String = screen.split("\r\n").map(|l| format!("+{l}\n")).collect();
+    let patch = format!(
+        "diff --git a/push.log b/push.log\nnew file mode 100644\n--- /dev/null\n+++ b/push.log\n@@ -0,0 +1,{} @@\n{added}",
+        screen.split("\r\n").count()
+    );
+    std::fs::write(src.join("workspace.patch"), patch).unwrap();
+    rebrand(&src, "wrapped-bundle", "wrapped-attempt");
+    let pol = policy(&env, "wrapped-policy.json", json!({}));
+    let e = export(&env, &src, &pol, "wrapped-out");
+    assert_eq!(e.code, 0, "{}", e.envelope);
+    // Neither piece of either token: the part before the wrap, nor the
+    // part after it.
+    for (name, secret, at) in [("GitHub", GH, 9), ("AWS", AWS, 6)] {
+        for piece in [&secret[..at], &secret[at..]] {
+            assert!(!contains(&e.seen, piece), "{name}: {piece:?} survived");
+        }
+    }
+    let patch = std::fs::read_to_string(e.tree.join("workspace.patch")).unwrap();
+    assert!(patch.contains("+remote: authenticating with"), "{patch}");
+}
+
 #[test]
 fn a_gzipped_secret_in_base64_and_secrets_in_entities_or_split_by_invisible_characters_go() {
     use std::io::Write;

@@ -30,9 +30,35 @@ use crate::detect::rules::{Hit, RuleSet};
 pub const SENSITIVE_RULE: &str = "sensitive-value";
 /// Rule id of input text that imitates one of our placeholders.
 pub const FORGERY_RULE: &str = "placeholder-forgery";
-/// The shortest part of a row (a line of a hexdump or a byte list) that
-/// [`Detector::find_across_rows`] gives to be swept.
+/// The shortest part of a row (a line of a hexdump, of a byte list, of
+/// text a wrap cut) that [`Detector::find_across_rows`] gives to be swept.
 pub const MIN_ROW_SWEPT: usize = 8;
+
+/// A row's part (`span` of `line`) is swept wherever it occurs, so it
+/// must not be so short that it occurs anywhere: a shorter one (the six
+/// bytes of a key before a wrap, `AKIAQ3`) takes in the line's bytes
+/// beside it, away from the edge it touches, to [`MIN_ROW_SWEPT`] and a
+/// character boundary. A line too short for that gives its part as it is
+/// (a byte list's last line, `  0x0a`, holds a byte or two of a secret),
+/// and the caller leaves it.
+fn widened(line: &[u8], span: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    if span.len() >= MIN_ROW_SWEPT || line.len() < MIN_ROW_SWEPT {
+        return span;
+    }
+    let inside = |c: u8| c & 0xC0 == 0x80;
+    let (mut a, mut b) = if span.end == line.len() {
+        (line.len() - MIN_ROW_SWEPT, line.len())
+    } else {
+        (span.start, (span.start + MIN_ROW_SWEPT).min(line.len()))
+    };
+    while a > 0 && inside(line[a]) {
+        a -= 1;
+    }
+    while b < line.len() && inside(line[b]) {
+        b += 1;
+    }
+    a..b
+}
 
 /// One secret span.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,7 +229,7 @@ impl Detector {
             self.raw(&v.bytes, &mut inner);
             for (a, b, rule) in inner {
                 let (x, y) = v.original_span(a, b);
-                if y > x {
+                if y > x && v.news(x, y) {
                     raw.push((x, y, rule));
                 }
             }
@@ -231,7 +257,7 @@ impl Detector {
 
     /// What consecutive lines of text show only together: a hexdump whose
     /// rows (one a line) spell a secret across them, or a list of bytes
-    /// over several lines. In a patch (`diff`) each line is read without
+    /// over several lines, or a token a wrap cut. In a patch (`diff`) each line is read without
     /// its `+`, `-` or ` ` marker, so a dump a change adds is read as the
     /// file holds it. Each finding is given in every line it covers, as
     /// (line index, span in the line, rule).
@@ -241,7 +267,7 @@ impl Detector {
         diff: bool,
     ) -> Vec<(usize, std::ops::Range<usize>, String)> {
         let (mut text, mut starts, mut marks) = (Vec::new(), Vec::new(), Vec::new());
-        let mut rows = 0;
+        let (mut rows, mut width) = (0, 0);
         for l in lines {
             let mark = usize::from(diff && matches!(l.first(), Some(b'+' | b'-' | b' ')));
             let l = &l[mark..];
@@ -249,13 +275,14 @@ impl Detector {
                 l.first()
                     .is_some_and(|c| c.is_ascii_hexdigit() || *c == b' '),
             );
+            width = width.max(l.len());
             starts.push(text.len());
             marks.push(mark);
             text.extend_from_slice(l);
             text.push(b'\n');
         }
         let mut out = Vec::new();
-        if rows < 2 {
+        if rows < 2 && (starts.len() < 2 || width < views::MIN_WRAP_WIDTH) {
             return out;
         }
         for v in views::hexdump_views(&text) {
@@ -263,16 +290,16 @@ impl Detector {
             self.raw(&v.bytes, &mut inner);
             for (a, b, rule) in inner {
                 let (x, y) = v.original_span(a, b);
+                if !v.news(x, y) {
+                    continue;
+                }
                 let first = starts.partition_point(|s| *s <= x) - 1;
                 for (i, &start) in starts.iter().enumerate().skip(first) {
                     if start >= y {
                         break;
                     }
                     let end = starts.get(i + 1).map_or(text.len(), |n| n - 1);
-                    let span = x.max(start) - start..y.min(end) - start;
-                    // A row is swept wherever it occurs: one too short to
-                    // be unique (a byte list's last line, `  0x0a`) holds a
-                    // byte or two of the secret and stays.
+                    let span = widened(&text[start..end], x.max(start) - start..y.min(end) - start);
                     if span.len() >= MIN_ROW_SWEPT {
                         let span = span.start + marks[i]..span.end + marks[i];
                         out.push((i, span, rule.clone()));
@@ -331,6 +358,21 @@ impl CleanCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_part_of_a_row_takes_in_its_line_to_a_character_boundary() {
+        let line = "aws: using key é AKIAQ3".as_bytes();
+        let end = line.len();
+        // The part before a wrap widens to the left, past `é` whole.
+        let w = widened(line, end - 6..end);
+        assert_eq!(&line[w.clone()], "é AKIAQ3".as_bytes());
+        assert!(w.len() >= MIN_ROW_SWEPT);
+        // The part after one widens to the right; a long part stays.
+        assert_eq!(widened(line, 0..2), 0..MIN_ROW_SWEPT);
+        assert_eq!(widened(line, 3..15), 3..15);
+        // A line too short to widen gives its part as it is.
+        assert_eq!(widened(b"  0x0a", 0..6), 0..6);
+    }
 
     #[test]
     fn a_multi_line_string_is_read_as_lines_with_the_line_before_them() {

@@ -51,6 +51,10 @@ pub struct View {
     /// Set when the view stopped at its limit: what it did not read may
     /// hold anything, so its whole span is a finding.
     pub overflow: bool,
+    /// Where the view took out line breaks (original positions of the
+    /// breaks; see [`wrapped`]): only a hit across one of them is news,
+    /// the rest the lines show on their own. Empty for other views.
+    joins: Vec<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -91,10 +95,18 @@ impl View {
                     .collect(),
             ),
         };
+        let mut joins = self.joins.clone();
+        joins.extend(
+            inner
+                .joins
+                .iter()
+                .map(|j| self.original_span(*j as usize, *j as usize + 1).0 as u32),
+        );
         View {
             bytes: inner.bytes,
             origin,
             overflow: inner.overflow,
+            joins,
         }
     }
 
@@ -103,6 +115,7 @@ impl View {
             bytes,
             origin: Origin::Map(map),
             overflow: false,
+            joins: Vec::new(),
         }
     }
 
@@ -111,7 +124,18 @@ impl View {
             bytes,
             origin: Origin::Whole(start, end),
             overflow: false,
+            joins: Vec::new(),
         }
+    }
+
+    /// Whether a hit at original span `start..end` is news: any hit in
+    /// most views, only one across a join in a view of joined lines.
+    pub fn news(&self, start: usize, end: usize) -> bool {
+        self.joins.is_empty()
+            || self
+                .joins
+                .iter()
+                .any(|j| start <= *j as usize && (*j as usize) < end)
     }
 
     /// The original span the whole view came from.
@@ -170,6 +194,7 @@ fn one_layer(s: &[u8], out: &mut Vec<View>) {
     hex_runs(s, out);
     hexdump(s, out);
     byte_lists(s, out);
+    wrapped(s, out);
 }
 
 /// HTML and XML character references decoded: numeric (`&#103;`,
@@ -414,7 +439,83 @@ pub fn hexdump_views(s: &[u8]) -> Vec<View> {
     let mut out = Vec::new();
     hexdump(s, &mut out);
     byte_lists(s, &mut out);
+    wrapped(s, &mut out);
     out
+}
+
+/// The narrowest width at which lines are taken as cut by a wrap.
+pub const MIN_WRAP_WIDTH: usize = 40;
+/// The shortest run of token characters a wrap is taken to cut.
+const MIN_WRAPPED_RUN: usize = 16;
+/// The most bytes one run of joined lines holds.
+const MAX_WRAPPED: usize = 64 << 10;
+
+/// Lines cut at a fixed width (a terminal's, `fold`'s, a log viewer's):
+/// where a line as long as the longest line of `s` (at least
+/// [`MIN_WRAP_WIDTH`]) ends inside a run of token characters that the
+/// next line goes on with, and the run is [`MIN_WRAPPED_RUN`] or longer,
+/// the lines are joined without their breaks, each run of such lines one
+/// view, each byte mapped to itself. A hit counts only across a break it
+/// took out ([`View::news`]): the lines' own hits are found in them.
+fn wrapped(s: &[u8], out: &mut Vec<View>) {
+    if s.len() < 2 * MIN_WRAP_WIDTH || memchr::memchr(b'\n', s).is_none() {
+        return;
+    }
+    // Most strings have no line as wide as a wrap: one pass for the
+    // width, and lines are only kept where a run is cut.
+    let width = line_spans(s).map(|(a, b)| b - a).max().unwrap_or(0);
+    if width < MIN_WRAP_WIDTH {
+        return;
+    }
+    let token = |c: &u8| c.is_ascii_alphanumeric() || b"_-+/=.".contains(c);
+    // Whether the break between two lines cuts a run.
+    let cut = |(a, b): (usize, usize), (c, d): (usize, usize)| -> bool {
+        if b - a != width {
+            return false;
+        }
+        let tail = s[a..b].iter().rev().take_while(|x| token(x)).count();
+        let head = s[c..d].iter().take_while(|x| token(x)).count();
+        tail > 0 && head > 0 && tail + head >= MIN_WRAPPED_RUN
+    };
+    let mut lines = line_spans(s).peekable();
+    let mut run: Option<View> = None;
+    while let Some(line) = lines.next() {
+        let next = lines.peek().copied();
+        let joins = next.is_some_and(|n| cut(line, n));
+        if !joins && run.is_none() {
+            continue;
+        }
+        let v = run.get_or_insert_with(|| View::mapped(Vec::new(), Vec::new()));
+        let (a, b) = line;
+        v.bytes.extend_from_slice(&s[a..b]);
+        if let Origin::Map(m) = &mut v.origin {
+            m.extend((a..b).map(|p| (p as u32, p as u32 + 1)));
+        }
+        if joins && v.bytes.len() <= MAX_WRAPPED {
+            v.joins.push(b as u32);
+        } else {
+            out.extend(run.take());
+        }
+    }
+}
+
+/// The spans of the lines of `s`, without their `\r\n` or `\n`.
+fn line_spans(s: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        if at >= s.len() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', &s[at..]).map_or(s.len(), |i| at + i);
+        let text_end = if end > at && s[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
+        let line = (at, text_end);
+        at = end + 1;
+        Some(line)
+    })
 }
 
 /// Lists of at least [`MIN_BYTE_LIST`] byte values, decimal or `0x` hex,
@@ -916,6 +1017,39 @@ mod tests {
         let decimal: Vec<String> = secret.bytes().map(|b| b.to_string()).collect();
         let code = format!("key = bytes([{}])", decimal.join(", "));
         assert_eq!(spans(&code, secret), vec![(0, code.len())]);
+    }
+
+    #[test]
+    fn lines_a_wrap_cut_are_joined_and_only_a_hit_across_the_cut_is_news() {
+        let token = "R8xK2mQ7vL4nT9wB3cZ6pH1yF5jD0sA8gE2u";
+        let line = format!("remote: using token ghp_{token} for https://github.com/o/r.git ok");
+        let cut: Vec<&str> = line
+            .as_bytes()
+            .chunks(50)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        let text = cut.join("\r\n");
+        let views = decoded_views(text.as_bytes());
+        let v = views
+            .iter()
+            .find(|v| v.bytes == line.as_bytes())
+            .expect("the wrapped lines joined");
+        let at = text.find("ghp_").unwrap();
+        let end = text.find(" for").unwrap();
+        let (x, y) = v.original_span(at, end - 2);
+        assert_eq!((x, y), (at, end));
+        assert!(v.news(x, y));
+        // A hit inside one line is the line's own.
+        assert!(!v.news(0, 10));
+        // A line shorter than the longest is not cut by a wrap, and a run
+        // of a few characters across a break is words.
+        let uneven = format!("{}\n{}", &line[..49], &line[49..]);
+        let longer = format!("{uneven}\n{}", "x".repeat(60));
+        assert!(!decoded_views(longer.as_bytes())
+            .iter()
+            .any(|v| v.bytes.len() > 60));
+        let prose = "The export reads every string of the session and then it wr\nites the tree.";
+        assert!(decoded_views(prose.as_bytes()).is_empty());
     }
 
     #[test]
