@@ -237,6 +237,27 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "Zq81mXk2Lr9vT4bN7cW3pY6sHd5Jf6Gs0Ta2",
         ),
         (
+            "a password piped to a login",
+            "echo \"Wk3Lp9Xw2Mq7Zt4Vb8Nc\" | docker login ghcr.io -u bob --password-stdin"
+                .into(),
+            "Wk3Lp9Xw2Mq7Zt4Vb8Nc",
+        ),
+        (
+            "openssl's -k",
+            "openssl enc -d -aes-256-cbc -k Tr0ub4dor3xq -in db.enc -out db.sql".into(),
+            "Tr0ub4dor3xq",
+        ),
+        (
+            "htpasswd -b",
+            "htpasswd -bc /etc/nginx/.htpasswd admin quietMeadow41".into(),
+            "quietMeadow41",
+        ),
+        (
+            "mongosh -p",
+            "mongosh \"mongodb://db:27017\" -u admin -p s7vJq2Lm9xRt --quiet".into(),
+            "s7vJq2Lm9xRt",
+        ),
+        (
             "prompt user",
             "quillon@build-07:~/work$ ls".into(),
             "quillon",

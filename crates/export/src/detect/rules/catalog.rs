@@ -470,11 +470,48 @@ const CATALOG: &[Spec] = &[
         // (also podman, buildah, skopeo, nerdctl, helm, oras, `az`, `oc`),
         // `mysql -uroot -pVALUE` (with a space, `-p` prompts and takes
         // nothing), `sshpass -p VALUE`, `redis-cli -a VALUE`, OpenSSL's
-        // `-passin pass:VALUE`, `psexec \\host -u USER -p VALUE`.
+        // `-passin pass:VALUE` and `-k VALUE`, `psexec \\host -u USER -p
+        // VALUE`, `mongosh -u admin -p VALUE`, `htpasswd -b FILE USER
+        // VALUE`. A value that opens with `-` is the next option.
         "cli-login-password",
-        &["login", "mysql", "sshpass", "redis-cli", "pass:", "psexec"],
-        r#"(?:\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|az|oc)\b[^\n]{0,200}?\blogin\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bmysql(?:dump|admin|sh)?\b[^\n]{0,200}?\s-p|\bsshpass\s+-p\s*|\bredis-cli\b[^\n]{0,200}?\s-a\s+|\s-pass(?:in|out)?\s+pass:|(?i:\bpsexec)(?:\.exe)?\b[^\n]{0,200}?\s-p\s+)["']?(?P<s>[^\s"']{4,})"#,
+        &[
+            "login", "mysql", "sshpass", "redis-cli", "pass:", "psexec", "openssl", "mongo",
+            "htpasswd",
+        ],
+        r#"(?:\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|az|oc)\b[^\n]{0,200}?\blogin\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bmysql(?:dump|admin|sh)?\b[^\n]{0,200}?\s-p|\bsshpass\s+-p\s*|\bredis-cli\b[^\n]{0,200}?\s-a\s+|\s-pass(?:in|out)?\s+pass:|\bopenssl\b[^\n]{0,200}?\s-k\s+|(?i:\bpsexec)(?:\.exe)?\b[^\n]{0,200}?\s-p\s+|\bmongo(?:sh|dump|restore|import|export|stat|top|files)?\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bhtpasswd(?:\s+-[A-Za-z]+)*\s+-[A-Za-z]*b[A-Za-z]*(?:\s+-[A-Za-z]+)*\s+[^\s-]\S*\s+\S+\s+)["']?(?P<s>[^\s"'-][^\s"']{3,})"#,
         Check::Value,
+    )
+    .samples(
+        &[
+            ("openssl enc -d -aes-256-cbc -k {} -in backup.enc", "an:18"),
+            ("mongosh mongodb://db:27017 -u admin -p {} --quiet", "an:16"),
+            ("htpasswd -bc /etc/nginx/.htpasswd admin {}", "an:14"),
+        ],
+        &[
+            "mongosh -u admin -p --authenticationDatabase admin",
+            "openssl rand -hex 32 -k",
+            "htpasswd -c /etc/nginx/.htpasswd admin",
+        ],
+    ),
+    spec(
+        // A password piped to a login that reads it from standard input
+        // (`echo VALUE | docker login -u bob --password-stdin`, helm,
+        // podman, oras and every other `--password-stdin`).
+        "stdin-password",
+        &["password-stdin"],
+        r#"\b(?:echo|printf)(?:[ \t]+-[neE]+)*[ \t]+["']?(?P<s>[^\s"'|;&-][^\s"'|;&]{3,255})["']?[ \t]*\|[^\n|;&]{0,200}?--password-stdin\b"#,
+        Check::Value,
+    )
+    .samples(
+        &[
+            ("echo \"{}\" | docker login ghcr.io -u bob --password-stdin", "an:24"),
+            ("echo -n {} | helm registry login r.example.org --username ci --password-stdin", "an:20"),
+        ],
+        &[
+            "echo $CR_PAT | docker login ghcr.io -u bob --password-stdin",
+            "echo \"${{ secrets.GITHUB_TOKEN }}\" | docker login ghcr.io -u x --password-stdin",
+            "echo done | tee log; docker login --password-stdin < pw.txt",
+        ],
     ),
     spec(
         // A literal default for a secret read from the environment, the

@@ -515,6 +515,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         g.alnum(34),
     );
     add(
+        "stdin-password",
+        "echo '{}' | podman login quay.io -u bob --password-stdin",
+        g.alnum(22),
+    );
+    add(
         "secret-label-is",
         "Your API key is {}, which you need",
         g.chars("0123456789abcdef", 32),
