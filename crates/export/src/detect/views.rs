@@ -461,41 +461,46 @@ fn wrapped(s: &[u8], out: &mut Vec<View>) {
     if s.len() < 2 * MIN_WRAP_WIDTH || memchr::memchr(b'\n', s).is_none() {
         return;
     }
-    // Most strings have no line as wide as a wrap: one pass for the
-    // width, and lines are only kept where a run is cut.
-    let width = line_spans(s).map(|(a, b)| b - a).max().unwrap_or(0);
-    if width < MIN_WRAP_WIDTH {
-        return;
-    }
     let token = |c: &u8| c.is_ascii_alphanumeric() || b"_-+/=.".contains(c);
-    // Whether the break between two lines cuts a run.
-    let cut = |(a, b): (usize, usize), (c, d): (usize, usize)| -> bool {
-        if b - a != width {
-            return false;
+    // One pass: the width, and each break after a wide line that cuts a
+    // run (kept only if its line turns out as wide as the widest).
+    let (mut width, mut cuts) = (0, Vec::new());
+    let mut prev: Option<(usize, usize)> = None;
+    for (c, d) in line_spans(s) {
+        width = width.max(d - c);
+        if let Some((a, b)) = prev.filter(|(a, b)| b - a >= MIN_WRAP_WIDTH) {
+            let tail = s[a..b].iter().rev().take_while(|x| token(x)).count();
+            let head = s[c..d].iter().take_while(|x| token(x)).count();
+            if tail > 0 && head > 0 && tail + head >= MIN_WRAPPED_RUN {
+                cuts.push(((a, b), (c, d)));
+            }
         }
-        let tail = s[a..b].iter().rev().take_while(|x| token(x)).count();
-        let head = s[c..d].iter().take_while(|x| token(x)).count();
-        tail > 0 && head > 0 && tail + head >= MIN_WRAPPED_RUN
-    };
-    let mut lines = line_spans(s).peekable();
+        prev = Some((c, d));
+    }
+    cuts.retain(|((a, b), _)| b - a == width);
+    // Runs of cut lines: each cut's second line may be the next cut's
+    // first.
     let mut run: Option<View> = None;
-    while let Some(line) = lines.next() {
-        let next = lines.peek().copied();
-        let joins = next.is_some_and(|n| cut(line, n));
-        if !joins && run.is_none() {
-            continue;
-        }
+    for (k, &((a, b), (c, d))) in cuts.iter().enumerate() {
         let v = run.get_or_insert_with(|| View::mapped(Vec::new(), Vec::new()));
-        let (a, b) = line;
-        v.bytes.extend_from_slice(&s[a..b]);
-        if let Origin::Map(m) = &mut v.origin {
-            m.extend((a..b).map(|p| (p as u32, p as u32 + 1)));
+        if v.bytes.is_empty() {
+            push_line(v, s, a, b);
         }
-        if joins && v.bytes.len() <= MAX_WRAPPED {
-            v.joins.push(b as u32);
-        } else {
+        v.joins.push(b as u32);
+        push_line(v, s, c, d);
+        let goes_on = cuts.get(k + 1).is_some_and(|(first, _)| first.0 == c);
+        if !goes_on || v.bytes.len() > MAX_WRAPPED {
             out.extend(run.take());
         }
+    }
+}
+
+/// Appends `s[a..b]` to a view of joined lines, each byte mapped to
+/// itself.
+fn push_line(v: &mut View, s: &[u8], a: usize, b: usize) {
+    v.bytes.extend_from_slice(&s[a..b]);
+    if let Origin::Map(m) = &mut v.origin {
+        m.extend((a..b).map(|p| (p as u32, p as u32 + 1)));
     }
 }
 
