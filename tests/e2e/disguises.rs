@@ -469,6 +469,44 @@ fn a_token_a_terminal_wrap_cuts_goes_from_both_lines() {
 }
 
 #[test]
+fn a_json_web_keys_private_members_go_and_its_public_ones_stay() {
+    let env = Env::new();
+    let (d, p, k) = (
+        "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+        "83i-7IvMGXoMXCskv73TKr8637FiO7Z27zv8oj6pbWUQyLPQBQxtPVnwD20R",
+        "GawgguFyGrWKav7AX4VKUg",
+    );
+    let x = "MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4";
+    let ec = json!({"kty": "EC", "crv": "P-256", "x": x, "d": d, "kid": "k1"});
+    let rsa = json!({"d": d, "e": "AQAB", "kty": "RSA", "n": x, "p": p});
+    let set =
+        serde_json::to_string_pretty(&json!({"keys": [rsa, {"kty": "oct", "k": k}]})).unwrap();
+    let src = session_bundle(
+        &env,
+        "jwk",
+        &jsonl(&[
+            // Printed by a tool (text), and held by a record (structure).
+            json!({"type": "tool.result", "callId": "j0", "output": format!("$ cat jwks.json\n{set}\n")}),
+            json!({"type": "tool.call", "callId": "j1", "input": {"key": ec}}),
+        ]),
+    );
+    let added: String = set.lines().map(|l| format!("+{l}\n")).collect();
+    let patch = format!(
+        "diff --git a/jwks.json b/jwks.json\nnew file mode 100644\n--- /dev/null\n+++ b/jwks.json\n@@ -0,0 +1,{} @@\n{added}",
+        set.lines().count()
+    );
+    std::fs::write(src.join("workspace.patch"), patch).unwrap();
+    rebrand(&src, "jwk-bundle", "jwk-attempt");
+    let pol = policy(&env, "jwk-policy.json", json!({}));
+    let e = export(&env, &src, &pol, "jwk-out");
+    for (what, secret) in [("d", d), ("p", p), ("k", k)] {
+        gone(&e, secret, what);
+    }
+    // The public key is not a secret.
+    assert!(contains(&e.seen, x), "the public member went too");
+}
+
+#[test]
 fn a_gzipped_secret_in_base64_and_secrets_in_entities_or_split_by_invisible_characters_go() {
     use std::io::Write;
     let env = Env::new();

@@ -550,12 +550,16 @@ impl FinalScan {
                     crate::detect::kube::data_member(k.as_bytes()).is_some()
                         && crate::detect::kube::is_secret_object(|k| v.get(k))
                 };
+                // A private JSON Web Key: its private members as secret
+                // fields.
+                let jwk = crate::detect::jwk::is_private_jwk(|k| v.get(k));
                 for (k, x) in m {
                     let len = pointer.len();
                     self.key(k, file, pointer);
                     let allow = &self.allow;
                     let class = match self.classes.get_or(k, |k| classify(k, allow)) {
                         FieldClass::Plain if pair_secret && k == "value" => FieldClass::Secret,
+                        _ if jwk && crate::detect::jwk::private_member(k) => FieldClass::Secret,
                         class => class,
                     };
                     match (x, class) {

@@ -475,6 +475,7 @@ impl<'a> Scrubber<'a> {
         let pair_secret = crate::detect::names::names_its_value(|k| m.get(k), &self.sweep.allow);
         let kube = (m.contains_key("data") || m.contains_key("stringData"))
             && crate::detect::kube::is_secret_object(|k| m.get(k));
+        let jwk = crate::detect::jwk::is_private_jwk(|k| m.get(k));
         let old = std::mem::take(m);
         for (k, mut val) in old {
             let class = classify(&k, &self.sweep.allow);
@@ -490,6 +491,9 @@ impl<'a> Scrubber<'a> {
                 }
                 FieldClass::Secret => val = self.secret_field(&val, c),
                 _ if pair_secret && k == "value" => val = self.secret_field(&val, c),
+                _ if jwk && crate::detect::jwk::private_member(&k) => {
+                    val = self.secret_field(&val, c)
+                }
                 FieldClass::User if val.is_string() => {
                     let u = val.as_str().expect("checked");
                     let n = self.sweep.users.get(u).copied().unwrap_or(0);

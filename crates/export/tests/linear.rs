@@ -70,6 +70,7 @@ const UNITS: &[&str] = &[
     "0x67, ",
     "103,\n ",
     "\\147",
+    "{\"kty\":\"EC\",\"d\":\"",
 ];
 
 /// `None` when `unit` repeated (48 KiB, past a stream's window and scan

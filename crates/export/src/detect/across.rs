@@ -1,19 +1,26 @@
 //! Secrets that show only across lines, read over a whole string (a
 //! tool's output in a record) or over a batch of a text artifact's lines:
-//! a Kubernetes Secret's data ([`crate::detect::kube`]) and a Terraform
-//! variable's default ([`crate::detect::hcl`]). Both readers' values are swept
+//! a Kubernetes Secret's data ([`crate::detect::kube`]), a Terraform
+//! variable's default ([`crate::detect::hcl`]) and a JSON Web Key's
+//! private members ([`crate::detect::jwk`]). Both readers' values are swept
 //! everywhere, so the line-by-line rewrite of text needs neither.
 
 use std::ops::Range;
 
 /// Rule ids of the readers here.
-pub const RULES: [&str; 2] = [crate::detect::kube::RULE, crate::detect::hcl::RULE];
+pub const RULES: [&str; 3] = [
+    crate::detect::kube::RULE,
+    crate::detect::hcl::RULE,
+    crate::detect::jwk::RULE,
+];
 
 /// Whether `s` may hold anything the readers find (each reader's own
 /// word search: one packed search for both words costs more per call).
 #[inline]
 pub fn might_hold(s: &[u8]) -> bool {
-    crate::detect::kube::might_hold(s) || crate::detect::hcl::might_hold(s)
+    crate::detect::kube::might_hold(s)
+        || crate::detect::hcl::might_hold(s)
+        || crate::detect::jwk::might_hold(s)
 }
 
 /// Every value the readers find in `s`, with its rule id.
@@ -27,6 +34,10 @@ pub fn find(s: &[u8], out: &mut Vec<(Range<usize>, &'static str)>) {
     if crate::detect::hcl::might_hold(s) {
         crate::detect::hcl::secret_defaults(s, &mut spans);
         out.extend(spans.drain(..).map(|r| (r, crate::detect::hcl::RULE)));
+    }
+    if crate::detect::jwk::might_hold(s) {
+        crate::detect::jwk::private_values(s, &mut spans);
+        out.extend(spans.drain(..).map(|r| (r, crate::detect::jwk::RULE)));
     }
 }
 
@@ -86,11 +97,11 @@ pub fn in_lines<'a>(lines: impl Iterator<Item = &'a [u8]> + Clone, diff: bool) -
 }
 
 /// Whether the lines hold the words a reader needs: `kind` and
-/// `secret` (on any lines), or `variable`.
+/// `secret` (on any lines), `variable`, or `"kty"`.
 fn lines_might_hold<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
     let (mut kind, mut secret) = (false, false);
     for l in lines {
-        if crate::detect::hcl::mentions_variable(l) {
+        if crate::detect::hcl::mentions_variable(l) || crate::detect::jwk::mentions_kty(l) {
             return true;
         }
         kind = kind || crate::detect::kube::mentions_kind(l);

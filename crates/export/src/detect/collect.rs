@@ -299,12 +299,18 @@ impl<'a> Collector<'a> {
                         self.secret_value(val);
                     }
                 }
+                let jwk = crate::detect::jwk::is_private_jwk(|k| v.get(k));
                 for (k, val) in m {
                     let k: &str = k;
                     if thinking && !crate::detect::names::THINKING_KEEP.contains(&k) {
                         continue;
                     }
                     self.string(k, depth);
+                    if jwk && crate::detect::jwk::private_member(k) {
+                        self.dirty = true;
+                        self.secret_value(val);
+                        continue;
+                    }
                     if let Some(base64) = crate::detect::kube::data_member(k.as_bytes())
                         .filter(|_| crate::detect::kube::is_secret_object(|k| v.get(k)))
                     {
