@@ -507,6 +507,40 @@ fn a_json_web_keys_private_members_go_and_its_public_ones_stay() {
 }
 
 #[test]
+fn a_putty_keys_private_lines_go_from_an_output_and_a_patch() {
+    let env = Env::new();
+    let private = [
+        "AAAAIHk2Qm9xR3pLcTdWbTJOcDRYdzhUY0ZzNmpIMXlCZDVrQm9xR3pLcTdWbTJO",
+        "cDRYdzhUY0ZzNmpIMXlCZDVr",
+    ];
+    let public = "AAAAC3NzaC1lZDI1NTE5AAAAIBq8l1ZmL3n2yQ0hW5uR7cT9vX4kJ2pD6sF1gH8a";
+    let ppk = format!(
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 1\n{public}\nPrivate-Lines: 2\n{}\n{}\nPrivate-MAC: 4b1f0c9e2d7a8b3c6f5e1d0a9b8c7d6e\n",
+        private[0], private[1]
+    );
+    let src = session_bundle(
+        &env,
+        "ppk",
+        &jsonl(&[
+            json!({"type": "tool.result", "callId": "k0", "output": format!("$ cat deploy.ppk\n{ppk}")}),
+        ]),
+    );
+    let added: String = ppk.lines().map(|l| format!("+{l}\n")).collect();
+    let patch = format!(
+        "diff --git a/deploy.ppk b/deploy.ppk\nnew file mode 100644\n--- /dev/null\n+++ b/deploy.ppk\n@@ -0,0 +1,{} @@\n{added}",
+        ppk.lines().count()
+    );
+    std::fs::write(src.join("workspace.patch"), patch).unwrap();
+    rebrand(&src, "ppk-bundle", "ppk-attempt");
+    let pol = policy(&env, "ppk-policy.json", json!({}));
+    let e = export(&env, &src, &pol, "ppk-out");
+    for line in private {
+        gone(&e, line, "a private line");
+    }
+    assert!(contains(&e.seen, public), "the public line went too");
+}
+
+#[test]
 fn a_gzipped_secret_in_base64_and_secrets_in_entities_or_split_by_invisible_characters_go() {
     use std::io::Write;
     let env = Env::new();

@@ -15,6 +15,7 @@ pub(crate) mod jwk;
 pub(crate) mod kube;
 pub(crate) mod memo;
 pub(crate) mod names;
+pub(crate) mod ppk;
 pub mod rules;
 pub(crate) mod streams;
 pub(crate) mod views;

@@ -71,6 +71,7 @@ const UNITS: &[&str] = &[
     "103,\n ",
     "\\147",
     "{\"kty\":\"EC\",\"d\":\"",
+    "Private-Lines: 9\nAAAA\n",
 ];
 
 /// `None` when `unit` repeated (48 KiB, past a stream's window and scan

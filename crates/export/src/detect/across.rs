@@ -1,17 +1,19 @@
 //! Secrets that show only across lines, read over a whole string (a
 //! tool's output in a record) or over a batch of a text artifact's lines:
 //! a Kubernetes Secret's data ([`crate::detect::kube`]), a Terraform
-//! variable's default ([`crate::detect::hcl`]) and a JSON Web Key's
-//! private members ([`crate::detect::jwk`]). Both readers' values are swept
+//! variable's default ([`crate::detect::hcl`]), a JSON Web Key's
+//! private members ([`crate::detect::jwk`]) and a PuTTY key's private
+//! lines ([`crate::detect::ppk`]). Both readers' values are swept
 //! everywhere, so the line-by-line rewrite of text needs neither.
 
 use std::ops::Range;
 
 /// Rule ids of the readers here.
-pub const RULES: [&str; 3] = [
+pub const RULES: [&str; 4] = [
     crate::detect::kube::RULE,
     crate::detect::hcl::RULE,
     crate::detect::jwk::RULE,
+    crate::detect::ppk::RULE,
 ];
 
 /// Whether `s` may hold anything the readers find (each reader's own
@@ -21,6 +23,7 @@ pub fn might_hold(s: &[u8]) -> bool {
     crate::detect::kube::might_hold(s)
         || crate::detect::hcl::might_hold(s)
         || crate::detect::jwk::might_hold(s)
+        || crate::detect::ppk::might_hold(s)
 }
 
 /// Every value the readers find in `s`, with its rule id.
@@ -38,6 +41,10 @@ pub fn find(s: &[u8], out: &mut Vec<(Range<usize>, &'static str)>) {
     if crate::detect::jwk::might_hold(s) {
         crate::detect::jwk::private_values(s, &mut spans);
         out.extend(spans.drain(..).map(|r| (r, crate::detect::jwk::RULE)));
+    }
+    if crate::detect::ppk::might_hold(s) {
+        crate::detect::ppk::private_lines(s, &mut spans);
+        out.extend(spans.drain(..).map(|r| (r, crate::detect::ppk::RULE)));
     }
 }
 
@@ -97,11 +104,14 @@ pub fn in_lines<'a>(lines: impl Iterator<Item = &'a [u8]> + Clone, diff: bool) -
 }
 
 /// Whether the lines hold the words a reader needs: `kind` and
-/// `secret` (on any lines), `variable`, or `"kty"`.
+/// `secret` (on any lines), `variable`, `"kty"` or `Private-Lines:`.
 fn lines_might_hold<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
     let (mut kind, mut secret) = (false, false);
     for l in lines {
-        if crate::detect::hcl::mentions_variable(l) || crate::detect::jwk::mentions_kty(l) {
+        if crate::detect::hcl::mentions_variable(l)
+            || crate::detect::jwk::mentions_kty(l)
+            || crate::detect::ppk::might_hold(l)
+        {
             return true;
         }
         kind = kind || crate::detect::kube::mentions_kind(l);
