@@ -231,7 +231,7 @@ impl Detector {
             self.raw(&v.bytes, &mut inner);
             for (a, b, rule) in inner {
                 let (x, y) = v.original_span(a, b);
-                if y > x && v.news(x, y) {
+                if y > x && v.news(x, y) && (!v.joined() || self.by_shape(&rule)) {
                     raw.push((x, y, rule));
                 }
             }
@@ -292,7 +292,7 @@ impl Detector {
             self.raw(&v.bytes, &mut inner);
             for (a, b, rule) in inner {
                 let (x, y) = v.original_span(a, b);
-                if !v.news(x, y) {
+                if !v.news(x, y) || (v.joined() && !self.by_shape(&rule)) {
                     continue;
                 }
                 let first = starts.partition_point(|s| *s <= x) - 1;
@@ -312,6 +312,15 @@ impl Detector {
         out.sort_by_key(|a| (a.0, a.1.start, a.1.end));
         out.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
         out
+    }
+
+    /// Whether rule `id` knows a token by its shape (a vendor's format, a
+    /// private key), not by a label beside a value.
+    fn by_shape(&self, id: &str) -> bool {
+        self.rules
+            .rules()
+            .iter()
+            .any(|r| r.id == id && r.check.by_shape())
     }
 
     /// The findings in `line` that only show with the line before it (see

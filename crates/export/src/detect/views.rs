@@ -128,6 +128,11 @@ impl View {
         }
     }
 
+    /// Whether the view joins lines a wrap cut (see [`wrapped`]).
+    pub fn joined(&self) -> bool {
+        !self.joins.is_empty()
+    }
+
     /// Whether a hit at original span `start..end` is news: any hit in
     /// most views, only one across a join in a view of joined lines.
     pub fn news(&self, start: usize, end: usize) -> bool {
@@ -447,16 +452,24 @@ pub fn hexdump_views(s: &[u8]) -> Vec<View> {
 pub const MIN_WRAP_WIDTH: usize = 40;
 /// The shortest run of token characters a wrap is taken to cut.
 const MIN_WRAPPED_RUN: usize = 16;
+/// The width a terminal and `fold` wrap at unless told otherwise.
+const DEFAULT_WIDTH: usize = 80;
 /// The most bytes one run of joined lines holds.
 const MAX_WRAPPED: usize = 64 << 10;
 
 /// Lines cut at a fixed width (a terminal's, `fold`'s, a log viewer's):
 /// where a line as long as the longest line of `s` (at least
-/// [`MIN_WRAP_WIDTH`]) ends inside a run of token characters that the
+/// [`MIN_WRAP_WIDTH`], and that width held by two lines or more, or
+/// [`DEFAULT_WIDTH`]) ends inside a run of token characters that the
 /// next line goes on with, and the run is [`MIN_WRAPPED_RUN`] or longer,
 /// the lines are joined without their breaks, each run of such lines one
 /// view, each byte mapped to itself. A hit counts only across a break it
-/// took out ([`View::news`]): the lines' own hits are found in them.
+/// took out ([`View::news`]): the lines' own hits are found in them. And
+/// only a rule that knows a token by its shape may read across one
+/// (the detector's rule): a value after a label runs on into whatever
+/// the next line starts with (`SECRET_KEY_BASE=<hex>` above
+/// `TOTP_VAULT_KEY=…` of the same width), where a vendor's token ends
+/// where its shape does.
 fn wrapped(s: &[u8], out: &mut Vec<View>) {
     if s.len() < 2 * MIN_WRAP_WIDTH || memchr::memchr(b'\n', s).is_none() {
         return;
@@ -464,10 +477,14 @@ fn wrapped(s: &[u8], out: &mut Vec<View>) {
     let token = |c: &u8| c.is_ascii_alphanumeric() || b"_-+/=.".contains(c);
     // One pass: the width, and each break after a wide line that cuts a
     // run (kept only if its line turns out as wide as the widest).
-    let (mut width, mut cuts) = (0, Vec::new());
+    let (mut width, mut full, mut cuts) = (0, 0, Vec::new());
     let mut prev: Option<(usize, usize)> = None;
     for (c, d) in line_spans(s) {
-        width = width.max(d - c);
+        match (d - c).cmp(&width) {
+            std::cmp::Ordering::Greater => (width, full) = (d - c, 1),
+            std::cmp::Ordering::Equal => full += 1,
+            std::cmp::Ordering::Less => {}
+        }
         if let Some((a, b)) = prev.filter(|(a, b)| b - a >= MIN_WRAP_WIDTH) {
             let tail = s[a..b].iter().rev().take_while(|x| token(x)).count();
             let head = s[c..d].iter().take_while(|x| token(x)).count();
@@ -476,6 +493,12 @@ fn wrapped(s: &[u8], out: &mut Vec<View>) {
             }
         }
         prev = Some((c, d));
+    }
+    // A wrap cuts every long line at one width: two lines of it, or the
+    // width every terminal and `fold` start with. One longest line alone
+    // is only the longest (`PrivateKey = <key>` above `DNS = 8.8.8.8`).
+    if full < 2 && width != DEFAULT_WIDTH {
+        return;
     }
     cuts.retain(|((a, b), _)| b - a == width);
     // Runs of cut lines: each cut's second line may be the next cut's
@@ -1030,7 +1053,7 @@ mod tests {
         let line = format!("remote: using token ghp_{token} for https://github.com/o/r.git ok");
         let cut: Vec<&str> = line
             .as_bytes()
-            .chunks(50)
+            .chunks(40)
             .map(|c| std::str::from_utf8(c).unwrap())
             .collect();
         let text = cut.join("\r\n");
@@ -1055,6 +1078,15 @@ mod tests {
             .any(|v| v.bytes.len() > 60));
         let prose = "The export reads every string of the session and then it wr\nites the tree.";
         assert!(decoded_views(prose.as_bytes()).is_empty());
+        // One longest line is only the longest: a key's line above the
+        // next setting is not cut (two lines of the width, or 80, are).
+        let env = format!("Address = 10.0.0.2/32\nPrivateKey = {token}QmVhcg\nDNS = 8.8.8.8\n");
+        assert!(decoded_views(env.as_bytes()).is_empty());
+        let eighty = format!("{:44}{token}\nDNS = 8.8.8.8\n", "PrivateKey =");
+        assert_eq!(eighty.find('\n'), Some(80));
+        assert!(decoded_views(eighty.as_bytes())
+            .iter()
+            .any(|v| v.news(0, 90)));
     }
 
     #[test]
