@@ -3,8 +3,8 @@
 //! a Kubernetes Secret's data ([`crate::detect::kube`]), a Terraform
 //! variable's default ([`crate::detect::hcl`]), a JSON Web Key's
 //! private members ([`crate::detect::jwk`]) and a PuTTY key's private
-//! lines ([`crate::detect::ppk`]). Both readers' values are swept
-//! everywhere, so the line-by-line rewrite of text needs neither.
+//! lines ([`crate::detect::ppk`]). The readers' values are swept
+//! everywhere, so the line-by-line rewrite of text needs none of them.
 
 use std::ops::Range;
 
@@ -17,7 +17,9 @@ pub const RULES: [&str; 4] = [
 ];
 
 /// Whether `s` may hold anything the readers find (each reader's own
-/// word search: one packed search for both words costs more per call).
+/// word search: one Aho-Corasick search for the four words cost 1.8%
+/// more instructions on a 16 MiB export than the four memmem searches,
+/// 2026-12-07; one packed search for two words cost more per call).
 #[inline]
 pub fn might_hold(s: &[u8]) -> bool {
     crate::detect::kube::might_hold(s)
