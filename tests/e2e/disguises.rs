@@ -343,6 +343,17 @@ fn a_hexdump_of_a_dotenv_file_keeps_neither_column() {
     }
 }
 
+/// Makes the bundle's patch one that adds file `name` of `lines`.
+fn add_to_patch<'l>(bundle: &Path, name: &str, lines: impl Iterator<Item = &'l str>) {
+    let added: Vec<String> = lines.map(|l| format!("+{l}\n")).collect();
+    let patch = format!(
+        "diff --git a/{name} b/{name}\nnew file mode 100644\n--- /dev/null\n+++ b/{name}\n@@ -0,0 +1,{} @@\n{}",
+        added.len(),
+        added.concat()
+    );
+    std::fs::write(bundle.join("workspace.patch"), patch).unwrap();
+}
+
 /// `xxd -i`'s C array of `data`: twelve `0x..` values a row.
 fn xxd_i(data: &[u8]) -> String {
     let rows: Vec<String> = data
@@ -393,12 +404,7 @@ fn secrets_written_as_lists_of_bytes_or_octal_escapes_go() {
     );
     let src = session_bundle(&env, "bytes", &jsonl(&records));
     // And committed as a header a patch adds.
-    let added: String = gh_dump.lines().map(|l| format!("+{l}\n")).collect();
-    let patch = format!(
-        "diff --git a/env.h b/env.h\nnew file mode 100644\n--- /dev/null\n+++ b/env.h\n@@ -0,0 +1,{} @@\n{added}",
-        gh_dump.lines().count()
-    );
-    std::fs::write(src.join("workspace.patch"), patch).unwrap();
+    add_to_patch(&src, "env.h", gh_dump.lines());
     rebrand(&src, "bytes-bundle", "bytes-attempt");
     let pol = policy(&env, "bytes-policy.json", json!({}));
     let e = export(&env, &src, &pol, "bytes-out");
@@ -447,12 +453,7 @@ fn a_token_a_terminal_wrap_cuts_goes_from_both_lines() {
         &jsonl(&[json!({"type": "tool.result", "callId": "w0", "output": screen})]),
     );
     // The same screen saved to a log file a change adds.
-    let added: String = screen.split("\r\n").map(|l| format!("+{l}\n")).collect();
-    let patch = format!(
-        "diff --git a/push.log b/push.log\nnew file mode 100644\n--- /dev/null\n+++ b/push.log\n@@ -0,0 +1,{} @@\n{added}",
-        screen.split("\r\n").count()
-    );
-    std::fs::write(src.join("workspace.patch"), patch).unwrap();
+    add_to_patch(&src, "push.log", screen.split("\r\n"));
     rebrand(&src, "wrapped-bundle", "wrapped-attempt");
     let pol = policy(&env, "wrapped-policy.json", json!({}));
     let e = export(&env, &src, &pol, "wrapped-out");
@@ -490,12 +491,7 @@ fn a_json_web_keys_private_members_go_and_its_public_ones_stay() {
             json!({"type": "tool.call", "callId": "j1", "input": {"key": ec}}),
         ]),
     );
-    let added: String = set.lines().map(|l| format!("+{l}\n")).collect();
-    let patch = format!(
-        "diff --git a/jwks.json b/jwks.json\nnew file mode 100644\n--- /dev/null\n+++ b/jwks.json\n@@ -0,0 +1,{} @@\n{added}",
-        set.lines().count()
-    );
-    std::fs::write(src.join("workspace.patch"), patch).unwrap();
+    add_to_patch(&src, "jwks.json", set.lines());
     rebrand(&src, "jwk-bundle", "jwk-attempt");
     let pol = policy(&env, "jwk-policy.json", json!({}));
     let e = export(&env, &src, &pol, "jwk-out");
@@ -525,12 +521,7 @@ fn a_putty_keys_private_lines_go_from_an_output_and_a_patch() {
             json!({"type": "tool.result", "callId": "k0", "output": format!("$ cat deploy.ppk\n{ppk}")}),
         ]),
     );
-    let added: String = ppk.lines().map(|l| format!("+{l}\n")).collect();
-    let patch = format!(
-        "diff --git a/deploy.ppk b/deploy.ppk\nnew file mode 100644\n--- /dev/null\n+++ b/deploy.ppk\n@@ -0,0 +1,{} @@\n{added}",
-        ppk.lines().count()
-    );
-    std::fs::write(src.join("workspace.patch"), patch).unwrap();
+    add_to_patch(&src, "deploy.ppk", ppk.lines());
     rebrand(&src, "ppk-bundle", "ppk-attempt");
     let pol = policy(&env, "ppk-policy.json", json!({}));
     let e = export(&env, &src, &pol, "ppk-out");

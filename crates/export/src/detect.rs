@@ -11,6 +11,7 @@ pub(crate) mod across;
 pub(crate) mod collect;
 pub(crate) mod continued;
 pub(crate) mod hcl;
+pub(crate) mod json_text;
 pub(crate) mod jwk;
 pub(crate) mod kube;
 pub(crate) mod memo;

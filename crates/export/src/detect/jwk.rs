@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
 
+use crate::detect::json_text;
 use crate::detect::names::StrLeaf;
 
 /// Rule id of a private JWK member's value.
@@ -66,111 +67,66 @@ pub fn private_member(name: &str) -> bool {
     PRIVATE.contains(&name.as_bytes())
 }
 
+/// What the reader keeps of an object.
 #[derive(Default)]
 struct Object {
     /// `"kty"` with a key type seen among its members.
     jwk: bool,
     /// Values of its private members, kept until the object ends.
     pending: Vec<Range<usize>>,
-    /// The last key read, while its value is being read.
-    key: Option<Range<usize>>,
-    /// After a `:` (a value comes next), before a `,`.
-    in_value: bool,
+}
+
+/// The text reader: private values, into `out`.
+struct Keys<'a> {
+    s: &'a [u8],
+    out: &'a mut Vec<Range<usize>>,
+}
+
+impl json_text::Objects for Keys<'_> {
+    type Object = Object;
+
+    fn open(&mut self, _key: Option<&[u8]>) -> Object {
+        Object::default()
+    }
+
+    fn member(
+        &mut self,
+        o: &mut Object,
+        _parent: Option<&mut Object>,
+        key: Option<&[u8]>,
+        value: Range<usize>,
+    ) {
+        let Some(key) = key else {
+            return;
+        };
+        let v = &self.s[value.clone()];
+        if key == b"kty" && KEY_TYPES.contains(&v) {
+            o.jwk = true;
+        } else if PRIVATE.contains(&key)
+            && v.len() >= MIN_VALUE
+            && v.iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"-_=".contains(c))
+            && o.pending.len() < MAX_PENDING
+        {
+            o.pending.push(value);
+        }
+    }
+
+    /// An object ended: its private values count when it is a JWK.
+    fn close(&mut self, o: Object) {
+        if o.jwk {
+            self.out.extend(o.pending);
+        }
+    }
 }
 
 /// The spans of every private JWK member's string value in `s`, read by
-/// a tolerant tokenizer (strings, braces, brackets, `:` and `,`; anything
-/// else skipped). Linear in `s`; memory bounded by [`MAX_DEPTH`] and
-/// [`MAX_PENDING`].
+/// a tolerant tokenizer ([`json_text::objects`]). Linear in `s`; memory
+/// bounded by [`MAX_DEPTH`] and [`MAX_PENDING`].
 pub fn private_values(s: &[u8], out: &mut Vec<Range<usize>>) {
-    if !mentions_kty(s) {
-        return;
-    }
-    crate::detect::work::visit(s.len());
-    // `None` is an array.
-    let mut stack: Vec<Option<Object>> = Vec::new();
-    let mut deeper = 0usize;
-    let mut i = 0;
-    while i < s.len() {
-        match s[i] {
-            b'"' => {
-                let start = i + 1;
-                let mut j = start;
-                while j < s.len() && s[j] != b'"' {
-                    j += if s[j] == b'\\' { 2 } else { 1 };
-                }
-                let end = j.min(s.len());
-                if deeper == 0 {
-                    string_token(&mut stack, s, start..end);
-                }
-                i = end + 1;
-                continue;
-            }
-            b'{' | b'[' if stack.len() == MAX_DEPTH => deeper += 1,
-            b'}' | b']' if deeper > 0 => deeper -= 1,
-            b'{' => stack.push(Some(Object::default())),
-            b'[' => stack.push(None),
-            b'}' | b']' => {
-                if let Some(Some(o)) = stack.pop() {
-                    close(o, out);
-                }
-                value_done(&mut stack);
-            }
-            b':' => {
-                if let Some(Some(o)) = stack.last_mut() {
-                    o.in_value = true;
-                }
-            }
-            b',' => value_done(&mut stack),
-            _ => {}
-        }
-        i += 1;
-    }
-    // Output cut short: what is known of the unclosed objects counts.
-    while let Some(top) = stack.pop() {
-        if let Some(o) = top {
-            close(o, out);
-        }
-    }
-}
-
-fn string_token(stack: &mut [Option<Object>], s: &[u8], span: Range<usize>) {
-    let Some(Some(o)) = stack.last_mut() else {
-        return;
-    };
-    if !o.in_value {
-        o.key = Some(span);
-        return;
-    }
-    let Some(key) = o.key.clone().map(|k| &s[k]) else {
-        return;
-    };
-    let value = &s[span.clone()];
-    if key == b"kty" && KEY_TYPES.contains(&value) {
-        o.jwk = true;
-    } else if PRIVATE.contains(&key)
-        && value.len() >= MIN_VALUE
-        && value
-            .iter()
-            .all(|c| c.is_ascii_alphanumeric() || b"-_=".contains(c))
-        && o.pending.len() < MAX_PENDING
-    {
-        o.pending.push(span);
-    }
-}
-
-/// A value ended: the object it was in expects a key next.
-fn value_done(stack: &mut [Option<Object>]) {
-    if let Some(Some(o)) = stack.last_mut() {
-        o.in_value = false;
-        o.key = None;
-    }
-}
-
-/// An object ended: its private values count when it is a JWK.
-fn close(o: Object, out: &mut Vec<Range<usize>>) {
-    if o.jwk {
-        out.extend(o.pending);
+    if mentions_kty(s) {
+        crate::detect::work::visit(s.len());
+        json_text::objects(s, MAX_DEPTH, &mut Keys { s, out });
     }
 }
 

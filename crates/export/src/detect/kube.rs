@@ -17,6 +17,7 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
 use memchr::memmem::Finder;
 
+use crate::detect::json_text;
 use crate::detect::names::StrLeaf;
 
 /// Rule id of a Secret's data value.
@@ -174,7 +175,7 @@ pub fn data_member(key: &[u8]) -> Option<bool> {
     }
 }
 
-/// One JSON object being read.
+/// What the JSON reader keeps of an object.
 #[derive(Default)]
 struct Object {
     /// `"kind": "Secret"` seen among its members.
@@ -184,116 +185,54 @@ struct Object {
     data: Option<bool>,
     /// Values of its data members, kept until its kind is known.
     pending: Vec<Range<usize>>,
-    /// The last key read, while its value is being read.
-    key: Option<Range<usize>>,
-    /// After a `:` (a value comes next), before a `,`.
-    in_value: bool,
 }
 
-/// JSON, read by a tolerant tokenizer: strings, braces, brackets, `:`
-/// and `,`; anything else between them is skipped.
-fn json_values(s: &[u8], out: &mut Vec<Range<usize>>) {
-    if memchr::memchr(b'{', s).is_none() {
-        return;
-    }
-    // `None` is an array.
-    let mut stack: Vec<Option<Object>> = Vec::new();
-    let mut deeper = 0usize;
-    let mut i = 0;
-    while i < s.len() {
-        match s[i] {
-            b'"' if deeper > 0 => {
-                // A string below the depth bound: skipped whole.
-                let mut j = i + 1;
-                while j < s.len() && s[j] != b'"' {
-                    j += if s[j] == b'\\' { 2 } else { 1 };
-                }
-                i = j + 1;
-                continue;
-            }
-            b'"' => {
-                let start = i + 1;
-                let mut j = start;
-                while j < s.len() && s[j] != b'"' {
-                    j += if s[j] == b'\\' { 2 } else { 1 };
-                }
-                let end = j.min(s.len());
-                string_token(&mut stack, s, start..end);
-                i = end + 1;
-                continue;
-            }
-            b'{' | b'[' if stack.len() == MAX_DEPTH => deeper += 1,
-            b'}' | b']' if deeper > 0 => deeper -= 1,
-            b'{' => {
-                let data = match stack.last() {
-                    Some(Some(o)) if o.in_value => o.key.clone().and_then(|k| data_member(&s[k])),
-                    _ => None,
-                };
-                stack.push(Some(Object {
-                    data,
-                    ..Object::default()
-                }));
-            }
-            b'[' => stack.push(None),
-            b'}' | b']' => {
-                if let Some(Some(o)) = stack.pop() {
-                    close(o, out);
-                }
-                value_done(&mut stack);
-            }
-            b':' => {
-                if let Some(Some(o)) = stack.last_mut() {
-                    o.in_value = true;
-                }
-            }
-            b',' => value_done(&mut stack),
-            _ => {}
-        }
-        i += 1;
-    }
-    // Output cut short: what is known of the unclosed objects counts.
-    while let Some(top) = stack.pop() {
-        if let Some(o) = top {
-            close(o, out);
-        }
-    }
+/// The JSON reader: Secrets' data values, into `out`.
+struct Secrets<'a> {
+    s: &'a [u8],
+    out: &'a mut Vec<Range<usize>>,
 }
 
-fn string_token(stack: &mut [Option<Object>], s: &[u8], span: Range<usize>) {
-    let n = stack.len();
-    let Some(Some(o)) = stack.last_mut() else {
-        return;
-    };
-    if !o.in_value {
-        o.key = Some(span);
-        return;
+impl json_text::Objects for Secrets<'_> {
+    type Object = Object;
+
+    fn open(&mut self, key: Option<&[u8]>) -> Object {
+        Object {
+            data: key.and_then(data_member),
+            ..Object::default()
+        }
     }
-    let key = o.key.clone().map(|k| &s[k]);
-    if key == Some(b"kind") && is_secret_kind(&s[span.clone()]) {
-        o.secret = true;
-    }
-    if let Some(base64) = o.data {
-        if is_value(&s[span.clone()], base64) {
+
+    fn member(
+        &mut self,
+        o: &mut Object,
+        parent: Option<&mut Object>,
+        key: Option<&[u8]>,
+        value: Range<usize>,
+    ) {
+        if key == Some(b"kind") && is_secret_kind(&self.s[value.clone()]) {
+            o.secret = true;
+        }
+        if let Some(base64) = o.data {
             // The Secret is the object that holds this data object.
-            if let Some(Some(parent)) = n.checked_sub(2).and_then(|p| stack.get_mut(p)) {
-                parent.pending.push(span);
+            if let Some(p) = parent.filter(|_| is_value(&self.s[value.clone()], base64)) {
+                p.pending.push(value);
             }
+        }
+    }
+
+    /// An object ended: its data values count when it is a Secret.
+    fn close(&mut self, o: Object) {
+        if o.secret {
+            self.out.extend(o.pending);
         }
     }
 }
 
-/// A value ended: the object it was in expects a key next.
-fn value_done(stack: &mut [Option<Object>]) {
-    if let Some(Some(o)) = stack.last_mut() {
-        o.in_value = false;
-        o.key = None;
-    }
-}
-
-/// An object ended: its data values count when it is a Secret.
-fn close(o: Object, out: &mut Vec<Range<usize>>) {
-    if o.secret {
-        out.extend(o.pending);
+/// JSON, read by a tolerant tokenizer ([`json_text::objects`]).
+fn json_values(s: &[u8], out: &mut Vec<Range<usize>>) {
+    if memchr::memchr(b'{', s).is_some() {
+        json_text::objects(s, MAX_DEPTH, &mut Secrets { s, out });
     }
 }
 
