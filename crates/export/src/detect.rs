@@ -4,7 +4,7 @@
 //!
 //! The detect stage: everything that finds what must not leave. The
 //! first pass of an export (`collect`) and the rewrite's safety net
-//! run the same [`Detector`], built once per policy ([`passes`]); the
+//! run the same [`Detector`], built once per policy ([`crate::passes`]); the
 //! gate builds its own.
 
 pub(crate) mod across;

@@ -7,7 +7,7 @@
 //! then redacted as a literal everywhere. A hit inside a base64 run maps to
 //! the whole run: a secret inside a blob removes the blob.
 //!
-//! The views: JSON/JavaScript escapes, percent-encoding, HTML and XML
+//! The views: JSON/JavaScript escapes (and C's octal ones), percent-encoding, HTML and XML
 //! character references (`&#103;`, `&#x73;`, `&amp;`), the text with its
 //! invisible format characters taken out (a zero-width space inside a
 //! token), base64 and base64url runs that decode to text, or to gzip, zlib
@@ -17,7 +17,8 @@
 //! their ASCII column joined across rows, each byte mapped to its whole
 //! row, so a secret found in either takes every row it touches. And lists
 //! of byte values (`xxd -i`'s `0x67, 0x68, …`, `bytes([103, 104, …])`,
-//! `new byte[]{…}`) that decode to text, each byte mapped to its line.
+//! `new byte[]{…}`) that decode to text, each byte mapped to its line;
+//! and lines a terminal's wrap cut, joined ([`wrapped`]).
 
 use base64::Engine;
 

@@ -49,7 +49,7 @@ pub(crate) fn literal_part(v: &[u8]) -> Option<usize> {
 }
 
 /// Values that stand for a secret without being one: a stand-in
-/// ([`stand_in`]) or a constant's name in the value's place
+/// (`stand_in`) or a constant's name in the value's place
 /// (`password=DBPASSWORD`).
 pub fn is_placeholder(v: &[u8]) -> bool {
     stand_in(v) || constant_in_place(v)
