@@ -192,6 +192,7 @@ fn a_sensitive_value_matches_in_any_case() {
 
 /// A GitHub token and an AWS key id no rule list knows as examples.
 const GH: &str = "ghp_7Rk2vQ9mXz4LpW8sTn3YbH6cJd1FgA5eUo0i";
+const KEY: &str = "Zq8vN3kR7tW2xL9pB4mC6yH1jF5dS0gE";
 const AWS: &str = "AKIAQ3J7X2M9P4L8K1N6";
 
 fn jsonl(records: &[Value]) -> String {
@@ -263,6 +264,36 @@ fn a_token_streamed_in_openai_chunks_and_tool_call_arguments_is_cut() {
     );
     no_run_of(&e, GH, 12, "chat chunks and response deltas");
     no_run_of(&e, AWS, 10, "tool call arguments");
+}
+
+#[test]
+fn a_token_streamed_in_a_schema_no_rule_names_is_cut_from_every_piece() {
+    // Gemini's chunks, a terminal recording's `[time, "o", text]` events
+    // and two tool results that split one output: nothing names them as
+    // streams; the place the text stands at does.
+    let env = Env::new();
+    let gemini = |t: &str| json!({"candidates": [{"content": {"parts": [{"text": t}], "role": "model"}, "index": 0}], "modelVersion": "g"});
+    let said = format!("Export QUILLSTACK_API_KEY={KEY} first.");
+    let mut records: Vec<Value> = said
+        .as_bytes()
+        .chunks(5)
+        .map(|c| gemini(std::str::from_utf8(c).unwrap()))
+        .collect();
+    let typed = format!("$ gh auth login --with-token {GH}\r\n");
+    records.extend(
+        typed
+            .as_bytes()
+            .chunks(2)
+            .enumerate()
+            .map(|(i, c)| json!([i as f64 * 0.05, "o", std::str::from_utf8(c).unwrap()])),
+    );
+    records.push(json!({"type": "tool_result", "tool_use_id": "t1", "output": format!("found {}", &AWS[..9])}));
+    records.push(json!({"type": "tool_result", "tool_use_id": "t1", "output": format!("{} in ~/.aws/credentials\n", &AWS[9..])}));
+    let e = exported_session(&env, "structural", &records);
+    no_run_of(&e, KEY, 8, "gemini chunks");
+    no_run_of(&e, GH, 8, "terminal recording");
+    no_run_of(&e, AWS, 9, "two tool results");
+    assert!(contains(&e.seen, "\"Expor\""), "the text around stays");
 }
 
 #[test]

@@ -258,6 +258,30 @@ impl Detector {
         );
     }
 
+    /// The findings of the rules alone in `s` as written: no decoded view,
+    /// no pair of lines, no reader of several lines, and nothing inside a
+    /// placeholder. For text whose parts were never one document (strings
+    /// of consecutive records joined), where a view would read rows of
+    /// two dumps as one.
+    pub fn find_written(&self, s: &[u8], out: &mut Vec<Finding>) {
+        let mut raw = Vec::new();
+        self.raw(s, &mut raw);
+        if memchr::memchr(b'[', s).is_some() {
+            let placeholders: Vec<(usize, usize)> = self
+                .placeholder
+                .find_iter(s)
+                .map(|m| (m.start(), m.end()))
+                .collect();
+            raw.retain(|(a, b, _)| !placeholders.iter().any(|(x, y)| x <= a && b <= y));
+        }
+        raw.sort();
+        raw.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+        out.extend(
+            raw.into_iter()
+                .map(|(start, end, rule)| Finding { start, end, rule }),
+        );
+    }
+
     /// What consecutive lines of text show only together: a hexdump whose
     /// rows (one a line) spell a secret across them, or a list of bytes
     /// over several lines, or a token a wrap cut. In a patch (`diff`) each line is read without

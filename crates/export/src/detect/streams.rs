@@ -19,6 +19,13 @@
 //!   `stderr`, or whose `type` (or `event`) names a `delta`, `chunk`,
 //!   `stdout`, `stderr` or `output`.
 //!
+//! A record none of these mark can still hold pieces: a string under a
+//! text member at any depth, or in a short top-level array, that may
+//! hold part of a secret cut at one of its ends (see [`structural`]).
+//! Such a stream is read only where a run of token bytes crosses from
+//! one piece into the next, by the rules alone (see
+//! `Reassembler::find_at_crossings`).
+//!
 //! **Which stream** a piece belongs to: the values of the record's
 //! identifying members (`index`, `item_id`, `output_index`,
 //! `content_index`, `call_id`/`tool_call_id`/`tool_use_id` in their
@@ -105,6 +112,10 @@ pub struct Piece {
     pub pointer: String,
     /// The text.
     pub text: String,
+    /// Whether only the record's structure made it a piece (see
+    /// [`structural`]): its stream is read only where a run of token bytes
+    /// crosses from one piece into the next.
+    pub structural: bool,
 }
 
 /// What a record is to the streams: pieces, an end, or neither.
@@ -171,7 +182,8 @@ pub fn record<'a>(v: &'a Node<'_>) -> Record {
             )
     });
     if !placed && !chunked {
-        out.ends = ends_streams(&kind);
+        out.pieces = structural(v);
+        out.ends = out.pieces.is_empty() && ends_streams(&kind);
         return out;
     }
     // (place, pointer, text); the stream's key is read only for a record
@@ -215,8 +227,11 @@ pub fn record<'a>(v: &'a Node<'_>) -> Record {
                 key: format!("{key}\u{1e}{place}"),
                 pointer,
                 text: text.to_string(),
+                structural: false,
             })
             .collect();
+    } else {
+        out.pieces = structural(v);
     }
     out.ends = out.pieces.is_empty() && ends_streams(&kind);
     out
@@ -263,6 +278,247 @@ fn choice_pieces<'a>(choices: &'a [Node<'_>], push: &mut impl FnMut(&str, String
             );
         }
     }
+}
+
+/// Member names that hold text in a record of any schema.
+const STRUCTURAL_MEMBERS: &[&str] = &[
+    "text",
+    "content",
+    "data",
+    "chunk",
+    "output",
+    "line",
+    "message",
+    "token",
+    "response",
+    "result",
+    "delta",
+    "textDelta",
+    "text_delta",
+    "body",
+    "log",
+    "msg",
+];
+/// How deep [`structural`] looks for them (members and array elements).
+const STRUCTURAL_DEPTH: usize = 6;
+/// Elements of an array [`structural`] looks into: a chunk's arrays are
+/// short (a candidate, a part); a long one is a document, not a piece.
+const STRUCTURAL_ELEMENTS: usize = 4;
+/// Pieces [`structural`] takes from one record.
+const STRUCTURAL_PIECES: usize = 8;
+
+/// The pieces of a record that no named member marks as a stream: each
+/// string under a text member ([`STRUCTURAL_MEMBERS`]) at any depth up to
+/// [`STRUCTURAL_DEPTH`], and each string of a short top-level array (a
+/// terminal recording's `[time, "o", text]`). Their stream is the record's
+/// identifying members with the string's pointer, so the text at one place
+/// of one schema joins from record to record whatever the schema is
+/// (Gemini's `candidates[0].content.parts[0].text`, an `{"event":"token",
+/// "data":…}` feed, a tool's output in two results). Most records hold
+/// such strings, so their streams are read only where a run of token
+/// bytes crosses from one piece into the next (see [`crossings`]).
+fn structural(v: &Node<'_>) -> Vec<Piece> {
+    let mut found: Vec<(String, &str)> = Vec::new();
+    match v {
+        Node::Array(items) if items.len() <= STRUCTURAL_ELEMENTS => {
+            for (i, x) in items.iter().enumerate() {
+                if let Node::String(t) = x {
+                    if may_cross(t.as_bytes()) {
+                        found.push((format!("/{i}"), t));
+                    }
+                }
+            }
+        }
+        Node::Object(_) => {
+            let mut path = [Step::Index(0); STRUCTURAL_DEPTH];
+            text_members(v, &mut path, 0, &mut found);
+        }
+        _ => {}
+    }
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let key = key_of(v);
+    found
+        .into_iter()
+        .map(|(pointer, text)| Piece {
+            key: format!("{key}\u{1e}~{pointer}"),
+            pointer,
+            text: text.to_string(),
+            structural: true,
+        })
+        .collect()
+}
+
+/// One step of the path [`text_members`] walks.
+#[derive(Debug, Clone, Copy)]
+enum Step<'a> {
+    Member(&'a str),
+    Index(usize),
+}
+
+/// The JSON pointer of `path` (RFC 6901 escapes).
+fn pointer_of(path: &[Step<'_>]) -> String {
+    let mut at = String::new();
+    for step in path {
+        at.push('/');
+        match step {
+            Step::Index(i) => at.push_str(&i.to_string()),
+            Step::Member(k) => {
+                for c in k.chars() {
+                    match c {
+                        '~' => at.push_str("~0"),
+                        '/' => at.push_str("~1"),
+                        c => at.push(c),
+                    }
+                }
+            }
+        }
+    }
+    at
+}
+
+/// Pieces this short join their stream whatever their edges hold (a
+/// token streamed a few bytes a record has plain letters for pieces).
+const SHORT_PIECE: usize = 16;
+
+/// Whether a structural piece can hold part of a secret split at one of
+/// its ends: it is short, or the run of non-blank bytes at its start or
+/// its end is not a plain word (letters, at most the first a capital, with
+/// a sentence's punctuation around them). Most text ends and begins with
+/// a word or a blank; a secret cut in two leaves a digit, a symbol, a run
+/// of capitals or a case change at the cut, but for a few letters (a
+/// short piece).
+fn may_cross(t: &[u8]) -> bool {
+    if t.len() <= SHORT_PIECE {
+        return true;
+    }
+    let blank = |c: &u8| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'');
+    let head = t.iter().position(blank).unwrap_or(t.len());
+    let tail = t.iter().rposition(blank).map_or(0, |i| i + 1);
+    !plain_word(&t[..head]) || !plain_word(&t[tail..])
+}
+
+/// A word as prose has it: letters (non-ASCII ones too), the first
+/// possibly a capital, behind opening and before closing punctuation.
+fn plain_word(run: &[u8]) -> bool {
+    let start = run
+        .iter()
+        .position(|c| !matches!(c, b'(' | b'[' | b'{' | b'`' | b'*' | b'_'))
+        .unwrap_or(run.len());
+    let end = run
+        .iter()
+        .rposition(|c| {
+            !matches!(
+                c,
+                b'.' | b',' | b';' | b'!' | b'?' | b')' | b']' | b'}' | b'`' | b'*'
+            )
+        })
+        .map_or(start, |i| i + 1)
+        .max(start);
+    run[start..end]
+        .iter()
+        .enumerate()
+        .all(|(i, c)| c.is_ascii_lowercase() || *c >= 0x80 || (i == 0 && c.is_ascii_uppercase()))
+}
+
+/// The strings under text members below `v` (whose path is
+/// `path[..depth]`) that [`may_cross`], with their pointers.
+fn text_members<'a>(
+    v: &'a Node<'_>,
+    path: &mut [Step<'a>; STRUCTURAL_DEPTH],
+    depth: usize,
+    found: &mut Vec<(String, &'a str)>,
+) {
+    if depth >= STRUCTURAL_DEPTH || found.len() >= STRUCTURAL_PIECES {
+        return;
+    }
+    match v {
+        Node::Object(members) => {
+            for (k, x) in members {
+                path[depth] = Step::Member(k);
+                match x {
+                    Node::String(t)
+                        if found.len() < STRUCTURAL_PIECES
+                            && STRUCTURAL_MEMBERS.contains(&k.as_ref())
+                            && may_cross(t.as_bytes()) =>
+                    {
+                        found.push((pointer_of(&path[..=depth]), t));
+                    }
+                    Node::Object(_) | Node::Array(_) => text_members(x, path, depth + 1, found),
+                    _ => {}
+                }
+            }
+        }
+        Node::Array(items) => {
+            for (i, x) in items.iter().take(STRUCTURAL_ELEMENTS).enumerate() {
+                if matches!(x, Node::Object(_) | Node::Array(_)) {
+                    path[depth] = Step::Index(i);
+                    text_members(x, path, depth + 1, found);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Where a run of token bytes crosses from one piece of a structural
+/// stream into the next: the piece after the boundary, and the run's
+/// bytes on either side of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Crossing {
+    piece: usize,
+    left: usize,
+    right: usize,
+}
+
+/// The shortest run across a boundary that can be a secret split there.
+const MIN_CROSSING: usize = 12;
+/// Bytes of a run counted on each side of a boundary.
+const MAX_RUN: usize = 4 << 10;
+/// Bytes read either side of a crossing run (a label before a value).
+const CROSSING_CONTEXT: usize = 256;
+
+/// The boundaries between `parts` (a stream's pieces, whose text, from
+/// offset `base` on, is `text`) that a run of non-blank bytes crosses, at
+/// least [`MIN_CROSSING`] long and shaped like a token (a digit, or both
+/// cases, or a `=` or `:` joining a name to its value). A secret split
+/// between two records is such a run; two words, or a sentence's end and
+/// the next one's start, are not.
+fn crossings(text: &str, base: usize, parts: &[Part]) -> Vec<Crossing> {
+    let t = text.as_bytes();
+    let blank = |c: &u8| c.is_ascii_whitespace() || *c == b'"' || *c == b'\'';
+    let mut out = Vec::new();
+    for (i, p) in parts.iter().enumerate().skip(1) {
+        let at = p.at - base;
+        if p.len == 0 || at == 0 || at >= t.len() {
+            continue;
+        }
+        let left = t[at.saturating_sub(MAX_RUN)..at]
+            .iter()
+            .rev()
+            .take_while(|c| !blank(c))
+            .count();
+        let right = t[at..(at + MAX_RUN).min(t.len())]
+            .iter()
+            .take_while(|c| !blank(c))
+            .count();
+        if left == 0 || right == 0 || left + right < MIN_CROSSING {
+            continue;
+        }
+        let run = &t[at - left..at + right];
+        let token = run.iter().any(u8::is_ascii_digit)
+            || (run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase))
+            || run.iter().any(|c| matches!(c, b'=' | b':'));
+        if token {
+            out.push(Crossing {
+                piece: i,
+                left,
+                right,
+            });
+        }
+    }
+    out
 }
 
 /// Whether a record of this (lower-cased) `type` or `event` ends the open
@@ -347,6 +603,8 @@ struct Stream {
     used: u64,
     /// Spans (from the stream's start) already reported.
     reported: BTreeSet<(usize, usize)>,
+    /// Whether its pieces are structural (read only at crossings).
+    structural: bool,
 }
 
 /// Joins the pieces of each stream of one artifact, fed record by record
@@ -401,6 +659,7 @@ impl<'d> Reassembler<'d> {
                         scanned: 0,
                         used: 0,
                         reported: BTreeSet::new(),
+                        structural: p.structural,
                     });
                     self.streams.len() - 1
                 }
@@ -458,19 +717,113 @@ impl<'d> Reassembler<'d> {
             last_scan: s.scanned,
         };
         if s.parts.len() - first >= 2 {
-            for newline in [false, true] {
-                let (joined, offsets) = join(&s.text, s.base, &s.parts[first..], newline);
-                self.scratch.clear();
-                self.det.find(joined.as_bytes(), &mut self.scratch);
-                let found = std::mem::take(&mut self.scratch);
-                for f in &found {
-                    self.report(s, &joined, &offsets, f, region);
+            let crossed = s
+                .structural
+                .then(|| crossings(&s.text, s.base, &s.parts[first..]));
+            if crossed.as_ref().is_none_or(|c| !c.is_empty()) {
+                for newline in [false, true] {
+                    let (joined, offsets) = join(&s.text, s.base, &s.parts[first..], newline);
+                    let found = match &crossed {
+                        None => self.find_in(&joined, 0..joined.len(), false),
+                        Some(c) => self.find_at_crossings(&joined, &offsets, c),
+                    };
+                    for f in &found {
+                        self.report(s, &joined, &offsets, f, region);
+                    }
+                    self.scratch = found;
                 }
-                self.scratch = found;
             }
         }
         s.scanned = s.base + s.text.len();
         self.trim(s);
+    }
+
+    /// The findings in `joined[range]`, at their offsets in `joined`: of
+    /// every view, or (`written`) of the rules in the text as written.
+    fn find_in(
+        &mut self,
+        joined: &str,
+        range: std::ops::Range<usize>,
+        written: bool,
+    ) -> Vec<Finding> {
+        let mut found = std::mem::take(&mut self.scratch);
+        found.clear();
+        let part = &joined.as_bytes()[range.clone()];
+        if written {
+            self.det.find_written(part, &mut found);
+        } else {
+            self.det.find(part, &mut found);
+        }
+        for f in &mut found {
+            f.start += range.start;
+            f.end += range.start;
+        }
+        found
+    }
+
+    /// The findings of a structural stream: the rules' matches in the text
+    /// as written (a decoded view would read two records' dumps as one),
+    /// around each crossing run (overlapping windows read once), kept only
+    /// when they span a crossing's boundary (a match the window's edge
+    /// made is not one).
+    fn find_at_crossings(
+        &mut self,
+        joined: &str,
+        offsets: &[(usize, usize)],
+        crossed: &[Crossing],
+    ) -> Vec<Finding> {
+        let bounds: Vec<usize> = crossed.iter().map(|c| offsets[c.piece].0).collect();
+        let mut out: Vec<Finding> = Vec::new();
+        let mut window: Option<(usize, usize)> = None;
+        // Boundaries strictly inside `a..b` among the sorted `at`.
+        let inside = |at: &[usize], a: usize, b: usize| {
+            at.partition_point(|&x| x < b)
+                .saturating_sub(at.partition_point(|&x| x <= a))
+        };
+        let starts: Vec<usize> = offsets
+            .iter()
+            .filter(|&&(_, len)| len > 0)
+            .map(|&(a, _)| a)
+            .collect();
+        // A finding counts when it crosses a crossing and no other
+        // boundary: one that reaches past a blank between two records
+        // glued text that was never one.
+        let flush = |me: &mut Self, (x, y): (usize, usize), out: &mut Vec<Finding>| {
+            let found = me.find_in(joined, x..y, true);
+            out.extend(
+                found
+                    .iter()
+                    .filter(|f| {
+                        let crossed = inside(&bounds, f.start, f.end);
+                        crossed > 0 && crossed == inside(&starts, f.start, f.end)
+                    })
+                    .cloned(),
+            );
+            me.scratch = found;
+        };
+        for (c, &b) in crossed.iter().zip(&bounds) {
+            // A newline join adds a byte per boundary inside the run.
+            let mut x = b.saturating_sub(2 * c.left + CROSSING_CONTEXT);
+            let mut y = (b + 2 * c.right + CROSSING_CONTEXT).min(joined.len());
+            while !joined.is_char_boundary(x) {
+                x -= 1;
+            }
+            while !joined.is_char_boundary(y) {
+                y += 1;
+            }
+            window = match window {
+                Some((wx, wy)) if x <= wy => Some((wx, wy.max(y))),
+                Some(w) => {
+                    flush(self, w, &mut out);
+                    Some((x, y))
+                }
+                None => Some((x, y)),
+            };
+        }
+        if let Some(w) = window {
+            flush(self, w, &mut out);
+        }
+        out
     }
 
     /// Reports a finding of the joined text (pieces at `offsets`) that
@@ -556,6 +909,7 @@ fn placeholder_stream() -> Stream {
         scanned: 0,
         used: 0,
         reported: BTreeSet::new(),
+        structural: false,
     }
 }
 

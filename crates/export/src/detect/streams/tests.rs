@@ -176,3 +176,88 @@ fn a_record_that_ends_a_stream_is_known_by_its_words() {
         assert_eq!(record(&Node::from(&json!({"type": t}))).ends, ends, "{t}");
     }
 }
+
+#[test]
+fn a_schema_nobody_named_streams_by_its_structure() {
+    // Gemini's chunks, a feed of tokens, and a tool's output in two
+    // results: no member or type names a stream, the place the text
+    // stands at does.
+    let gemini =
+        |t: &str| json!({"candidates": [{"content": {"parts": [{"text": t}], "role": "model"}}]});
+    let text = format!("my token is {TOKEN} ok");
+    let mut records: Vec<serde_json::Value> = text
+        .as_bytes()
+        .chunks(7)
+        .map(|c| gemini(std::str::from_utf8(c).unwrap()))
+        .collect();
+    let fed = format!("export SOME_TOKEN={TOKEN}\n");
+    records.extend(
+        fed.as_bytes()
+            .chunks(3)
+            .map(|c| json!({"event": "token", "data": std::str::from_utf8(c).unwrap()})),
+    );
+    records.push(json!({"type": "tool_result", "output": format!("using {}", &TOKEN[..22])}));
+    records.push(json!({"type": "tool_result", "output": format!("{}\nexit 0\n", &TOKEN[22..])}));
+    let out = applied(&records);
+    let text = text_of(&out);
+    for w in TOKEN.as_bytes().windows(8) {
+        assert!(!text.contains(std::str::from_utf8(w).unwrap()), "{text}");
+    }
+    assert_eq!(text.matches("[X]").count(), 3, "{text}");
+    assert_eq!(out[records.len() - 2]["output"], "using [X]");
+    assert_eq!(out[records.len() - 1]["output"], "\nexit 0\n");
+}
+
+#[test]
+fn records_that_were_never_one_text_are_not_glued_into_a_secret() {
+    // Two hexdumps in a row: read joined, their rows would spell the
+    // token across records, but each dump is its own string's to judge.
+    let dump = |t: &[u8]| {
+        t.chunks(16)
+            .enumerate()
+            .map(|(i, row)| {
+                let hex: Vec<String> = row.iter().map(|b| format!("{b:02x}")).collect();
+                format!(
+                    "{:08x}: {}  {}",
+                    i * 16,
+                    hex.join(" "),
+                    String::from_utf8_lossy(row)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let records = vec![
+        json!({"type": "tool_result", "output": dump(format!("a {TOKEN}").as_bytes())}),
+        json!({"type": "tool_result", "output": dump(format!("x {TOKEN} y").as_bytes())}),
+        // Prose and code that end and begin with something other than a
+        // word: glued, they make no secret.
+        json!({"type": "message", "text": "Set the limit to 4096."}),
+        json!({"type": "message", "text": "HTTP/1.1 200 OK then"}),
+        json!({"type": "message", "text": "see crates/export/src/detect/streams.rs"}),
+        json!({"type": "message", "text": "2026-12-07T10:50:22Z started"}),
+    ];
+    assert_eq!(cuts(&records), vec![], "{records:?}");
+}
+
+#[test]
+fn a_piece_joins_its_stream_when_its_ends_could_hold_a_cut_secret() {
+    for t in [
+        "a",
+        "ghp_R2d2",
+        "short plain",
+        "ends mid token ghp_R2d2C3po",
+        "AKIA starts it",
+        "words then x9",
+    ] {
+        assert!(may_cross(t.as_bytes()), "{t}");
+    }
+    for t in [
+        "The agent ran the tests and they passed.",
+        "(see the manual) for more",
+        "\nexit code was zero\n",
+        "Ça marche très bien, merci.",
+    ] {
+        assert!(!may_cross(t.as_bytes()), "{t}");
+    }
+}
