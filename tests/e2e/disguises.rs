@@ -297,6 +297,71 @@ fn a_token_streamed_in_a_schema_no_rule_names_is_cut_from_every_piece() {
 }
 
 #[test]
+fn a_token_split_into_concatenated_literals_or_written_as_utf16_hex_goes() {
+    let env = Env::new();
+    let (a, b, c) = (&GH[..10], &GH[10..24], &GH[24..]);
+    let code = format!("const token = \"{a}\" +\n  \"{b}\" +\n  \"{c}\";\n");
+    let utf16: String = format!("set TOKEN={GH}")
+        .encode_utf16()
+        .map(|u| format!("{:02x}{:02x}", u & 0xff, u >> 8))
+        .collect();
+    let e = exported_session(
+        &env,
+        "concatenated",
+        &[
+            json!({"type": "tool_result", "output": code}),
+            json!({"type": "tool_result", "output": format!("reg query: {utf16}")}),
+        ],
+    );
+    no_run_of(&e, GH, 10, "concatenated literals and UTF-16 hex");
+    assert!(
+        contains(&e.seen, "const token = \\\"[REDACTED_SECRET:"),
+        "the placeholder stands in the first literal"
+    );
+}
+
+#[test]
+fn a_secret_spelled_by_an_array_of_bytes_or_characters_is_spelled_as_its_placeholder() {
+    let env = Env::new();
+    let text = format!("GITHUB_TOKEN={GH}\n");
+    let bytes: Vec<Value> = text.bytes().map(Value::from).collect();
+    let chars: Vec<Value> = text.chars().map(|c| json!(c.to_string())).collect();
+    let e = exported_session(
+        &env,
+        "spelled",
+        &[
+            json!({"type": "tool_result", "output": {"type": "Buffer", "data": bytes}}),
+            json!({"type": "tool_result", "chars": chars}),
+            json!({"type": "tool_result", "sizes": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]}),
+        ],
+    );
+    assert_eq!(e.code, 0, "{}", e.envelope);
+    let session = session_of(&e);
+    let spelled = |v: &Value| -> String {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| match x {
+                Value::Number(n) => char::from(n.as_u64().unwrap() as u8).to_string(),
+                Value::String(s) => s.clone(),
+                other => panic!("{other}"),
+            })
+            .collect()
+    };
+    for got in [
+        spelled(&session[0]["output"]["data"]),
+        spelled(&session[1]["chars"]),
+    ] {
+        assert!(got.starts_with("GITHUB_TOKEN=[REDACTED_SECRET:"), "{got}");
+        assert!(!got.contains(&GH[4..20]), "{got}");
+    }
+    assert_eq!(
+        session[2]["sizes"][16], 17,
+        "numbers that spell nothing stay"
+    );
+}
+
+#[test]
 fn a_private_key_printed_a_line_per_record_and_a_tool_output_in_chunks_go_whole() {
     let env = Env::new();
     let body = [

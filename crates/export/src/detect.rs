@@ -18,6 +18,7 @@ pub(crate) mod memo;
 pub(crate) mod names;
 pub(crate) mod ppk;
 pub mod rules;
+pub(crate) mod spelled;
 pub(crate) mod streams;
 pub(crate) mod views;
 pub(crate) mod walker;
@@ -435,6 +436,47 @@ mod tests {
             &mut out,
         );
         assert_eq!(out, []);
+    }
+
+    #[test]
+    fn a_secret_split_into_concatenated_literals_is_found_across_them() {
+        let det = Detector::new(RuleSet::new(&[]).unwrap(), &[], Placeholders::AreExpected);
+        let found = |s: &str| {
+            let mut out = Vec::new();
+            det.find(s.as_bytes(), &mut out);
+            out.into_iter()
+                .map(|f| s[f.start..f.end].to_string())
+                .collect::<Vec<_>>()
+        };
+        let gh = "ghp_R2d2C3poLukeLeia0123456789abcdefABCD";
+        let (a, b, c) = (&gh[..9], &gh[9..25], &gh[25..]);
+        for (s, whole) in [
+            (
+                format!("token = \"{a}\" + \"{b}\" + \"{c}\";"),
+                format!("{a}\" + \"{b}\" + \"{c}"),
+            ),
+            (
+                format!("TOKEN = ('{a}'\n    '{b}'\n    '{c}')"),
+                format!("{a}'\n    '{b}'\n    '{c}"),
+            ),
+            (format!("$t = '{a}' . '{b}{c}';"), format!("{a}' . '{b}{c}")),
+        ] {
+            // (A label rule may also take the first literal alone.)
+            assert!(found(&s).contains(&whole), "{s}: {:?}", found(&s));
+        }
+        // A label reads across the junction too, the literal ends the value.
+        let value = "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB";
+        let s = format!("api_key = \"{}\" + \"{}\"", &value[..12], &value[12..]);
+        assert!(
+            found(&s).contains(&format!("{}\" + \"{}", &value[..12], &value[12..])),
+            "{s}"
+        );
+        // Words joined are words; an escaped quote is no junction.
+        assert_eq!(
+            found("msg = \"Content-Type\" + \"application/json\""),
+            Vec::<String>::new()
+        );
+        assert_eq!(found("SELECT 'it''s ghp_R2d2C3po'"), Vec::<String>::new());
     }
 
     #[test]

@@ -524,6 +524,9 @@ impl FinalScan {
             Node::String(s) => self.string(s, file, pointer),
             Node::Number(n) => self.number(&n.to_string(), file, pointer),
             Node::Array(a) => {
+                if let Some((_, text)) = crate::detect::spelled::of_nodes(a) {
+                    self.string(&text, file, pointer);
+                }
                 for (i, x) in a.iter().enumerate() {
                     let len = pointer.len();
                     let _ = write!(pointer, "/{i}");
@@ -782,7 +785,11 @@ impl FinalScan {
                     )
                 })?;
                 self.value(&v, rel, &mut pointer);
-                let r = crate::detect::streams::record(&v);
+                let mut r = crate::detect::streams::record(&v);
+                // Structural streams are the writer's alone: their pieces
+                // were never one text, and the rewrite changed what they
+                // glue to (docs/EXPORT.md, "Structural streams").
+                r.pieces.retain(|p| !p.structural);
                 if r.ends || !r.pieces.is_empty() {
                     streamed.push((n, r));
                 }

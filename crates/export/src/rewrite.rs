@@ -439,6 +439,15 @@ impl<'a> Scrubber<'a> {
                 };
             }
             Value::Array(a) => {
+                // An array that spells text is rewritten as that text, and
+                // spelled back the same way.
+                if let Some((how, text)) = crate::detect::spelled::of_values(a) {
+                    let t = self.string(&text, c);
+                    if t != text {
+                        *a = crate::detect::spelled::respell(how, &t);
+                        return Ok(());
+                    }
+                }
                 let pair = crate::detect::names::secret_pair(a, &self.sweep.allow).is_some();
                 for (i, x) in a.iter_mut().enumerate() {
                     if pair && i == 1 {

@@ -281,6 +281,10 @@ impl<'a> Collector<'a> {
         match v {
             Node::String(s) => self.string(s, depth),
             Node::Array(a) => {
+                // [103, 104, 112, …] or ["g", "h", "p", …]: read as text.
+                if let Some((_, text)) = crate::detect::spelled::of_nodes(a) {
+                    self.string(&text, depth);
+                }
                 // ["OPENAI_API_KEY", "<value>"] pairs (env lists, argv).
                 if let Some(val) = crate::detect::names::secret_pair(a, self.allow) {
                     self.dirty = true;

@@ -123,7 +123,8 @@ pub struct Piece {
 pub struct Record {
     /// Its pieces.
     pub pieces: Vec<Piece>,
-    /// Whether it ends every open stream.
+    /// Whether it ends every open stream (before its own pieces, which
+    /// are then structural ones).
     pub ends: bool,
 }
 
@@ -182,8 +183,8 @@ pub fn record<'a>(v: &'a Node<'_>) -> Record {
             )
     });
     if !placed && !chunked {
+        out.ends = ends_streams(&kind);
         out.pieces = structural(v);
-        out.ends = out.pieces.is_empty() && ends_streams(&kind);
         return out;
     }
     // (place, pointer, text); the stream's key is read only for a record
@@ -219,6 +220,7 @@ pub fn record<'a>(v: &'a Node<'_>) -> Record {
         Some((m, s)) if (streamed || chunked) && !has_pieces(v) => push(m, format!("/{m}"), s),
         _ => {}
     }
+    out.ends = found.is_empty() && ends_streams(&kind);
     if !found.is_empty() {
         let key = key_of(v);
         out.pieces = found
@@ -233,7 +235,6 @@ pub fn record<'a>(v: &'a Node<'_>) -> Record {
     } else {
         out.pieces = structural(v);
     }
-    out.ends = out.pieces.is_empty() && ends_streams(&kind);
     out
 }
 
@@ -299,6 +300,18 @@ const STRUCTURAL_MEMBERS: &[&str] = &[
     "log",
     "msg",
 ];
+/// Whether `k` is one of [`STRUCTURAL_MEMBERS`] (one compare of the
+/// length and first byte rules most names out).
+fn is_text_member(k: &str) -> bool {
+    matches!(
+        (k.len(), k.as_bytes().first()),
+        (
+            3..=10,
+            Some(b'b' | b'c' | b'd' | b'l' | b'm' | b'o' | b'r' | b't')
+        )
+    ) && STRUCTURAL_MEMBERS.contains(&k)
+}
+
 /// How deep [`structural`] looks for them (members and array elements).
 const STRUCTURAL_DEPTH: usize = 6;
 /// Elements of an array [`structural`] looks into: a chunk's arrays are
@@ -378,6 +391,13 @@ fn pointer_of(path: &[Step<'_>]) -> String {
     at
 }
 
+/// What ends a run of token bytes across pieces: a blank, a quote, and a
+/// bracket (a placeholder the export wrote, `[REDACTED_SECRET:…]`, is no
+/// part of a token, so the readback never glues one to its neighbour).
+fn blank(c: &u8) -> bool {
+    c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'[' | b']')
+}
+
 /// Pieces this short join their stream whatever their edges hold (a
 /// token streamed a few bytes a record has plain letters for pieces).
 const SHORT_PIECE: usize = 16;
@@ -393,7 +413,6 @@ fn may_cross(t: &[u8]) -> bool {
     if t.len() <= SHORT_PIECE {
         return true;
     }
-    let blank = |c: &u8| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'');
     let head = t.iter().position(blank).unwrap_or(t.len());
     let tail = t.iter().rposition(blank).map_or(0, |i| i + 1);
     !plain_word(&t[..head]) || !plain_word(&t[tail..])
@@ -440,7 +459,7 @@ fn text_members<'a>(
                 match x {
                     Node::String(t)
                         if found.len() < STRUCTURAL_PIECES
-                            && STRUCTURAL_MEMBERS.contains(&k.as_ref())
+                            && is_text_member(k)
                             && may_cross(t.as_bytes()) =>
                     {
                         found.push((pointer_of(&path[..=depth]), t));
@@ -472,6 +491,11 @@ struct Crossing {
     right: usize,
 }
 
+/// A structural piece this long that a match covers whole is a value of
+/// its own (a blob, an output) glued to its neighbour, not part of one
+/// secret: a secret split over records leaves a fragment in each, and a
+/// long record holds more than its fragment.
+const WHOLE_PIECE: usize = 64;
 /// The shortest run across a boundary that can be a secret split there.
 const MIN_CROSSING: usize = 12;
 /// Bytes of a run counted on each side of a boundary.
@@ -487,7 +511,6 @@ const CROSSING_CONTEXT: usize = 256;
 /// the next one's start, are not.
 fn crossings(text: &str, base: usize, parts: &[Part]) -> Vec<Crossing> {
     let t = text.as_bytes();
-    let blank = |c: &u8| c.is_ascii_whitespace() || *c == b'"' || *c == b'\'';
     let mut out = Vec::new();
     for (i, p) in parts.iter().enumerate().skip(1) {
         let at = p.at - base;
@@ -635,9 +658,9 @@ impl<'d> Reassembler<'d> {
 
     /// Feeds record `line`.
     pub fn feed(&mut self, line: u64, r: Record) {
+        // An end comes before the record's own (structural) pieces.
         if r.ends {
             self.finish();
-            return;
         }
         for p in r.pieces {
             self.clock += 1;
@@ -764,8 +787,8 @@ impl<'d> Reassembler<'d> {
     /// The findings of a structural stream: the rules' matches in the text
     /// as written (a decoded view would read two records' dumps as one),
     /// around each crossing run (overlapping windows read once), kept only
-    /// when they span a crossing's boundary (a match the window's edge
-    /// made is not one).
+    /// when they span a crossing's boundary and no other, and cover no
+    /// long piece whole ([`WHOLE_PIECE`]).
     fn find_at_crossings(
         &mut self,
         joined: &str,
@@ -795,7 +818,11 @@ impl<'d> Reassembler<'d> {
                     .iter()
                     .filter(|f| {
                         let crossed = inside(&bounds, f.start, f.end);
-                        crossed > 0 && crossed == inside(&starts, f.start, f.end)
+                        crossed > 0
+                            && crossed == inside(&starts, f.start, f.end)
+                            && !offsets.iter().any(|&(a, len)| {
+                                len >= WHOLE_PIECE && f.start <= a && a + len <= f.end
+                            })
                     })
                     .cloned(),
             );

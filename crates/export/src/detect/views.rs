@@ -12,7 +12,8 @@
 //! invisible format characters taken out (a zero-width space inside a
 //! token), base64 and base64url runs that decode to text, or to gzip, zlib
 //! or zstd data that inflates (at most [`MAX_INFLATED`] bytes, read as
-//! bytes), runs of hex digits that decode to text, and hexdumps (`xxd`,
+//! bytes), runs of hex digits that decode to text (UTF-8, or UTF-16 in
+//! either order) or to compressed data that inflates, and hexdumps (`xxd`,
 //! `hexdump -C`, `od -A x -t x1z`): the bytes of their hex columns, and
 //! their ASCII column joined across rows, each byte mapped to its whole
 //! row, so a secret found in either takes every row it touches. And lists
@@ -56,6 +57,9 @@ pub struct View {
     /// breaks; see [`wrapped`]): only a hit across one of them is news,
     /// the rest the lines show on their own. Empty for other views.
     joins: Vec<u32>,
+    /// Whether every rule reads across its joins (see [`concatenated`]),
+    /// not only those that know a token by its shape.
+    reads_labels: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -108,6 +112,7 @@ impl View {
             origin,
             overflow: inner.overflow,
             joins,
+            reads_labels: self.reads_labels || inner.reads_labels,
         }
     }
 
@@ -117,6 +122,7 @@ impl View {
             origin: Origin::Map(map),
             overflow: false,
             joins: Vec::new(),
+            reads_labels: false,
         }
     }
 
@@ -126,12 +132,14 @@ impl View {
             origin: Origin::Whole(start, end),
             overflow: false,
             joins: Vec::new(),
+            reads_labels: false,
         }
     }
 
-    /// Whether the view joins lines a wrap cut (see [`wrapped`]).
+    /// Whether the view joins lines a wrap cut (see [`wrapped`]): only
+    /// a rule that knows a token by its shape reads across the joins.
     pub fn joined(&self) -> bool {
-        !self.joins.is_empty()
+        !self.joins.is_empty() && !self.reads_labels
     }
 
     /// Whether a hit at original span `start..end` is news: any hit in
@@ -201,6 +209,7 @@ fn one_layer(s: &[u8], out: &mut Vec<View>) {
     hexdump(s, out);
     byte_lists(s, out);
     wrapped(s, out);
+    concatenated(s, out);
 }
 
 /// HTML and XML character references decoded: numeric (`&#103;`,
@@ -333,30 +342,61 @@ fn hex_runs(s: &[u8], out: &mut Vec<View>) {
         }
         let run = &s[start..end - (end - start) % 2];
         if run.len() >= MIN_HEX_RUN {
-            // Most hex runs are digests: their first bytes are not text.
-            let head: Vec<u8> = run[..8]
-                .chunks(2)
-                .map(|p| hex_val(p[0]) << 4 | hex_val(p[1]))
-                .collect();
-            if head
-                .iter()
-                .all(|&b| b == b'\n' || b == b'\t' || (0x20..0x7f).contains(&b))
-            {
-                let bytes: Vec<u8> = run
-                    .chunks(2)
-                    .map(|p| hex_val(p[0]) << 4 | hex_val(p[1]))
-                    .collect();
-                if let Some(text) = printable(bytes) {
-                    out.push(View::whole(text, start, start + run.len()));
-                }
-            }
+            hex_run(run, start, out);
         }
         i = end;
     }
 }
 
+/// The view of one hex run (at `start`): the text it spells, as bytes or
+/// as UTF-16 (either order), or what it inflates to when it is gzip, zlib
+/// or zstd data.
+fn hex_run(run: &[u8], start: usize, out: &mut Vec<View>) {
+    let decode = || -> Vec<u8> {
+        run.chunks(2)
+            .map(|p| hex_val(p[0]) << 4 | hex_val(p[1]))
+            .collect()
+    };
+    // Most hex runs are digests: their first bytes are neither text nor a
+    // compressed format's magic, and nothing is decoded whole.
+    let head: Vec<u8> = run[..8]
+        .chunks(2)
+        .map(|p| hex_val(p[0]) << 4 | hex_val(p[1]))
+        .collect();
+    let text = |b: &u8| *b == b'\n' || *b == b'\t' || (0x20..0x7f).contains(b);
+    let end = start + run.len();
+    if head.iter().all(text) {
+        if let Some(t) = printable(decode()) {
+            out.push(View::whole(t, start, end));
+        }
+    } else if let Some(odd) = utf16_order(&head) {
+        let bytes = decode();
+        let units = bytes.chunks_exact(2).map(|u| {
+            let (hi, lo) = if odd { (u[1], u[0]) } else { (u[0], u[1]) };
+            u16::from(hi) << 8 | u16::from(lo)
+        });
+        let t: Option<String> = char::decode_utf16(units).collect::<Result<_, _>>().ok();
+        if let Some(t) = t.and_then(|t| printable(t.into_bytes())) {
+            out.push(View::whole(t, start, end));
+        }
+    } else if compression(&head).is_some() {
+        out.extend(inflate(&decode(), start, end));
+    }
+}
+
+/// Whether four bytes are two UTF-16 units of ASCII text: `Some(true)`
+/// little-endian (`t\0o\0`), `Some(false)` big-endian (`\0t\0o`).
+fn utf16_order(head: &[u8]) -> Option<bool> {
+    let ascii = |b: u8| b == b'\n' || b == b'\t' || (0x20..0x7f).contains(&b);
+    match head {
+        [a, 0, b, 0] if ascii(*a) && ascii(*b) => Some(true),
+        [0, a, 0, b] if ascii(*a) && ascii(*b) => Some(false),
+        _ => None,
+    }
+}
+
 /// `bytes` if they are text: UTF-8, nine in ten characters printable.
-fn printable(bytes: Vec<u8>) -> Option<Vec<u8>> {
+pub(crate) fn printable(bytes: Vec<u8>) -> Option<Vec<u8>> {
     let text = std::str::from_utf8(&bytes).ok()?;
     let printable = text
         .chars()
@@ -517,6 +557,75 @@ fn wrapped(s: &[u8], out: &mut Vec<View>) {
             out.extend(run.take());
         }
     }
+}
+
+/// The shortest run of token characters a concatenation is taken to cut.
+const MIN_CONCATENATED_RUN: usize = 12;
+
+/// String literals joined by an operator (`"xoxb-667" + "1276…"`, `'a' .
+/// 'b'`, `"a" || "b"`, `"a" & "b"`, or side by side as C and Python join
+/// them, across line breaks too): where a literal ends and the next
+/// begins inside a run of token characters, [`MIN_CONCATENATED_RUN`] or
+/// longer together, the string is read with the quotes and operator
+/// between them taken out, each byte mapped to itself. A hit counts only
+/// across such a junction ([`View::news`]); the literals close where the
+/// secret does, so every rule reads there, labels too (`key = "…" + "…"`).
+fn concatenated(s: &[u8], out: &mut Vec<View>) {
+    if memchr::memchr2(b'"', b'\'', s).is_none() {
+        return;
+    }
+    let token = |c: &u8| c.is_ascii_alphanumeric() || b"_-/=".contains(c);
+    let mut junctions: Vec<(usize, usize)> = Vec::new();
+    for i in memchr::memchr2_iter(b'"', b'\'', s) {
+        if i == 0 || !token(&s[i - 1]) || junctions.last().is_some_and(|j| i < j.1) {
+            continue;
+        }
+        let Some(j) = literal_after(s, i) else {
+            continue;
+        };
+        let tail = s[..i].iter().rev().take_while(|c| token(c)).count();
+        let head = s[j + 1..].iter().take_while(|c| token(c)).count();
+        if head > 0 && tail + head >= MIN_CONCATENATED_RUN {
+            junctions.push((i, j + 1));
+        }
+    }
+    if junctions.is_empty() {
+        return;
+    }
+    let mut v = View::mapped(Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
+    let mut at = 0;
+    for &(a, b) in &junctions {
+        push_line(&mut v, s, at, a);
+        v.joins.push(a as u32);
+        at = b;
+    }
+    push_line(&mut v, s, at, s.len());
+    v.reads_labels = true;
+    out.push(v);
+}
+
+/// Where the literal that follows the one closing at `s[close]` opens:
+/// blanks (and a `\` line continuation), at most one concatenation
+/// operator, blanks, and the same quote.
+fn literal_after(s: &[u8], close: usize) -> Option<usize> {
+    let q = s[close];
+    let blank = |c: &u8| matches!(c, b' ' | b'\t' | b'\r' | b'\n' | b'\\');
+    let mut k = close + 1;
+    while s.get(k).is_some_and(blank) {
+        k += 1;
+    }
+    for op in [&b"||"[..], b"..", b"+", b".", b"&"] {
+        if s[k.min(s.len())..].starts_with(op) {
+            k += op.len();
+            break;
+        }
+    }
+    while s.get(k).is_some_and(blank) {
+        k += 1;
+    }
+    // Side by side with nothing between is one literal with an escaped
+    // quote inside (SQL's `''`), not two.
+    (s.get(k) == Some(&q) && k > close + 1).then_some(k)
 }
 
 /// Appends `s[a..b]` to a view of joined lines, each byte mapped to
@@ -889,7 +998,6 @@ fn base64_runs(s: &[u8], out: &mut Vec<View>) {
 /// that the view is marked `overflow`.
 fn inflated(run: &[u8], start: usize, end: usize) -> Option<View> {
     use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
-    use std::io::Read;
     // A length of 1 mod 4 is never valid base64: drop the stray character.
     let trimmed = &run[..run.len() - usize::from(run.len() % 4 == 1)];
     let engine = if trimmed.iter().any(|c| matches!(c, b'-' | b'_')) {
@@ -899,17 +1007,30 @@ fn inflated(run: &[u8], start: usize, end: usize) -> Option<View> {
     };
     let mut head = [0u8; 6];
     engine.decode_slice(&trimmed[..8], &mut head).ok()?;
-    let kind = match head {
-        [0x1f, 0x8b, 8, ..] => 0,
-        [0x78, 0x01 | 0x5e | 0x9c | 0xda, ..] => 1,
-        [0x28, 0xb5, 0x2f, 0xfd, ..] => 2,
-        _ => return None,
-    };
+    compression(&head)?;
     let data = engine.decode(trimmed).ok()?;
-    let reader: Box<dyn Read> = match kind {
-        0 => Box::new(flate2::read::MultiGzDecoder::new(&data[..])),
-        1 => Box::new(flate2::read::ZlibDecoder::new(&data[..])),
-        _ => Box::new(zstd::stream::read::Decoder::new(&data[..]).ok()?),
+    inflate(&data, start, end)
+}
+
+/// Which compressed format bytes beginning with `head` are: gzip (0),
+/// zlib (1) or zstd (2).
+fn compression(head: &[u8]) -> Option<u8> {
+    match head {
+        [0x1f, 0x8b, 8, ..] => Some(0),
+        [0x78, 0x01 | 0x5e | 0x9c | 0xda, ..] => Some(1),
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(2),
+        _ => None,
+    }
+}
+
+/// `data` (decoded from `start..end` of the string) inflated, when it is
+/// gzip, zlib or zstd data (see [`inflated`]).
+fn inflate(data: &[u8], start: usize, end: usize) -> Option<View> {
+    use std::io::Read;
+    let reader: Box<dyn Read> = match compression(data)? {
+        0 => Box::new(flate2::read::MultiGzDecoder::new(data)),
+        1 => Box::new(flate2::read::ZlibDecoder::new(data)),
+        _ => Box::new(zstd::stream::read::Decoder::new(data).ok()?),
     };
     let mut bytes = Vec::new();
     // A stream cut short or damaged still shows what it inflated so far.
@@ -1307,6 +1428,10 @@ mod tests {
             ("zlib", zl.finish().unwrap()),
             ("zstd", zs),
         ] {
+            // Written as hex (`xxd -p`, a bytes literal printed) too.
+            let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+            let s = format!("payload: {hex}");
+            assert_eq!(spans(&s, TOKEN), vec![(9, s.len())], "{name} as hex");
             for engine in [
                 base64::engine::general_purpose::STANDARD,
                 base64::engine::general_purpose::URL_SAFE,
@@ -1333,6 +1458,21 @@ mod tests {
         assert_eq!(spans(&s, TOKEN), vec![(8, s.len())]);
         let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
         assert!(decoded_views(digest.as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn hex_of_utf16_text_is_read_in_either_byte_order() {
+        let le: String = TOKEN
+            .encode_utf16()
+            .map(|u| format!("{:02x}{:02x}", u & 0xff, u >> 8))
+            .collect();
+        let be: String = TOKEN.encode_utf16().map(|u| format!("{u:04x}")).collect();
+        for hex in [le, be] {
+            let s = format!("blob {hex}");
+            assert_eq!(spans(&s, TOKEN), vec![(5, s.len())], "{s}");
+        }
+        // Units that are no text (an odd surrogate) spell nothing.
+        assert!(decoded_views("6100620000d86300".repeat(3).as_bytes()).is_empty());
     }
 
     #[test]

@@ -236,6 +236,12 @@ fn records_that_were_never_one_text_are_not_glued_into_a_secret() {
         json!({"type": "message", "text": "HTTP/1.1 200 OK then"}),
         json!({"type": "message", "text": "see crates/export/src/detect/streams.rs"}),
         json!({"type": "message", "text": "2026-12-07T10:50:22Z started"}),
+        // A short value, a blob, then a label: glued, the value's run goes
+        // on through the blob into the label, but the blob is a value of
+        // its own.
+        json!({"type": "tool_result", "output": "PRIVATE_TOKEN=42fc56d9"}),
+        json!({"type": "tool_result", "output": "W3sKCQkiaWQiOiAiN2MyZTkxZDAtNDRhYi00ZjBlLTlhM2QtMmI1YzhlMWY2YTcwIiwKCQkibmFtZSI6ICJBY21lV2lkZ2V0Igp9XQ"}),
+        json!({"type": "tool_result", "output": "discordToken=\"468420340764152497\""}),
     ];
     assert_eq!(cuts(&records), vec![], "{records:?}");
 }
@@ -259,5 +265,15 @@ fn a_piece_joins_its_stream_when_its_ends_could_hold_a_cut_secret() {
         "Ça marche très bien, merci.",
     ] {
         assert!(!may_cross(t.as_bytes()), "{t}");
+    }
+}
+
+#[test]
+fn every_text_member_passes_the_quick_test() {
+    for m in STRUCTURAL_MEMBERS {
+        assert!(is_text_member(m), "{m}");
+    }
+    for m in ["id", "type", "model", "texts", "seq", "timestamp"] {
+        assert!(!is_text_member(m), "{m}");
     }
 }
