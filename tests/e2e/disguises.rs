@@ -296,8 +296,26 @@ fn a_token_streamed_in_a_schema_no_rule_names_is_cut_from_every_piece() {
     assert!(contains(&e.seen, "\"Expor\""), "the text around stays");
 }
 
+/// `od -c`'s output for `data`.
+fn od_c(data: &[u8]) -> String {
+    data.chunks(16)
+        .enumerate()
+        .map(|(i, row)| {
+            let fields: String = row
+                .iter()
+                .map(|&b| match b {
+                    b'\n' => "  \\n".to_string(),
+                    b' ' => "    ".to_string(),
+                    b => format!("{:>4}", b as char),
+                })
+                .collect();
+            format!("{:07o}{fields}\n", i * 16)
+        })
+        .collect()
+}
+
 #[test]
-fn a_token_split_into_concatenated_literals_or_written_as_utf16_hex_goes() {
+fn a_token_split_into_concatenated_literals_or_written_as_utf16_hex_or_a_character_dump_goes() {
     let env = Env::new();
     let (a, b, c) = (&GH[..10], &GH[10..24], &GH[24..]);
     let code = format!("const token = \"{a}\" +\n  \"{b}\" +\n  \"{c}\";\n");
@@ -311,9 +329,20 @@ fn a_token_split_into_concatenated_literals_or_written_as_utf16_hex_goes() {
         &[
             json!({"type": "tool_result", "output": code}),
             json!({"type": "tool_result", "output": format!("reg query: {utf16}")}),
+            json!({"type": "tool_result", "output": od_c(format!("GITHUB_TOKEN={GH}\n").as_bytes())}),
         ],
     );
-    no_run_of(&e, GH, 10, "concatenated literals and UTF-16 hex");
+    no_run_of(
+        &e,
+        GH,
+        10,
+        "concatenated literals, UTF-16 hex, a character dump",
+    );
+    let dumped: String = GH[4..16].chars().map(|c| format!("{c:>4}")).collect();
+    assert!(
+        !contains(&e.seen, dumped.trim_start()),
+        "the dump's row of the token survived"
+    );
     assert!(
         contains(&e.seen, "const token = \\\"[REDACTED_SECRET:"),
         "the placeholder stands in the first literal"

@@ -15,8 +15,8 @@
 //! bytes), runs of hex digits that decode to text (UTF-8, or UTF-16 in
 //! either order) or to compressed data that inflates, and hexdumps (`xxd`,
 //! `hexdump -C`, `od -A x -t x1z`): the bytes of their hex columns, and
-//! their ASCII column joined across rows, each byte mapped to its whole
-//! row, so a secret found in either takes every row it touches. And lists
+//! their ASCII column joined across rows, and character dumps (`od -c`),
+//! each byte mapped to its whole row, so a secret found in either takes every row it touches. And lists
 //! of byte values (`xxd -i`'s `0x67, 0x68, …`, `bytes([103, 104, …])`,
 //! `new byte[]{…}`) that decode to text, each byte mapped to its line;
 //! and lines a terminal's wrap cut, joined ([`wrapped`]).
@@ -783,6 +783,7 @@ fn hexdump(s: &[u8], out: &mut Vec<View>) {
     }
     let (mut hex, mut hex_map) = (Vec::new(), Vec::new());
     let (mut ascii, mut ascii_map) = (Vec::new(), Vec::new());
+    let (mut chars, mut chars_map) = (Vec::new(), Vec::new());
     let mut at = 0;
     while at <= s.len() {
         // Lines found with memchr: most strings are long and hold no row.
@@ -799,6 +800,13 @@ fn hexdump(s: &[u8], out: &mut Vec<View>) {
             let column = &s[r.ascii.0..r.ascii.1];
             ascii_map.extend(std::iter::repeat_n(span, column.len()));
             ascii.extend_from_slice(column);
+        } else if let Some(bytes) = starts_hex
+            .then(|| char_row(line, !chars.is_empty()))
+            .flatten()
+        {
+            let span = (at as u32, end as u32);
+            chars_map.extend(std::iter::repeat_n(span, bytes.len()));
+            chars.extend(bytes);
         }
         at = end + 1;
     }
@@ -806,6 +814,48 @@ fn hexdump(s: &[u8], out: &mut Vec<View>) {
         out.push(View::mapped(hex, hex_map));
         out.push(View::mapped(ascii, ascii_map));
     }
+    if !chars.is_empty() {
+        out.push(View::mapped(chars, chars_map));
+    }
+}
+
+/// The fewest characters the first row of a character dump holds (`od
+/// -c` prints sixteen; a later row, the last, may hold fewer).
+const MIN_CHAR_ROW: usize = 4;
+
+/// The bytes of one row of a character dump (`od -c`, `hexdump -c`): an
+/// offset of at least six digits, then fields four wide, each a
+/// character right-aligned, an escape (`\n`, `\t`, `\r`, `\0`) or three
+/// octal digits; a blank field is a space. `more` when a row came before.
+fn char_row(line: &[u8], more: bool) -> Option<Vec<u8>> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let offset = line.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+    if offset < 6 || line.len() <= offset {
+        return None;
+    }
+    let fields = &line[offset..];
+    let mut bytes = Vec::with_capacity(fields.len().div_ceil(4));
+    for f in fields.chunks(4) {
+        let c = &f[f.iter().take_while(|c| **c == b' ').count()..];
+        bytes.push(match c {
+            [] => b' ',
+            [b'\\', b'n'] => b'\n',
+            [b'\\', b't'] => b'\t',
+            [b'\\', b'r'] => b'\r',
+            [b'\\', b'0'] => 0,
+            [x] if x.is_ascii_graphic() => *x,
+            [a @ b'0'..=b'3', b @ b'0'..=b'7', c @ b'0'..=b'7'] => {
+                (a - b'0') << 6 | (b - b'0') << 3 | (c - b'0')
+            }
+            _ => return None,
+        });
+    }
+    // A dump's own padding ends a short last row: no trailing spaces.
+    while bytes.last() == Some(&b' ') && fields.len() % 4 != 0 {
+        bytes.pop();
+    }
+    let enough = more || bytes.len() >= MIN_CHAR_ROW;
+    (enough && bytes.iter().any(u8::is_ascii_graphic)).then_some(bytes)
 }
 
 fn has_percent_escape(s: &[u8]) -> bool {
@@ -1458,6 +1508,38 @@ mod tests {
         assert_eq!(spans(&s, TOKEN), vec![(8, s.len())]);
         let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
         assert!(decoded_views(digest.as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn a_character_dump_is_read_across_its_rows() {
+        // `od -c` of "key: <token>\n": sixteen fields a row, four wide.
+        let text = format!("key: {TOKEN}\n");
+        let dump: String = text
+            .as_bytes()
+            .chunks(16)
+            .enumerate()
+            .map(|(i, row)| {
+                let fields: String = row
+                    .iter()
+                    .map(|&b| match b {
+                        b'\n' => "  \\n".to_string(),
+                        b' ' => "    ".to_string(),
+                        b => format!("{:>4}", b as char),
+                    })
+                    .collect();
+                format!("{:07o}{fields}\n", i * 16)
+            })
+            .collect();
+        let views = decoded_views(dump.as_bytes());
+        let v = views
+            .iter()
+            .find(|v| v.bytes == text.as_bytes())
+            .unwrap_or_else(|| panic!("{dump}"));
+        // Each character maps to its whole row.
+        let at = text.find("ghp_").unwrap();
+        assert_eq!(v.original_span(at, at + TOKEN.len()), (0, dump.len() - 1));
+        // Prose with a number in front is no dump.
+        assert!(decoded_views(b"2026123 was a good year for the crops").is_empty());
     }
 
     #[test]
