@@ -210,6 +210,7 @@ fn one_layer(s: &[u8], out: &mut Vec<View>) {
     byte_lists(s, out);
     wrapped(s, out);
     concatenated(s, out);
+    letter_spaced(s, out);
 }
 
 /// HTML and XML character references decoded: numeric (`&#103;`,
@@ -556,6 +557,59 @@ fn wrapped(s: &[u8], out: &mut Vec<View>) {
         if !goes_on || v.bytes.len() > MAX_WRAPPED {
             out.extend(run.take());
         }
+    }
+}
+
+/// Fewest characters of letter-spaced text read (`t o k e n`).
+const MIN_SPACED: usize = 16;
+
+/// Text written a character at a time with a space after each (`g h p _
+/// R 2 d 2`, a word gap three spaces): every other byte, from a run of
+/// at least [`MIN_SPACED`] ASCII characters each followed by one space,
+/// each mapped to itself.
+fn letter_spaced(s: &[u8], out: &mut Vec<View>) {
+    // A run of 31 bytes or more holds a whole 16-byte block at a multiple
+    // of 16, spaced in it: one look per block rules most strings out.
+    let spaced_block = |b: &[u8]| {
+        (0..2).any(|odd| {
+            (0..4).all(|k| b[2 * k + odd] == b' ')
+                && (0..4).filter(|k| b[2 * k + 1 - odd] != b' ').count() >= 3
+        })
+    };
+    if !s.chunks_exact(16).any(spaced_block) {
+        return;
+    }
+    let spaced_at = |k: usize| {
+        s.get(k).is_some_and(|c| c.is_ascii_graphic() || *c == b' ') && s.get(k + 1) == Some(&b' ')
+    };
+    let mut i = 0;
+    while let Some(j) = memchr::memchr(b' ', &s[i..]).map(|j| i + j) {
+        // A run is found from the space after its first character.
+        let Some(start) = j.checked_sub(1).filter(|&k| s[k].is_ascii_graphic()) else {
+            i = j + 1;
+            continue;
+        };
+        let mut k = start;
+        while spaced_at(k) {
+            k += 2;
+        }
+        let end = if s.get(k).is_some_and(u8::is_ascii_graphic) {
+            k + 1
+        } else {
+            k
+        };
+        let chars = (end - start).div_ceil(2);
+        if chars >= MIN_SPACED {
+            let mut v = View::mapped(Vec::with_capacity(chars), Vec::with_capacity(chars));
+            for p in (start..end).step_by(2) {
+                push_line(&mut v, s, p, p + 1);
+            }
+            let words = v.bytes.iter().filter(|c| **c != b' ').count();
+            if words * 3 >= chars * 2 {
+                out.push(v);
+            }
+        }
+        i = end.max(j + 1);
     }
 }
 
@@ -1036,10 +1090,52 @@ fn base64_runs(s: &[u8], out: &mut Vec<View>) {
                 out.push(View::whole(text, start, end));
             } else if let Some(v) = inflated(&s[start..run_end], start, end) {
                 out.push(v);
+            } else if let Some(text) = base32_text(&s[start..run_end]) {
+                let padded = s[run_end..]
+                    .iter()
+                    .take(6)
+                    .take_while(|c| **c == b'=')
+                    .count();
+                out.push(View::whole(text, start, run_end + padded));
             }
         }
         i = end;
     }
+}
+
+/// Shortest base32 run decoded: fifteen bytes of text.
+const MIN_BASE32_RUN: usize = 24;
+
+/// The text a run of RFC 4648 base32 (`A-Z`, `2-7`) decodes to, if it is
+/// text; any other run is `None` (its first eight characters, five bytes,
+/// decide for most).
+fn base32_text(run: &[u8]) -> Option<Vec<u8>> {
+    let digit = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'2'..=b'7' => Some(c - b'2' + 26),
+        _ => None,
+    };
+    if run.len() < MIN_BASE32_RUN {
+        return None;
+    }
+    let (mut bits, mut n, mut out) = (0u32, 0, Vec::with_capacity(run.len() * 5 / 8));
+    for (k, &c) in run.iter().enumerate() {
+        bits = bits << 5 | u32::from(digit(c)?);
+        n += 5;
+        if n >= 8 {
+            n -= 8;
+            out.push((bits >> n) as u8);
+            bits &= (1 << n) - 1;
+        }
+        if k == 7
+            && !out
+                .iter()
+                .all(|b| (0x20..0x7f).contains(b) || matches!(b, b'\n' | b'\t'))
+        {
+            return None;
+        }
+    }
+    printable(out)
 }
 
 /// The base64 run `run` (at `start..end`) decoded, when it is gzip, zlib
@@ -1540,6 +1636,56 @@ mod tests {
         assert_eq!(v.original_span(at, at + TOKEN.len()), (0, dump.len() - 1));
         // Prose with a number in front is no dump.
         assert!(decoded_views(b"2026123 was a good year for the crops").is_empty());
+    }
+
+    #[test]
+    fn base32_and_letter_spaced_text_are_read() {
+        // RFC 4648 base32 of "key: <token>", padded.
+        fn b32(data: &[u8]) -> String {
+            const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+            let mut out = String::new();
+            for chunk in data.chunks(5) {
+                let mut buf = [0u8; 5];
+                buf[..chunk.len()].copy_from_slice(chunk);
+                let v = buf.iter().fold(0u64, |a, b| a << 8 | u64::from(*b));
+                let chars = (chunk.len() * 8).div_ceil(5);
+                for k in 0..8 {
+                    out.push(if k < chars {
+                        A[(v >> (35 - 5 * k) & 31) as usize] as char
+                    } else {
+                        '='
+                    });
+                }
+            }
+            out
+        }
+        let encoded = b32(format!("key: {TOKEN}").as_bytes());
+        let s = format!("blob {encoded} end");
+        assert_eq!(spans(&s, TOKEN), vec![(5, 5 + encoded.len())], "{s}");
+        assert!(
+            decoded_views(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567ABCD").is_empty(),
+            "an alphabet is no text"
+        );
+
+        let spaced: String = format!("token: {TOKEN} ok")
+            .chars()
+            .flat_map(|c| [c, ' '])
+            .collect();
+        let s = format!("said {spaced}");
+        let at = s.find("g h p").unwrap();
+        assert_eq!(
+            spans(&s, TOKEN),
+            vec![(at, at + 2 * TOKEN.len() - 1)],
+            "{s}"
+        );
+        // Prose, initials and short spaced words are not.
+        for prose in [
+            "a b c d e f g h i j",
+            "the agent ran a b test",
+            "U S A and E U agree on x y z",
+        ] {
+            assert!(decoded_views(prose.as_bytes()).is_empty(), "{prose}");
+        }
     }
 
     #[test]
