@@ -785,11 +785,10 @@ impl FinalScan {
                     )
                 })?;
                 self.value(&v, rel, &mut pointer);
-                let mut r = crate::detect::streams::record(&v);
                 // Structural streams are the writer's alone: their pieces
                 // were never one text, and the rewrite changed what they
                 // glue to (docs/EXPORT.md, "Structural streams").
-                r.pieces.retain(|p| !p.structural);
+                let r = crate::detect::streams::named_record(&v);
                 if r.ends || !r.pieces.is_empty() {
                     streamed.push((n, r));
                 }

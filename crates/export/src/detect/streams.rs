@@ -158,7 +158,17 @@ fn kind_of(v: &Node<'_>) -> String {
 }
 
 /// The pieces of a record, and whether it ends the open streams.
-pub fn record<'a>(v: &'a Node<'_>) -> Record {
+pub fn record(v: &Node<'_>) -> Record {
+    record_with(v, true)
+}
+
+/// The pieces of a record that names them (no structural ones), and
+/// whether it ends the open streams: what the readback joins.
+pub fn named_record(v: &Node<'_>) -> Record {
+    record_with(v, false)
+}
+
+fn record_with<'a>(v: &'a Node<'_>, structural_too: bool) -> Record {
     let mut out = Record::default();
     let Node::Object(members) = v else {
         return out;
@@ -184,7 +194,9 @@ pub fn record<'a>(v: &'a Node<'_>) -> Record {
     });
     if !placed && !chunked {
         out.ends = ends_streams(&kind);
-        out.pieces = structural(v);
+        if structural_too {
+            out.pieces = structural(v);
+        }
         return out;
     }
     // (place, pointer, text); the stream's key is read only for a record
@@ -232,7 +244,7 @@ pub fn record<'a>(v: &'a Node<'_>) -> Record {
                 structural: false,
             })
             .collect();
-    } else {
+    } else if structural_too {
         out.pieces = structural(v);
     }
     out
