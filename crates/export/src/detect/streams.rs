@@ -504,10 +504,29 @@ struct Crossing {
 }
 
 /// A structural piece this long that a match covers whole is a value of
-/// its own (a blob, an output) glued to its neighbour, not part of one
-/// secret: a secret split over records leaves a fragment in each, and a
-/// long record holds more than its fragment.
-const WHOLE_PIECE: usize = 64;
+/// its own (a blob, an output, a token's base64 after the token) glued
+/// to its neighbours, not part of one secret: a stream's deltas carry a
+/// few words each, well under this, and a secret split over two outputs
+/// leaves a fragment in each, not a whole output.
+const WHOLE_PIECE: usize = 32;
+/// Whether match `f` of a structural stream (pieces at `offsets` of the
+/// joined text) takes a piece whole that is a value of its own: one of
+/// [`WHOLE_PIECE`] bytes or more anywhere, or one longer than a
+/// [`SHORT_PIECE`] at either end of the match (a secret split over
+/// records ends inside the last piece it reaches and begins inside the
+/// first, but for a few bytes; a record that ends where the match does is
+/// a value glued to its neighbour: a token's base64 after the token).
+fn covers_a_value_whole(f: &Finding, offsets: &[(usize, usize)]) -> bool {
+    let whole: Vec<(usize, usize)> = offsets
+        .iter()
+        .copied()
+        .filter(|&(a, len)| len > 0 && f.start <= a && a + len <= f.end)
+        .collect();
+    whole.iter().any(|&(a, len)| {
+        len >= WHOLE_PIECE || (len > SHORT_PIECE && (a == f.start || a + len == f.end))
+    })
+}
+
 /// The shortest run across a boundary that can be a secret split there.
 const MIN_CROSSING: usize = 12;
 /// Bytes of a run counted on each side of a boundary.
@@ -799,8 +818,8 @@ impl<'d> Reassembler<'d> {
     /// The findings of a structural stream: the rules' matches in the text
     /// as written (a decoded view would read two records' dumps as one),
     /// around each crossing run (overlapping windows read once), kept only
-    /// when they span a crossing's boundary and no other, and cover no
-    /// long piece whole ([`WHOLE_PIECE`]).
+    /// when they span a crossing's boundary and no other, and take no
+    /// value of its own whole ([`covers_a_value_whole`]).
     fn find_at_crossings(
         &mut self,
         joined: &str,
@@ -832,9 +851,7 @@ impl<'d> Reassembler<'d> {
                         let crossed = inside(&bounds, f.start, f.end);
                         crossed > 0
                             && crossed == inside(&starts, f.start, f.end)
-                            && !offsets.iter().any(|&(a, len)| {
-                                len >= WHOLE_PIECE && f.start <= a && a + len <= f.end
-                            })
+                            && !covers_a_value_whole(f, offsets)
                     })
                     .cloned(),
             );
