@@ -259,14 +259,24 @@ impl Detector {
         );
     }
 
-    /// The findings of the rules alone in `s` as written: no decoded view,
-    /// no pair of lines, no reader of several lines, and nothing inside a
-    /// placeholder. For text whose parts were never one document (strings
-    /// of consecutive records joined), where a view would read rows of
-    /// two dumps as one.
+    /// The findings of the rules alone in `s` as written and as shown
+    /// (terminal escapes and invisible characters out, see
+    /// [`views::shown`]: a colour code between two records' writes hides
+    /// nothing): no decoded view, no pair of lines, no reader of several
+    /// lines, and nothing inside a placeholder. For text whose parts were
+    /// never one document (strings of consecutive records joined), where a
+    /// view would read rows of two dumps as one.
     pub fn find_written(&self, s: &[u8], out: &mut Vec<Finding>) {
         let mut raw = Vec::new();
         self.raw(s, &mut raw);
+        if let Some(v) = views::shown(s) {
+            let mut inner = Vec::new();
+            self.raw(&v.bytes, &mut inner);
+            raw.extend(inner.into_iter().filter_map(|(a, b, rule)| {
+                let (x, y) = v.original_span(a, b);
+                (y > x).then_some((x, y, rule))
+            }));
+        }
         if memchr::memchr(b'[', s).is_some() {
             let placeholders: Vec<(usize, usize)> = self
                 .placeholder
@@ -342,6 +352,16 @@ impl Detector {
 
     /// Whether rule `id` knows a token by its shape (a vendor's format, a
     /// private key), not by a label beside a value.
+    /// Whether rule `id` reads a block between armour lines
+    /// (`-----BEGIN … PRIVATE KEY-----` to its `END`): its match is the
+    /// block whatever pieces it was written in.
+    pub fn armored(&self, id: &str) -> bool {
+        self.rules
+            .rules()
+            .iter()
+            .any(|r| r.id == id && r.traits.key_block)
+    }
+
     fn by_shape(&self, id: &str) -> bool {
         self.rules
             .rules()

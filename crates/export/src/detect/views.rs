@@ -23,6 +23,8 @@
 
 use base64::Engine;
 
+mod streamed;
+
 /// Shortest base64 run decoded (docs/EXPORT.md: runs of 20 or more).
 pub const MIN_BASE64_RUN: usize = 20;
 /// How many layers of encoding are peeled (a view of a view).
@@ -201,8 +203,13 @@ fn one_layer(s: &[u8], out: &mut Vec<View>) {
             out.push(v);
         }
     }
-    if let Some(v) = without_format_chars(s) {
+    if let Some(v) = shown(s) {
         out.push(v);
+    }
+    if memchr::memchr(b'=', s).is_some() {
+        if let Some(v) = quoted_printable(s) {
+            out.push(v);
+        }
     }
     base64_runs(s, out);
     hex_runs(s, out);
@@ -211,6 +218,7 @@ fn one_layer(s: &[u8], out: &mut Vec<View>) {
     wrapped(s, out);
     concatenated(s, out);
     letter_spaced(s, out);
+    streamed::streamed_lines(s, out);
 }
 
 /// HTML and XML character references decoded: numeric (`&#103;`,
@@ -300,26 +308,99 @@ fn is_format_char(c: char) -> bool {
         | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
 }
 
-/// `s` with its invisible format characters taken out; `None` when it has
-/// none (or is not UTF-8).
-fn without_format_chars(s: &[u8]) -> Option<View> {
-    // Every such character is encoded starting with one of these bytes.
-    memchr::memchr3(0xC2, 0xE1, 0xE2, s).or_else(|| memchr::memchr(0xEF, s))?;
-    let text = std::str::from_utf8(s).ok()?;
-    if !text.chars().any(is_format_char) {
+/// Longest terminal escape sequence skipped (an OSC title or hyperlink);
+/// an unterminated one longer than this is left as text.
+const MAX_ESCAPE: usize = 512;
+
+/// The length of the terminal escape sequence at the start of `s` (which
+/// begins with ESC): CSI (`ESC [` parameters, intermediates, a final
+/// byte; colours, cursor moves), OSC (`ESC ]` up to BEL or `ESC \`;
+/// titles, hyperlinks), a character-set choice (`ESC (` and one byte) or
+/// any other two-byte escape.
+fn escape_len(s: &[u8]) -> Option<usize> {
+    match s.get(1)? {
+        b'[' => {
+            let body = s[2..]
+                .iter()
+                .take(MAX_ESCAPE)
+                .position(|c| !(0x20..0x40).contains(c))?;
+            (0x40..0x7f).contains(&s[2 + body]).then_some(3 + body)
+        }
+        b']' => {
+            let tail = &s[2..s.len().min(2 + MAX_ESCAPE)];
+            let end = tail.iter().position(|&c| c == 0x07 || c == 0x1b)?;
+            match tail[end] {
+                0x07 => Some(3 + end),
+                _ => (tail.get(end + 1) == Some(&b'\\')).then_some(4 + end),
+            }
+        }
+        b'(' | b')' | b'*' | b'+' => s.get(2).map(|_| 3),
+        0x40..=0x7e => Some(2),
+        _ => None,
+    }
+}
+
+/// `s` as a terminal or a reader shows it: terminal escape sequences
+/// (colours around a match, a cursor move between two writes) and
+/// invisible format characters taken out, and the fullwidth forms of
+/// ASCII (`ｇｈｐ＿`, U+FF01 to U+FF5E, and the ideographic space) read
+/// as ASCII. `None` when there is nothing to take out or fold.
+pub(crate) fn shown(s: &[u8]) -> Option<View> {
+    // ESC, and the first bytes of every format character and fullwidth
+    // form: most strings hold none.
+    let esc = memchr::memchr(0x1b, s).is_some();
+    let wide = memchr::memchr3(0xC2, 0xE1, 0xE2, s)
+        .or_else(|| memchr::memchr2(0xE3, 0xEF, s))
+        .is_some();
+    if !esc && !wide {
         return None;
     }
     let (mut bytes, mut map) = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
-    for (i, c) in text.char_indices() {
-        if is_format_char(c) {
-            continue;
+    let mut changed = false;
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == 0x1b {
+            if let Some(n) = escape_len(&s[i..]) {
+                i += n;
+                changed = true;
+                continue;
+            }
         }
-        for k in 0..c.len_utf8() {
-            bytes.push(s[i + k]);
-            map.push(((i + k) as u32, (i + k + 1) as u32));
+        let n = utf8_len(s[i]).min(s.len() - i);
+        let c = std::str::from_utf8(&s[i..i + n])
+            .ok()
+            .and_then(|t| t.chars().next());
+        match c {
+            Some(c) if is_format_char(c) => changed = true,
+            Some(c @ '\u{FF01}'..='\u{FF5E}') => {
+                bytes.push((c as u32 - 0xFEE0) as u8);
+                map.push((i as u32, (i + n) as u32));
+                changed = true;
+            }
+            Some('\u{3000}') => {
+                bytes.push(b' ');
+                map.push((i as u32, (i + n) as u32));
+                changed = true;
+            }
+            _ => {
+                bytes.extend_from_slice(&s[i..i + n]);
+                map.extend((i..i + n).map(|k| (k as u32, k as u32 + 1)));
+            }
         }
+        i += n;
     }
-    Some(View::mapped(bytes, map))
+    changed.then(|| View::mapped(bytes, map))
+}
+
+/// The length of the UTF-8 sequence a lead byte `b` begins (1 for a byte
+/// that begins none, so a stray byte is copied as it is).
+fn utf8_len(b: u8) -> usize {
+    match b {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    }
 }
 
 /// Runs of at least [`MIN_HEX_RUN`] hex digits (of even length) that
@@ -345,8 +426,40 @@ fn hex_runs(s: &[u8], out: &mut Vec<View>) {
         if run.len() >= MIN_HEX_RUN {
             hex_run(run, start, out);
         }
+        let whole = &s[start..end];
+        if (MIN_HEX_RUN..=MAX_DECIMAL_RUN).contains(&whole.len())
+            && whole.iter().all(u8::is_ascii_digit)
+        {
+            if let Some(text) = printable(big_endian(whole)) {
+                out.push(View::whole(text, start, end));
+            }
+        }
         i = end;
     }
+}
+
+/// Longest run of decimal digits read as a number (a token of about 800
+/// bytes); its bytes take time quadratic in its length. The shortest is
+/// [`MIN_HEX_RUN`] (17 bytes).
+const MAX_DECIMAL_RUN: usize = 2000;
+
+/// The bytes of the number `digits` (decimal) spells, big-endian: text
+/// written as one big integer (`int.from_bytes(token, "big")`).
+fn big_endian(digits: &[u8]) -> Vec<u8> {
+    let mut bytes: Vec<u8> = Vec::with_capacity(digits.len() / 2);
+    for d in digits {
+        let mut carry = u32::from(d - b'0');
+        for b in bytes.iter_mut().rev() {
+            let v = u32::from(*b) * 10 + carry;
+            *b = v as u8;
+            carry = v >> 8;
+        }
+        while carry > 0 {
+            bytes.insert(0, carry as u8);
+            carry >>= 8;
+        }
+    }
+    bytes
 }
 
 /// The view of one hex run (at `start`): the text it spells, as bytes or
@@ -479,14 +592,19 @@ fn row(line: &[u8], at: usize) -> Option<Row> {
     })
 }
 
-/// The views of `s` that rows make (see [`decoded_views`]): hexdumps and
-/// lists of bytes, for lines of a text artifact joined, whose other views
-/// each line had on its own.
+/// The views of `s` that rows make (see [`decoded_views`]): hexdumps,
+/// lists of bytes, wrapped lines, quoted-printable soft breaks and
+/// streams written a record a line, for lines of a text artifact joined,
+/// whose other views each line had on its own.
 pub fn hexdump_views(s: &[u8]) -> Vec<View> {
     let mut out = Vec::new();
     hexdump(s, &mut out);
     byte_lists(s, &mut out);
     wrapped(s, &mut out);
+    if memchr::memchr(b'=', s).is_some() {
+        out.extend(quoted_printable(s));
+    }
+    streamed::streamed_lines(s, &mut out);
     out
 }
 
@@ -710,15 +828,21 @@ fn line_spans(s: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
+/// Longest separator between two values of a list of bytes, blanks
+/// around it aside (`)+chr(`, `+[char]`).
+const MAX_SEPARATOR: usize = 8;
+
 /// Lists of at least [`MIN_BYTE_LIST`] byte values, decimal or `0x` hex,
-/// separated by commas and any blanks or line ends (`xxd -i`, Python's
-/// `bytes([…])`, Java's `new byte[]{…}`, a JSON array), that decode to
-/// text. Each byte maps to its whole line (as a hexdump row's): a secret
-/// found takes every line of the list it touches, never a few numbers
-/// that occur anywhere.
+/// with the same separator between every two of them, blanks and line
+/// ends around it aside (`xxd -i`, Python's `bytes([…])`, Java's
+/// `new byte[]{…}`, a JSON array, `chr(103)+chr(104)`, `od -An -tu1`'s
+/// columns), that decode to text. Each byte maps to its whole line (as
+/// a hexdump row's): a secret found takes every line of the list it
+/// touches, never a few numbers that occur anywhere.
 fn byte_lists(s: &[u8], out: &mut Vec<View>) {
-    // Most strings have too few commas to hold a list.
-    if memchr::memchr_iter(b',', s).take(MIN_BYTE_LIST - 1).count() < MIN_BYTE_LIST - 1 {
+    // A printable byte takes two digits or more: most strings have too
+    // few to hold a list.
+    if s.iter().filter(|c| c.is_ascii_digit()).count() < 2 * MIN_BYTE_LIST {
         return;
     }
     let mut lines = Lines::new(s);
@@ -726,22 +850,37 @@ fn byte_lists(s: &[u8], out: &mut Vec<View>) {
     while i < s.len() {
         let Some(first) = byte_at(s, i) else {
             i += 1;
+            i += s[i.min(s.len())..]
+                .iter()
+                .position(u8::is_ascii_digit)
+                .unwrap_or(s.len());
             continue;
         };
         let (mut bytes, mut map) = (Vec::new(), Vec::new());
         let (mut at, mut token) = (i, first);
+        let mut separator: Option<&[u8]> = None;
         loop {
             bytes.push(token.0);
             map.push(lines.around(at));
-            let mut j = token.1;
-            j += blanks(&s[j..]);
-            if s.get(j) != Some(&b',') {
+            let j = token.1;
+            let Some(k) = s[j..]
+                .iter()
+                .take(MAX_SEPARATOR + 64)
+                .position(u8::is_ascii_digit)
+                .map(|k| j + k)
+            else {
+                break;
+            };
+            let sep = trim_blanks(&s[j..k]);
+            // `&#103;&#104;`, `%67%68` and `\147\150` are escapes, each
+            // read by its own view with its own spans.
+            let escape = sep.iter().any(|c| matches!(c, b'&' | b'#' | b'%' | b'\\'));
+            if escape || sep.len() > MAX_SEPARATOR || separator.is_some_and(|x| x != sep) {
                 break;
             }
-            j += 1;
-            j += blanks(&s[j..]);
-            match byte_at(s, j) {
-                Some(next) => (at, token) = (j, next),
+            separator = Some(sep);
+            match byte_at(s, k) {
+                Some(next) => (at, token) = (k, next),
                 None => break,
             }
         }
@@ -752,6 +891,17 @@ fn byte_lists(s: &[u8], out: &mut Vec<View>) {
             }
         }
     }
+}
+
+/// `s` without the blanks and line ends at either end.
+fn trim_blanks(s: &[u8]) -> &[u8] {
+    let a = blanks(s);
+    let b = s[a..]
+        .iter()
+        .rev()
+        .take_while(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+        .count();
+    &s[a..s.len() - b]
 }
 
 /// Blanks and line ends at the start of `s`.
@@ -947,6 +1097,72 @@ fn percent_decode(s: &[u8]) -> View {
         }
     }
     View::mapped(bytes, map)
+}
+
+/// Fewest `=XX` escapes that make a string quoted-printable when no soft
+/// line break does (`a=1F` is code; a mail body escapes many bytes).
+const MIN_QP_ESCAPES: usize = 4;
+/// The widths of a quoted-printable line that ends in a soft break (the
+/// `=` included): encoders wrap at 76, none much earlier.
+const QP_WIDTHS: std::ops::RangeInclusive<usize> = 70..=76;
+
+/// Quoted-printable text (RFC 2045: a mail body, a MIME part) decoded:
+/// `=XX` escapes (upper-case hex, as the RFC writes them) become their
+/// byte, and soft line breaks (`=` ending a line of 70 to 76 bytes) are
+/// taken out, so a token an encoder wrapped is read whole. `None` unless
+/// there is a soft break or [`MIN_QP_ESCAPES`] escapes.
+fn quoted_printable(s: &[u8]) -> Option<View> {
+    // Most strings with a `=` are code or `key=value`: they are told apart
+    // before anything is allocated.
+    let mut escapes = 0;
+    let quoted = memchr::memchr_iter(b'=', s).any(|i| {
+        if upper_hex(s.get(i + 1)) && upper_hex(s.get(i + 2)) {
+            escapes += 1;
+            return escapes >= MIN_QP_ESCAPES;
+        }
+        soft_break(s, i).is_some()
+    });
+    if !quoted {
+        return None;
+    }
+    let (mut bytes, mut map) = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        if c == b'=' && upper_hex(s.get(i + 1)) && upper_hex(s.get(i + 2)) {
+            bytes.push(hex_val(s[i + 1]) << 4 | hex_val(s[i + 2]));
+            map.push((i as u32, (i + 3) as u32));
+            i += 3;
+            continue;
+        }
+        if c == b'=' {
+            if let Some(n) = soft_break(s, i) {
+                i += n;
+                continue;
+            }
+        }
+        bytes.push(c);
+        map.push((i as u32, i as u32 + 1));
+        i += 1;
+    }
+    Some(View::mapped(bytes, map))
+}
+
+/// Whether `c` is an upper-case hex digit.
+fn upper_hex(c: Option<&u8>) -> bool {
+    c.is_some_and(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(c))
+}
+
+/// The length of the soft line break (`=` and a line end) at `s[i]`, a
+/// `=` that ends a line [`QP_WIDTHS`] wide.
+fn soft_break(s: &[u8], i: usize) -> Option<usize> {
+    let n = match (s.get(i + 1), s.get(i + 2)) {
+        (Some(b'\n'), _) => 2,
+        (Some(b'\r'), Some(b'\n')) => 3,
+        _ => return None,
+    };
+    let line_start = memchr::memrchr(b'\n', &s[..i]).map_or(0, |k| k + 1);
+    QP_WIDTHS.contains(&(i + 1 - line_start)).then_some(n)
 }
 
 /// JSON / JavaScript string escapes (`\n`, `\"`, `\uXXXX` with surrogate
@@ -1361,7 +1577,14 @@ mod tests {
     fn short_lists_numbers_and_binary_lists_are_no_view() {
         let decimal: Vec<String> = b"R8xK2mQ7vL4nT9w".iter().map(|b| b.to_string()).collect();
         assert_eq!(decimal.len(), MIN_BYTE_LIST - 1);
-        assert!(decoded_views(decimal.join(", ").as_bytes()).is_empty());
+        let v = decoded_views(decimal.join(", ").as_bytes());
+        assert!(
+            v.is_empty(),
+            "{:?}",
+            v.iter()
+                .map(|v| String::from_utf8_lossy(&v.bytes).into_owned())
+                .collect::<Vec<_>>()
+        );
         for not_bytes in [
             // Values over 255, fractions, names and a version are no bytes.
             (100..120)
@@ -1557,6 +1780,117 @@ mod tests {
         assert_eq!(spans(&split, TOKEN), vec![(2, split.len())]);
         let soft = format!("{}\u{ad}{}", &TOKEN[..4], &TOKEN[4..]);
         assert!(!spans(&soft, TOKEN).is_empty());
+    }
+
+    #[test]
+    fn text_is_read_as_a_terminal_shows_it() {
+        // Colour around a match (`grep --color`), a cursor move and an OSC
+        // hyperlink between two writes, a character-set choice.
+        let coloured = format!(
+            "GH=\u{1b}[01;31m\u{1b}[K{}\u{1b}[m\u{1b}[K{}",
+            &TOKEN[..9],
+            &TOKEN[9..]
+        );
+        assert_eq!(spans(&coloured, TOKEN), vec![(14, coloured.len())]);
+        let moved = format!(
+            "{}\u{1b}[2K\u{1b}]8;;http://x\u{7}{}\u{1b}(B",
+            &TOKEN[..5],
+            &TOKEN[5..]
+        );
+        assert_eq!(spans(&moved, TOKEN), vec![(0, moved.len() - 3)]);
+        let osc_st = format!("{}\u{1b}]0;title\u{1b}\\{}", &TOKEN[..5], &TOKEN[5..]);
+        assert!(!spans(&osc_st, TOKEN).is_empty());
+        // Fullwidth forms read as ASCII, each mapped to its three bytes.
+        let wide: String = TOKEN
+            .chars()
+            .map(|c| char::from_u32(c as u32 + 0xFEE0).unwrap())
+            .collect();
+        assert_eq!(
+            spans(&format!("x\u{3000}{wide}"), TOKEN),
+            vec![(4, 4 + wide.len())]
+        );
+        // An escape cut short, or one that runs past its limit, is text.
+        assert!(shown(b"\x1b[").is_none());
+        let unterminated = format!("\u{1b}]{}", "a".repeat(MAX_ESCAPE + 8));
+        let v = shown(unterminated.as_bytes());
+        assert!(v.is_none(), "nothing to take out");
+        assert!(shown(b"plain text, no escapes").is_none());
+    }
+
+    #[test]
+    fn quoted_printable_is_read_with_its_soft_breaks_taken_out() {
+        // A mail body wrapped at 76 with `=` soft breaks, the token cut.
+        let line = format!(
+            "It will expire in 30 days, so keep it safe. Your new token is {}=",
+            &TOKEN[..10]
+        );
+        let line = format!("{}{}", "-".repeat(76 - line.len()), line);
+        assert_eq!(line.len(), 76);
+        let body = format!("{line}\r\n{} =E2=80=94 the team\r\n", &TOKEN[10..]);
+        let start = body.find(&TOKEN[..10]).unwrap();
+        assert_eq!(
+            spans(&body, TOKEN),
+            vec![(start, start + 10 + 3 + TOKEN.len() - 10)]
+        );
+        // Every byte escaped.
+        let all: String = TOKEN.bytes().map(|b| format!("={b:02X}")).collect();
+        assert_eq!(spans(&all, TOKEN), vec![(0, all.len())]);
+        // Code: a short line ending in `=`, a lower-case or single escape.
+        assert!(quoted_printable(b"x =\n  y\na=1F b=ff").is_none());
+        assert!(quoted_printable(b"color=FF0000 size=12").is_none());
+    }
+
+    #[test]
+    fn byte_values_with_any_one_separator_and_a_big_number_spell_text() {
+        let text = format!("token={TOKEN}");
+        let chr: String = text
+            .bytes()
+            .map(|b| format!("chr({b})"))
+            .collect::<Vec<_>>()
+            .join("+");
+        assert_eq!(spans(&chr, TOKEN).len(), 1, "{chr}");
+        let ps: String = text
+            .bytes()
+            .map(|b| format!("[char]{b}"))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        assert_eq!(spans(&ps, TOKEN).len(), 1, "{ps}");
+        // `od -An -tu1`: columns of numbers, rows on lines.
+        let od: String = text
+            .as_bytes()
+            .chunks(16)
+            .map(|row| row.iter().map(|b| format!("{b:>4}")).collect::<String>() + "\n")
+            .collect();
+        assert_eq!(spans(&od, TOKEN), vec![(0, od.len() - 1)], "{od}");
+        // A separator that changes ends the list: no 16 values in a row.
+        let mixed: String = text
+            .bytes()
+            .enumerate()
+            .map(|(i, b)| format!("{b}{}", if i % 8 == 7 { "; " } else { ", " }))
+            .collect();
+        assert!(spans(&mixed, TOKEN).is_empty(), "{mixed}");
+        // `int.from_bytes(token, "big")`.
+        let mut n: Vec<u32> = vec![0];
+        for b in text.bytes() {
+            let mut carry = u32::from(b);
+            for d in n.iter_mut() {
+                let v = *d * 256 + carry;
+                *d = v % 10;
+                carry = v / 10;
+            }
+            while carry > 0 {
+                n.push(carry % 10);
+                carry /= 10;
+            }
+        }
+        let big: String = n
+            .iter()
+            .rev()
+            .map(|d| char::from(b'0' + *d as u8))
+            .collect();
+        let said = format!("n = {big}");
+        assert_eq!(spans(&said, TOKEN), vec![(4, said.len())]);
+        assert!(decoded_views("1234567890".repeat(5).as_bytes()).is_empty());
     }
 
     #[test]
