@@ -171,6 +171,11 @@ pub fn named_record(v: &Node<'_>) -> Record {
 fn record_with<'a>(v: &'a Node<'_>, structural_too: bool) -> Record {
     let mut out = Record::default();
     let Node::Object(members) = v else {
+        // A record that is an array (a terminal recording's
+        // `[time, "o", text]`) names no stream; its strings may be pieces.
+        if structural_too {
+            out.pieces = structural(v);
+        }
         return out;
     };
     let kind = kind_of(v);
@@ -410,6 +415,21 @@ fn blank(c: &u8) -> bool {
     c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'[' | b']')
 }
 
+/// Whether byte `k` of `t` ends a run of token bytes: a [`blank`], but
+/// for the `[` of a terminal escape (`ESC [32m`): a colour code between
+/// two writes is no gap in what the terminal shows (the rules read such
+/// text as shown, see `Detector::find_written`).
+fn ends_run(t: &[u8], k: usize) -> bool {
+    blank(&t[k]) && !(t[k] == b'[' && k > 0 && t[k - 1] == 0x1b)
+}
+
+/// Whether `c` can be part of an encoded value (base64 and base64url,
+/// hex, a token's alphabet): a cut takes the whole run of such bytes
+/// around it.
+fn encoded(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'_' | b'-')
+}
+
 /// Pieces this short join their stream whatever their edges hold (a
 /// token streamed a few bytes a record has plain letters for pieces).
 const SHORT_PIECE: usize = 16;
@@ -548,16 +568,24 @@ fn crossings(text: &str, base: usize, parts: &[Part]) -> Vec<Crossing> {
         if p.len == 0 || at == 0 || at >= t.len() {
             continue;
         }
-        let left = t[at.saturating_sub(MAX_RUN)..at]
-            .iter()
+        let left = (at.saturating_sub(MAX_RUN)..at)
             .rev()
-            .take_while(|c| !blank(c))
+            .take_while(|&k| !ends_run(t, k))
             .count();
-        let right = t[at..(at + MAX_RUN).min(t.len())]
-            .iter()
-            .take_while(|c| !blank(c))
+        let right = (at..(at + MAX_RUN).min(t.len()))
+            .take_while(|&k| !ends_run(t, k))
             .count();
         if left == 0 || right == 0 || left + right < MIN_CROSSING {
+            continue;
+        }
+        // Two pieces that are each one run of token bytes, each long
+        // enough to be a value of its own, are two values side by side (a
+        // hash's output, then a blob's): a match across them would take
+        // one of them whole, which `covers_a_value_whole` refuses, or
+        // begin and end inside runs no rule reads a secret from.
+        let prev = &parts[i - 1];
+        let whole = |len: usize, run: usize| len >= WHOLE_PIECE && run >= len;
+        if whole(prev.len, left) && whole(p.len, right) {
             continue;
         }
         let run = &t[at - left..at + right];
@@ -775,7 +803,15 @@ impl<'d> Reassembler<'d> {
                 .structural
                 .then(|| crossings(&s.text, s.base, &s.parts[first..]));
             if crossed.as_ref().is_none_or(|c| !c.is_empty()) {
-                for newline in [false, true] {
+                // A structural stream is read as written only: its
+                // crossings are runs of token bytes, which a line break
+                // between the pieces would end.
+                let joins: &[bool] = if s.structural {
+                    &[false]
+                } else {
+                    &[false, true]
+                };
+                for &newline in joins {
                     let (joined, offsets) = join(&s.text, s.base, &s.parts[first..], newline);
                     let found = match &crossed {
                         None => self.find_in(&joined, 0..joined.len(), false),
@@ -819,7 +855,8 @@ impl<'d> Reassembler<'d> {
     /// as written (a decoded view would read two records' dumps as one),
     /// around each crossing run (overlapping windows read once), kept only
     /// when they span a crossing's boundary and no other, and take no
-    /// value of its own whole ([`covers_a_value_whole`]).
+    /// value of its own whole ([`covers_a_value_whole`]), but for a key
+    /// between armour lines, which is one block however it was cut.
     fn find_at_crossings(
         &mut self,
         joined: &str,
@@ -849,18 +886,20 @@ impl<'d> Reassembler<'d> {
                     .iter()
                     .filter(|f| {
                         let crossed = inside(&bounds, f.start, f.end);
+                        // A key's armour says where it begins and ends,
+                        // whatever lines or records it was cut into.
                         crossed > 0
-                            && crossed == inside(&starts, f.start, f.end)
-                            && !covers_a_value_whole(f, offsets)
+                            && (me.det.armored(&f.rule)
+                                || (crossed == inside(&starts, f.start, f.end)
+                                    && !covers_a_value_whole(f, offsets)))
                     })
                     .cloned(),
             );
             me.scratch = found;
         };
         for (c, &b) in crossed.iter().zip(&bounds) {
-            // A newline join adds a byte per boundary inside the run.
-            let mut x = b.saturating_sub(2 * c.left + CROSSING_CONTEXT);
-            let mut y = (b + 2 * c.right + CROSSING_CONTEXT).min(joined.len());
+            let mut x = b.saturating_sub(c.left + CROSSING_CONTEXT);
+            let mut y = (b + c.right + CROSSING_CONTEXT).min(joined.len());
             while !joined.is_char_boundary(x) {
                 x -= 1;
             }
@@ -892,13 +931,27 @@ impl<'d> Reassembler<'d> {
         f: &Finding,
         region: Region,
     ) {
-        // Which pieces the finding covers, and how much of each.
+        // Which pieces the finding covers, and how much of each: the
+        // whole run of [`encoded`] bytes the finding's part stands in, so that
+        // no fragment of an encoded value is left to read wrong (a blob cut
+        // at a quad it did not begin at decodes to nothing any rule knows,
+        // yet holds the rest of the secret).
         let covered: Vec<(usize, usize, usize)> = offsets
             .iter()
             .enumerate()
             .filter_map(|(i, &(a, len))| {
                 let (x, y) = (f.start.max(a), f.end.min(a + len));
-                (x < y).then(|| (i, x - a, y - a))
+                (x < y).then(|| {
+                    let t = &joined.as_bytes()[a..a + len];
+                    let (mut x, mut y) = (x - a, y - a);
+                    while x > 0 && encoded(t[x - 1]) {
+                        x -= 1;
+                    }
+                    while y < t.len() && encoded(t[y]) {
+                        y += 1;
+                    }
+                    (i, x, y)
+                })
             })
             .collect();
         if covered.len() < 2 {

@@ -117,6 +117,38 @@ fn a_private_key_printed_one_stdout_line_per_record_goes_whole() {
 }
 
 #[test]
+fn a_private_key_cut_into_long_pieces_of_a_schema_nobody_named_goes_whole() {
+    // Gemini-shaped chunks of 100 bytes: each piece is longer than a
+    // value a structural match may take whole, and some cuts fall at a
+    // line's end; the key's armour says it is one block.
+    let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAuV3pYtkNH6OgnsuXbFxyNwP3IjQEXAMPLEXXqFQ9Fz1Jw2y1\nR9mK0xJZq3G8vT7cL2nB5wQ1dY6rE4uI8oP0aS3dF5gH7jK9lZ2xC4vB6nM8qW0e\nT2yU4iO6pA8sD0fG2hJ4kL6zX8cV0bN2mQ4wE6rT8yU0iO2pA4sD6fG8hJ0kL2zX\nc9vB1nM3qW5eR7tY9uI1oP3aS5dF7gH9jK1lZ3xC5vB7nM9qW1eR3tY5uI7oP9aS\n-----END RSA PRIVATE KEY-----\n";
+    let said = format!("Here is the key:\n{key}Keep it safe.");
+    let records: Vec<serde_json::Value> = said
+        .as_bytes()
+        .chunks(100)
+        .map(|c| json!({"candidates": [{"content": {"parts": [{"text": std::str::from_utf8(c).unwrap()}]}}]}))
+        .collect();
+    let out: String = applied(&records)
+        .iter()
+        .map(|v| {
+            v.pointer("/candidates/0/content/parts/0/text")
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for l in key.lines().skip(1).take(4) {
+        for part in l.as_bytes().chunks(16) {
+            let part = std::str::from_utf8(part).unwrap();
+            assert!(!out.contains(part), "{part} survived: {out}");
+        }
+    }
+    assert!(out.starts_with("Here is the key:\n[X]"), "{out}");
+    assert!(out.ends_with("Keep it safe."), "{out}");
+}
+
+#[test]
 fn streams_do_not_mix_and_a_secret_within_one_piece_is_that_pieces_own() {
     let (a, b) = TOKEN.split_at(15);
     let records = vec![
@@ -247,6 +279,30 @@ fn records_that_were_never_one_text_are_not_glued_into_a_secret() {
 }
 
 #[test]
+fn a_cut_takes_the_whole_encoded_run_it_lands_in() {
+    // A token that ends one output, then the same text in base64: read
+    // joined, the token's match runs on into the blob. A cut of only the
+    // blob's first bytes would leave the rest misaligned: it decodes to
+    // nothing a rule knows, yet holds most of the token.
+    use base64::Engine;
+    let sg = format!(
+        "SG.{}.{}-{}",
+        "APhb3zgjtx3hajdas1TjBB", "H7Sgbba3afgKSDyB442aDK0kpGO3SD332313", "L5528K"
+    );
+    let said = format!("oops {sg}");
+    let blob = base64::engine::general_purpose::STANDARD.encode(&said);
+    let records = vec![
+        json!({"type": "tool_result", "output": said}),
+        json!({"type": "tool_result", "output": blob}),
+        json!({"type": "tool_result", "output": "done, bye"}),
+    ];
+    let out = applied(&records);
+    assert_eq!(out[1]["output"], "", "{out:?}");
+    assert_eq!(out[0]["output"], "oops [X]", "{out:?}");
+    assert_eq!(out[2]["output"], "done, bye");
+}
+
+#[test]
 fn a_piece_joins_its_stream_when_its_ends_could_hold_a_cut_secret() {
     for t in [
         "a",
@@ -276,4 +332,40 @@ fn every_text_member_passes_the_quick_test() {
     for m in ["id", "type", "model", "texts", "seq", "timestamp"] {
         assert!(!is_text_member(m), "{m}");
     }
+}
+
+#[test]
+fn a_terminal_recording_is_read_as_the_terminal_shows_it() {
+    // asciinema's `[time, "o", text]` events: the record is an array, and
+    // each write is wrapped in colour codes the terminal does not show.
+    let t = format!("token in use: {TOKEN}\n");
+    let records: Vec<serde_json::Value> = t
+        .as_bytes()
+        .chunks(3)
+        .enumerate()
+        .map(|(i, c)| {
+            let c = std::str::from_utf8(c).unwrap();
+            json!([i as f64 * 0.1, "o", format!("\u{1b}[32m{c}\u{1b}[0m")])
+        })
+        .collect();
+    let shown = |out: &[serde_json::Value]| -> String {
+        out.iter()
+            .map(|v| {
+                v[2].as_str()
+                    .unwrap()
+                    .replace("\u{1b}[32m", "")
+                    .replace("\u{1b}[0m", "")
+            })
+            .collect()
+    };
+    assert!(
+        shown(&records).contains(TOKEN),
+        "the harness reads its input"
+    );
+    let out = applied(&records);
+    let after = shown(&out);
+    for i in 0..TOKEN.len() - 6 {
+        assert!(!after.contains(&TOKEN[i..i + 6]), "{after}");
+    }
+    assert!(after.starts_with("token in use: [X]"), "{after}");
 }
