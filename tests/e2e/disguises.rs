@@ -206,16 +206,37 @@ fn exported_session(env: &Env, name: &str, records: &[Value]) -> Exported {
 }
 
 /// Every piece of `secret` of `len` bytes or more is gone: not only the
-/// whole, no run of `len` of its bytes survives.
-fn no_run_of(e: &Exported, secret: &str, len: usize, what: &str) {
+/// whole, no run of `len` of its bytes survives, in what a recipient sees
+/// nor in any stream's text as a reader joins it (the strings at each of
+/// `pointers` of the exported session's records, in order).
+fn no_run_of_in(e: &Exported, secret: &str, len: usize, what: &str, pointers: &[&str]) {
     assert_eq!(e.code, 0, "{what}: {}", e.envelope);
+    let joined: Vec<String> = pointers
+        .iter()
+        .map(|p| {
+            session_of(e)
+                .iter()
+                .filter_map(|r| r.pointer(p).and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .collect();
     for i in 0..=secret.len() - len {
         let part = &secret[i..i + len];
         assert!(
             !contains(&e.seen, part),
             "{what}: {part:?} of the secret survived"
         );
+        for (p, text) in pointers.iter().zip(&joined) {
+            assert!(
+                !text.contains(part),
+                "{what}: {part:?} of the secret survived in the stream at {p}: {text}"
+            );
+        }
     }
+}
+
+fn no_run_of(e: &Exported, secret: &str, len: usize, what: &str) {
+    no_run_of_in(e, secret, len, what, &[]);
 }
 
 #[test]
@@ -289,10 +310,44 @@ fn a_token_streamed_in_a_schema_no_rule_names_is_cut_from_every_piece() {
     );
     records.push(json!({"type": "tool_result", "tool_use_id": "t1", "output": format!("found {}", &AWS[..9])}));
     records.push(json!({"type": "tool_result", "tool_use_id": "t1", "output": format!("{} in ~/.aws/credentials\n", &AWS[9..])}));
+    // The recording's writes are wrapped in colour codes, as a shell's
+    // prompt and `ls --color` write them.
+    records.extend(
+        format!("$ export GH_TOKEN={GH}\r\n")
+            .as_bytes()
+            .chunks(4)
+            .enumerate()
+            .map(|(i, c)| {
+                let c = std::str::from_utf8(c).unwrap();
+                json!([
+                    1.0 + i as f64 * 0.05,
+                    "o",
+                    format!("\u{1b}[1;32m{c}\u{1b}[0m")
+                ])
+            }),
+    );
     let e = exported_session(&env, "structural", &records);
-    no_run_of(&e, KEY, 8, "gemini chunks");
-    no_run_of(&e, GH, 8, "terminal recording");
-    no_run_of(&e, AWS, 9, "two tool results");
+    no_run_of_in(
+        &e,
+        KEY,
+        8,
+        "gemini chunks",
+        &["/candidates/0/content/parts/0/text"],
+    );
+    no_run_of_in(&e, GH, 8, "terminal recording", &["/2"]);
+    let shown: String = session_of(&e)
+        .iter()
+        .filter_map(|r| r.pointer("/2").and_then(Value::as_str))
+        .collect::<String>()
+        .replace("\u{1b}[1;32m", "")
+        .replace("\u{1b}[0m", "");
+    for i in 0..=GH.len() - 8 {
+        assert!(
+            !shown.contains(&GH[i..i + 8]),
+            "coloured recording: {shown}"
+        );
+    }
+    no_run_of_in(&e, AWS, 9, "two tool results", &["/output"]);
     assert!(contains(&e.seen, "\"Expor\""), "the text around stays");
 }
 
@@ -853,4 +908,101 @@ fn a_prompt_user_goes_even_when_the_name_is_a_common_word() {
             "{session}"
         );
     }
+}
+
+#[test]
+fn a_token_shown_in_colour_in_a_mail_in_a_raw_stream_or_as_numbers_goes() {
+    let env = Env::new();
+    // `grep --color=always` around the match; fullwidth letters.
+    let coloured = format!(
+        "GH_TOKEN=\u{1b}[01;31m\u{1b}[K{}\u{1b}[m\u{1b}[K{}\n",
+        &GH[..12],
+        &GH[12..]
+    );
+    let wide: String = GH
+        .chars()
+        .map(|c| char::from_u32(c as u32 + 0xFEE0).unwrap())
+        .collect();
+    // A mail body in quoted-printable, wrapped at 76 inside the token.
+    let head = format!("Your token for the build bot is {}=", &GH[..14]);
+    let mail = format!(
+        "{}{head}\r\n{} =E2=80=94 ops\r\n",
+        "-".repeat(76 - head.len()),
+        &GH[14..]
+    );
+    // `curl -N` of a streaming API: the deltas cut the token.
+    let sse: String = format!("export GH_TOKEN={GH}\n")
+        .as_bytes()
+        .chunks(6)
+        .map(|c| {
+            let d = json!({"choices": [{"index": 0, "delta": {"content": std::str::from_utf8(c).unwrap()}}]});
+            format!("data: {d}\n\n")
+        })
+        .collect();
+    // chr() concatenation, and the token as one big number.
+    let chr: String = format!("t={GH}")
+        .bytes()
+        .map(|b| format!("chr({b})"))
+        .collect::<Vec<_>>()
+        .join("+");
+    let mut digits: Vec<u32> = vec![0];
+    for b in format!("token {GH}").bytes() {
+        let mut carry = u32::from(b);
+        for d in digits.iter_mut() {
+            let v = *d * 256 + carry;
+            *d = v % 10;
+            carry = v / 10;
+        }
+        while carry > 0 {
+            digits.push(carry % 10);
+            carry /= 10;
+        }
+    }
+    let big: String = digits
+        .iter()
+        .rev()
+        .map(|d| char::from(b'0' + *d as u8))
+        .collect();
+    let records: Vec<Value> = [coloured, wide.clone(), mail, sse, chr, big]
+        .into_iter()
+        .enumerate()
+        .map(|(i, o)| json!({"type": "tool_result", "tool_use_id": format!("t{i}"), "output": o}))
+        .collect();
+    let e = exported_session(&env, "shown", &records);
+    no_run_of(&e, GH, 10, "coloured, mailed, streamed");
+    assert!(!contains(&e.seen, &wide[..30]), "fullwidth token survived");
+    let session = session_of(&e);
+    let outputs: Vec<&str> = session
+        .iter()
+        .filter_map(|r| r["output"].as_str())
+        .collect();
+    assert!(
+        outputs[2].ends_with("=E2=80=94 ops\r\n"),
+        "the mail around stays: {:?}",
+        outputs[2]
+    );
+    let streamed: String = outputs[3]
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|d| {
+            d.pointer("/choices/0/delta/content")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect();
+    assert!(
+        !streamed.contains(&GH[4..14]),
+        "the stream's text: {streamed:?}"
+    );
+    assert!(
+        !outputs[4].contains("chr(104)+chr(112)+chr(95)"),
+        "chr() list: {}",
+        outputs[4]
+    );
+    assert!(
+        outputs[5].chars().filter(|c| c.is_ascii_digit()).count() < 20,
+        "big number: {}",
+        outputs[5]
+    );
 }
