@@ -206,10 +206,8 @@ fn one_layer(s: &[u8], out: &mut Vec<View>) {
     if let Some(v) = shown(s) {
         out.push(v);
     }
-    if memchr::memchr(b'=', s).is_some() {
-        if let Some(v) = quoted_printable(s) {
-            out.push(v);
-        }
+    if let Some(v) = quoted_printable(s) {
+        out.push(v);
     }
     base64_runs(s, out);
     hex_runs(s, out);
@@ -348,13 +346,7 @@ fn escape_len(s: &[u8]) -> Option<usize> {
 pub(crate) fn shown(s: &[u8]) -> Option<View> {
     // ESC, and the first bytes of every format character and fullwidth
     // form: most strings hold none.
-    let esc = memchr::memchr(0x1b, s).is_some();
-    let wide = memchr::memchr3(0xC2, 0xE1, 0xE2, s)
-        .or_else(|| memchr::memchr2(0xE3, 0xEF, s))
-        .is_some();
-    if !esc && !wide {
-        return None;
-    }
+    memchr::memchr3(0x1b, 0xC2, 0xE1, s).or_else(|| memchr::memchr3(0xE2, 0xE3, 0xEF, s))?;
     let (mut bytes, mut map) = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
     let mut changed = false;
     let mut i = 0;
@@ -601,9 +593,7 @@ pub fn hexdump_views(s: &[u8]) -> Vec<View> {
     hexdump(s, &mut out);
     byte_lists(s, &mut out);
     wrapped(s, &mut out);
-    if memchr::memchr(b'=', s).is_some() {
-        out.extend(quoted_printable(s));
-    }
+    out.extend(quoted_printable(s));
     streamed::streamed_lines(s, &mut out);
     out
 }
@@ -834,15 +824,13 @@ const MAX_SEPARATOR: usize = 8;
 
 /// Lists of at least [`MIN_BYTE_LIST`] byte values, decimal or `0x` hex,
 /// with the same separator between every two of them, blanks and line
-/// ends around it aside (`xxd -i`, Python's `bytes([…])`, Java's
-/// `new byte[]{…}`, a JSON array, `chr(103)+chr(104)`, `od -An -tu1`'s
-/// columns), that decode to text. Each byte maps to its whole line (as
+/// ends around it aside ([`might_hold_a_list`]: `xxd -i`, Python's `bytes([…])`, Java's
+/// `new byte[]{…}`, a JSON array, `chr(103)+chr(104)`), that decode to
+/// text. Each byte maps to its whole line (as
 /// a hexdump row's): a secret found takes every line of the list it
 /// touches, never a few numbers that occur anywhere.
 fn byte_lists(s: &[u8], out: &mut Vec<View>) {
-    // A printable byte takes two digits or more: most strings have too
-    // few to hold a list.
-    if s.iter().filter(|c| c.is_ascii_digit()).count() < 2 * MIN_BYTE_LIST {
+    if !might_hold_a_list(s) {
         return;
     }
     let mut lines = Lines::new(s);
@@ -862,16 +850,10 @@ fn byte_lists(s: &[u8], out: &mut Vec<View>) {
         loop {
             bytes.push(token.0);
             map.push(lines.around(at));
-            let j = token.1;
-            let Some(k) = s[j..]
-                .iter()
-                .take(MAX_SEPARATOR + 64)
-                .position(u8::is_ascii_digit)
-                .map(|k| j + k)
-            else {
+            let Some(k) = next_value(s, token.1) else {
                 break;
             };
-            let sep = trim_blanks(&s[j..k]);
+            let sep = trim_blanks(&s[token.1..k]);
             // `&#103;&#104;`, `%67%68` and `\147\150` are escapes, each
             // read by its own view with its own spans.
             let escape = sep.iter().any(|c| matches!(c, b'&' | b'#' | b'%' | b'\\'));
@@ -891,6 +873,36 @@ fn byte_lists(s: &[u8], out: &mut Vec<View>) {
             }
         }
     }
+}
+
+/// Whether `s` may hold a list of [`MIN_BYTE_LIST`] values: the commas or
+/// the `+` signs between them (`0x67, 0x68`, `chr(103)+chr(104)`). Most
+/// strings have neither, and two `memchr` passes say so; columns of
+/// numbers between blanks (`od -An -tu1`) are not looked for, as telling
+/// them from prose and digests took a pass over every byte (1.5% of an
+/// export's work).
+fn might_hold_a_list(s: &[u8]) -> bool {
+    let enough = |b: u8| memchr::memchr_iter(b, s).nth(MIN_BYTE_LIST - 2).is_some();
+    enough(b',') || enough(b'+')
+}
+
+/// Where the next value of a list starts after a value ending at `j`:
+/// the next digit, when what stands before it is a separator (at most
+/// [`MAX_SEPARATOR`] bytes, and at most 64 blanks and line ends around
+/// it); `None` at anything longer, which ends the list.
+fn next_value(s: &[u8], j: usize) -> Option<usize> {
+    let (mut core, mut blank) = (0, 0);
+    for (k, c) in s.iter().enumerate().skip(j) {
+        match c {
+            b'0'..=b'9' => return Some(k),
+            b' ' | b'\t' | b'\r' | b'\n' => blank += 1,
+            _ => core += 1,
+        }
+        if core > MAX_SEPARATOR || blank > 64 {
+            return None;
+        }
+    }
+    None
 }
 
 /// `s` without the blanks and line ends at either end.
@@ -1855,13 +1867,6 @@ mod tests {
             .collect::<Vec<_>>()
             .join(" + ");
         assert_eq!(spans(&ps, TOKEN).len(), 1, "{ps}");
-        // `od -An -tu1`: columns of numbers, rows on lines.
-        let od: String = text
-            .as_bytes()
-            .chunks(16)
-            .map(|row| row.iter().map(|b| format!("{b:>4}")).collect::<String>() + "\n")
-            .collect();
-        assert_eq!(spans(&od, TOKEN), vec![(0, od.len() - 1)], "{od}");
         // A separator that changes ends the list: no 16 values in a row.
         let mixed: String = text
             .bytes()

@@ -87,20 +87,20 @@ fn close(open: &mut Vec<Joined>, out: &mut Vec<View>) {
 /// every piece's record has (`delta`, `choices`, `stdout`, `stderr`,
 /// `chunk`, `output`). Most strings have neither.
 fn might_hold_records(s: &[u8]) -> bool {
-    let starts = memchr::memmem::find_iter(s, b"\n{").count()
-        + memchr::memmem::find_iter(s, b"data: {").count()
-        + usize::from(s.first() == Some(&b'{'));
-    starts >= MIN_LINES
-        && [
-            &b"delta"[..],
-            b"choices",
-            b"stdout",
-            b"stderr",
-            b"chunk",
-            b"output",
-        ]
-        .iter()
-        .any(|w| memchr::memmem::find(s, w).is_some())
+    use std::sync::LazyLock;
+    static WORDS: LazyLock<Vec<memchr::memmem::Finder<'static>>> = LazyLock::new(|| {
+        ["delta", "choices", "stdout", "stderr", "chunk", "output"]
+            .iter()
+            .map(|w| memchr::memmem::Finder::new(w.as_bytes()))
+            .collect()
+    });
+    // A record line begins `{` at the string's start, after a line end, or
+    // after `data: `: one look for a `{` rules most strings out.
+    let starts = memchr::memchr_iter(b'{', s)
+        .filter(|&i| i == 0 || s[i - 1] == b'\n' || s[..i].ends_with(b"data: "))
+        .take(MIN_LINES)
+        .count();
+    starts >= MIN_LINES && WORDS.iter().any(|w| w.find(s).is_some())
 }
 
 #[cfg(test)]
