@@ -963,13 +963,22 @@ fn a_token_shown_in_colour_in_a_mail_in_a_raw_stream_or_as_numbers_goes() {
         .rev()
         .map(|d| char::from(b'0' + *d as u8))
         .collect();
-    let records: Vec<Value> = [coloured, wide.clone(), mail, sse, chr, big]
+    // A value no shape rule knows, after its label, wrapped the same way:
+    // the line's part beside the label goes, and so must the next line's.
+    let head = format!("Set this in CI: QUILLSTACK_API_KEY={}=", &KEY[..12]);
+    let named = format!(
+        "{}{head}\r\n{} and rerun.\r\n",
+        "-".repeat(76 - head.len()),
+        &KEY[12..]
+    );
+    let records: Vec<Value> = [coloured, wide.clone(), mail, sse, chr, big, named]
         .into_iter()
         .enumerate()
         .map(|(i, o)| json!({"type": "tool_result", "tool_use_id": format!("t{i}"), "output": o}))
         .collect();
     let e = exported_session(&env, "shown", &records);
     no_run_of(&e, GH, 10, "coloured, mailed, streamed");
+    no_run_of(&e, KEY, 12, "a named value in a mail");
     assert!(!contains(&e.seen, &wide[..30]), "fullwidth token survived");
     let session = session_of(&e);
     let outputs: Vec<&str> = session

@@ -23,6 +23,9 @@ pub const MAX_SECRETS: usize = 1_000_000;
 pub const MAX_SWEPT_IDS: usize = 100_000;
 /// How deep JSON nested inside strings is followed.
 pub const MAX_NESTED_JSON_DEPTH: usize = 3;
+/// Shortest part of a secret on one line that is swept as a part of its
+/// own ([`Collector::line_parts`]): shorter parts are words and brackets.
+pub const MIN_LINE_PART: usize = 8;
 /// Largest string parsed as nested JSON.
 pub const MAX_NESTED_JSON_BYTES: usize = 8 << 20;
 
@@ -157,6 +160,26 @@ impl<'a> Collector<'a> {
         }
     }
 
+    /// Each line's part of a secret found across lines of one string (a
+    /// wrap or a soft break a view took out, rows of a dump): the whole
+    /// has whitespace in it, so it is replaced only where a rule finds it
+    /// again, and once one line's part is replaced (it is a value on its
+    /// own), the break that joined them is gone with it; the others would
+    /// be left. So each part of [`MIN_LINE_PART`] bytes or more goes
+    /// everywhere, as a dump's rows in a text artifact do (a key between
+    /// armour lines goes whole by its rule, its armour lines no secret).
+    fn line_parts(&mut self, value: &str) {
+        if !value.contains('\n') {
+            return;
+        }
+        for part in value.split('\n') {
+            let part = part.trim_end_matches('\r').trim();
+            if part.len() >= MIN_LINE_PART {
+                self.secret(part, crate::detect::views::ROW_RULE);
+            }
+        }
+    }
+
     /// What a Secret's base64 data value encodes goes too: an agent that
     /// decodes it (`| base64 -d`) prints it bare.
     fn decoded_secret(&mut self, encoded: &str) {
@@ -219,6 +242,9 @@ impl<'a> Collector<'a> {
         for f in &found {
             let (a, b) = char_span(s, f.start, f.end);
             self.secret(&s[a..b], &f.rule);
+            if !self.det.armored(&f.rule) {
+                self.line_parts(&s[a..b]);
+            }
         }
         self.dirty |= !found.is_empty();
         self.scratch = found;
