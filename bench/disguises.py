@@ -158,21 +158,52 @@ for kind, v in secrets():
     one("reversed", t[::-1], lambda x: x[::-1])
     one("spaced", " ".join(t), lambda x: x.replace(" ", ""))
     one("bigint", str(int.from_bytes(v.encode(), "big")), lambda x: x)
+    # as a terminal or a mail shows it
+    one("grep-colour", t.replace(v, "\x1b[01;31m\x1b[K" + v[:10] + "\x1b[m\x1b[K" + v[10:]), lambda x: re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", x))
+    one("fullwidth", "".join(chr(ord(c) + 0xFEE0) if 33 <= ord(c) < 127 else c for c in t), lambda x: "".join(chr(ord(c) - 0xFEE0) if 0xFF01 <= ord(c) <= 0xFF5E else c for c in x))
+    qp_head = "Your token for the build bot: " + t.split(v)[0][-10:] + v[:12] + "="
+    one("quoted-printable", "-" * (76 - len(qp_head)) + qp_head + "\r\n" + v[12:] + " =E2=80=94 ops\r\n", lambda x: re.sub(r"=\r?\n", "", x))
+    # a raw stream inside one output (curl -N of a streaming API)
+    one("sse-in-output", "".join("data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": c}}]}) + "\n\n" for c in chunks(t, 5)),
+        lambda x: "".join(json.loads(l[6:])["choices"][0]["delta"]["content"] for l in x.splitlines() if l.startswith("data: {")))
+    # an asciinema recording, each write in colour
+    case("asciicast-colour", v, [[i * 0.1, "o", "\x1b[32m" + c + "\x1b[0m"] for i, c in enumerate(chunks(t, 3))],
+         lambda rs: re.sub(r"\x1b\[[0-9;]*m", "", "".join(r[2] for r in rs if isinstance(r, list) and len(r) > 2 and isinstance(r[2], str))))
+    # the token, then its base64, two outputs of one tool (glued, a match runs on into the blob)
+    case("token-then-blob", v, [{"type": "tool_result", "output": "oops " + v}, {"type": "tool_result", "output": base64.b64encode(("oops " + v).encode()).decode()}], joined(["output"]))
     case("json-number-array", v, [{"type": "tool_result", "bytes": list(b)}], lambda rs: json.dumps(rs[0]))
     case("json-char-array", v, [{"type": "tool_result", "chars": list(t)}], lambda rs: "".join(rs[0]["chars"]) if isinstance(rs[0].get("chars"), list) else json.dumps(rs[0]))
+
+# A private key, streamed in 100-byte pieces of a schema nobody names.
+def pem():
+    body = "".join(rng.choice(AL) for _ in range(64 * 6))
+    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+    return "-----BEGIN PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END PRIVATE KEY-----\n", lines[1]
+key, probe = pem()
+said = "Here it is:\n" + key + "Keep it safe."
+case("pem-gemini-100", probe + "AAAA", [{"candidates": [{"content": {"parts": [{"text": c}]}}]} for c in chunks(said, 100)],
+     lambda rs: "".join(r["candidates"][0]["content"]["parts"][0]["text"] for r in rs if isinstance(r, dict) and "candidates" in r).replace("\n", ""))
 
 def decode_forms(x):
     """Every way a surviving secret could be read back from x."""
     out = [x]
-    for m in re.findall(r"[A-Za-z0-9+/=]{16,}", x):
-        for f in (base64.b64decode, base64.b32decode):
-            try:
-                d = f(m + "=" * (-len(m) % 4))
-                out.append(d.decode("latin1"))
-                for z in (gzip.decompress, zlib.decompress, base64.b64decode):
-                    try: out.append(z(d).decode("latin1"))
-                    except Exception: pass
-            except Exception: pass
+    def b64(m):
+        try: return base64.b64decode(m + "=" * (-len(m) % 4))
+        except Exception:
+            m = m.rstrip("=")
+            return base64.b64decode(m[:len(m) // 4 * 4])
+    def b32(m): return base64.b32decode(m + "=" * (-len(m) % 8))
+    for m0 in re.findall(r"[A-Za-z0-9+/=]{16,}", x):
+        # a blob cut anywhere is read at every alignment
+        for m in (m0, m0[1:], m0[2:], m0[3:]):
+            for f in (b64, b32):
+                try:
+                    d = f(m)
+                    out.append(d.decode("latin1"))
+                    for z in (gzip.decompress, zlib.decompress, lambda d: b64(d.decode("latin1"))):
+                        try: out.append(z(d).decode("latin1"))
+                        except Exception: pass
+                except Exception: pass
     for m in re.findall(r"(?:[0-9a-fA-F]{2}){8,}", x):
         d = bytes.fromhex(m)
         out.append(d.decode("latin1"))
@@ -201,7 +232,11 @@ sess = []
 for i, (name, v, recs, dec) in enumerate(cases):
     assert survives(v, dec(recs)), (name, "harness cannot read its own input")
     for r in recs:
-        r = dict(r); r["case"] = i; sess.append(r)
+        if isinstance(r, list):
+            r = r + [i]
+        else:
+            r = dict(r); r["case"] = i
+        sess.append(r)
 shutil.rmtree(W, ignore_errors=True); os.makedirs(W)
 sp = os.path.join(W, "session.jsonl")
 with open(sp, "w") as f:
@@ -221,7 +256,7 @@ for d, _, fs in os.walk(f"{W}/out"):
 got = {}
 for line in open(out):
     rec = json.loads(line)
-    got.setdefault(rec.get("case"), []).append(rec)
+    got.setdefault(rec[-1] if isinstance(rec, list) else rec.get("case"), []).append(rec)
 bad = {}
 per = {}
 for i, (name, v, recs, dec) in enumerate(cases):
