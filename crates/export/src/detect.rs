@@ -261,7 +261,7 @@ impl Detector {
 
     /// The findings of the rules alone in `s` as written and as shown
     /// (terminal escapes and invisible characters out, see
-    /// [`views::shown`]: a colour code between two records' writes hides
+    /// `views::shown`: a colour code between two records' writes hides
     /// nothing): no decoded view, no pair of lines, no reader of several
     /// lines, and nothing inside a placeholder. For text whose parts were
     /// never one document (strings of consecutive records joined), where a

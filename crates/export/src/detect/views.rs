@@ -8,9 +8,11 @@
 //! the whole run: a secret inside a blob removes the blob.
 //!
 //! The views: JSON/JavaScript escapes (and C's octal ones), percent-encoding, HTML and XML
-//! character references (`&#103;`, `&#x73;`, `&amp;`), the text with its
-//! invisible format characters taken out (a zero-width space inside a
-//! token), base64 and base64url runs that decode to text, or to gzip, zlib
+//! character references (`&#103;`, `&#x73;`, `&amp;`), the text as a
+//! terminal shows it ([`shown`]: escape sequences and invisible format
+//! characters out, fullwidth forms folded), quoted-printable with its soft
+//! breaks, big decimal numbers that spell text, streams written a record
+//! a line inside one string (`streamed`), base64 and base64url runs that decode to text, or to gzip, zlib
 //! or zstd data that inflates (at most [`MAX_INFLATED`] bytes, read as
 //! bytes), runs of hex digits that decode to text (UTF-8, or UTF-16 in
 //! either order) or to compressed data that inflates, and hexdumps (`xxd`,
@@ -18,7 +20,7 @@
 //! their ASCII column joined across rows, and character dumps (`od -c`),
 //! each byte mapped to its whole row, so a secret found in either takes every row it touches. And lists
 //! of byte values (`xxd -i`'s `0x67, 0x68, …`, `bytes([103, 104, …])`,
-//! `new byte[]{…}`) that decode to text, each byte mapped to its line;
+//! `new byte[]{…}`, `chr(103)+chr(104)`) that decode to text, each byte mapped to its line;
 //! and lines a terminal's wrap cut, joined ([`wrapped`]).
 
 use base64::Engine;
