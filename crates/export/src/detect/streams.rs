@@ -889,9 +889,9 @@ impl<'d> Reassembler<'d> {
                         // A key's armour says where it begins and ends,
                         // whatever lines or records it was cut into.
                         crossed > 0
-                            && (me.det.armored(&f.rule)
-                                || (crossed == inside(&starts, f.start, f.end)
-                                    && !covers_a_value_whole(f, offsets)))
+                            && ((crossed == inside(&starts, f.start, f.end)
+                                && !covers_a_value_whole(f, offsets))
+                                || me.det.armored(&f.rule))
                     })
                     .cloned(),
             );

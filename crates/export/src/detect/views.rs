@@ -347,8 +347,15 @@ fn escape_len(s: &[u8]) -> Option<usize> {
 /// as ASCII. `None` when there is nothing to take out or fold.
 pub(crate) fn shown(s: &[u8]) -> Option<View> {
     // ESC, and the first bytes of every format character and fullwidth
-    // form: most strings hold none.
-    memchr::memchr3(0x1b, 0xC2, 0xE1, s).or_else(|| memchr::memchr3(0xE2, 0xE3, 0xEF, s))?;
+    // form: most strings hold none, and most that do hold only dashes and
+    // quotes (E2 80 …): nothing is allocated before one would change.
+    let changes = |i: usize| match s[i] {
+        0x1b => escape_len(&s[i..]).is_some(),
+        _ => hidden_or_wide(&s[i..]).is_some(),
+    };
+    memchr::memchr3_iter(0x1b, 0xC2, 0xE1, s)
+        .chain(memchr::memchr3_iter(0xE2, 0xE3, 0xEF, s))
+        .find(|&i| changes(i))?;
     let (mut bytes, mut map) = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
     let mut changed = false;
     let mut i = 0;
@@ -361,22 +368,14 @@ pub(crate) fn shown(s: &[u8]) -> Option<View> {
             }
         }
         let n = utf8_len(s[i]).min(s.len() - i);
-        let c = std::str::from_utf8(&s[i..i + n])
-            .ok()
-            .and_then(|t| t.chars().next());
-        match c {
-            Some(c) if is_format_char(c) => changed = true,
-            Some(c @ '\u{FF01}'..='\u{FF5E}') => {
-                bytes.push((c as u32 - 0xFEE0) as u8);
+        match hidden_or_wide(&s[i..]) {
+            Some(None) => changed = true,
+            Some(Some(b)) => {
+                bytes.push(b);
                 map.push((i as u32, (i + n) as u32));
                 changed = true;
             }
-            Some('\u{3000}') => {
-                bytes.push(b' ');
-                map.push((i as u32, (i + n) as u32));
-                changed = true;
-            }
-            _ => {
+            None => {
                 bytes.extend_from_slice(&s[i..i + n]);
                 map.extend((i..i + n).map(|k| (k as u32, k as u32 + 1)));
             }
@@ -384,6 +383,21 @@ pub(crate) fn shown(s: &[u8]) -> Option<View> {
         i += n;
     }
     changed.then(|| View::mapped(bytes, map))
+}
+
+/// What the character at the start of `s` is shown as, when it is not
+/// itself: nothing (`Some(None)`, an invisible format character) or an
+/// ASCII byte (`Some(Some(b))`, a fullwidth form or the ideographic
+/// space).
+fn hidden_or_wide(s: &[u8]) -> Option<Option<u8>> {
+    let n = utf8_len(s[0]).min(s.len());
+    let c = std::str::from_utf8(&s[..n]).ok()?.chars().next()?;
+    match c {
+        c if is_format_char(c) => Some(None),
+        '\u{FF01}'..='\u{FF5E}' => Some(Some((c as u32 - 0xFEE0) as u8)),
+        '\u{3000}' => Some(Some(b' ')),
+        _ => None,
+    }
 }
 
 /// The length of the UTF-8 sequence a lead byte `b` begins (1 for a byte
