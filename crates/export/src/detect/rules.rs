@@ -175,12 +175,8 @@ fn compile(src: &str) -> Result<Regex, regex::Error> {
 /// The lazy DFA cache of each rule, per thread. The regex crate's default
 /// (2 MiB) let a session dense with secrets fill about 60 MiB of caches
 /// across the rules; a rule whose cache fills is cleared and refilled, as
-/// the regex crate does at any size. At 1 MiB, reading structural streams
-/// on the main thread (whose windows hold every record of such a session)
-/// took that export to 130 MiB; at 512 KiB it stays near 122 MiB, about
-/// 15% slower on that session and the same on ordinary ones (cachegrind,
-/// 16 MiB export: 9,842M against 9,845M instructions). 256 KiB cost 25%.
-const RULE_DFA_CACHE: usize = 1 << 19;
+/// the regex crate does at any size.
+const RULE_DFA_CACHE: usize = 1 << 20;
 
 /// The fewest bytes a match of `src` (as [`compile`] reads it) can span;
 /// 0 when unknown, which never skips a string.
