@@ -931,27 +931,13 @@ impl<'d> Reassembler<'d> {
         f: &Finding,
         region: Region,
     ) {
-        // Which pieces the finding covers, and how much of each: the
-        // whole run of [`encoded`] bytes the finding's part stands in, so that
-        // no fragment of an encoded value is left to read wrong (a blob cut
-        // at a quad it did not begin at decodes to nothing any rule knows,
-        // yet holds the rest of the secret).
+        // Which pieces the finding covers, and how much of each.
         let covered: Vec<(usize, usize, usize)> = offsets
             .iter()
             .enumerate()
             .filter_map(|(i, &(a, len))| {
                 let (x, y) = (f.start.max(a), f.end.min(a + len));
-                (x < y).then(|| {
-                    let t = &joined.as_bytes()[a..a + len];
-                    let (mut x, mut y) = (x - a, y - a);
-                    while x > 0 && encoded(t[x - 1]) {
-                        x -= 1;
-                    }
-                    while y < t.len() && encoded(t[y]) {
-                        y += 1;
-                    }
-                    (i, x, y)
-                })
+                (x < y).then(|| (i, x - a, y - a))
             })
             .collect();
         if covered.len() < 2 {
@@ -977,6 +963,20 @@ impl<'d> Reassembler<'d> {
         let (a, b) = crate::detect::collect::char_span(joined, f.start, f.end);
         let secret = joined[a..b].to_string();
         for (n, &(i, x, y)) in covered.iter().enumerate() {
+            // The cut takes the whole run of [`encoded`] bytes the
+            // finding's part stands in, so that no fragment of an encoded
+            // value is left to read wrong (a blob cut at a quad it did not
+            // begin at decodes to nothing any rule knows, yet holds the
+            // rest of the secret).
+            let (a, len) = offsets[i];
+            let t = &joined.as_bytes()[a..a + len];
+            let (mut x, mut y) = (x, y);
+            while x > 0 && encoded(t[x - 1]) {
+                x -= 1;
+            }
+            while y < t.len() && encoded(t[y]) {
+                y += 1;
+            }
             let p = &s.parts[first_part + i];
             self.cuts.push(Cut {
                 line: p.line,
