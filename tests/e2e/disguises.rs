@@ -971,7 +971,12 @@ fn a_token_shown_in_colour_in_a_mail_in_a_raw_stream_or_as_numbers_goes() {
         "-".repeat(76 - head.len()),
         &KEY[12..]
     );
-    let records: Vec<Value> = [coloured, wide.clone(), mail, sse, chr, big, named]
+    // A log line that begins inside a blob, three characters into a quad.
+    let blob = crate::exports::b64(&format!(
+        "Here is the configuration you asked for. Set this before the build: export GITHUB_TOKEN={GH} and run make again.\n"
+    ));
+    let cut_blob = format!("{} (truncated)", &blob[3..]);
+    let records: Vec<Value> = [coloured, wide.clone(), mail, sse, chr, big, named, cut_blob]
         .into_iter()
         .enumerate()
         .map(|(i, o)| json!({"type": "tool_result", "tool_use_id": format!("t{i}"), "output": o}))
@@ -1014,4 +1019,10 @@ fn a_token_shown_in_colour_in_a_mail_in_a_raw_stream_or_as_numbers_goes() {
         "big number: {}",
         outputs[5]
     );
+    assert!(
+        !outputs[7].contains(&blob[8..40]),
+        "a blob cut inside a quad: {}",
+        outputs[7]
+    );
+    assert!(outputs[7].ends_with(" (truncated)"), "{}", outputs[7]);
 }

@@ -1341,11 +1341,62 @@ fn base64_runs(s: &[u8], out: &mut Vec<View>) {
                     .take_while(|c| **c == b'=')
                     .count();
                 out.push(View::whole(text, start, run_end + padded));
+            } else if let Some(text) = misaligned_text(&s[start..run_end]) {
+                // A blob cut at a byte that began no quad (a log line or
+                // a record that starts inside it) is read from its next
+                // quad; the whole run goes.
+                out.push(View::whole(text, start, end));
             }
         }
         i = end;
     }
 }
+
+/// The text a base64 run decodes to from its second, third or fourth
+/// character, if it is text there: a blob cut at a byte that began no
+/// quad. Runs of hex digits (digests, ids) are read by the hex view and
+/// skipped here; they are most runs that decode to no text.
+fn misaligned_text(run: &[u8]) -> Option<Vec<u8>> {
+    if run.len() < MIN_BASE64_RUN + 1 || run.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    (1..4)
+        .filter(|k| run.len() - k >= MIN_BASE64_RUN)
+        .find(|&k| ascii_quads(&run[k..]))
+        .and_then(|k| decode_text(&run[k..]))
+}
+
+/// Whether the first four quads of base64 `run` can decode to ASCII (a
+/// byte under 0x80 each): the top bit of each byte is one bit of one
+/// character's value, so this needs no decoding. Most runs that spell no
+/// text fail it within a quad or two.
+fn ascii_quads(run: &[u8]) -> bool {
+    run.chunks_exact(4).take(4).all(|q| {
+        let v = |c: u8| B64_VALUE[c as usize];
+        v(q[0]) < 32 && v(q[1]) & 8 == 0 && v(q[2]) & 2 == 0
+    })
+}
+
+/// Each base64 or base64url character's value (0 to 63; 64 for others).
+const B64_VALUE: [u8; 256] = {
+    let mut t = [64u8; 256];
+    let mut i = 0;
+    while i < 26 {
+        t[b'A' as usize + i] = i as u8;
+        t[b'a' as usize + i] = 26 + i as u8;
+        i += 1;
+    }
+    let mut d = 0;
+    while d < 10 {
+        t[b'0' as usize + d] = 52 + d as u8;
+        d += 1;
+    }
+    t[b'+' as usize] = 62;
+    t[b'-' as usize] = 62;
+    t[b'/' as usize] = 63;
+    t[b'_' as usize] = 63;
+    t
+};
 
 /// Shortest base32 run decoded: fifteen bytes of text.
 const MIN_BASE32_RUN: usize = 24;
@@ -1915,6 +1966,20 @@ mod tests {
     }
 
     #[test]
+    fn a_blob_cut_inside_a_quad_is_read_from_its_next_one() {
+        use base64::Engine;
+        let blob = base64::engine::general_purpose::STANDARD.encode(format!("export GH={TOKEN}\n"));
+        for cut in 1..4 {
+            let tail = &blob[cut..];
+            assert_eq!(
+                spans(tail, TOKEN),
+                vec![(0, tail.len())],
+                "cut {cut}: {tail}"
+            );
+        }
+    }
+
+    #[test]
     fn compressed_blobs_are_inflated_within_their_limit() {
         use base64::Engine;
         use std::io::Write;
@@ -2081,7 +2146,8 @@ mod tests {
                 end += 1;
             }
             if i - start >= MIN_BASE64_RUN {
-                if let Some(text) = decode_text(&s[start..i]) {
+                let text = decode_text(&s[start..i]).or_else(|| misaligned_text(&s[start..i]));
+                if let Some(text) = text {
                     out.push((start, end, text));
                 }
             }
