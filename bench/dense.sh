@@ -20,8 +20,11 @@ trap 'rm -rf "$W"' EXIT
 for round in 1 2 3; do
   for build in "$COFFER" ${BASE:+"$BASE"}; do
     rm -rf "$W/out-$round"
+    # GNU time's %M is in KiB (1,024 bytes): printed in MiB beside it, as
+    # the bound is written.
     /usr/bin/time -f "$build: %e s, peak %M KiB" "$build" --store "$W/store" export create -q \
-      coffer-observational "$S/policy.json" "$W/out-$round" 2>&1 | tail -n 1
+      coffer-observational "$S/policy.json" "$W/out-$round" 2>&1 | tail -n 1 |
+      awk '{ printf "%s (%.1f MiB)\n", $0, $(NF-1) / 1024 }'
   done
 done
 if [ -n "${BASE:-}" ]; then
