@@ -21,6 +21,11 @@ catalog. Variants change one thing each:
   noindex   no index of roots by object (the roots table's key only)
   distinct  each batch's paths under a directory of its own (a user
             putting a new run directory), not the same paths again
+  packed    issue 42's candidate: objects keyed by (pack, ordinal), their
+            digests only in the packs' sorted indexes (not in SQLite), and
+            roots appended by rowid with no key over (kind, name, digest)
+  unique    with packed: a unique index over the roots' (kind, name,
+            digest), which `ON CONFLICT DO NOTHING` needs today
 
 Variants combine with "+" (e.g. blob+noindex).
 
@@ -47,6 +52,14 @@ CREATE TABLE roots (kind TEXT NOT NULL, name TEXT NOT NULL,
 CREATE INDEX roots_by_object ON roots (object);
 """
 
+PACKED = """
+CREATE TABLE objects (pack INTEGER NOT NULL, ordinal INTEGER NOT NULL, size INTEGER NOT NULL,
+  stored_size INTEGER NOT NULL, first_seen_ms INTEGER NOT NULL,
+  PRIMARY KEY (pack, ordinal)) STRICT, WITHOUT ROWID;
+CREATE TABLE roots (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL,
+  digest BLOB NOT NULL, created_ms INTEGER NOT NULL) STRICT;
+"""
+
 
 def schema(key):
     return f"""
@@ -71,6 +84,10 @@ class Catalog:
         self.c.execute("PRAGMA cache_size=-65536")
         if "intref" in self.parts:
             self.c.executescript(INTREF)
+        elif "packed" in self.parts:
+            self.c.executescript(PACKED)
+            if "unique" in self.parts:
+                self.c.execute("CREATE UNIQUE INDEX roots_key ON roots (kind, name, digest)")
         else:
             self.c.executescript(schema("BLOB" if "blob" in self.parts else "TEXT"))
         if "noindex" in self.parts:
@@ -81,7 +98,7 @@ class Catalog:
         for i in range(BATCH):
             h = hashlib.sha256(b"%d" % self.k)
             self.k += 1
-            d = h.digest() if "blob" in self.parts else "sha256:" + h.hexdigest()
+            d = h.digest() if self.parts & {"blob", "packed"} else "sha256:" + h.hexdigest()
             run = f"in-{b}" if "distinct" in self.parts else "in"
             name = f"/home/user/runs/{run}/{i % 100:02d}/{i}"
             rows.append((d, f"/home/user/runs/in#{b}" if "onename" in self.parts else name))
@@ -89,7 +106,12 @@ class Catalog:
             rows.sort()
         t = time.perf_counter()
         self.c.execute("BEGIN IMMEDIATE")
-        for d, name in rows:
+        for i, (d, name) in enumerate(rows):
+            if "packed" in self.parts:
+                self.c.execute("INSERT INTO objects VALUES (?,?,?,?,?)", (self.k // BATCH, i, 2000, 2100, self.k))
+                self.c.execute("INSERT INTO roots (kind, name, digest, created_ms) VALUES ('put',?,?,?)",
+                               (name, d, self.k))
+                continue
             if "intref" in self.parts:
                 cur = self.c.execute("INSERT INTO objects (digest, size, stored_size, first_seen_ms) "
                                      "VALUES (?,?,?,?)", (d, 2000, 2100, self.k))
