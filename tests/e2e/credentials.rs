@@ -115,6 +115,11 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "pri_9f8e7d6c5b4a39281706f5e4d3c2b1a0",
         ),
         (
+            "a key given to a JSON-RPC method named for it",
+            "{\"id\":1, \"method\": \"auth.login_with_api_key\", \"params\": [\"9-Qs7Kd2Lm8Xr4Tb6Nc3Wv5Zp1Yh0Gj\"]}".into(),
+            "9-Qs7Kd2Lm8Xr4Tb6Nc3Wv5Zp1Yh0Gj",
+        ),
+        (
             "client from a literal",
             "client := NewQuuxlyAPI(\"3f2b8c1e-9a7d-4e6f-b5c4-2d1e0f9a8b7c\")".into(),
             "3f2b8c1e-9a7d-4e6f-b5c4-2d1e0f9a8b7c",

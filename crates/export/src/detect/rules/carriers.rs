@@ -3,7 +3,8 @@
 //! `new AcmeClient('…')`, `WithAPIKey("…")`), the password given to a
 //! login with its user (`smtp.login("alice", "…")`), a URL path segment
 //! after `/keys/` or `/tokens/` (`…/v1/keys/pri_9f8e…`), a webhook's path,
-//! and a token standing as a URL's user (`https://<token>@host/…`). No
+//! a token standing as a URL's user (`https://<token>@host/…`), and the
+//! first parameter of a JSON-RPC method named for a credential. No
 //! service name is needed: the call's or the URL's shape names the
 //! credential, and the value must look like one
 //! ([`super::named::plausible`]). And an AWS
@@ -126,6 +127,19 @@ pub const GETTER_KEYWORDS: &[&str] = &[
 /// (`func getBetterStackToken() string { return "…" }`).
 pub const GETTER_PATTERN: &str = r#"(?i)(?P<n>[A-Za-z0-9_]*(?:key|token|secret|password|credentials?))\(\)[^{};\n]{0,40}\{[ \t]*return[ \t]+["'`](?P<s>[A-Za-z0-9+/_.=~-]{10,256})["'`]"#;
 
+/// The rule's id for a key given to a JSON-RPC method named for it.
+pub const RPC_ID: &str = "rpc-credential-argument";
+
+/// Keywords of the RPC rule: the request's parameters member.
+pub const RPC_KEYWORDS: &[&str] = &["\"params\""];
+
+/// A JSON-RPC request whose method is named for a credential (TrueNAS'
+/// `auth.login_with_api_key`, `walletpassphrase`, `token.verify`), then
+/// its positional parameters: the first string is the credential, as the
+/// first argument of a call named so is ([`CALL_PATTERN`]). A login's
+/// first parameter is its user, which is a word and so no hit.
+pub const RPC_PATTERN: &str = r#"(?i)"method"[ \t]*:[ \t]*"(?P<n>[A-Za-z0-9_./-]{0,64}(?:api_?key|token|secret|passw(?:or)?d|passphrase|credentials?|login)[A-Za-z0-9_./-]{0,64})"[ \t]*,[ \t]*"params"[ \t]*:[ \t]*\[[ \t]*"(?P<s>[A-Za-z0-9+/_.=~-]{10,256})""#;
+
 /// The pair rule's id.
 pub const PAIR_ID: &str = "aws-secret-beside-id";
 
@@ -187,6 +201,18 @@ pub(crate) static GETTER: Spec = spec(GETTER_ID, GETTER_KEYWORDS, GETTER_PATTERN
             "public String secretKey() { return SECRET_KEY; }",
         ],
     );
+/// See [`CALL`].
+pub(crate) static RPC: Spec = spec(RPC_ID, RPC_KEYWORDS, RPC_PATTERN, Check::Carried).samples(
+    &[(
+        "{\"id\":\"3286a508\", \"msg\":\"method\", \"method\":\"auth.login_with_api_key\", \"params\":[\"{}\"]}",
+        "an:64",
+    )],
+    &[
+        "{\"method\":\"auth.login\",\"params\":[\"alice\",\"secret\"]}",
+        "{\"method\":\"tools/call\",\"params\":[\"Xk29fLq83ZmP0aRtQw7e\"]}",
+        "{\"method\":\"token.list\",\"params\":[\"2024-01-01T00:00:00Z\"]}",
+    ],
+);
 /// See [`CALL`].
 pub(crate) static PAIR: Spec =
     spec(PAIR_ID, PAIR_KEYWORDS, PAIR_PATTERN, Check::Paired).after_keyword(pair_follows);
@@ -305,6 +331,26 @@ mod tests {
             "EcdsaPublicKey(\"04cf0d13a3a7577231ea1b66cf4021cd54\")",
         ] {
             assert!(find(CALL_PATTERN, text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_key_given_to_an_rpc_method_named_for_it_is_one() {
+        let key = "8-Lp22ov7halMBLUpG97Wg4y7fibQi3CW19VJiZcCu746zgCs0m";
+        for text in [
+            format!("{{\"msg\":\"method\", \"method\":\"auth.login_with_api_key\", \"params\":[\"{key}\"]}}"),
+            format!("{{\"method\": \"walletpassphrase\", \"params\": [ \"{key}\", 60]}}"),
+        ] {
+            assert_eq!(find(RPC_PATTERN, &text), vec![key], "{text}");
+        }
+        for text in [
+            // A login's first parameter is its user; a method that names
+            // no credential carries none; a date is no key.
+            "{\"method\":\"auth.login\",\"params\":[\"alice\",\"Hq7Lm2Xr9Kz4Tb8N\"]}",
+            "{\"method\":\"eth_getBalance\",\"params\":[\"Xk29fLq83ZmP0aRtQw7e\"]}",
+            "{\"method\":\"token.list\",\"params\":[\"2024-01-01T00:00:00Z\"]}",
+        ] {
+            assert!(find(RPC_PATTERN, text).is_empty(), "{text}");
         }
     }
 

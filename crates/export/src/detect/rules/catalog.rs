@@ -27,6 +27,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Spec> {
             &carriers::HOOK,
             &carriers::USER_TOKEN,
             &carriers::GETTER,
+            &carriers::RPC,
             &carriers::PAIR,
             &super::prefixed::UNKNOWN_PREFIX,
         ])

@@ -428,6 +428,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         "func getQuuxlyToken() string { return \"{}\" }",
         g.alnum(24),
     );
+    add(
+        "rpc-credential-argument",
+        r#"{"id": 7, "method": "auth.login_with_api_key", "params": ["{}"]}"#,
+        format!("8-{}", g.alnum(48)),
+    );
     add("dashed-credential", "export DD=dd-apikey-{}", g.alnum(32));
     add(
         "bearer-token",
