@@ -131,6 +131,15 @@ pub struct ObjectRow {
     pub first_seen_ms: i64,
 }
 
+/// What the catalog's own checks found ([`Catalog::integrity_problems`]).
+#[derive(Debug, Default)]
+pub struct CatalogProblems {
+    /// SQLite's `integrity_check` and `foreign_key_check` messages.
+    pub problems: Vec<String>,
+    /// Each root naming an uncataloged digest, and that digest.
+    pub dangling: Vec<(Root, String)>,
+}
+
 /// A read transaction over the catalog (see [`Catalog::read_snapshot`]);
 /// dropping it ends the transaction, having written nothing.
 pub struct ReadSnapshot<'c>(#[allow(dead_code)] rusqlite::Transaction<'c>);
@@ -684,7 +693,7 @@ impl Catalog {
     }
 
     /// References from roots to digests with no `objects` row.
-    pub fn dangling_roots(&self) -> Result<Vec<(Root, String)>> {
+    fn dangling_roots(&self) -> Result<Vec<(Root, String)>> {
         let mut st = self.conn.prepare(
             "SELECT kind, name, digest FROM roots WHERE digest NOT IN (SELECT digest FROM objects)",
         )?;
@@ -700,14 +709,16 @@ impl Catalog {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// SQLite's own `integrity_check` and `foreign_key_check`; empty when sound.
+    /// SQLite's own `integrity_check` and `foreign_key_check` (empty
+    /// when sound), and the roots naming an uncataloged digest.
     ///
     /// The roots' one reference is checked by the query of
-    /// [`Catalog::dangling_roots`] instead, which says the same of each
-    /// root: `foreign_key_check` looks each root's digest up in
-    /// `objects` one at a time, 3.1 s of a million-object store's fsck
-    /// against 0.47 s (`bench/HISTORY.md`, 44th session).
-    pub fn integrity_problems(&self) -> Result<Vec<String>> {
+    /// [`Catalog::dangling_roots`] instead, which names each root and
+    /// whose count stands for the pragma's: `foreign_key_check` looks
+    /// each root's digest up in `objects` one at a time, 3.1 s of a
+    /// million-object store's fsck against 0.47 s (`bench/HISTORY.md`,
+    /// 44th session).
+    pub fn integrity_problems(&self) -> Result<CatalogProblems> {
         let mut out = Vec::new();
         let mut st = self.conn.prepare("PRAGMA integrity_check")?;
         for r in st.query_map([], |r| r.get::<_, String>(0))? {
@@ -721,9 +732,10 @@ impl Catalog {
             .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY rowid")?
             .query_map([], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
+        let dangling = self.dangling_roots()?;
         for table in tables {
             let violations = if table == "roots" {
-                self.dangling_roots()?.len()
+                dangling.len()
             } else {
                 let sql = format!(
                     "PRAGMA foreign_key_check(\"{}\")",
@@ -737,7 +749,10 @@ impl Catalog {
             };
             out.extend((0..violations).map(|_| format!("foreign key violation in {table}")));
         }
-        Ok(out)
+        Ok(CatalogProblems {
+            problems: out,
+            dangling,
+        })
     }
 
     /// Roots (kind, name) holding `digest`.
@@ -865,7 +880,9 @@ mod tests {
             .unwrap()
             .map(|t| format!("foreign key violation in {}", t.unwrap()))
             .collect();
-        let mut got = c.integrity_problems().unwrap();
+        let found = c.integrity_problems().unwrap();
+        assert_eq!(found.dangling.len(), 2);
+        let mut got = found.problems;
         let mut want = whole.clone();
         got.sort();
         want.sort();

@@ -72,10 +72,11 @@ fn catalog_check(catalog: &Catalog) -> Result<Vec<Finding>> {
 
 /// The catalog's own integrity, and roots naming nothing.
 fn catalog_findings(catalog: &Catalog, find: &mut Find<'_>) -> Result<()> {
-    for problem in catalog.integrity_problems()? {
+    let found = catalog.integrity_problems()?;
+    for problem in found.problems {
         find(codes::integrity::CATALOG, "catalog.sqlite".into(), problem);
     }
-    for (root, digest) in catalog.dangling_roots()? {
+    for (root, digest) in found.dangling {
         find(
             codes::integrity::DANGLING_REFERENCE,
             digest.clone(),
