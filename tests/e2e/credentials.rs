@@ -289,7 +289,6 @@ fn code_and_placeholders_beside_the_same_names_come_through() {
         "pub(crate) const TEST_CRC64_REDIS: Crc64TestConfig = Crc64TestConfig {",
         "request.password = XMLHttpRequest",
         "see https://github.com/org/repo/settings/keys/new",
-        "AUTH0_DOMAIN=myapp.eu.auth0.com",
         "github_run_id: 1234567890123456789",
         "access-control-allow-origin: *",
         "const ctx = new XMLHttpRequestContext();",
@@ -316,5 +315,58 @@ fn code_and_placeholders_beside_the_same_names_come_through() {
     for line in &lines {
         let written = serde_json::to_string(line).unwrap();
         assert!(out.contains(&written), "{line} changed:\n{out}");
+    }
+}
+
+/// A customer's name in a multi-tenant service's host is an identity:
+/// gone, the same placeholder wherever it stands, while the service's
+/// suffix, its own hosts and the same word in prose stay
+/// (docs/EXPORT.md, "A customer's name in a multi-tenant host").
+#[test]
+fn a_tenants_name_in_a_service_host_is_replaced_the_same_everywhere() {
+    let lines: Vec<String> = [
+        "npm config set registry https://acme-corp.jfrog.io/artifactory/api/npm/npm/",
+        "curl -u ci https://acme-corp.jfrog.io/artifactory/api/system/ping",
+        // `AUTH0_DOMAIN` names no credential: the tenant goes as a
+        // tenant, not as the value of a named credential.
+        "AUTH0_DOMAIN=myapp.eu.auth0.com",
+        "BlobEndpoint=https://acmeprod.blob.core.windows.net/;",
+        "see https://api.slack.com/methods and https://developer.okta.com/docs/",
+        // A name with two kinds of character is swept as other values
+        // are; a plain word only goes in its hosts.
+        "acme-corp ships on Fridays",
+        "acmeprod backups run nightly",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let env = Env::new();
+    let src = session_bundle(&env, "tenants", &session(&lines));
+    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
+    let e = export(&env, &src, &pol, "out");
+    for tenant in ["acme-corp.jfrog.io", "myapp.eu.auth0", "acmeprod.blob"] {
+        gone(&e, tenant, tenant);
+    }
+    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+    let marker = "[REDACTED_SECRET:tenant-host:";
+    let registries: Vec<&str> = out
+        .match_indices(marker)
+        .map(|(i, _)| &out[i..])
+        .filter_map(|rest| {
+            rest.split_once("].jfrog.io/artifactory/api/")
+                .map(|(p, _)| p)
+        })
+        .collect();
+    assert_eq!(registries.len(), 2, "{out}");
+    assert_eq!(registries[0], registries[1], "one tenant, one placeholder");
+    let swept = format!("{}] ships on Fridays", registries[0]);
+    assert!(out.contains(&swept), "{swept} is not in\n{out}");
+    for kept in [
+        "].auth0.com",
+        "].blob.core.windows.net/;",
+        "see https://api.slack.com/methods and https://developer.okta.com/docs/",
+        "acmeprod backups run nightly",
+    ] {
+        assert!(out.contains(kept), "{kept} is not in\n{out}");
     }
 }

@@ -52,6 +52,9 @@ pub enum Check {
     Carried,
     /// An AWS secret access key beside its key id ([`carriers`]).
     Paired,
+    /// The customer's labels in a multi-tenant service's host
+    /// ([`tenants`]).
+    Tenant,
 }
 
 impl Check {
@@ -60,7 +63,7 @@ impl Check {
     /// than searching the whole string again: a name's value follows the
     /// name, a field lies on its key's line.
     fn reads_at_keywords(self) -> bool {
-        matches!(self, Check::Named | Check::Field)
+        matches!(self, Check::Named | Check::Field | Check::Tenant)
     }
 
     /// Whether a match is a credential by its shape (not by a label next
@@ -481,6 +484,7 @@ pub mod named;
 mod plausibility;
 pub mod prefixed;
 mod spec;
+pub mod tenants;
 mod vetoes;
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Spec> {
             &carriers::GETTER,
             &carriers::RPC,
             &carriers::PAIR,
+            &super::tenants::SPEC,
             &super::prefixed::UNKNOWN_PREFIX,
         ])
 }

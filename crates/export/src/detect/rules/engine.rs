@@ -7,7 +7,7 @@
 use regex::bytes::{Captures, Match};
 
 use super::plausibility::*;
-use super::{carriers, fields, named, Check, Hit, Rule};
+use super::{carriers, fields, named, tenants, Check, Hit, Rule};
 
 mod assignment;
 mod value;
@@ -79,6 +79,7 @@ pub(super) fn rule_hits(
         Check::Field => return fields::hits(i, &r.regex, hay, at, out),
         Check::Carried => return carriers::hits(i, &r.regex, hay, out),
         Check::Paired => return carriers::pair_hits(i, &r.regex, hay, out),
+        Check::Tenant => return tenants::hits(i, &r.regex, hay, at, out),
         _ => {}
     }
     if !r.regex.is_match(hay) {
@@ -179,7 +180,12 @@ fn credential(r: &Rule, c: &mut Candidate) -> bool {
         Check::Value => value::credential(r, c),
         Check::Assignment => value::credential(r, c) && assignment::credential(r, c),
         Check::Spaced => value::credential(r, c) && assignment::credential(r, c) && spaced_alone(c),
-        Check::Custom | Check::Named | Check::Field | Check::Carried | Check::Paired => true,
+        Check::Custom
+        | Check::Named
+        | Check::Field
+        | Check::Carried
+        | Check::Paired
+        | Check::Tenant => true,
     }
 }
 

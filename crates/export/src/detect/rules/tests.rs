@@ -435,6 +435,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     );
     add("dashed-credential", "export DD=dd-apikey-{}", g.alnum(32));
     add(
+        "tenant-host",
+        "git clone https://{}.visualstudio.com/DefaultCollection/_git/app",
+        g.chars("abcdefghijklmnopqrstuvwxyz0123456789", 11),
+    );
+    add(
         "bearer-token",
         "curl -H 'X: Bearer {}'",
         g.chars(URLSAFE, 40),
@@ -1767,7 +1772,7 @@ fn a_veto_that_spares_a_credential_is_overruled_by_the_gate() {
             let row = catalog::all().find(|r| r.id == rule).expect("a row");
             let generic = !matches!(
                 row.check,
-                Check::Named | Check::Field | Check::Carried | Check::Paired
+                Check::Named | Check::Field | Check::Carried | Check::Paired | Check::Tenant
             );
             if !generic
                 || row.check.by_shape()
@@ -2126,7 +2131,8 @@ fn an_accounts_user_goes_with_its_password() {
     for (text, want) in [
         (
             "uri: \"mongodb+srv://servicelogin:CPCdZH5k0F6dxQ9V@prince.mongodb.net/?w=1\"",
-            &["servicelogin", "CPCdZH5k0F6dxQ9V"][..],
+            // The cluster's tenant labels too (`tenant-host`).
+            &["servicelogin", "CPCdZH5k0F6dxQ9V", "prince"][..],
         ),
         ("\"REDSHIFT\": \"postgres://spot_app:Pseg2020@calling.example.net:5439/x\"", &["spot_app", "Pseg2020"]),
         ("redis://:hunter2go@cache:6379", &["hunter2go"]),
@@ -2140,7 +2146,7 @@ fn an_accounts_user_goes_with_its_password() {
         // The rewrite's rescan, after the sweep replaced the password.
         (
             "uri: mongodb://svcfetcher:[REDACTED_SECRET:url-credentials:ace6f217]@c0.mongodb.net/db",
-            &["svcfetcher"],
+            &["svcfetcher", "c0"],
         ),
         (
             "Data Source=db7;User ID=kmwulfliq;Password=[REDACTED_SECRET:credential-field:0a1b2c3d];",
