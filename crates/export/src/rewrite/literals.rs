@@ -250,8 +250,11 @@ impl LiteralsBuilder {
 /// state per pattern byte, and a secret's encoded forms run to many
 /// times its length (`\u`-escaped, percent-encoded, base64 at three
 /// alignments, JSON in JSON): 2,503 secrets came to 37,933 forms and 15 MB,
-/// whose automaton took 600 MiB. Anchors keep it to a few MiB.
-pub const ANCHOR: usize = 32;
+/// whose automaton took 600 MiB. Anchors keep it to a few MiB; 16 bytes
+/// rather than 32 halve that (the NFA and the contiguous one built from
+/// it coexist, and were the dense export's peak), and 16 random bytes
+/// still start few spans of text where no literal does.
+pub const ANCHOR: usize = 16;
 
 /// Bytes of each pattern the gate of a literal set looks for.
 const GATE_PREFIX: usize = 8;
