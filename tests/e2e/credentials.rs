@@ -331,6 +331,7 @@ fn a_tenants_name_in_a_service_host_is_replaced_the_same_everywhere() {
         // tenant, not as the value of a named credential.
         "AUTH0_DOMAIN=myapp.eu.auth0.com",
         "BlobEndpoint=https://acmeprod.blob.core.windows.net/;",
+        "DefaultEndpointsProtocol=https;AccountName=hanatour9833;EndpointSuffix=core.windows.net",
         "see https://api.slack.com/methods and https://developer.okta.com/docs/",
         // A name with two kinds of character is swept as other values
         // are; a plain word only goes in its hosts.
@@ -344,7 +345,12 @@ fn a_tenants_name_in_a_service_host_is_replaced_the_same_everywhere() {
     let src = session_bundle(&env, "tenants", &session(&lines));
     let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
     let e = export(&env, &src, &pol, "out");
-    for tenant in ["acme-corp.jfrog.io", "myapp.eu.auth0", "acmeprod.blob"] {
+    for tenant in [
+        "acme-corp.jfrog.io",
+        "myapp.eu.auth0",
+        "acmeprod.blob",
+        "hanatour9833",
+    ] {
         gone(&e, tenant, tenant);
     }
     let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();

@@ -2,7 +2,7 @@
 //!
 //! `acme-corp.jfrog.io`, `acme.atlassian.net`, `acmeprod.blob.core.windows.net`
 //! and `acme.eu.auth0.com` each name one organization's instance of a
-//! service: who the evidence came from, and where a leaked key of that
+//! service, and so does an Azure connection string's `AccountName=acme`: who the evidence came from, and where a leaked key of that
 //! service is used. Scanners carry such hosts as the other half of a
 //! credential (Kingfisher's Artifactory, Auth0 and Jira rules, Azure's
 //! storage account names). In a partner or public export the labels left
@@ -29,7 +29,10 @@ pub const ID: &str = "tenant-host";
 /// the dot before it.
 pub(crate) static SPEC: Spec = Spec {
     generated: Some(|| {
-        let keywords = suffixes().map(|s| (format!(".{s}"), None)).collect();
+        let keywords = suffixes()
+            .map(|s| (format!(".{s}"), None))
+            .chain([(ACCOUNT_NAME.to_string(), None)])
+            .collect();
         (keywords, pattern())
     }),
     ..spec(ID, &[], "", Check::Tenant)
@@ -50,6 +53,11 @@ pub(crate) static SPEC: Spec = Spec {
             "low:14",
         ),
         ("alice@{}.okta.com:", "low:8"),
+        (
+            "DefaultEndpointsProtocol=https;AccountName={};AccountKey=…;EndpointSuffix=core.windows.net",
+            "low:13",
+        ),
+        ("HostName={}.azure-devices.net;SharedAccessKeyName=iothubowner", "low:10"),
     ],
     &[
         "curl -X POST https://hooks.slack.com/services/ -d @payload.json",
@@ -60,6 +68,8 @@ pub(crate) static SPEC: Spec = Spec {
         "const slack = require('slack'); slack.com",
         "az appconfig kv list --connection-string Endpoint=https://contoso.azconfig.io;Id=xxx",
         "AUTH0_DOMAIN=your-tenant.auth0.com",
+        "UseDevelopmentStorage=true;AccountName=devstoreaccount1;",
+        "let myAccountName=foo;",
     ],
 );
 
@@ -75,8 +85,12 @@ pub fn suffixes() -> impl Iterator<Item = &'static str> {
 /// regex for a search without them; the hits come from [`tenant`].
 fn pattern() -> String {
     let alternatives: Vec<String> = suffixes().map(regex::escape).collect();
-    format!(r"(?i)\.(?:{})", alternatives.join("|"))
+    format!(r"(?i)\.(?:{})|{ACCOUNT_NAME}", alternatives.join("|"))
 }
+
+/// The key of an Azure connection string that names the storage account
+/// its endpoints' hosts start with (`AccountName=acme;AccountKey=…`).
+const ACCOUNT_NAME: &str = "accountname=";
 
 /// First labels of the services' own hosts under a tenant suffix: the
 /// service's site, API, documentation and sign-in, not a customer's.
@@ -161,7 +175,12 @@ pub(crate) fn hits(
     out: &mut Vec<Hit>,
 ) {
     let mut read = |start: usize, end: usize| {
-        if let Some((start, end)) = tenant(hay, start, end) {
+        let found = if hay[start..end].eq_ignore_ascii_case(ACCOUNT_NAME.as_bytes()) {
+            account(hay, start, end)
+        } else {
+            tenant(hay, start, end)
+        };
+        if let Some((start, end)) = found {
             out.push(Hit { rule, start, end });
         }
     };
@@ -169,6 +188,33 @@ pub(crate) fn hits(
         Some(at) => at.iter().for_each(|o| read(o.start, o.end)),
         None => regex.find_iter(hay).for_each(|m| read(m.start(), m.end())),
     }
+}
+
+/// The account after `AccountName=` (`start..end`), up to the `;` that
+/// ends the field. A storage account's name is 3 to 24 lower-case letters
+/// and digits (Azure's rule), so `AccountName=X` is a stand-in; the key
+/// must start the string or a field.
+fn account(hay: &[u8], start: usize, end: usize) -> Option<(usize, usize)> {
+    if start > 0 && (hay[start - 1].is_ascii_alphanumeric() || hay[start - 1] == b'_') {
+        return None;
+    }
+    let len = hay[end..]
+        .iter()
+        .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        .count();
+    if !(3..=24).contains(&len) {
+        return None;
+    }
+    let stops = matches!(
+        hay.get(end + len),
+        None | Some(b';' | b'"' | b'\'' | b' ' | b'\n')
+    );
+    let name = &hay[end..end + len];
+    let stand_in = STAND_INS
+        .iter()
+        .any(|v| name.eq_ignore_ascii_case(v.as_bytes()));
+    (stops && !stand_in && !name.eq_ignore_ascii_case(b"devstoreaccount1"))
+        .then_some((end, end + len))
 }
 
 /// A byte of a host's label.
@@ -230,8 +276,8 @@ mod tests {
         );
         assert_eq!(tenants("AUTH0_DOMAIN=myapp.eu.auth0.com"), ["myapp.eu"]);
         assert_eq!(
-            tenants("AccountName=x;BlobEndpoint=https://acmeprod.blob.core.windows.net/"),
-            ["acmeprod"]
+            tenants("AccountName=acmeprod;BlobEndpoint=https://acmeprod.blob.core.windows.net/"),
+            ["acmeprod", "acmeprod"]
         );
         assert_eq!(tenants("see Acme.Atlassian.NET."), ["Acme"]);
         assert_eq!(tenants("alice@build.atlassian.net: ok"), ["build"]);
@@ -240,6 +286,26 @@ mod tests {
             ["a", "b"],
             "every host, each its own"
         );
+    }
+
+    #[test]
+    fn an_azure_connection_strings_account_is_its_tenant() {
+        assert_eq!(
+            tenants("DefaultEndpointsProtocol=https;AccountName=hanatour9833;AccountKey=x=="),
+            ["hanatour9833"]
+        );
+        assert_eq!(tenants("\"accountname=acmeprod\""), ["acmeprod"]);
+        for s in [
+            "AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNO",
+            "AccountName=contoso;",
+            "myAccountName=acme;",
+            "AccountName=${STORAGE};",
+            "AccountName=;",
+            "AccountName=X;AccountKey=X;",
+            "AccountName=MyAccount;",
+        ] {
+            assert_eq!(tenants(s), Vec::<&str>::new(), "{s}");
+        }
     }
 
     #[test]
