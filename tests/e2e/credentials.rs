@@ -263,6 +263,12 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
             "s7vJq2Lm9xRt",
         ),
         (
+            "a login call's user, beside its password",
+            "$wc.Credentials = New-Object System.Net.NetworkCredential(\"quillanby\", \"Wq7Lm2Xr9Kz4Tb8Nc3Wp\")"
+                .into(),
+            "quillanby",
+        ),
+        (
             "prompt user",
             "quillon@build-07:~/work$ ls".into(),
             "quillon",

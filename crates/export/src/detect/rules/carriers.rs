@@ -12,7 +12,7 @@
 //! block's `id: AKIA…` then `secret: <40>`): the id names the pair.
 
 use super::named::plausible;
-use super::spec::{spec, Spec};
+use super::spec::{spec, Spec, Traits, PLAIN};
 use super::Check;
 use super::{cases_and_digits, credential_like, looks_fake, Hit};
 
@@ -182,6 +182,10 @@ pub(crate) static USER_TOKEN: Spec =
 /// See [`CALL`].
 pub(crate) static LOGIN: Spec = spec(LOGIN_ID, LOGIN_KEYWORDS, LOGIN_PATTERN, Check::Carried)
     .after_keyword(call_follows)
+    .traits(Traits {
+        paired_user: true,
+        ..PLAIN
+    })
     .samples(
         &[
             ("smtp.login(\"alice@example.com\", \"{}\")", "an:16"),
@@ -275,27 +279,70 @@ pub fn path_follows(rest: &[u8]) -> bool {
 
 /// Hits of a carrier rule: each match's `s` group that looks like a
 /// credential.
-pub fn hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
-    each_value(rule, regex, hay, out, |caps, v| {
-        // A webhook's path is the credential when one of its segments
-        // looks like one (a hook's number and a word do not).
-        if caps.name("w").is_some() {
-            return v.split(|c| *c == b'/').any(|seg| plausible(seg, false));
+pub fn hits(
+    rule: usize,
+    regex: &regex::bytes::Regex,
+    hay: &[u8],
+    paired_user: bool,
+    out: &mut Vec<Hit>,
+) {
+    if paired_user {
+        return login_hits(rule, regex, hay, out);
+    }
+    each_value(rule, regex, hay, out, carried);
+}
+
+/// Hits of a row whose match's `u` group is the account its `s` group
+/// logs in with: the password, and the account beside it (docs/EXPORT.md,
+/// "The user goes with the password"), also beside a password an earlier
+/// step replaced, as the rewrite's rescan and the final scan see it.
+fn login_hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
+    for caps in regex.captures_iter(hay) {
+        let Some(v) = caps.name("s") else { continue };
+        let replaced = v.as_bytes().starts_with(super::fields::REPLACED);
+        if !replaced && !carried(&caps, v.as_bytes()) {
+            continue;
         }
-        if caps.name("scheme").is_some_and(|m| {
-            CONTAINER_SCHEMES
-                .iter()
-                .any(|s| m.as_bytes().eq_ignore_ascii_case(s.as_bytes()))
-        }) {
-            return false;
+        if !replaced {
+            out.push(Hit {
+                rule,
+                start: v.start(),
+                end: v.end(),
+            });
         }
-        // A public key's constructor (`EcdsaPublicKey("04cf…")`) holds
-        // what is published.
-        let public = caps.name("n").is_some_and(|n| {
-            memchr::memmem::find(&n.as_bytes().to_ascii_lowercase(), b"public").is_some()
-        });
-        !public && plausible(v, false)
+        if let Some(u) = caps
+            .name("u")
+            .filter(|u| super::fields::paired_user(u.as_bytes()))
+        {
+            out.push(Hit {
+                rule,
+                start: u.start(),
+                end: u.end(),
+            });
+        }
+    }
+}
+
+/// Whether a carrier's value is a credential.
+fn carried(caps: &regex::bytes::Captures, v: &[u8]) -> bool {
+    // A webhook's path is the credential when one of its segments
+    // looks like one (a hook's number and a word do not).
+    if caps.name("w").is_some() {
+        return v.split(|c| *c == b'/').any(|seg| plausible(seg, false));
+    }
+    if caps.name("scheme").is_some_and(|m| {
+        CONTAINER_SCHEMES
+            .iter()
+            .any(|s| m.as_bytes().eq_ignore_ascii_case(s.as_bytes()))
+    }) {
+        return false;
+    }
+    // A public key's constructor (`EcdsaPublicKey("04cf…")`) holds
+    // what is published.
+    let public = caps.name("n").is_some_and(|n| {
+        memchr::memmem::find(&n.as_bytes().to_ascii_lowercase(), b"public").is_some()
     });
+    !public && plausible(v, false)
 }
 
 #[cfg(test)]
@@ -308,7 +355,7 @@ mod tests {
         if pattern == PAIR_PATTERN {
             pair_hits(0, &re, s.as_bytes(), &mut out);
         } else {
-            hits(0, &re, s.as_bytes(), &mut out);
+            hits(0, &re, s.as_bytes(), pattern == LOGIN_PATTERN, &mut out);
         }
         out.iter().map(|h| s[h.start..h.end].to_string()).collect()
     }
@@ -331,6 +378,34 @@ mod tests {
             "EcdsaPublicKey(\"04cf0d13a3a7577231ea1b66cf4021cd54\")",
         ] {
             assert!(find(CALL_PATTERN, text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_logins_user_goes_with_its_password() {
+        let pw = "AP7JaG9ToerxBc6gWP5LcU2CNpb";
+        assert_eq!(
+            find(
+                LOGIN_PATTERN,
+                &format!("$c.Credentials = new-object System.Net.NetworkCredential(\"cidownload\", \"{pw}\");")
+            ),
+            [pw, "cidownload"]
+        );
+        // Beside a password the sweep already replaced (the rescan and
+        // the final scan), the user alone.
+        assert_eq!(
+            find(
+                LOGIN_PATTERN,
+                "smtp.login(\"alice\", \"[REDACTED_SECRET:login-argument:0011aabb]\")"
+            ),
+            ["alice"]
+        );
+        // A password that stays keeps its user, and so does a template.
+        for text in [
+            "session.login(\"username\", \"password\")",
+            "session.login(\"${USER}\", \"[REDACTED_SECRET:login-argument:0011aabb]\")",
+        ] {
+            assert_eq!(find(LOGIN_PATTERN, text), Vec::<String>::new(), "{text}");
         }
     }
 

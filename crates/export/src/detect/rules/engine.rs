@@ -77,7 +77,7 @@ pub(super) fn rule_hits(
     match r.check {
         Check::Named => return named::hits(i, hay, at, out),
         Check::Field => return fields::hits(i, &r.regex, hay, at, out),
-        Check::Carried => return carriers::hits(i, &r.regex, hay, out),
+        Check::Carried => return carriers::hits(i, &r.regex, hay, r.traits.paired_user, out),
         Check::Paired => return carriers::pair_hits(i, &r.regex, hay, out),
         Check::Tenant => return tenants::hits(i, &r.regex, hay, at, out),
         _ => {}
