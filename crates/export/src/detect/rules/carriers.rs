@@ -278,7 +278,8 @@ pub fn path_follows(rest: &[u8]) -> bool {
 }
 
 /// Hits of a carrier rule: each match's `s` group that looks like a
-/// credential.
+/// credential, and for a row whose user goes with it (`paired_user`),
+/// its `u` group.
 pub fn hits(
     rule: usize,
     regex: &regex::bytes::Regex,
