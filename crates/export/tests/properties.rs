@@ -149,9 +149,9 @@ proptest! {
     fn a_planted_secret_never_survives_in_any_encoding(kind in any::<u8>(), how in any::<u8>(), seed in "[A-Za-z0-9]{8,40}", pre in "[a-z ]{0,10}") {
         let p = policy();
         let secret = credential(kind, &seed);
-        // A value the rules document as filler (`looks_fake`: one-case
-        // `xxxx`, runs, ascending letters...) is by design not a secret.
-        prop_assume!(!coffer_export::detect::rules::looks_fake(secret.as_bytes()));
+        // A value the rules document as filler (`typed_filler`: one-case
+        // `xxxx`, runs, repeats, markers) is by design not a secret.
+        prop_assume!(!coffer_export::detect::rules::typed_filler(secret.as_bytes()));
         // Shape rules are word-anchored (`\bAKIA...\b`), as in gitleaks: a
         // credential glued to a letter is not one; a separator is.
         let carrier = format!("{pre} {}", encode(how, &secret));

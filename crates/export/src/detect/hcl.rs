@@ -68,7 +68,7 @@ pub fn secret_defaults(s: &[u8], out: &mut Vec<Range<usize>>) {
             let value = &s[v.clone()];
             if !(value.len() < 4
                 || crate::detect::rules::is_placeholder(value)
-                || crate::detect::rules::looks_fake(value)
+                || crate::detect::rules::typed_filler(value)
                 || value.windows(2).any(|w| w == b"${")
                 || !crate::detect::rules::assignment_value_ok(&s[name], value, true))
             {

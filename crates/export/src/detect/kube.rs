@@ -154,7 +154,7 @@ fn is_value(v: &[u8], base64: bool) -> bool {
         return d.len() >= MIN_DECODED
             && (d.len() > MAX_WORD
                 || !(crate::detect::rules::is_placeholder(&d)
-                    || crate::detect::rules::looks_fake(&d)));
+                    || crate::detect::rules::typed_filler(&d)));
     }
     !(v.windows(2).any(|w| w == b"{{" || w == b"${" || w == b"$(")
         || (v.starts_with(b"<") && v.ends_with(b">"))

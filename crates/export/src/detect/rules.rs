@@ -17,7 +17,7 @@ use crate::detect::walker::Walker;
 pub(crate) use catalog::PRIVATE_KEY;
 pub(crate) use plausibility::assignment_value_ok;
 use plausibility::*;
-pub use plausibility::{credential_like, is_placeholder, kept_secret_value, looks_fake};
+pub use plausibility::{credential_like, is_placeholder, kept_secret_value, typed_filler};
 pub use spec::Gate;
 use spec::Spec;
 

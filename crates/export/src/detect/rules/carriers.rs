@@ -14,7 +14,7 @@
 use super::named::plausible;
 use super::spec::{spec, Spec, Traits, PLAIN};
 use super::Check;
-use super::{cases_and_digits, credential_like, looks_fake, Hit};
+use super::{cases_and_digits, credential_like, typed_filler, Hit};
 
 /// The call rule's id.
 pub const CALL_ID: &str = "credential-argument";
@@ -239,7 +239,7 @@ pub fn pair_follows(rest: &[u8]) -> bool {
 /// random base64 (both cases and a digit, a key's entropy, no filler).
 pub fn pair_hits(rule: usize, regex: &regex::bytes::Regex, hay: &[u8], out: &mut Vec<Hit>) {
     each_value(rule, regex, hay, out, |_, b| {
-        cases_and_digits(b) && credential_like(b) && !looks_fake(b)
+        cases_and_digits(b) && credential_like(b) && !typed_filler(b)
     });
 }
 

@@ -196,7 +196,7 @@ fn shape(r: &Rule, value: &[u8]) -> bool {
     if r.traits.key_block {
         key_body(value)
     } else {
-        !looks_fake(value)
+        !typed_filler(value)
     }
 }
 
@@ -210,7 +210,7 @@ fn jwt(value: &[u8]) -> bool {
         .split(|c| *c == b'.')
         .nth(1)
         .is_some_and(|p| p.starts_with(b"eyJ"));
-    ((signed && json_payload) || jwt_header(value)) && !looks_fake(value)
+    ((signed && json_payload) || jwt_header(value)) && !typed_filler(value)
 }
 
 /// A value after a label and blanks must stand alone and look random;

@@ -29,7 +29,7 @@ use super::spec::{spec, Gate, Spec};
 use super::Check;
 use super::{
     constant_name, credential_like, identifier, is_placeholder, marked_fake, path_of_words,
-    random_case, typed_filler, versioned_name, word_then_digits,
+    random_case, spells_the_alphabet, typed_filler, versioned_name, word_then_digits,
 };
 
 /// The rule's id.
@@ -132,11 +132,17 @@ const ID_WORD: &str = "id";
 const MIN_ID: usize = 16;
 
 /// The test the text after a name's occurrence must pass for the rule to
-/// run: a random core within reach. Every hit passes it (a hit's value
+/// run: a random core within reach, or a credential word and then a run
+/// of sixteen letters ([`drawn_letters`]). Every hit passes it (a hit's value
 /// starts within [`MAX_GAP`] of the name and holds its core within
 /// `CORE_WITHIN` of its start).
 pub fn follows(rest: &[u8]) -> bool {
-    holds_core_run(&rest[..rest.len().min(MAX_GAP + CORE_WITHIN)])
+    let window = &rest[..rest.len().min(MAX_GAP + CORE_WITHIN)];
+    holds_core_run(window)
+        || (credential_words(rest, 0).0.credential
+            && window
+                .split(|c| !c.is_ascii_alphabetic())
+                .any(|run| run.len() >= 16))
 }
 
 /// [`follows`] for a name that is also a common word: a credential word
@@ -309,8 +315,10 @@ pub fn credential(hay: &[u8], start: usize, end: usize, common: bool) -> Option<
     if words.id && value.len() < MIN_ID {
         return None;
     }
-    let numeric_key = words.credential && !words.id && numeric_token(value);
-    (numeric_key || plausible(value, alone)).then_some((value_start, value_end))
+    let keyed = words.credential && !words.id;
+    let numeric_key = keyed && numeric_token(value);
+    let letters_key = keyed && drawn_letters(value);
+    (numeric_key || letters_key || plausible(value, alone)).then_some((value_start, value_end))
 }
 
 /// Whether a word starts at `start`: after a non-letter, or as a
@@ -449,6 +457,23 @@ fn assignment(hay: &[u8], mut at: usize, after_word: bool) -> Option<(usize, boo
 /// an account's or a build's number is shorter or named an id.
 fn numeric_token(v: &[u8]) -> bool {
     v.len() >= 16 && v.iter().all(u8::is_ascii_digit)
+}
+
+/// Sixteen letters or more and nothing else, drawn rather than spoken:
+/// the alphabet spelled forwards or backwards, or under one vowel in four
+/// (letters drawn at random hold about one in five, words two in five).
+/// After a service's name and a credential word (`oanda SECRET key
+/// ABCDEFGHIJKLMNOPQRSTUVWX`, `tefter PRIVATE KEY zyxwvutsrqponmlkjihg`)
+/// such a value is the credential the syntax announces; one class of
+/// character is what fails [`plausible`] there.
+fn drawn_letters(v: &[u8]) -> bool {
+    if v.len() < 16 || !v.iter().all(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    let backwards: Vec<u8> = v.iter().rev().copied().collect();
+    let vowels = v.iter().filter(|c| b"aeiouAEIOU".contains(c)).count();
+    (spells_the_alphabet(v) || spells_the_alphabet(&backwards) || vowels * 4 < v.len())
+        && !(is_placeholder(v) || typed_filler(v) || marked_fake(v))
 }
 
 /// Whether `v` is credential-shaped: 10 bytes or more, a random core
@@ -770,6 +795,42 @@ mod tests {
         assert_eq!(find("asana_id = \"8195513847023883\""), None);
         assert_eq!(find("asana_key = \"819551384702\""), None);
         assert_eq!(find("cloudsmith: 8195513847023883"), None);
+    }
+
+    #[test]
+    fn drawn_letters_count_after_a_credential_word_only() {
+        for (text, want) in [
+            (
+                "oanda SECRET key ABCDEFGHIJKLMNOPQRSTUVWX",
+                "ABCDEFGHIJKLMNOPQRSTUVWX",
+            ),
+            (
+                "tefter PRIVATE KEY zyxwvutsrqponmlkjihg",
+                "zyxwvutsrqponmlkjihg",
+            ),
+            (
+                "browshot_token = 'QWRTZPLMKNBVCXYSDFGH'",
+                "QWRTZPLMKNBVCXYSDFGH",
+            ),
+            (
+                "glassnode KEY abcdefghijklmnopqrstuvwxyzA",
+                "abcdefghijklmnopqrstuvwxyzA",
+            ),
+        ] {
+            assert_eq!(find(text), Some(want), "{text:?}");
+        }
+        for text in [
+            // No credential word, an id, too short, spoken, or a marker.
+            "cloudsmith: ABCDEFGHIJKLMNOPQRSTUVWX",
+            "cloudsmith_id: ABCDEFGHIJKLMNOPQRSTUVWX",
+            "oanda SECRET key ABCDEFGHIJKLMNO",
+            "oanda_token = accessTokenFromEnvironment",
+            "oanda_token = PLACEHOLDERTOKENVALUE",
+            "oanda_token = XXXXXXXXXXXXXXXXXXXXXXXX",
+            "oanda key responsibilities",
+        ] {
+            assert_eq!(find(text), None, "{text:?}");
+        }
     }
 
     #[test]

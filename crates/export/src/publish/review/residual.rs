@@ -12,7 +12,7 @@
 //!   follows it up to a blank;
 //! - made-up tokens kept on purpose: runs of 16 or more token characters
 //!   with a letter and a digit, `_` or `-`, that the rules judge made up
-//!   ([`crate::detect::rules::looks_fake`]: documentation markers, filler, runs),
+//!   ([`crate::detect::rules::typed_filler`]: documentation markers, filler, runs),
 //!   which the export keeps as documented (docs/EXPORT.md).
 
 use std::collections::BTreeMap;
@@ -160,7 +160,7 @@ impl Finder {
             let shaped = t.iter().any(u8::is_ascii_alphabetic)
                 && t.iter()
                     .any(|c| c.is_ascii_digit() || *c == b'_' || *c == b'-');
-            if shaped && crate::detect::rules::looks_fake(t) && free(&found, m.start(), m.end()) {
+            if shaped && crate::detect::rules::typed_filler(t) && free(&found, m.start(), m.end()) {
                 found.push((Kind::MadeUpToken, m.start(), m.end()));
             }
         }

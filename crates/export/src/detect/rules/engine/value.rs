@@ -34,7 +34,7 @@ fn narrow(c: &mut Candidate) -> bool {
 
 /// Placeholders, samples and filler. Below two bits a byte a long value
 /// is mostly one character (`glc_1111…`); a random one is near four.
-/// (Shape rules skip this test; `looks_fake` alone judges their runs.)
+/// (Shape rules skip this test; `typed_filler` alone judges their runs.)
 /// A URL's password stays only as a stand-in by syntax or marker: a
 /// constant's name there (`user:PASSWORD@db`) is replaced.
 fn filler(r: &Rule, c: &Candidate) -> bool {

@@ -141,7 +141,7 @@ fn interpolated_call(v: &[u8]) -> bool {
         && !inner.contains(&b'}')
 }
 
-/// Filler in one case (as in `looks_fake`): a random token holds a
+/// Filler in one case (as in `typed_filler`): a random token holds a
 /// mixed-case `XxXx` about once in 20,000. An example file ends a vendor's
 /// prefix with three (`sk_test_xxx`, `ghp_xxx`), which a random token does
 /// once in 200,000.
@@ -276,23 +276,12 @@ pub(crate) fn format_spec(v: &[u8]) -> bool {
             .all(|c| b"0123456789<>^=+- #,_.%bcdeEfFgGnosxX".contains(c))
 }
 
-/// A value marked or shaped as a sample: `typed_filler`, or the
-/// alphabet spelled out (`spells_the_alphabet`). A token known by its
-/// shape is judged by both; a value that a credential's key or a
-/// service's name labels, by `typed_filler` alone: there the syntax
-/// says it is a credential, and `abcdefghijklmnopqrstuvwxyz123456`
-/// after `spotify_secret =` is replaced like any other (docs/EXPORT.md,
-/// "Filler").
-pub fn looks_fake(v: &[u8]) -> bool {
-    typed_filler(v) || spells_the_alphabet(v)
-}
-
 /// Tokens that have a secret's shape but are made up: documentation
 /// markers (`EXAMPLE`, `your_`, `_here`), filler (`ghp_xxxx…`, `0000…`,
 /// at least half the value), runs and repeats, hex counting up, or an
 /// ending in `here` (`…TokenHere`). (Ascending digits stay:
 /// `12345678-ABCD-…` is how test suites write real shapes.)
-pub(crate) fn typed_filler(v: &[u8]) -> bool {
+pub fn typed_filler(v: &[u8]) -> bool {
     const MARKERS: &[&[u8]] = &[
         b"example",
         b"your_",
