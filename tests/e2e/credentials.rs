@@ -382,3 +382,35 @@ fn a_tenants_name_in_a_service_host_is_replaced_the_same_everywhere() {
         assert!(out.contains(kept), "{kept} is not in\n{out}");
     }
 }
+
+/// An AWS account's number goes from every ARN and account label, the
+/// rest of the ARN stays, and AWS's documentation stand-in stays; a
+/// letters-only token a service's credential word announces goes too.
+#[test]
+fn an_aws_account_and_a_drawn_letters_token_leave_a_partner_export() {
+    let lines: Vec<String> = [
+        r#"{"UserId": "AIDAQX3LZUEXAMPLE", "Account": "003084325827", "Arn": "arn:aws:iam::003084325827:user/alice"}"#,
+        "aws kms decrypt --key-id arn:aws:kms:us-east-1:891511536143:key/84a66985-f968-4bac-82c2-365518adf157",
+        "see arn:aws:iam::123456789012:role/Example in the AWS docs",
+        "oanda SECRET key QWRTZPLMKNBVCXYSDFGHJKLM",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let env = Env::new();
+    let src = session_bundle(&env, "accounts", &session(&lines));
+    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
+    let e = export(&env, &src, &pol, "out");
+    for value in ["003084325827", "891511536143", "QWRTZPLMKNBVCXYSDFGHJKLM"] {
+        gone(&e, value, value);
+    }
+    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+    for kept in [
+        "arn:aws:iam::[REDACTED_SECRET:aws-account-id:",
+        ":key/84a66985-f968-4bac-82c2-365518adf157",
+        "arn:aws:iam::123456789012:role/Example",
+        "oanda SECRET key [REDACTED_SECRET:named-credential:",
+    ] {
+        assert!(out.contains(kept), "{kept} is not in\n{out}");
+    }
+}

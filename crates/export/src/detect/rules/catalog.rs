@@ -87,6 +87,34 @@ const CATALOG: &[Spec] = &[
         Check::Shape,
     ),
     spec(
+        // An AWS account's number where it names the account: in a
+        // resource's ARN, or after an account label (`aws sts
+        // get-caller-identity` prints `"Account": "…"`). Not a credential:
+        // whose account the evidence shows, an identity as a tenant's host
+        // is (`tenant-host`). The documentation's stand-ins stay.
+        "aws-account-id",
+        &["arn:aws", "account"],
+        r#"(?i)(?:\barn:aws[a-z-]*:[a-z0-9-]*:[a-z0-9-]*:|\b(?:aws_?)?account(?:_?id)?["']?\s*[:=]\s*["']?)(?P<s>[0-9]{12})(?:[^0-9]|$)"#,
+        Check::Shape,
+    )
+    .veto(vetoes::aws_example_account)
+    .samples(
+        &[
+            ("\"Arn\": \"arn:aws:iam::{}:user/build\"", "dig:12"),
+            ("aws-kms://arn:aws:kms:us-east-1:{}:key/84a66985-f968", "dig:12"),
+            ("{\"UserId\": \"AIDAJQABLZS4A3QDU576Q\", \"Account\": \"{}\"}", "dig:12"),
+            ("AWS_ACCOUNT_ID={}", "dig:12"),
+        ],
+        &[
+            "arn:aws:s3:::my-bucket/key",
+            "arn:aws:iam::111122223333:role/Admin",
+            "arn:aws:sns:us-west-2:123456789012:CloudwatchAlarm",
+            "account_number: 1234567890123",
+            "\"accounts\": 123456789012",
+            "arn:aws:iam::aws:policy/AdministratorAccess",
+        ],
+    ),
+    spec(
         "aws-bedrock-api-key",
         &["ABSK", "bedrock-api-key-"],
         r"(?P<s>\bABSK[A-Za-z0-9+/]{40,}={0,2}|bedrock-api-key-(?:YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]*|[A-Za-z0-9+/=%]{40,}))",

@@ -435,6 +435,11 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
     );
     add("dashed-credential", "export DD=dd-apikey-{}", g.alnum(32));
     add(
+        "aws-account-id",
+        "role_arn = arn:aws:iam::{}:role/deploy",
+        format!("{}{}", g.chars("123456789", 1), g.chars("0123456789", 11)),
+    );
+    add(
         "tenant-host",
         "git clone https://{}.visualstudio.com/DefaultCollection/_git/app",
         g.chars("abcdefghijklmnopqrstuvwxyz0123456789", 11),

@@ -20,6 +20,14 @@ pub(crate) fn url_credentials(c: &Candidate) -> bool {
     interpolated || user.contains(&b'[')
 }
 
+/// `aws-account-id`: `123456789012`, the account number AWS's own
+/// documentation writes in every example ARN, is a stand-in, as
+/// `tenant-host` keeps `contoso` (runs such as `111122223333` are filler
+/// to every row already).
+pub(crate) fn aws_example_account(c: &Candidate) -> bool {
+    c.value() == b"123456789012"
+}
+
 /// `facebook-app-access-token`: the secret after an app id's bar is
 /// random (an app secret's 32 hex digits, or a signature), not words.
 pub(crate) fn facebook_app_secret(c: &Candidate) -> bool {
