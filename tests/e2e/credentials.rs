@@ -414,3 +414,26 @@ fn an_aws_account_and_a_drawn_letters_token_leave_a_partner_export() {
         assert!(out.contains(kept), "{kept} is not in\n{out}");
     }
 }
+
+/// A connection URL percent-encoded inside another URL loses its user
+/// with its password, as it does in plain text: the tenant of its host
+/// must not take the escaped `@`'s digits, or the decoded text no longer
+/// shows `user:password@host`.
+#[test]
+fn a_percent_encoded_urls_user_goes_with_its_password() {
+    let lines: Vec<String> = [
+        "GET https://h.test/cb?q=uri%3A%20%22mongodb%2Bsrv%3A%2F%2Fsvcfetcher%3ACPCdZH5k0F6dxQ9V%40acme-prince.mongodb.net%2F%3FretryWrites%3Dtrue%22",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let env = Env::new();
+    let src = session_bundle(&env, "encoded", &session(&lines));
+    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
+    let e = export(&env, &src, &pol, "out");
+    for value in ["svcfetcher", "CPCdZH5k0F6dxQ9V", "acme-prince"] {
+        gone(&e, value, value);
+    }
+    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+    assert!(out.contains("]%40[REDACTED_SECRET:tenant-host:"), "{out}");
+}

@@ -239,6 +239,17 @@ pub fn tenant(hay: &[u8], start: usize, end: usize) -> Option<(usize, usize)> {
     if from > 0 && hay[from - 1] == b'_' {
         return None;
     }
+    // A percent escape's two digits are not the host's
+    // (`%40acme.jfrog.io`, `%2F%2Facme.jfrog.io`): taking them would
+    // replace the escaped `@` or `/` with the tenant and leave the URL's
+    // user unpaired in the decoded text.
+    if from > 0
+        && hay[from - 1] == b'%'
+        && hay[from..start].len() > 2
+        && hay[from..from + 2].iter().all(u8::is_ascii_hexdigit)
+    {
+        from += 2;
+    }
     while from < start && matches!(hay[from], b'.' | b'-') {
         from += 1;
     }
@@ -286,6 +297,20 @@ mod tests {
             ["a", "b"],
             "every host, each its own"
         );
+    }
+
+    #[test]
+    fn a_percent_escape_before_the_host_is_not_the_tenant() {
+        assert_eq!(
+            tenants("mongodb%2Bsrv%3A%2F%2Fsvc%3Apw%40acme-prod.mongodb.net%2F"),
+            ["acme-prod"]
+        );
+        assert_eq!(
+            tenants("https%3A%2F%2Facme.jfrog.io%2Fartifactory"),
+            ["acme"]
+        );
+        // The escape's digits go, the label's stay.
+        assert_eq!(tenants("q=%4042.jfrog.io"), ["42"]);
     }
 
     #[test]
