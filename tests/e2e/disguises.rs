@@ -351,6 +351,47 @@ fn a_token_streamed_in_a_schema_no_rule_names_is_cut_from_every_piece() {
     assert!(contains(&e.seen, "\"Expor\""), "the text around stays");
 }
 
+/// Whole tool results side by side are no stream of one secret: a
+/// record that ends in a secret its own scan finds does not lose the
+/// next record's first word (`cargo` of `cargo build`) to a match the
+/// two records glued together make; a secret really split there still
+/// goes from both.
+#[test]
+fn the_record_after_a_secret_keeps_its_first_word() {
+    let env = Env::new();
+    let result = |t: &str| json!({"type": "tool_result", "tool_use_id": "t1", "output": t});
+    let records = vec![
+        result("deploy --password Zr8Kq2Vn5Xw1"),
+        result("cargo build --release"),
+        result("export TOKEN=Zr8Kq2Vn5Xw1"),
+        result("the python side is done"),
+        result(&format!("found {}", &AWS[..9])),
+        result(&format!("{} in ~/.aws/credentials\n", &AWS[9..])),
+    ];
+    let e = exported_session(&env, "glued", &records);
+    let outputs: Vec<String> = session_of(&e)
+        .iter()
+        .filter_map(|r| {
+            r.pointer("/output")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+        .collect();
+    assert_eq!(outputs[1], "cargo build --release", "{outputs:?}");
+    assert_eq!(outputs[3], "the python side is done", "{outputs:?}");
+    // The records before keep their own text around their secrets.
+    assert!(
+        outputs[2].starts_with("export TOKEN=[REDACTED_SECRET:"),
+        "{outputs:?}"
+    );
+    assert!(
+        outputs[4].starts_with("found [REDACTED_SECRET:"),
+        "{outputs:?}"
+    );
+    assert!(!contains(&e.seen, "Zr8Kq2Vn5Xw1"), "{outputs:?}");
+    no_run_of_in(&e, AWS, 9, "two tool results", &["/output"]);
+}
+
 /// `od -c`'s output for `data`.
 fn od_c(data: &[u8]) -> String {
     data.chunks(16)

@@ -547,6 +547,41 @@ fn covers_a_value_whole(f: &Finding, offsets: &[(usize, usize)]) -> bool {
     })
 }
 
+/// Whether match `f` of a structural stream crosses one boundary only to
+/// take the next record's first word: what it holds past the boundary is
+/// a plain word that a blank ends inside that record (`cargo` of `cargo
+/// build` after a record ending `--password Zr8K…`), and the part before
+/// the boundary is a secret its own record's scan finds, so it is
+/// replaced there already. Cutting the word would delete the next
+/// record's text; a secret's real tail after a cut is rarely a whole
+/// word with more text after it, and if it is, the word is all of the
+/// secret that stays.
+fn word_after_a_whole_secret(
+    det: &Detector,
+    joined: &str,
+    offsets: &[(usize, usize)],
+    f: &Finding,
+) -> bool {
+    let t = joined.as_bytes();
+    let Some(j) = offsets
+        .iter()
+        .position(|&(a, len)| len > 0 && f.start < a && a < f.end)
+    else {
+        return false;
+    };
+    let (b, len) = offsets[j];
+    let ends_in_record = f.end < b + len && t.get(f.end).is_some_and(blank);
+    if !ends_in_record || !plain_word(&t[b..f.end]) || j == 0 {
+        return false;
+    }
+    let a = offsets[j - 1].0;
+    let mut alone = Vec::new();
+    det.find_written(&t[a..b], &mut alone);
+    alone
+        .iter()
+        .any(|g| g.end == b - a && a + g.start <= f.start.max(a))
+}
+
 /// The shortest run across a boundary that can be a secret split there.
 const MIN_CROSSING: usize = 12;
 /// Bytes of a run counted on each side of a boundary.
@@ -890,7 +925,8 @@ impl<'d> Reassembler<'d> {
                         // whatever lines or records it was cut into.
                         crossed > 0
                             && ((crossed == inside(&starts, f.start, f.end)
-                                && !covers_a_value_whole(f, offsets))
+                                && !covers_a_value_whole(f, offsets)
+                                && !word_after_a_whole_secret(me.det, joined, offsets, f))
                                 || me.det.armored(&f.rule))
                     })
                     .cloned(),
