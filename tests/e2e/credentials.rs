@@ -437,3 +437,39 @@ fn a_percent_encoded_urls_user_goes_with_its_password() {
     let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
     assert!(out.contains("]%40[REDACTED_SECRET:tenant-host:"), "{out}");
 }
+
+/// A command's user flag goes with the password option of the same
+/// command; `-u` counts only for the login commands whose short option
+/// is the user.
+#[test]
+fn a_commands_user_goes_with_its_password_option() {
+    let lines: Vec<String> = [
+        r"cmd.exe /C PSEXEC \\10.0.94.120 -u opsadmin7 -p Dev_Admin_2024 CMD /C ECHO",
+        "mysql -ureporting -pQ7vWx2Lm9Rt db",
+        "Connect-VIServer -Server 192.168.1.51 -User vcops@vsphere.local -Password VMware1!",
+        "python -u train.py --password Zr8Kq2Vn5Xw1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let env = Env::new();
+    let src = session_bundle(&env, "cli", &session(&lines));
+    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
+    let e = export(&env, &src, &pol, "out");
+    for value in [
+        "opsadmin7",
+        "Dev_Admin_2024",
+        "reporting",
+        "Q7vWx2Lm9Rt",
+        "vcops@vsphere.local",
+        "VMware1!",
+        "Zr8Kq2Vn5Xw1",
+    ] {
+        gone(&e, value, value);
+    }
+    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+    assert!(
+        out.contains("python -u train.py --password [REDACTED_SECRET:"),
+        "{out}"
+    );
+}

@@ -4,7 +4,7 @@
 //! veto; nothing outside this table refers to a rule by its id.
 
 use super::prefixed::PREFIXED;
-use super::spec::{spec, Spec, Traits, PLAIN};
+use super::spec::{spec, Spec, Traits, UserFlags, PLAIN};
 use super::{carriers, fields, gates, named, vetoes, Check};
 
 /// Every built-in row, in the order that breaks ties between rules that
@@ -488,6 +488,10 @@ const CATALOG: &[Spec] = &[
         Check::Value,
     )
     .veto(vetoes::option_in_prose)
+    .traits(Traits {
+        cli_user: Some(UserFlags::Long),
+        ..PLAIN
+    })
     .samples(
         &[("tool --api-key {} run", "an:24")],
         &[
@@ -511,6 +515,10 @@ const CATALOG: &[Spec] = &[
         r#"(?:\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|az|oc)\b[^\n]{0,200}?\blogin\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bmysql(?:dump|admin|sh)?\b[^\n]{0,200}?\s-p|\bsshpass\s+-p\s*|\bredis-cli\b[^\n]{0,200}?\s-a\s+|\s-pass(?:in|out)?\s+pass:|\bopenssl\b[^\n]{0,200}?\s-k\s+|(?i:\bpsexec)(?:\.exe)?\b[^\n]{0,200}?\s-p\s+|\bmongo(?:sh|dump|restore|import|export|stat|top|files)?\b[^\n]{0,200}?\s(?:-p|--password)(?:\s+|=)|\bhtpasswd(?:\s+-[A-Za-z]+)*\s+-[A-Za-z]*b[A-Za-z]*(?:\s+-[A-Za-z]+)*\s+[^\s-]\S*\s+\S+\s+)["']?(?P<s>[^\s"'-][^\s"']{3,})"#,
         Check::Value,
     )
+    .traits(Traits {
+        cli_user: Some(UserFlags::Short),
+        ..PLAIN
+    })
     .samples(
         &[
             ("openssl enc -d -aes-256-cbc -k {} -in backup.enc", "an:18"),

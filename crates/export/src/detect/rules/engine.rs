@@ -7,6 +7,7 @@
 use regex::bytes::{Captures, Match};
 
 use super::plausibility::*;
+use super::spec::UserFlags;
 use super::{carriers, fields, named, tenants, Check, Hit, Rule};
 
 mod assignment;
@@ -90,7 +91,8 @@ pub(super) fn rule_hits(
             continue;
         };
         // A password an earlier step replaced still pairs with its user.
-        let replaced = r.traits.paired_user && c.value().starts_with(fields::REPLACED);
+        let pairs = r.traits.paired_user || r.traits.cli_user.is_some();
+        let replaced = pairs && c.value().starts_with(fields::REPLACED);
         if replaced || (credential(r, &mut c) && !vetoed(r, &c) && c.end > c.start) {
             if !replaced {
                 out.push(Hit {
@@ -102,12 +104,17 @@ pub(super) fn rule_hits(
             // The account goes with its password (see `fields::paired_user`).
             let user = c
                 .group("u")
-                .filter(|_| r.traits.paired_user && !c.oauth_user);
-            if let Some(u) = user.filter(|u| fields::paired_user(u.as_bytes())) {
+                .filter(|_| r.traits.paired_user && !c.oauth_user)
+                .map(|u| (u.start(), u.end()))
+                .or_else(|| {
+                    let flags = r.traits.cli_user?;
+                    fields::cli_user(hay, c.start, flags == UserFlags::Short)
+                });
+            if let Some((start, end)) = user.filter(|(a, b)| fields::paired_user(&hay[*a..*b])) {
                 out.push(Hit {
                     rule: i,
-                    start: u.start(),
-                    end: u.end(),
+                    start,
+                    end,
                 });
             }
         }

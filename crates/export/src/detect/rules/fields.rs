@@ -252,6 +252,32 @@ fn url_user_offset(url: &[u8]) -> usize {
     memchr::memmem::find(url, b"://").map_or(0, |i| i + 3)
 }
 
+/// The user a command line names by a flag before the password option
+/// whose value starts at `value` (`psexec \\\\host -u Administrator -p …`,
+/// `mysql --user=deployer --password=…`, PowerShell's `-User alice
+/// -Password …`, `net use … /user:CORP\\svc …`): (start, end) of the last
+/// such flag's value in the same command (back to a line end, `;`, `|` or
+/// `&`). `-u` and `-U` count only with `short`, glued or not
+/// (`mysql -uroot`).
+pub(crate) fn cli_user(hay: &[u8], value: usize, short: bool) -> Option<(usize, usize)> {
+    static FLAG: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(
+            r#"(?:^|\s)(?:(?:--user(?:name)?|(?i:-user(?:name)?))(?:[ \t]+|=)|(?i:/user:)|(?P<short>-[uU])(?:[ \t]+|=)?)["']?(?P<v>[^\s"'=-][^\s"']*)"#,
+        )
+        .expect("the user flag's regex compiles")
+    });
+    let from = hay[..value]
+        .iter()
+        .rposition(|c| matches!(c, b'\n' | b'\r' | b';' | b'|' | b'&'))
+        .map_or(0, |i| i + 1);
+    let v = FLAG
+        .captures_iter(&hay[from..value])
+        .filter(|c| short || c.name("short").is_none())
+        .last()?
+        .name("v")?;
+    Some((from + v.start(), from + v.end()))
+}
+
 /// A connection string's user field (`User ID=`, `Uid=`, `user=`,
 /// `Username=`) in the same string as the password field whose value
 /// starts at `value`: (start, length) of its value. The string ends at
@@ -581,6 +607,33 @@ fn code(v: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commands_user_flag_before_its_password() {
+        let user = |s: &str, short: bool| {
+            let at = s.rfind(' ').unwrap() + 1;
+            cli_user(s.as_bytes(), at, short).map(|(a, b)| s[a..b].to_string())
+        };
+        for (s, want) in [
+            ("psexec \\\\host -u Administrator -p x", "Administrator"),
+            ("mysql -uroot -p x", "root"),
+            ("mysql --user=deployer --password=x", "deployer"),
+            (
+                "Connect-VIServer -Server h -User admin@vsphere.local -Password x",
+                "admin@vsphere.local",
+            ),
+            ("net use \\\\fs\\share /user:CORP\\svc x", "CORP\\svc"),
+            ("psql -U postgres -h db --password x", "postgres"),
+        ] {
+            assert_eq!(user(s, true).as_deref(), Some(want), "{s}");
+        }
+        assert_eq!(user("python -u app.py --password x", false), None);
+        assert_eq!(user("cd /srv; -u alice; tool --password x", true), None);
+        assert_eq!(
+            user("Connect-VIServer -User admin -Password x", false).as_deref(),
+            Some("admin")
+        );
+    }
 
     fn find(s: &str) -> Vec<&str> {
         let re = super::super::compile(PATTERN).unwrap();

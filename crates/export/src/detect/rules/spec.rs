@@ -33,6 +33,10 @@ pub(crate) struct Traits {
     /// it goes with the credential, also beside a credential an earlier
     /// step replaced (docs/EXPORT.md, "The user goes with the password").
     pub(crate) paired_user: bool,
+    /// The value is a command's password option, and the user the same
+    /// command names by a flag goes with it ([`super::fields::cli_user`]);
+    /// which flags name a user depends on the command the row reads.
+    pub(crate) cli_user: Option<UserFlags>,
     /// The syntax sets a literal even unquoted (`ENV API_KEY value`).
     pub(crate) sets_literal: bool,
     /// A registry's scoped auth line: a UUID there is npm's token format.
@@ -46,6 +50,18 @@ pub(crate) struct Traits {
     /// A generic row that names a span only when no other row does (a
     /// vendor's own row gives the placeholder its name).
     pub(crate) fallback: bool,
+}
+
+/// The flags that name a command's user ([`Traits::cli_user`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UserFlags {
+    /// `--user`, `--username`, PowerShell's `-User` and `-UserName`, and
+    /// Windows' `/user:`: what any command means by them.
+    Long,
+    /// Those, and `-u` or `-U`: for the login commands whose short
+    /// option is the user (`mysql -u`, `psexec -u`, `docker login -u`),
+    /// which elsewhere means something else (`python -u`, `sort -u`).
+    Short,
 }
 
 /// A sample: a context with `{}` where the credential goes, and the
@@ -187,6 +203,7 @@ pub(crate) const PLAIN: Traits = Traits {
     random_only: false,
     url_password: false,
     paired_user: false,
+    cli_user: None,
     sets_literal: false,
     uuid_token: false,
     gate_trusts_veto: false,
