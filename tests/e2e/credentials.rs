@@ -473,3 +473,32 @@ fn a_commands_user_goes_with_its_password_option() {
         "{out}"
     );
 }
+
+/// In a tool's output, the user a sibling key names goes with a replaced
+/// password (`$user` beside `$password`, on its line or two lines away);
+/// a user beside a password that stays (code) stays too.
+#[test]
+fn a_sibling_keys_user_goes_with_a_replaced_password() {
+    let lines: Vec<String> = [
+        "$user = \"mg1021\"; $password = \"goodspec42\";",
+        "$db_user = 'reporting7';\n$db_host = 'db';\n$db_pass = 'Hq3kZp9XwLm2Rt7Y';",
+        "$user = \"reader9\"; $password = getenv(\"DB_PASS\");",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let env = Env::new();
+    let src = session_bundle(&env, "siblings", &session(&lines));
+    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
+    let e = export(&env, &src, &pol, "out");
+    for value in ["mg1021", "goodspec42", "reporting7", "Hq3kZp9XwLm2Rt7Y"] {
+        gone(&e, value, value);
+    }
+    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+    for kept in [
+        "$db_host = 'db';",
+        "$user = \\\"reader9\\\"; $password = getenv(",
+    ] {
+        assert!(out.contains(kept), "{kept} is not in\n{out}");
+    }
+}

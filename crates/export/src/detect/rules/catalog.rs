@@ -845,7 +845,11 @@ const CATALOG: &[Spec] = &[
         r#"(?i)(?:^|[^A-Za-z0-9_.-])(?P<n>[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|credentials?|auth_?token|database_?url|connection_?string|secret_?string|secret_?key_?base|dsn|key|auth|pw)(?:[_-]?[0-9]{1,2})?|[A-Za-z0-9_.-]*passw(?:or)?d(?:[_-][A-Za-z0-9]+){1,2})(?:[ \t]*:[ \t]*(?:str|string|String|&str|&'static str|Optional\[str\])[ \t]*=|(?:["'`]\]?)?\s*(?:={2,3}|!==?|=>|:{1,3}=|[?.+]?=|:)|["']\s*,|[ \t]+(?:string|String|str|&str)[ \t]*=)(?:\s*(?:(?:@|[bBrRuU]|[rR][bB]|[bB][rR])?"(?P<q>[^"\r\n]+)"|(?:[bBrRuU]|[rR][bB]|[bB][rR])?'(?P<a>[^'\r\n]+)'|`(?P<b>[^`\r\n]+)`)|[ \t]*(?P<s>[^\s"'`,;&<>)\]}]+)|[ \t]*\r?\n\s*(?P<l>[^\s"'`,;&<>)\]}]{16,}))"#,
         Check::Assignment,
     )
-    .after_keyword(gates::operator_follows_name),
+    .after_keyword(gates::operator_follows_name)
+    .traits(Traits {
+        sibling_user: true,
+        ..PLAIN
+    }),
     spec(
         // A personal access token by its usual name in CI (`ADO_PAT`,
         // `GITHUB_PAT`, `azure_devops_pat`). `pat` also abbreviates

@@ -91,7 +91,7 @@ pub(super) fn rule_hits(
             continue;
         };
         // A password an earlier step replaced still pairs with its user.
-        let pairs = r.traits.paired_user || r.traits.cli_user.is_some();
+        let pairs = r.traits.paired_user || r.traits.cli_user.is_some() || r.traits.sibling_user;
         let replaced = pairs && c.value().starts_with(fields::REPLACED);
         if replaced || (credential(r, &mut c) && !vetoed(r, &c) && c.end > c.start) {
             if !replaced {
@@ -109,6 +109,10 @@ pub(super) fn rule_hits(
                 .or_else(|| {
                     let flags = r.traits.cli_user?;
                     fields::cli_user(hay, c.start, flags == UserFlags::Short)
+                })
+                .or_else(|| {
+                    let key = c.name().filter(|_| r.traits.sibling_user)?;
+                    fields::sibling_user(hay, key.start(), key.end())
                 });
             if let Some((start, end)) = user.filter(|(a, b)| fields::paired_user(&hay[*a..*b])) {
                 out.push(Hit {

@@ -181,6 +181,7 @@ fn line_hits(
         }) else {
             break;
         };
+        let key_span = Some((key.start(), key.end()));
         from = whole.end();
         // A URL needs no key; the others need one that names a
         // credential (and `master` names one only as Maven's element).
@@ -207,6 +208,9 @@ fn line_hits(
             let user = match form {
                 5 => Some((whole.start() + url_user_offset(whole.as_bytes()), key.len())),
                 4 => connection_user(hay, value.start()),
+                1 | 2 => key_span
+                    .and_then(|(a, b)| sibling_user(hay, a, b))
+                    .map(|(a, b)| (a, b - a)),
                 _ => None,
             };
             if let Some((at, len)) = user.filter(|&(at, len)| paired_user(&hay[at..at + len])) {
@@ -250,6 +254,101 @@ pub(crate) const REPLACED: &[u8] = b"[REDACTED_SECRET:";
 /// Where a URL match's user starts: after its `://`.
 fn url_user_offset(url: &[u8]) -> usize {
     memchr::memmem::find(url, b"://").map_or(0, |i| i + 3)
+}
+
+/// The words a password's key ends in, longest first.
+const PASSWORD_WORDS: &[&str] = &["password", "passwd", "pass", "pwd"];
+/// The words the key of the same account's user ends in instead.
+const USER_WORDS: &[&str] = &[
+    "user_name",
+    "username",
+    "user_id",
+    "userid",
+    "login",
+    "user",
+    "uid",
+];
+/// Lines either side of a password's line its user's key may stand on.
+const SIBLING_LINES: usize = 2;
+
+/// The user a sibling key names beside a password's key at
+/// `key_start..key_end`: the same key with a user word in place of the
+/// password word (`SMTP_USER` beside `SMTP_PASSWORD`, `$user` beside
+/// `$password`, `spring.datasource.username` beside
+/// `spring.datasource.password`, `"username"` beside `"password"`),
+/// assigned with `=`, `:`, `=>` or `:=` on the password's line or within
+/// [`SIBLING_LINES`] of it (in a string; a text artifact is read a line
+/// at a time): (start, end) of its value, the nearest such one.
+pub(crate) fn sibling_user(hay: &[u8], key_start: usize, key_end: usize) -> Option<(usize, usize)> {
+    let key = hay[key_start..key_end].to_ascii_lowercase();
+    let word = PASSWORD_WORDS
+        .iter()
+        .find(|w| key.ends_with(w.as_bytes()))?;
+    let stem = &key[..key.len() - word.len()];
+    let (mut from, mut to) = line_around(hay, key_start);
+    for _ in 0..SIBLING_LINES {
+        if from > 0 {
+            from = line_around(hay, from - 1).0;
+        }
+        if to < hay.len() {
+            to = line_around(hay, to + 1).1;
+        }
+    }
+    let key_byte = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
+    let mut best: Option<(usize, usize)> = None;
+    let mut i = from;
+    while i + stem.len() < to {
+        let at_key =
+            (i == 0 || !key_byte(hay[i - 1])) && hay[i..i + stem.len()].eq_ignore_ascii_case(stem);
+        let user = at_key
+            .then(|| {
+                let rest = &hay[i + stem.len()..to];
+                USER_WORDS.iter().find(|w| {
+                    rest.len() > w.len()
+                        && rest[..w.len()].eq_ignore_ascii_case(w.as_bytes())
+                        && !key_byte(rest[w.len()])
+                })
+            })
+            .flatten();
+        if let Some(w) = user {
+            // Code (`config.user`, `os.environ["USER"]`, `true`) names
+            // no account.
+            let value = assigned_value(hay, i + stem.len() + w.len(), to)
+                .filter(|&(a, b)| !code(&hay[a..b]));
+            let nearer = |(a, _): (usize, usize)| {
+                best.is_none_or(|(b, _)| a.abs_diff(key_start) < b.abs_diff(key_start))
+            };
+            if let Some(v) = value.filter(|v| nearer(*v)) {
+                best = Some(v);
+            }
+        }
+        i += 1;
+    }
+    best
+}
+
+/// The value assigned after a key that ends at `at` (`"user": "alice"`,
+/// `USER=alice`, `$user = 'alice';`), up to `to`: (start, end) without
+/// its quotes.
+fn assigned_value(hay: &[u8], mut at: usize, to: usize) -> Option<(usize, usize)> {
+    let skip = |at: &mut usize, set: &[u8]| {
+        while *at < to && set.contains(&hay[*at]) {
+            *at += 1;
+        }
+    };
+    skip(&mut at, b"\"'`]");
+    skip(&mut at, b" \t");
+    let op = [&b"=>"[..], b":=", b"=", b":"]
+        .into_iter()
+        .find(|o| hay[at..to].starts_with(o))?;
+    at += op.len();
+    skip(&mut at, b" \t");
+    skip(&mut at, b"\"'`");
+    let len = hay[at..to]
+        .iter()
+        .take_while(|c| !c.is_ascii_whitespace() && !b"\"'`;,&".contains(c))
+        .count();
+    (len > 0).then_some((at, at + len))
 }
 
 /// The user a command line names by a flag before the password option
@@ -607,6 +706,53 @@ fn code(v: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sibling_keys_user_beside_a_password() {
+        let user = |s: &str| {
+            let at = s.find("!PW!").unwrap();
+            let s = s.replacen("!PW!", "", 1);
+            let end = at
+                + s[at..]
+                    .find(|c: char| !(c.is_alphanumeric() || "_.$-".contains(c)))
+                    .unwrap();
+            sibling_user(s.as_bytes(), at, end).map(|(a, b)| s[a..b].to_string())
+        };
+        for (s, want) in [
+            (
+                "SMTP_USER=mailer7\nSMTP_HOST=smtp.x\n!PW!SMTP_PASSWORD=hunter2",
+                "mailer7",
+            ),
+            (
+                "$user = \"mg1021\"; $!PW!password = \"goodspec\";",
+                "mg1021",
+            ),
+            (
+                "spring.datasource.username=app\n!PW!spring.datasource.password=pw",
+                "app",
+            ),
+            (
+                "  \"username\": \"ci-bot\",\n  \"!PW!password\": \"x\"",
+                "ci-bot",
+            ),
+            ("!PW!DB_PASS=x\nDB_USER=reporting", "reporting"),
+            (
+                "[site]\nUsername=thisismyunsername\n!PW!Password=x",
+                "thisismyunsername",
+            ),
+        ] {
+            assert_eq!(user(s).as_deref(), Some(want), "{s:?}");
+        }
+        for s in [
+            // Another account's key, code, too far, or no password word.
+            "SMTP_USER=a\n!PW!DB_PASSWORD=x",
+            "db_user = config.user\n!PW!db_password = x",
+            "user=a\n1\n2\n3\n!PW!password=x",
+            "API_USER=a\n!PW!API_TOKEN=x",
+        ] {
+            assert_eq!(user(s), None, "{s:?}");
+        }
+    }
 
     #[test]
     fn a_commands_user_flag_before_its_password() {

@@ -37,6 +37,10 @@ pub(crate) struct Traits {
     /// command names by a flag goes with it ([`super::fields::cli_user`]);
     /// which flags name a user depends on the command the row reads.
     pub(crate) cli_user: Option<UserFlags>,
+    /// The match's name is a password's key, and the user its sibling
+    /// key names nearby goes with the password
+    /// ([`super::fields::sibling_user`]: `$user` beside `$password`).
+    pub(crate) sibling_user: bool,
     /// The syntax sets a literal even unquoted (`ENV API_KEY value`).
     pub(crate) sets_literal: bool,
     /// A registry's scoped auth line: a UUID there is npm's token format.
@@ -204,6 +208,7 @@ pub(crate) const PLAIN: Traits = Traits {
     url_password: false,
     paired_user: false,
     cli_user: None,
+    sibling_user: false,
     sets_literal: false,
     uuid_token: false,
     gate_trusts_veto: false,
