@@ -121,15 +121,13 @@ const QUALIFIERS: &[&str] = &[
 ];
 
 /// The word for the public half of a service's credential pair
-/// (`hive_id`, `AUTH0_CLIENT_ID`, `spotify id`): its value is taken only
-/// when it is as long as [`MIN_ID`] and random, since an account's
-/// numbers and a project's names stand there too. A partner has no use
-/// for the id that pairs with a secret, and a scanner's pair verifies
-/// with both halves, so the id goes with the secret.
+/// (`hive_id`, `AUTH0_CLIENT_ID`, `spotify id`): its value is taken when
+/// it passes [`plausible`] as any value does (an account's number is
+/// digits, a project's name words and digits, and neither passes). A
+/// partner has no use for the id that pairs with a secret, and a
+/// scanner's pair verifies with both halves, so the id goes with the
+/// secret.
 const ID_WORD: &str = "id";
-
-/// The shortest id taken (see [`ID_WORD`]).
-const MIN_ID: usize = 16;
 
 /// The test the text after a name's occurrence must pass for the rule to
 /// run: a random core within reach, or a credential word and then a run
@@ -312,9 +310,6 @@ pub fn credential(hay: &[u8], start: usize, end: usize, common: bool) -> Option<
         return None;
     }
     let alone = !operator && !words.any;
-    if words.id && value.len() < MIN_ID {
-        return None;
-    }
     let keyed = words.credential && !words.id;
     let numeric_key = keyed && numeric_token(value);
     let letters_key = keyed && drawn_letters(value);
@@ -741,7 +736,6 @@ mod tests {
             "mailgun 2024-05-01T10:00:00Z",
             "stripe 3f9a8c7d6e5b4a3928171615",
             "bitbucket_id=${BITBUCKET_ID}",
-            "AUTH0_CLIENT_ID=q7Hd93KxPz2Lm",
             "github_run_id: 1234567890123456789",
             "stripe_id = 'cus_9s6XKzkNRiz8i3'",
             "sentry_dsn: {{ sentry_dsn_value_2024 }}",
@@ -784,6 +778,25 @@ mod tests {
             find("ayrshare SECRET QWRT1234-ZXCV5678-PLMK9101-MNBV1121"),
             Some("QWRT1234-ZXCV5678-PLMK9101-MNBV1121")
         );
+    }
+
+    #[test]
+    fn a_random_id_goes_at_ten_bytes_and_a_number_or_a_name_stays() {
+        for (text, want) in [
+            ("AUTH0_CLIENT_ID=q7Hd93KxPz2Lm", "q7Hd93KxPz2Lm"),
+            ("algolia_app_id = \"WRB8YLFW7Y\"", "WRB8YLFW7Y"),
+            ("planetscale_id: hgtmrnzlv1t7", "hgtmrnzlv1t7"),
+        ] {
+            assert_eq!(find(text), Some(want), "{text:?}");
+        }
+        for text in [
+            "algolia_app_id = \"W8YLFW7Y\"",
+            "algolia_app_id = \"8195513847\"",
+            "planetscale_id: my_project_2024",
+            "planetscale_id: prod-eu-west-1",
+        ] {
+            assert_eq!(find(text), None, "{text:?}");
+        }
     }
 
     #[test]
