@@ -7,7 +7,7 @@
 
 use serde_json::json;
 
-use crate::disguises::{export, gone, policy, session_bundle};
+use crate::disguises::{export, gone, policy, session_bundle, Exported};
 use crate::support::Env;
 
 /// A session whose tool results are `outputs`.
@@ -18,6 +18,19 @@ fn session(outputs: &[String]) -> String {
         s.push('\n');
     }
     s
+}
+
+/// A partner export (no policy values) of a session whose tool results
+/// are `outputs`, and its exported session's text. The `Env` holds the
+/// export's directory.
+fn exported(name: &str, outputs: &[&str]) -> (Env, Exported, String) {
+    let outputs: Vec<String> = outputs.iter().map(|s| s.to_string()).collect();
+    let env = Env::new();
+    let src = session_bundle(&env, name, &session(&outputs));
+    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
+    let e = export(&env, &src, &pol, "out");
+    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+    (env, e, out)
 }
 
 #[test]
@@ -286,7 +299,7 @@ fn each_shape_of_a_credential_no_rule_names_is_gone_from_a_partner_export() {
 
 #[test]
 fn code_and_placeholders_beside_the_same_names_come_through() {
-    let lines: Vec<String> = [
+    let lines = [
         "password = getpass()",
         "token: ${{ secrets.GITHUB_TOKEN }}",
         "password: <your password>",
@@ -308,16 +321,9 @@ fn code_and_placeholders_beside_the_same_names_come_through() {
         "DOC = \"mysql://admin:REPLACE_WITH_PASSWORD@mysql.server.com:3306/db\"",
         "mysql -h db --url mysql://app:{password}@db:3306/shop",
         "psql postgres://postgres@db:5432/app",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let env = Env::new();
-    let src = session_bundle(&env, "code", &session(&lines));
-    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
-    let e = export(&env, &src, &pol, "out");
+    ];
+    let (_env, e, out) = exported("code", &lines);
     assert_eq!(e.code, 0, "{}", e.envelope);
-    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
     for line in &lines {
         let written = serde_json::to_string(line).unwrap();
         assert!(out.contains(&written), "{line} changed:\n{out}");
@@ -330,7 +336,7 @@ fn code_and_placeholders_beside_the_same_names_come_through() {
 /// (docs/EXPORT.md, "A customer's name in a multi-tenant host").
 #[test]
 fn a_tenants_name_in_a_service_host_is_replaced_the_same_everywhere() {
-    let lines: Vec<String> = [
+    let lines = [
         "npm config set registry https://acme-corp.jfrog.io/artifactory/api/npm/npm/",
         "curl -u ci https://acme-corp.jfrog.io/artifactory/api/system/ping",
         // `AUTH0_DOMAIN` names no credential: the tenant goes as a
@@ -343,14 +349,8 @@ fn a_tenants_name_in_a_service_host_is_replaced_the_same_everywhere() {
         // are; a plain word only goes in its hosts.
         "acme-corp ships on Fridays",
         "acmeprod backups run nightly",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let env = Env::new();
-    let src = session_bundle(&env, "tenants", &session(&lines));
-    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
-    let e = export(&env, &src, &pol, "out");
+    ];
+    let (_env, e, out) = exported("tenants", &lines);
     for tenant in [
         "acme-corp.jfrog.io",
         "myapp.eu.auth0",
@@ -359,7 +359,6 @@ fn a_tenants_name_in_a_service_host_is_replaced_the_same_everywhere() {
     ] {
         gone(&e, tenant, tenant);
     }
-    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
     let marker = "[REDACTED_SECRET:tenant-host:";
     let registries: Vec<&str> = out
         .match_indices(marker)
@@ -388,23 +387,16 @@ fn a_tenants_name_in_a_service_host_is_replaced_the_same_everywhere() {
 /// letters-only token a service's credential word announces goes too.
 #[test]
 fn an_aws_account_and_a_drawn_letters_token_leave_a_partner_export() {
-    let lines: Vec<String> = [
+    let lines = [
         r#"{"UserId": "AIDAQX3LZUEXAMPLE", "Account": "003084325827", "Arn": "arn:aws:iam::003084325827:user/alice"}"#,
         "aws kms decrypt --key-id arn:aws:kms:us-east-1:891511536143:key/84a66985-f968-4bac-82c2-365518adf157",
         "see arn:aws:iam::123456789012:role/Example in the AWS docs",
         "oanda SECRET key QWRTZPLMKNBVCXYSDFGHJKLM",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let env = Env::new();
-    let src = session_bundle(&env, "accounts", &session(&lines));
-    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
-    let e = export(&env, &src, &pol, "out");
+    ];
+    let (_env, e, out) = exported("accounts", &lines);
     for value in ["003084325827", "891511536143", "QWRTZPLMKNBVCXYSDFGHJKLM"] {
         gone(&e, value, value);
     }
-    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
     for kept in [
         "arn:aws:iam::[REDACTED_SECRET:aws-account-id:",
         ":key/84a66985-f968-4bac-82c2-365518adf157",
@@ -421,20 +413,13 @@ fn an_aws_account_and_a_drawn_letters_token_leave_a_partner_export() {
 /// shows `user:password@host`.
 #[test]
 fn a_percent_encoded_urls_user_goes_with_its_password() {
-    let lines: Vec<String> = [
+    let lines = [
         "GET https://h.test/cb?q=uri%3A%20%22mongodb%2Bsrv%3A%2F%2Fsvcfetcher%3ACPCdZH5k0F6dxQ9V%40acme-prince.mongodb.net%2F%3FretryWrites%3Dtrue%22",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let env = Env::new();
-    let src = session_bundle(&env, "encoded", &session(&lines));
-    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
-    let e = export(&env, &src, &pol, "out");
+    ];
+    let (_env, e, out) = exported("encoded", &lines);
     for value in ["svcfetcher", "CPCdZH5k0F6dxQ9V", "acme-prince"] {
         gone(&e, value, value);
     }
-    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
     assert!(out.contains("]%40[REDACTED_SECRET:tenant-host:"), "{out}");
 }
 
@@ -443,19 +428,13 @@ fn a_percent_encoded_urls_user_goes_with_its_password() {
 /// is the user.
 #[test]
 fn a_commands_user_goes_with_its_password_option() {
-    let lines: Vec<String> = [
+    let lines = [
         r"cmd.exe /C PSEXEC \\10.0.94.120 -u opsadmin7 -p Dev_Admin_2024 CMD /C ECHO",
         "mysql -ureporting -pQ7vWx2Lm9Rt db",
         "Connect-VIServer -Server 192.168.1.51 -User vcops@vsphere.local -Password VMware1!",
         "python -u train.py --password Zr8Kq2Vn5Xw1",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let env = Env::new();
-    let src = session_bundle(&env, "cli", &session(&lines));
-    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
-    let e = export(&env, &src, &pol, "out");
+    ];
+    let (_env, e, out) = exported("cli", &lines);
     for value in [
         "opsadmin7",
         "Dev_Admin_2024",
@@ -467,7 +446,6 @@ fn a_commands_user_goes_with_its_password_option() {
     ] {
         gone(&e, value, value);
     }
-    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
     assert!(
         out.contains("python -u train.py --password [REDACTED_SECRET:"),
         "{out}"
@@ -479,22 +457,15 @@ fn a_commands_user_goes_with_its_password_option() {
 /// a user beside a password that stays (code) stays too.
 #[test]
 fn a_sibling_keys_user_goes_with_a_replaced_password() {
-    let lines: Vec<String> = [
+    let lines = [
         "$user = \"mg1021\"; $password = \"goodspec42\";",
         "$db_user = 'reporting7';\n$db_host = 'db';\n$db_pass = 'Hq3kZp9XwLm2Rt7Y';",
         "$user = \"reader9\"; $password = getenv(\"DB_PASS\");",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let env = Env::new();
-    let src = session_bundle(&env, "siblings", &session(&lines));
-    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
-    let e = export(&env, &src, &pol, "out");
+    ];
+    let (_env, e, out) = exported("siblings", &lines);
     for value in ["mg1021", "goodspec42", "reporting7", "Hq3kZp9XwLm2Rt7Y"] {
         gone(&e, value, value);
     }
-    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
     for kept in [
         "$db_host = 'db';",
         "$user = \\\"reader9\\\"; $password = getenv(",

@@ -782,19 +782,28 @@ mod tests {
 
     #[test]
     fn a_random_id_goes_at_ten_bytes_and_a_number_or_a_name_stays() {
-        for (text, want) in [
-            ("AUTH0_CLIENT_ID=q7Hd93KxPz2Lm", "q7Hd93KxPz2Lm"),
-            ("algolia_app_id = \"WRB8YLFW7Y\"", "WRB8YLFW7Y"),
-            ("planetscale_id: hgtmrnzlv1t7", "hgtmrnzlv1t7"),
-        ] {
-            assert_eq!(find(text), Some(want), "{text:?}");
+        finds_only(
+            &[
+                ("AUTH0_CLIENT_ID=q7Hd93KxPz2Lm", "q7Hd93KxPz2Lm"),
+                ("algolia_app_id = \"WRB8YLFW7Y\"", "WRB8YLFW7Y"),
+                ("planetscale_id: hgtmrnzlv1t7", "hgtmrnzlv1t7"),
+            ],
+            &[
+                "algolia_app_id = \"W8YLFW7Y\"",
+                "algolia_app_id = \"8195513847\"",
+                "planetscale_id: my_project_2024",
+                "planetscale_id: prod-eu-west-1",
+            ],
+        );
+    }
+
+    /// Each text's value is found, exactly `want`, and each miss gives
+    /// none.
+    fn finds_only(hits: &[(&str, &str)], misses: &[&str]) {
+        for (text, want) in hits {
+            assert_eq!(find(text), Some(*want), "{text:?}");
         }
-        for text in [
-            "algolia_app_id = \"W8YLFW7Y\"",
-            "algolia_app_id = \"8195513847\"",
-            "planetscale_id: my_project_2024",
-            "planetscale_id: prod-eu-west-1",
-        ] {
+        for text in misses {
             assert_eq!(find(text), None, "{text:?}");
         }
     }
@@ -812,38 +821,36 @@ mod tests {
 
     #[test]
     fn drawn_letters_count_after_a_credential_word_only() {
-        for (text, want) in [
-            (
-                "oanda SECRET key ABCDEFGHIJKLMNOPQRSTUVWX",
-                "ABCDEFGHIJKLMNOPQRSTUVWX",
-            ),
-            (
-                "tefter PRIVATE KEY zyxwvutsrqponmlkjihg",
-                "zyxwvutsrqponmlkjihg",
-            ),
-            (
-                "browshot_token = 'QWRTZPLMKNBVCXYSDFGH'",
-                "QWRTZPLMKNBVCXYSDFGH",
-            ),
-            (
-                "glassnode KEY abcdefghijklmnopqrstuvwxyzA",
-                "abcdefghijklmnopqrstuvwxyzA",
-            ),
-        ] {
-            assert_eq!(find(text), Some(want), "{text:?}");
-        }
-        for text in [
-            // No credential word, an id, too short, spoken, or a marker.
-            "cloudsmith: ABCDEFGHIJKLMNOPQRSTUVWX",
-            "cloudsmith_id: ABCDEFGHIJKLMNOPQRSTUVWX",
-            "oanda SECRET key ABCDEFGHIJKLMNO",
-            "oanda_token = accessTokenFromEnvironment",
-            "oanda_token = PLACEHOLDERTOKENVALUE",
-            "oanda_token = XXXXXXXXXXXXXXXXXXXXXXXX",
-            "oanda key responsibilities",
-        ] {
-            assert_eq!(find(text), None, "{text:?}");
-        }
+        finds_only(
+            &[
+                (
+                    "oanda SECRET key ABCDEFGHIJKLMNOPQRSTUVWX",
+                    "ABCDEFGHIJKLMNOPQRSTUVWX",
+                ),
+                (
+                    "tefter PRIVATE KEY zyxwvutsrqponmlkjihg",
+                    "zyxwvutsrqponmlkjihg",
+                ),
+                (
+                    "browshot_token = 'QWRTZPLMKNBVCXYSDFGH'",
+                    "QWRTZPLMKNBVCXYSDFGH",
+                ),
+                (
+                    "glassnode KEY abcdefghijklmnopqrstuvwxyzA",
+                    "abcdefghijklmnopqrstuvwxyzA",
+                ),
+            ],
+            &[
+                // No credential word, an id, too short, spoken, or a marker.
+                "cloudsmith: ABCDEFGHIJKLMNOPQRSTUVWX",
+                "cloudsmith_id: ABCDEFGHIJKLMNOPQRSTUVWX",
+                "oanda SECRET key ABCDEFGHIJKLMNO",
+                "oanda_token = accessTokenFromEnvironment",
+                "oanda_token = PLACEHOLDERTOKENVALUE",
+                "oanda_token = XXXXXXXXXXXXXXXXXXXXXXXX",
+                "oanda key responsibilities",
+            ],
+        );
     }
 
     #[test]
