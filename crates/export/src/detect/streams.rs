@@ -574,7 +574,11 @@ fn word_after_a_whole_secret(
     if !ends_in_record || !plain_word(&t[b..f.end]) || j == 0 {
         return false;
     }
-    let a = offsets[j - 1].0;
+    // The record's text before the boundary, from the match's label on
+    // (as the crossings' windows read it), not the whole record again.
+    let a = offsets[j - 1]
+        .0
+        .max(f.start.saturating_sub(CROSSING_CONTEXT));
     let mut alone = Vec::new();
     det.find_written(&t[a..b], &mut alone);
     alone

@@ -270,6 +270,10 @@ const USER_WORDS: &[&str] = &[
 ];
 /// Lines either side of a password's line its user's key may stand on.
 const SIBLING_LINES: usize = 2;
+/// Bytes either side of a password's key, or before a command's password
+/// option, that are read for its user: a line of minified JSON holding a
+/// password key at every record would otherwise be read whole at each.
+const USER_REACH: usize = 1 << 10;
 
 /// The user a sibling key names beside a password's key at
 /// `key_start..key_end`: the same key with a user word in place of the
@@ -278,22 +282,28 @@ const SIBLING_LINES: usize = 2;
 /// `spring.datasource.password`, `"username"` beside `"password"`),
 /// assigned with `=`, `:`, `=>` or `:=` on the password's line or within
 /// [`SIBLING_LINES`] of it (in a string; a text artifact is read a line
-/// at a time): (start, end) of its value, the nearest such one.
+/// at a time), and within [`USER_REACH`] bytes: (start, end) of its
+/// value, the nearest such one.
 pub(crate) fn sibling_user(hay: &[u8], key_start: usize, key_end: usize) -> Option<(usize, usize)> {
     let key = hay[key_start..key_end].to_ascii_lowercase();
     let word = PASSWORD_WORDS
         .iter()
         .find(|w| key.ends_with(w.as_bytes()))?;
     let stem = &key[..key.len() - word.len()];
-    let (mut from, mut to) = line_around(hay, key_start);
+    // Lines are found inside the reach, so a long line costs no more
+    // than a short one.
+    let lo = key_start.saturating_sub(USER_REACH);
+    let near = &hay[lo..(key_end + USER_REACH).min(hay.len())];
+    let (mut from, mut to) = line_around(near, key_start - lo);
     for _ in 0..SIBLING_LINES {
         if from > 0 {
-            from = line_around(hay, from - 1).0;
+            from = line_around(near, from - 1).0;
         }
-        if to < hay.len() {
-            to = line_around(hay, to + 1).1;
+        if to < near.len() {
+            to = line_around(near, to + 1).1;
         }
     }
+    let (from, to) = (lo + from, lo + to);
     let key_byte = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
     let mut best: Option<(usize, usize)> = None;
     let mut i = from;
@@ -356,7 +366,7 @@ fn assigned_value(hay: &[u8], mut at: usize, to: usize) -> Option<(usize, usize)
 /// `mysql --user=deployer --password=…`, PowerShell's `-User alice
 /// -Password …`, `net use … /user:CORP\\svc …`): (start, end) of the last
 /// such flag's value in the same command (back to a line end, `;`, `|` or
-/// `&`). `-u` and `-U` count only with `short`, glued or not
+/// `&`, and at most [`USER_REACH`] bytes). `-u` and `-U` count only with `short`, glued or not
 /// (`mysql -uroot`).
 pub(crate) fn cli_user(hay: &[u8], value: usize, short: bool) -> Option<(usize, usize)> {
     static FLAG: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
@@ -365,10 +375,11 @@ pub(crate) fn cli_user(hay: &[u8], value: usize, short: bool) -> Option<(usize, 
         )
         .expect("the user flag's regex compiles")
     });
-    let from = hay[..value]
+    let reach = value.saturating_sub(USER_REACH);
+    let from = hay[reach..value]
         .iter()
         .rposition(|c| matches!(c, b'\n' | b'\r' | b';' | b'|' | b'&'))
-        .map_or(0, |i| i + 1);
+        .map_or(reach, |i| reach + i + 1);
     let v = FLAG
         .captures_iter(&hay[from..value])
         .filter(|c| short || c.name("short").is_none())
@@ -752,6 +763,11 @@ mod tests {
         ] {
             assert_eq!(user(s), None, "{s:?}");
         }
+        // Past the reach on one long line, as far as lines go.
+        let far = format!("user=a;{}!PW!password=x", " ".repeat(USER_REACH));
+        assert_eq!(user(&far), None);
+        let near = format!("user=a;{}!PW!password=x", " ".repeat(USER_REACH - 16));
+        assert_eq!(user(&near).as_deref(), Some("a"));
     }
 
     #[test]
@@ -775,6 +791,8 @@ mod tests {
         }
         assert_eq!(user("python -u app.py --password x", false), None);
         assert_eq!(user("cd /srv; -u alice; tool --password x", true), None);
+        let far = format!("psexec -u adm {}-p x", " ".repeat(USER_REACH));
+        assert_eq!(user(&far, true), None);
         assert_eq!(
             user("Connect-VIServer -User admin -Password x", false).as_deref(),
             Some("admin")
