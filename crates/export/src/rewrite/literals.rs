@@ -408,6 +408,20 @@ impl Literals {
             .find_map(|n| self.short.get(&rest[..n]).map(|e| (q + n, *e)))
     }
 
+    /// The longest literal that starts at `q` and ends before `below`:
+    /// its end and entry.
+    fn shorter_at(&self, b: &[u8], q: usize, below: usize) -> Option<(usize, usize)> {
+        let rest = &b[q..below - 1];
+        if let Some(candidates) = b[q..].get(..ANCHOR).and_then(|a| self.long.get(a)) {
+            if let Some((whole, e)) = candidates.iter().find(|(whole, _)| whole.starts(rest)) {
+                return Some((q + whole.len, *e));
+            }
+        }
+        (1..=self.longest_short.min(rest.len()))
+            .rev()
+            .find_map(|n| self.short.get(&rest[..n]).map(|e| (q + n, *e)))
+    }
+
     /// The first literal at or after `pos`: start, end, entry.
     fn next_match(&self, b: &[u8], mut pos: usize) -> Option<(usize, usize, usize)> {
         while pos < b.len() {
@@ -444,12 +458,22 @@ impl Literals {
         let mut last = 0;
         let mut pos = 0;
         let mut counts = Replaced::default();
-        while let Some((start, end, e)) = self.next_match(b, pos) {
-            pos = end;
+        while let Some((start, mut end, mut e)) = self.next_match(b, pos) {
+            // A name inside a word is no name; a shorter literal at the
+            // same start may still be one (a forged placeholder that a
+            // user field's value begins with), and one may start inside.
+            while self.entries[e].kind == LiteralKind::LocalName && !stands_alone(b, start, end) {
+                match self.shorter_at(b, start, end) {
+                    Some((shorter, other)) => (end, e) = (shorter, other),
+                    None => break,
+                }
+            }
             let e = &self.entries[e];
             if e.kind == LiteralKind::LocalName && !stands_alone(b, start, end) {
+                pos = start + 1;
                 continue;
             }
+            pos = end;
             let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
             o.push_str(&s[last..start]);
             o.push_str(&e.replacement);
@@ -693,5 +717,21 @@ mod tests {
             }
         );
         assert!(l.replace("nothing here").is_none());
+    }
+
+    /// A name that fails the word test gives way to a shorter literal at
+    /// its start, and to one inside it (found by the property test: a
+    /// user field holding a forged placeholder and a blank hid the same
+    /// forgery in the next string).
+    #[test]
+    fn a_name_inside_a_word_leaves_the_literals_it_overlaps() {
+        let mut b = LiteralsBuilder::default();
+        b.add("[X:0] ", "[LOCAL_USER:1]", LiteralKind::LocalName);
+        b.add("[X:0]", "[FORGED]", LiteralKind::Secret);
+        b.add("bob", "[LOCAL_USER:2]", LiteralKind::LocalName);
+        b.add("ob1x", "[S]", LiteralKind::Secret);
+        let l = b.build();
+        let (s, _) = l.replace("[X:0] hello; [X:0] ; bob1x").unwrap();
+        assert_eq!(s, "[FORGED] hello; [LOCAL_USER:1]; b[S]");
     }
 }
