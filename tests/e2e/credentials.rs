@@ -473,3 +473,25 @@ fn a_sibling_keys_user_goes_with_a_replaced_password() {
         assert!(out.contains(kept), "{kept} is not in\n{out}");
     }
 }
+
+/// A JSON object pairing a secret's name with its value, however the
+/// service spells the pair (SSM's `Name`/`Value`, CloudFormation's
+/// `ParameterKey`/`ParameterValue`, an env list's `name`/`value`), loses
+/// the value in a tool's output; a pair whose name is no secret's keeps
+/// it.
+#[test]
+fn a_named_pairs_value_goes_whatever_the_service_calls_the_pair() {
+    let lines = [
+        r#"{"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": "hunter2horse"}}"#,
+        r#"{"Parameters": [{"ParameterKey": "DbPassword", "ParameterValue": "Tr0ub4dor3"}, {"ParameterKey": "Stage", "ParameterValue": "blue-stage"}]}"#,
+        r#"{"OptionSettings": [{"Namespace": "aws:elasticbeanstalk:application:environment", "OptionName": "SMTP_PASSWORD", "Value": "correcthorse9"}]}"#,
+        r#"{"Tags": [{"Key": "owner", "Value": "data-team"}]}"#,
+    ];
+    let (_env, e, out) = exported("pairs", &lines);
+    for value in ["hunter2horse", "Tr0ub4dor3", "correcthorse9"] {
+        gone(&e, value, value);
+    }
+    for kept in ["blue-stage", "data-team", "/prod/db/password"] {
+        assert!(out.contains(kept), "{kept} is not in\n{out}");
+    }
+}

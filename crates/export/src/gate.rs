@@ -547,7 +547,10 @@ impl FinalScan {
                 }
                 // `{"name": "GITHUB_TOKEN", "value": …}`: the writer
                 // redacts the value as a secret-named field's.
-                let pair_secret = crate::detect::names::names_its_value(|k| v.get(k), &self.allow);
+                let pair_member = crate::detect::names::pair_value_member(
+                    m.iter().map(|(k, x)| (k.as_ref(), x)),
+                    &self.allow,
+                );
                 // A Kubernetes Secret: each data entry as a secret field.
                 let kube = |k: &str| {
                     crate::detect::kube::data_member(k.as_bytes()).is_some()
@@ -561,7 +564,7 @@ impl FinalScan {
                     self.key(k, file, pointer);
                     let allow = &self.allow;
                     let class = match self.classes.get_or(k, |k| classify(k, allow)) {
-                        FieldClass::Plain if pair_secret && k == "value" => FieldClass::Secret,
+                        FieldClass::Plain if pair_member == Some(k.as_ref()) => FieldClass::Secret,
                         _ if jwk && crate::detect::jwk::private_member(k) => FieldClass::Secret,
                         class => class,
                     };
@@ -1422,6 +1425,9 @@ mod tests {
                 r#"{"env":[{"name":"DB_PASSWORD","value":"Zq8vLm"}]}"#,
                 r#"{"key":"apiToken","value":{"nested":1},"enabled":true}"#,
                 r#"{"key":"apiToken","value":null}"#,
+                r#"{"Parameter":{"Name":"/prod/db/password","Type":"SecureString","Value":"hunter2x"}}"#,
+                r#"{"Parameters":[{"ParameterKey":"DbPassword","ParameterValue":"hunter2x"}]}"#,
+                r#"{"Tags":[{"Key":"owner","Value":"ci"}],"values":{"name":"DB_PASSWORD","value":"hunter2x","defaultValue":"[REDACTED_SECRET:secret-field:0a1b2c3d]"}}"#,
             ],
         );
         let code = "validation.secret_field_in_export";
@@ -1429,7 +1435,10 @@ mod tests {
             got,
             [
                 (code, "/1/env/0/value".to_string()),
-                (code, "/2/value".to_string())
+                (code, "/2/value".to_string()),
+                (code, "/4/Parameter/Value".to_string()),
+                (code, "/5/Parameters/0/ParameterValue".to_string()),
+                (code, "/6/values/value".to_string()),
             ]
         );
     }

@@ -481,7 +481,11 @@ impl<'a> Scrubber<'a> {
     ) -> Result<()> {
         let thinking = m.get("type").and_then(Value::as_str) == Some(THINKING_RECORD);
         let oneshot = m.get("schema").and_then(Value::as_str) == Some("oneshot-v1");
-        let pair_secret = crate::detect::names::names_its_value(|k| m.get(k), &self.sweep.allow);
+        let pair_member = crate::detect::names::pair_value_member(
+            m.iter().map(|(k, v)| (k.as_str(), v)),
+            &self.sweep.allow,
+        )
+        .map(str::to_owned);
         let kube = (m.contains_key("data") || m.contains_key("stringData"))
             && crate::detect::kube::is_secret_object(|k| m.get(k));
         let jwk = crate::detect::jwk::is_private_jwk(|k| m.get(k));
@@ -499,7 +503,7 @@ impl<'a> Scrubber<'a> {
                     val = self.secret_entries(val, c)?
                 }
                 FieldClass::Secret => val = self.secret_field(&val, c),
-                _ if pair_secret && k == "value" => val = self.secret_field(&val, c),
+                _ if pair_member.as_deref() == Some(k.as_str()) => val = self.secret_field(&val, c),
                 _ if jwk && crate::detect::jwk::private_member(&k) => {
                     val = self.secret_field(&val, c)
                 }

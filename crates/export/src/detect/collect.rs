@@ -325,11 +325,13 @@ impl<'a> Collector<'a> {
                 self.dirty |=
                     thinking || v.get("schema").and_then(Node::as_str) == Some("oneshot-v1");
                 // {"name": "GITHUB_TOKEN", "value": "..."} pairs.
-                if let Some(val) = v.get("value") {
-                    if crate::detect::names::names_its_value(|k| v.get(k), self.allow) {
-                        self.dirty = true;
-                        self.secret_value(val);
-                    }
+                let pair = crate::detect::names::pair_value_member(
+                    m.iter().map(|(k, x)| (k.as_ref(), x)),
+                    self.allow,
+                );
+                if let Some(val) = pair.and_then(|k| v.get(k)) {
+                    self.dirty = true;
+                    self.secret_value(val);
                 }
                 let jwk = crate::detect::jwk::is_private_jwk(|k| v.get(k));
                 for (k, val) in m {

@@ -112,34 +112,48 @@ pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
 /// A YAML list item's name and the value on the line after it
 /// (`- name: DB_PASSWORD`, then `value: "…"`; Kubernetes' and compose
 /// files' `env` lists, `- key: …` lists, CloudFormation's `- Name: …`
-/// then `Value: …`): the name, and `rest` after `value:`.
+/// then `Value: …` and `- ParameterKey: …` then `ParameterValue: …`):
+/// the name, and `rest` after the value's key. The keys end in `name` or
+/// `key` and in `value`, any case, as the JSON passes read the same pair
+/// (`names::pair_value_member`).
 fn yaml_name_value<'r>(prev: &str, rest: &'r str) -> Option<(String, &'r str)> {
     let item = prev.strip_prefix('-').map_or(prev, str::trim_start);
-    // Kubernetes' `name`, a key/value list's `key`, CloudFormation's and
-    // ECS's `Name`/`Value`.
-    let name = ["name:", "Name:", "key:", "Key:"]
-        .iter()
-        .find_map(|k| item.strip_prefix(k))?
-        .trim();
+    let name = key_ending_in(item, &["name", "key"])?.trim();
     let name = ['"', '\'']
         .iter()
         .find_map(|q| name.strip_prefix(*q)?.strip_suffix(*q))
         .unwrap_or(name);
-    let is_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'/');
     if name.is_empty() || !name.bytes().all(is_name) {
         return None;
     }
-    let value = rest
-        .strip_prefix("value:")
-        .or_else(|| rest.strip_prefix("Value:"))?
-        .trim_start();
+    let value = key_ending_in(rest, &["value"])?.trim_start();
     (!value.is_empty()).then(|| (name.to_string(), value))
+}
+
+/// What follows `key:` at the start of `line` when the key is letters
+/// (24 at most before the ending) ending in one of `ends` (any case).
+fn key_ending_in<'l>(line: &'l str, ends: &[&str]) -> Option<&'l str> {
+    let (key, after) = line.split_once(':')?;
+    let fits = key.len() <= 24 + 5
+        && key.bytes().all(|b| b.is_ascii_alphabetic())
+        && ends
+            .iter()
+            .any(|e| key.len() >= e.len() && key[key.len() - e.len()..].eq_ignore_ascii_case(e));
+    fits.then_some(after)
 }
 
 /// Whether `rest` is a `"value"` member after a member `prev` closed
 /// with a comma.
 fn value_member_follows(prev: &str, rest: &str) -> bool {
-    prev.ends_with(',') && (rest.starts_with("\"value\"") || rest.starts_with("\"Value\""))
+    prev.ends_with(',')
+        && rest
+            .strip_prefix('"')
+            .and_then(|r| r.split_once('"'))
+            .is_some_and(|(key, after)| {
+                after.trim_start().starts_with(':')
+                    && key_ending_in(&format!("{key}:"), &["value"]).is_some()
+            })
 }
 
 /// Whether `prev` is a name element alone: `<name>…</name>` (a Hadoop
@@ -445,6 +459,19 @@ mod tests {
                 "DbSecret: Zq8vLm3N",
                 "Zq8vLm3N",
             ),
+            // The pair as other services spell it.
+            (
+                "  - ParameterKey: DbPassword",
+                "    ParameterValue: hardcoded3",
+                "DbPassword: hardcoded3",
+                "hardcoded3",
+            ),
+            (
+                "- OptionName: /prod/db/password",
+                "  Value: hardcoded4",
+                "/prod/db/password: hardcoded4",
+                "hardcoded4",
+            ),
         ] {
             let j = join(prev.as_bytes(), line).unwrap();
             assert_eq!(j.text, text);
@@ -497,6 +524,12 @@ mod tests {
             "\"Type\": \"SecureString\", \"Value\": \"hunter2-prod\","
         );
         assert_eq!(part(&j), "\"Value\": \"hunter2-prod\",");
+        let j = join(
+            b"{\"ParameterKey\": \"DbPassword\",",
+            "  \"ParameterValue\": \"x\"}",
+        )
+        .unwrap();
+        assert_eq!(part(&j), "\"ParameterValue\": \"x\"}");
         let j = join(b"{\"name\": \"DB_PASSWORD\",", " \"value\": \"x\"}").unwrap();
         assert_eq!(j.text, "{\"name\": \"DB_PASSWORD\", \"value\": \"x\"}");
         assert_eq!(

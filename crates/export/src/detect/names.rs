@@ -253,17 +253,57 @@ pub fn secret_pair<'v, V: StrLeaf>(a: &'v [V], allow: &[String]) -> Option<&'v V
     }
 }
 
-/// In an object whose `name` (or `key`) member is a secret's name, an env
-/// list's entry (`{"name": "GITHUB_TOKEN", "value": "…"}`), the `value`
-/// member is that secret; `member` looks a member up.
-pub fn names_its_value<'v, V: StrLeaf + 'v>(
-    member: impl Fn(&str) -> Option<&'v V>,
+/// In an object that pairs a secret's name with its value, the key of
+/// the member holding the value: an env list's entry (`{"name":
+/// "GITHUB_TOKEN", "value": "…"}`), an AWS tag or parameter (`{"Key": …,
+/// "Value": …}`, SSM's `{"Name": "/prod/db/password", "Value": …}`),
+/// CloudFormation's `{"ParameterKey": …, "ParameterValue": …}`,
+/// Beanstalk's `{"OptionName": …, "Value": …}`, a form's field.
+///
+/// The value member's key is `value` (any case), or else the one key
+/// that ends in it; a name member's key is `name` or `key`
+/// or ends in one, and its string is a secret's name. Why by the ending:
+/// every service spells the pair its own way, and a per-service list
+/// would leak the next one's.
+pub fn pair_value_member<'k, V: StrLeaf + 'k>(
+    members: impl IntoIterator<Item = (&'k str, &'k V)>,
     allow: &[String],
-) -> bool {
-    member("name")
-        .or_else(|| member("key"))
-        .and_then(StrLeaf::leaf_str)
-        .is_some_and(|n| is_secret_name(&normalize(n), allow))
+) -> Option<&'k str> {
+    let ends = |k: &str, w: &str| {
+        k.len() >= w.len() && k.as_bytes()[k.len() - w.len()..].eq_ignore_ascii_case(w.as_bytes())
+    };
+    let (mut exact, mut suffixed, mut others, mut named) = (None, None, 0, false);
+    for (k, v) in members {
+        if k.eq_ignore_ascii_case("value") {
+            exact = Some(k);
+        } else if ends(k, "value") {
+            others += usize::from(suffixed.is_some());
+            suffixed = Some(k);
+        } else if (ends(k, "name") || ends(k, "key"))
+            && v.leaf_str().is_some_and(|n| pair_name(n, allow))
+        {
+            named = true;
+        }
+    }
+    // The plain spelling wins over a `defaultValue` beside it; without
+    // it, two `…Value` members leave no telling which is the secret.
+    exact.or(suffixed.filter(|_| others == 0)).filter(|_| named)
+}
+
+/// Whether `n`, a pair's name, makes its value a secret: a secret's name,
+/// or one ending in what only a credential's name ends in once it is
+/// given a value (`PASS`, `db_pwd`, `SSH_KEY`, `basic_auth`), perhaps
+/// numbered (`PASSWORD_2`). The text rule `name-value-pair` reads the
+/// same endings (`pair_secret_name!` in `rules/catalog.rs`).
+fn pair_name(n: &str, allow: &[String]) -> bool {
+    let n = normalize(n);
+    let n = n.trim_end_matches(|c: char| c.is_ascii_digit());
+    is_secret_name(n, allow)
+        || (["pass", "pwd", "key", "auth"]
+            .iter()
+            .any(|w| n.ends_with(w))
+            && !normalize_is_innocent(n)
+            && !allow.iter().any(|a| a == n))
 }
 
 /// A JSON value's string, for rules that read either tree the passes
@@ -339,6 +379,53 @@ mod tests {
             assert_eq!(classify(n, &[]), FieldClass::Plain, "{n}");
         }
         assert_eq!(classify("X-Auth-Token", &[]), FieldClass::Secret);
+    }
+
+    #[test]
+    fn a_pair_names_its_value_member_in_any_services_spelling() {
+        let pair = |members: &[(&'static str, &'static str)]| {
+            let values: Vec<(&str, serde_json::Value)> = members
+                .iter()
+                .map(|(k, v)| (*k, serde_json::Value::from(*v)))
+                .collect();
+            pair_value_member(values.iter().map(|(k, v)| (*k, v)), &[]).map(str::to_owned)
+        };
+        let some = |k: &str| Some(k.to_string());
+        assert_eq!(
+            pair(&[("name", "GITHUB_TOKEN"), ("value", "x")]),
+            some("value")
+        );
+        assert_eq!(
+            pair(&[("Key", "DB_PASSWORD"), ("Value", "x")]),
+            some("Value")
+        );
+        assert_eq!(
+            pair(&[
+                ("Name", "/prod/db/password"),
+                ("Type", "SecureString"),
+                ("Value", "x")
+            ]),
+            some("Value")
+        );
+        assert_eq!(
+            pair(&[("ParameterKey", "DbPassword"), ("ParameterValue", "x")]),
+            some("ParameterValue")
+        );
+        assert_eq!(
+            pair(&[("OptionName", "DB_PASSWORD"), ("Value", "x")]),
+            some("Value")
+        );
+        assert_eq!(pair(&[("key", "PASS"), ("value", "x")]), some("value"));
+        assert_eq!(
+            pair(&[("name", "SSH_KEY_2"), ("value", "x")]),
+            some("value")
+        );
+        // A name no secret's, two values, or no name member: no pair.
+        assert_eq!(pair(&[("name", "public_key"), ("value", "x")]), None);
+        assert_eq!(pair(&[("name", "bypass_cache"), ("value", "x")]), None);
+        assert_eq!(pair(&[("Key", "owner"), ("Value", "x")]), None);
+        assert_eq!(pair(&[("label", "DB_PASSWORD"), ("value", "x")]), None);
+        assert_eq!(pair(&[("value", "DB_PASSWORD")]), None);
     }
 
     #[test]

@@ -50,7 +50,7 @@ macro_rules! env_secret_name {
 /// `<name>…</name><value>…</value>`) that makes the value a secret.
 macro_rules! pair_secret_name {
     () => {
-        r"[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|key|auth|credentials?)(?:[_-]?[0-9]{1,2})?"
+        r"[A-Za-z0-9_./-]*(?:token|secret|passw(?:or)?d|pass|pwd|api_?key|apikey|key|auth|credentials?)(?:[_-]?[0-9]{1,2})?"
     };
 }
 
@@ -735,16 +735,31 @@ const CATALOG: &[Spec] = &[
     spec(
         // A variable written as a name and a value member: Kubernetes and
         // ECS `env` lists, Azure `secrets`, Postman environments
-        // (`{"name": "DB_PASSWORD", "value": "…"}`, `"key"`/`"value"`).
-        // The name is judged as an assignment's.
+        // (`{"name": "DB_PASSWORD", "value": "…"}`, `"key"`/`"value"`),
+        // and the pair as other services spell it: AWS tags and SSM
+        // (`"Key"`/`"Name"` and `"Value"`), CloudFormation's
+        // `"ParameterKey"`/`"ParameterValue"`, Beanstalk's `"OptionName"`.
+        // Up to two string members may stand between (`"Type": "String"`).
+        // The JSON passes read the same pair by the same endings
+        // (`names::pair_value_member`). The name is judged as an
+        // assignment's.
         "name-value-pair",
-        &["\"value\""],
+        &["value\""],
         concat!(
-            r#"(?i)"(?:name|key)"[ \t]*:[ \t]*"(?P<n>"#,
+            r#"(?i)"[a-z]{0,24}(?:name|key)"[ \t]*:[ \t]*"(?P<n>"#,
             pair_secret_name!(),
-            r#")"[ \t]*,[ \t]*"value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
+            r#")"[ \t]*,[ \t]*(?:"[a-z_]{1,32}"[ \t]*:[ \t]*"[^"\\\r\n]{0,128}"[ \t]*,[ \t]*){0,2}"#,
+            r#""[a-z]{0,24}value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
         ),
         Check::Assignment,
+    )
+    .samples(
+        &[],
+        &[
+            r#"{"Key": "owner", "Value": "Zq8vLmw2RtK9"}"#,
+            r#"{"name": "DB_PASSWORD", "description": "the database's", "value": "${DB_PASSWORD}"}"#,
+            r#"{"ParameterKey": "ApiTokenName", "ParameterValue": "deploy-bot"}"#,
+        ],
     ),
     spec(
         // The same pair in XML: a Hadoop or Hive property

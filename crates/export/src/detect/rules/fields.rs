@@ -52,6 +52,7 @@ pub const KEYWORDS: &[&str] = &[
     "token",
     "credential",
     "master",
+    "_auth",
     "://",
 ];
 
@@ -71,9 +72,10 @@ pub const PATTERN: &str = concat!(
     // bar, which keeps a shell pattern (`token|key)`) out.
     r#"|(?:^[ \t]*(?:\|[ \t]*`?(?P<k6>[A-Za-z0-9_.-]{1,64})`?[ \t]*|`?(?P<k7>[A-Za-z0-9_.-]{1,64})`?[ \t]+)"#,
     r#"\|[ \t]*`?(?P<v6>[^|`\s]{1,256})`?[ \t]*(?:\|[ \t]*)?\r?$)"#,
-    // An .npmrc password scoped to a registry's path
-    // (`//host/path:_password=…`; its tokens are `npmrc-auth`'s).
-    r#"|(?:^[ \t]*//[^\s=:]*:(?P<k8>_password)[ \t]*=[ \t]*(?P<v8>[^\s"'#;,]+))"#,
+    // An .npmrc password or `_auth` (a user and password in base64)
+    // scoped to a registry's path (`//host/path:_password=…`; its tokens
+    // are `npmrc-auth`'s). Unscoped, `_auth=…` is a `key=value` line.
+    r#"|(?:^[ \t]*//[^\s=:]*:(?P<k8>_password|_auth)[ \t]*=[ \t]*(?P<v8>[^\s"'#;,]+))"#,
 );
 
 /// The test the text after a keyword must pass: a key's end, then an
@@ -185,7 +187,7 @@ fn line_hits(
         from = whole.end();
         // A URL needs no key; the others need one that names a
         // credential (and `master` names one only as Maven's element).
-        let key = key.as_bytes();
+        let key = singular(key.as_bytes());
         if form != 5
             && (!names_credential(key) || (key.eq_ignore_ascii_case(b"master") && form != 3))
         {
@@ -222,6 +224,15 @@ fn line_hits(
             }
         }
     }
+}
+
+/// A key naming a list of passwords, one of which it holds
+/// (`<o2_1_passwords>…</o2_1_passwords>`, `db_passwords = …`), read as
+/// the singular. Only passwords: `secrets: inherit` and `tokens: 5`
+/// name a setting and a count.
+fn singular(key: &[u8]) -> &[u8] {
+    let plural = key.len() >= 9 && key[key.len() - 9..].eq_ignore_ascii_case(b"passwords");
+    &key[..key.len() - usize::from(plural)]
 }
 
 /// The line holding byte `at`: (start, end), its `\n` left out.
@@ -423,6 +434,10 @@ pub(crate) fn paired_user(user: &[u8]) -> bool {
 /// Whether the key's last word names a credential: after `_ - .`, a
 /// camel hump, or the key alone (`PASSWORD`, `dbPassword`, `db.pass`).
 fn names_credential(key: &[u8]) -> bool {
+    // An .npmrc's `_auth`: a user and password in base64.
+    if key == b"_auth" {
+        return true;
+    }
     let lower = key.to_ascii_lowercase();
     // A page's, a sync's or a form's token (`nextPageToken`,
     // `csrf-token`) authenticates nothing on its own; a public one is
@@ -855,6 +870,17 @@ mod tests {
                 "{\"user\": \"a\", \"client_secret\": \"swordfish\"}",
                 &["swordfish"],
             ),
+            (
+                "//somewhere.example/another:_auth=CorrectHorseBatteryStaple",
+                &["CorrectHorseBatteryStaple"],
+            ),
+            ("_auth = dXNlcjpodW50ZXIy", &["dXNlcjpodW50ZXIy"]),
+            // One of a list of passwords.
+            (
+                "<o2_1_passwords>Hardcoded1</o2_1_passwords>",
+                &["Hardcoded1"],
+            ),
+            ("DB_PASSWORDS=Zk2pass", &["Zk2pass"]),
         ] {
             assert_eq!(find(text), want, "{text:?}");
         }

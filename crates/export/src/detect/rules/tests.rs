@@ -403,6 +403,9 @@ pub(crate) fn positives(seed: u64) -> Vec<(&'static str, String, String)> {
         r#"[{"name":"registry-password","value":"{}"}]"#,
         r#"{"key": "apiKey", "value": "{}", "enabled": true}"#,
         r#"{"Name": "GITHUB_TOKEN", "Value": "{}"}"#,
+        r#"{"ParameterKey": "DbPassword", "ParameterValue": "{}"}"#,
+        r#"{"OptionName": "SMTP_PASSWORD", "Value": "{}"}"#,
+        r#"{"Name": "/prod/db/api_token", "Type": "String", "Value": "{}"}"#,
     ] {
         add("name-value-pair", ctx, g.alnum(28));
     }
