@@ -495,3 +495,22 @@ fn a_named_pairs_value_goes_whatever_the_service_calls_the_pair() {
         assert!(out.contains(kept), "{kept} is not in\n{out}");
     }
 }
+
+/// An element's attributes do not hide its password (FileZilla's
+/// `<Pass encoding="base64">`), and an OAuth client's id goes under a
+/// service's name that is also a common word (`GITHUB_CLIENT_ID`), as
+/// it does under any other service's.
+#[test]
+fn an_elements_attributes_and_a_common_names_client_id_hide_nothing() {
+    let lines = [
+        "<Server><Host>ftp.example.org</Host><Pass encoding=\"base64\">aHVudGVyMmhvcnNl</Pass></Server>",
+        "GITHUB_CLIENT_ID=ac58d6da7d7a84c039b7\nGITHUB_RUN_ID=7718293041",
+    ];
+    let (_env, e, out) = exported("attrs", &lines);
+    for value in ["aHVudGVyMmhvcnNl", "ac58d6da7d7a84c039b7"] {
+        gone(&e, value, value);
+    }
+    for kept in ["<Host>ftp.example.org</Host>", "GITHUB_RUN_ID=7718293041"] {
+        assert!(out.contains(kept), "{kept} is not in\n{out}");
+    }
+}

@@ -64,7 +64,9 @@ pub const PATTERN: &str = concat!(
     r#"|(?:^[ \t]*(?:export[ \t]+|set[ \t]+)?["']?(?P<k1>[A-Za-z0-9_.-]{1,64})["']?[ \t]*[=:][ \t]*"#,
     r#"(?P<v1>"[^"\r\n]*"|'[^'\r\n]*'|[^\s"'#;,=:][^\s"'#;,]*)[ \t]*[,;]?(?:[ \t]+(?:#|//)[^\r\n]*|[ \t]*)\r?$)"#,
     r#"|(?:"(?P<k2>[A-Za-z0-9_.-]{1,64})"[ \t]*:[ \t]*(?P<v2>"(?:[^"\\\r\n]|\\.)*"))"#,
-    r#"|(?:<(?P<k3>[A-Za-z0-9_.-]{1,64})>(?P<v3>[^<\r\n]{1,256})</)"#,
+    // An element, perhaps with attributes (FileZilla's `<Pass
+    // encoding="base64">…</Pass>`).
+    r#"|(?:<(?P<k3>[A-Za-z0-9_.-]{1,64})(?:[ \t]+[A-Za-z_:][A-Za-z0-9_.:-]{0,32}[ \t]*=[ \t]*(?:"[^"<>\r\n]{0,128}"|'[^'<>\r\n]{0,128}')){0,4}[ \t]*>(?P<v3>[^<\r\n]{1,256})</)"#,
     r#"|(?:[;?&"'][ \t]*(?P<k4>(?i:password|pwd))[ \t]*=[ \t]*(?P<v4>[^;&"'\s]{1,256}))"#,
     // A table row of two cells; the outer bars are optional (GitHub's
     // tables allow it, and a console's export writes `apiKey |e9e0…`),
@@ -90,6 +92,9 @@ pub fn follows(rest: &[u8]) -> bool {
     if matches!(rest.get(skipped), Some(b'=' | b':' | b'>' | b'|' | b'`')) {
         return true;
     }
+    if attributes_then_close(rest) {
+        return true;
+    }
     let authority = rest
         .iter()
         .take(400)
@@ -97,6 +102,21 @@ pub fn follows(rest: &[u8]) -> bool {
         .count();
     let a = &rest[..authority];
     a.contains(&b':') && a.contains(&b'@')
+}
+
+/// Whether `rest`, after an element's name, is its attributes and then
+/// the `>` that closes its tag (`<Pass encoding="base64">`): a blank, an
+/// `=` and a quote before a `>`, with no `<` or line end between.
+fn attributes_then_close(rest: &[u8]) -> bool {
+    let head = &rest[..rest.len().min(160)];
+    let Some(close) = head.iter().position(|c| matches!(c, b'>' | b'<' | b'\n')) else {
+        return false;
+    };
+    let attrs = &head[..close];
+    head[close] == b'>'
+        && matches!(attrs.first(), Some(b' ' | b'\t'))
+        && (memchr::memmem::find(attrs, b"=\"").is_some()
+            || memchr::memmem::find(attrs, b"='").is_some())
 }
 
 /// The last words of a key that make it a credential's: a password's
@@ -191,7 +211,14 @@ fn line_hits(
         if form != 5
             && (!names_credential(key) || (key.eq_ignore_ascii_case(b"master") && form != 3))
         {
-            from = value.start().max(whole.start() + 1);
+            // An element's attributes are read too (`<a
+            // href="https://u:p@host">`).
+            let resume = if form == 3 {
+                key_span.map_or(0, |k| k.1)
+            } else {
+                value.start()
+            };
+            from = resume.max(whole.start() + 1);
             continue;
         }
         let (mut start, mut end) = (value.start(), value.end());
@@ -199,6 +226,15 @@ fn line_hits(
         if quoted {
             start += 1;
             end -= 1;
+        }
+        // An element's text, without the blanks around it.
+        if form == 3 {
+            while start < end && matches!(hay[start], b' ' | b'\t') {
+                start += 1;
+            }
+            while end > start && matches!(hay[end - 1], b' ' | b'\t') {
+                end -= 1;
+            }
         }
         // A password an earlier step replaced still pairs with its user:
         // the rewrite's rescan sees the placeholder, and the user is left.
@@ -856,6 +892,16 @@ mod tests {
             ("export DB_PASS='letmein'", &["letmein"]),
             ("<master>orangejuice</master>", &["orangejuice"]),
             ("<password>tiger</password>", &["tiger"]),
+            (
+                "<Pass encoding=\"base64\">aHVudGVyMg==</Pass>",
+                &["aHVudGVyMg=="],
+            ),
+            ("<password data='123'> letmein </password>", &["letmein"]),
+            // A URL in an element's attribute is read as well.
+            (
+                "<a href=\"http://admin:hunter2go@db.local\">db</a>",
+                &["hunter2go", "admin"],
+            ),
             (
                 "apiKey |e9e0f062f587b423bb6cc6328eb786d75b45783e",
                 &["e9e0f062f587b423bb6cc6328eb786d75b45783e"],

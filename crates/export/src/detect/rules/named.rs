@@ -147,7 +147,7 @@ pub fn follows(rest: &[u8]) -> bool {
 /// must come first ([`credential`] asks the same), which most prose
 /// fails at its first byte (`harness` in an agent's log).
 fn follows_common(rest: &[u8]) -> bool {
-    credential_words(rest, 0).0.credential && follows(rest)
+    credential_words(rest, 0).0.names_one() && follows(rest)
 }
 
 /// Whether `text` holds a run of eight or more of `[A-Za-z0-9+/=~]` with
@@ -276,7 +276,7 @@ pub fn credential(hay: &[u8], start: usize, end: usize, common: bool) -> Option<
         return None;
     }
     let (words, mut at) = credential_words(hay, end);
-    if common && !words.credential {
+    if common && !words.names_one() {
         return None;
     }
     // The name ran on into another word: it named something else.
@@ -333,6 +333,18 @@ struct Words {
     credential: bool,
     /// The last of them was [`ID_WORD`].
     id: bool,
+    /// `client` came before that `id` (`GITHUB_CLIENT_ID`, `clientID`).
+    client_id: bool,
+}
+
+impl Words {
+    /// Whether the words name a credential's half: a credential word, or
+    /// an OAuth client's id (`paypal_client_id`, `GITHUB_CLIENT_ID`),
+    /// which pairs with the client's secret as a common-word name's
+    /// `_id` alone (`harness_id`, a run's) does not.
+    fn names_one(&self) -> bool {
+        self.credential || self.client_id
+    }
 }
 
 /// The credential and qualifier words right after a name, each glued,
@@ -343,7 +355,9 @@ fn credential_words(hay: &[u8], mut at: usize) -> (Words, usize) {
         any: false,
         credential: false,
         id: false,
+        client_id: false,
     };
+    let mut after_client = false;
     loop {
         let sep = usize::from(matches!(hay.get(at), Some(b'_' | b'-' | b'.' | b' ')));
         let from = at + sep;
@@ -364,6 +378,8 @@ fn credential_words(hay: &[u8], mut at: usize) -> (Words, usize) {
                 words.any = true;
                 words.credential |= credential;
                 words.id = *w == ID_WORD;
+                words.client_id = words.id && after_client;
+                after_client = *w == "client";
                 at = from + w.len();
             }
             None => return (words, at),
@@ -582,6 +598,9 @@ mod tests {
         assert!(services().any(|(n, common)| n == "harness" && common));
         assert!(!follows_common(b" output 9c2e1f7a0b1d passed"));
         assert!(!follows_common(b"_id: 9c2e1f7a0b1d"));
+        // An OAuth client's id pairs with its secret, under any name.
+        assert!(follows_common(b"_CLIENT_ID=ac58d6da7d7a84c039b7"));
+        assert!(!follows_common(b"_ID_CLIENT=ac58d6da7d7a84c039b7"));
         assert!(follows_common(b"_TOKEN=9c2e1f7a0b1d"));
         assert!(follows_common(b" api key: 9c2e1f7a0b1d"));
         assert!(!follows_common(b" token: plain words"));
@@ -767,6 +786,12 @@ mod tests {
         assert_eq!(find(&format!("stripe_secret = {v}")), Some(v));
         assert_eq!(find(&format!("stripe = {v}")), None);
         assert_eq!(find(&format!("cloudsmith = {v}")), Some(v));
+        // An OAuth client's id, not any id, under a common word's name.
+        let id = "ac58d6da7d7a84c039b7";
+        assert_eq!(find(&format!("GITHUB_CLIENT_ID={id}")), Some(id));
+        assert_eq!(find(&format!("paypal_client_id = '{id}'")), Some(id));
+        assert_eq!(find(&format!("stripe_id = {id}")), None);
+        assert_eq!(find(&format!("harness_app_id: {id}")), None);
     }
 
     #[test]
