@@ -514,3 +514,16 @@ fn an_elements_attributes_and_a_common_names_client_id_hide_nothing() {
         assert!(out.contains(kept), "{kept} is not in\n{out}");
     }
 }
+
+/// A password key's word glued into a weak password is the password,
+/// not the field's name: it goes; the name in capitals stays.
+#[test]
+fn a_weak_password_holding_its_keys_word_goes() {
+    let lines = [
+        "[SupportSite]\nUsername=supportdesk\nPassword=thisismypassword",
+        "jdbc:postgresql://db/app?password=DBPASSWORD",
+    ];
+    let (_env, e, out) = exported("glued", &lines);
+    gone(&e, "thisismypassword", "thisismypassword");
+    assert!(out.contains("password=DBPASSWORD"), "{out}");
+}

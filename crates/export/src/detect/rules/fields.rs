@@ -555,12 +555,19 @@ fn kept(key: &[u8], v: &[u8], quoted: bool, form: usize, after: &[u8]) -> bool {
     }
     // The key's own name, or a value that holds the whole key or its
     // last word as one of its words (`password: password`,
-    // `token = "token = "`, `addPassword = "#add-password"`), names the
-    // field instead of filling it.
+    // `token = "token = "`, `addPassword = "#add-password"`,
+    // `DB_PASSWORD=db_password_here`), names the field instead of filling
+    // it, and so does the key glued into a name in capitals
+    // (`password=DBPASSWORD`). Otherwise a key of one word is looked for
+    // as a word only: glued to other letters in lower case
+    // (`Password=thisismypassword`, `password=mypassword`) it is a weak
+    // password, not the field's name.
     let lower_key = key.to_ascii_lowercase();
     let last = last_word(&lower_key);
     let lower = t.to_ascii_lowercase();
-    if memchr::memmem::find(&lower, &lower_key).is_some() || words(t).any(|w| w == last) {
+    let named = lower_key.len() > last.len() || !t.iter().any(u8::is_ascii_lowercase);
+    if (named && memchr::memmem::find(&lower, &lower_key).is_some()) || words(t).any(|w| w == last)
+    {
         return true;
     }
     // A URL is where a credential is used, not the credential; a
@@ -927,6 +934,9 @@ mod tests {
                 &["Hardcoded1"],
             ),
             ("DB_PASSWORDS=Zk2pass", &["Zk2pass"]),
+            // The key's word glued into a weak password, not its name.
+            ("Password=thisismypassword", &["thisismypassword"]),
+            ("password: mypassword", &["mypassword"]),
         ] {
             assert_eq!(find(text), want, "{text:?}");
         }
@@ -969,6 +979,9 @@ mod tests {
     #[test]
     fn code_references_and_placeholders_stay() {
         for text in [
+            // The field's own name, as a word or in capitals.
+            "DB_PASSWORD=db_password_here",
+            "password=DBPASSWORD",
             "password = getpass()",
             "password = self.password",
             "password: str",
