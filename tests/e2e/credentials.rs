@@ -527,3 +527,17 @@ fn a_weak_password_holding_its_keys_word_goes() {
     gone(&e, "thisismypassword", "thisismypassword");
     assert!(out.contains("password=DBPASSWORD"), "{out}");
 }
+
+/// A Gradle `credentials` block gives its password as a DSL's key and a
+/// quoted value, with no operator: the value goes; a placeholder there
+/// stays.
+#[test]
+fn a_gradle_credentials_blocks_password_goes() {
+    let lines = [
+        "credentials {\n    username \"deploy\"\n    password \"Zr8Kq2Vn5Xw1\"\n}",
+        "credentials {\n    password \"SOME_PASSWORD\"\n}",
+    ];
+    let (_env, e, out) = exported("gradle", &lines);
+    gone(&e, "Zr8Kq2Vn5Xw1", "Zr8Kq2Vn5Xw1");
+    assert!(out.contains("password \\\"SOME_PASSWORD\\\""), "{out}");
+}

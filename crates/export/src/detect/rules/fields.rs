@@ -11,7 +11,8 @@
 //!   YAML, INI, a shell's `export`), perhaps with a trailing `,` `;` or
 //!   comment;
 //! - a JSON member `"KEY": "VALUE"`;
-//! - an XML element `<KEY>VALUE</KEY>`;
+//! - an XML element `<KEY>VALUE</KEY>`, perhaps with attributes;
+//! - a line that is only `KEY "VALUE"` (Gradle's and Groovy's DSL);
 //! - a connection string's `;Password=VALUE` or `;Pwd=VALUE`;
 //! - a URL's `scheme://user:VALUE@host`.
 //!
@@ -78,6 +79,10 @@ pub const PATTERN: &str = concat!(
     // scoped to a registry's path (`//host/path:_password=…`; its tokens
     // are `npmrc-auth`'s). Unscoped, `_auth=…` is a `key=value` line.
     r#"|(?:^[ \t]*//[^\s=:]*:(?P<k8>_password|_auth)[ \t]*=[ \t]*(?P<v8>[^\s"'#;,]+))"#,
+    // A line that is only a key and a quoted value, no operator: Gradle's
+    // and Groovy's DSL (`password "…"` in a `credentials` block), Ruby's
+    // and nginx's directives.
+    r#"|(?:^[ \t]*(?P<k9>[A-Za-z][A-Za-z0-9_.-]{0,63})[ \t]+(?P<v9>"[^"\r\n]{1,256}"|'[^'\r\n]{1,256}')[ \t]*;?[ \t]*\r?$)"#,
 );
 
 /// The test the text after a keyword must pass: a key's end, then an
@@ -90,6 +95,14 @@ pub fn follows(rest: &[u8]) -> bool {
         .take_while(|c| matches!(c, b' ' | b'\t' | b'"' | b'\'' | b's' | b'S'))
         .count();
     if matches!(rest.get(skipped), Some(b'=' | b':' | b'>' | b'|' | b'`')) {
+        return true;
+    }
+    // A key, blanks and a quoted value (`password "…"`).
+    let blanks = rest
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t'))
+        .count();
+    if blanks > 0 && matches!(rest.get(blanks), Some(b'"' | b'\'')) {
         return true;
     }
     if attributes_then_close(rest) {
@@ -180,7 +193,7 @@ fn line_hits(
     (line_start, line_end): (usize, usize),
     out: &mut Vec<Hit>,
 ) {
-    const GROUPS: [(&str, &str); 8] = [
+    const GROUPS: [(&str, &str); 9] = [
         ("u", "v5"),
         ("k1", "v1"),
         ("k2", "v2"),
@@ -189,6 +202,7 @@ fn line_hits(
         ("k6", "v6"),
         ("k7", "v6"),
         ("k8", "v8"),
+        ("k9", "v9"),
     ];
     // The search ends with the line; the groups' context is the whole
     // string (a connection string's user, what follows a value).
@@ -936,6 +950,12 @@ mod tests {
             ("DB_PASSWORDS=Zk2pass", &["Zk2pass"]),
             // The key's word glued into a weak password, not its name.
             ("Password=thisismypassword", &["thisismypassword"]),
+            // A DSL's key and quoted value, alone on the line.
+            ("          password \"Zr8Kq2Vn5Xw1\"", &["Zr8Kq2Vn5Xw1"]),
+            (
+                "  pass 'A:J$NL9~6:u:L$_:VO4tf))h#v0i}O';",
+                &["A:J$NL9~6:u:L$_:VO4tf))h#v0i}O"],
+            ),
             ("password: mypassword", &["mypassword"]),
         ] {
             assert_eq!(find(text), want, "{text:?}");
@@ -982,6 +1002,9 @@ mod tests {
             // The field's own name, as a word or in capitals.
             "DB_PASSWORD=db_password_here",
             "password=DBPASSWORD",
+            "    password \"SOME_PASSWORD\"",
+            "echo 'password'",
+            "the password 'is' here",
             "password = getpass()",
             "password = self.password",
             "password: str",
