@@ -1067,3 +1067,54 @@ fn a_token_shown_in_colour_in_a_mail_in_a_raw_stream_or_as_numbers_goes() {
     );
     assert!(outputs[7].ends_with(" (truncated)"), "{}", outputs[7]);
 }
+
+/// A label that ends one record's line and the value on the next
+/// record's line, one line a record (a tool's stdout) or streamed deltas:
+/// the value goes, cut from its own record, although neither record
+/// shows it alone; the label and the records around stay.
+#[test]
+fn a_value_whose_label_ended_the_record_before_is_cut() {
+    let env = Env::new();
+    let line = |i: usize, l: &str| json!({"type": "tool.output", "stream": "stdout", "call_id": "c1", "seq": i, "line": l});
+    let delta = |t: &str| json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}});
+    for (name, records, secret) in [
+        (
+            "stdout-label",
+            vec![
+                line(0, "Your database password is:"),
+                line(1, "Zr8Kq2Vn5Xw1"),
+                line(2, "done"),
+            ],
+            "Zr8Kq2Vn5Xw1",
+        ),
+        (
+            "stdout-key",
+            vec![line(0, "password:"), line(1, "hunter2go"), line(2, "done")],
+            "hunter2go",
+        ),
+        (
+            "delta-key",
+            vec![delta("password: "), delta("hunter2go"), delta("\nok")],
+            "hunter2go",
+        ),
+    ] {
+        let e = exported_session(&env, name, &records);
+        gone(&e, secret, name);
+        let out = session_of(&e);
+        let text: String = out.iter().map(|r| r.to_string()).collect();
+        assert!(text.contains("[REDACTED_SECRET:"), "{name}: {text}");
+        // The records before and after the value keep their text.
+        let at = if name.starts_with("delta") {
+            "/delta/text"
+        } else {
+            "/line"
+        };
+        for i in [0, 2] {
+            assert_eq!(
+                out[i].pointer(at),
+                records[i].pointer(at),
+                "{name}: record {i} changed"
+            );
+        }
+    }
+}

@@ -586,6 +586,39 @@ fn word_after_a_whole_secret(
         .any(|g| g.end == b - a && a + g.start <= f.start.max(a))
 }
 
+/// Whether match `f` of a stream read as written (a stream that may as
+/// well be one line a record) crosses a boundary only to take the next
+/// record whole, and that record is a plain word: `password:` then
+/// `hunter2go` then `done`, each a record, read as written
+/// `password:hunter2godone`. The other join, a newline between records,
+/// reads the password on its own line; the text before the boundary,
+/// from the match's label on, holds it whole (that join's finding cuts
+/// it). Cutting the word would delete the record after the secret.
+fn record_after_a_whole_secret(
+    det: &Detector,
+    joined: &str,
+    offsets: &[(usize, usize)],
+    f: &Finding,
+) -> bool {
+    let t = joined.as_bytes();
+    let Some(j) = offsets
+        .iter()
+        .position(|&(a, len)| len > 0 && f.start < a && a < f.end)
+    else {
+        return false;
+    };
+    let (b, len) = offsets[j];
+    if f.end != b + len || !plain_word(&t[b..f.end]) {
+        return false;
+    }
+    let a = offsets[0].0.max(f.start.saturating_sub(CROSSING_CONTEXT));
+    let mut alone = Vec::new();
+    det.find_written(&t[a..b], &mut alone);
+    alone
+        .iter()
+        .any(|g| a + g.end == b && a + g.start <= f.start)
+}
+
 /// The shortest run across a boundary that can be a secret split there.
 const MIN_CROSSING: usize = 12;
 /// Bytes of a run counted on each side of a boundary.
@@ -857,6 +890,12 @@ impl<'d> Reassembler<'d> {
                         Some(c) => self.find_at_crossings(&joined, &offsets, c),
                     };
                     for f in &found {
+                        if !newline
+                            && !s.structural
+                            && record_after_a_whole_secret(self.det, &joined, &offsets, f)
+                        {
+                            continue;
+                        }
                         self.report(s, &joined, &offsets, f, region);
                     }
                     self.scratch = found;
@@ -980,7 +1019,18 @@ impl<'d> Reassembler<'d> {
                 (x < y).then(|| (i, x - a, y - a))
             })
             .collect();
-        if covered.len() < 2 {
+        // A finding inside one piece is that string's own, unless the
+        // piece alone does not show it: a value on one record's line whose
+        // label ended the record before (`Your password is:`, then the
+        // password), read in the newline join as a text's two lines are.
+        let alone = |det: &Detector| {
+            let (i, x, y) = covered[0];
+            let (a, len) = offsets[i];
+            let mut own = Vec::new();
+            det.find(&joined.as_bytes()[a..a + len], &mut own);
+            own.iter().any(|o| o.start <= x && y <= o.end)
+        };
+        if covered.is_empty() || (covered.len() == 1 && alone(self.det)) {
             return;
         }
         let first_part = s.parts.len() - offsets.len();
@@ -997,7 +1047,11 @@ impl<'d> Reassembler<'d> {
             }
             return;
         }
-        if !s.reported.insert(span) {
+        // A piece's part of a secret the stream already gave whole (the
+        // newline join reads `token:` then the first piece of a token the
+        // written join found whole) adds nothing.
+        let within = |&(x, y): &(usize, usize)| x <= span.0 && span.1 <= y;
+        if (covered.len() == 1 && s.reported.iter().any(within)) || !s.reported.insert(span) {
             return;
         }
         let (a, b) = crate::detect::collect::char_span(joined, f.start, f.end);

@@ -369,3 +369,33 @@ fn a_terminal_recording_is_read_as_the_terminal_shows_it() {
     }
     assert!(after.starts_with("token in use: [X]"), "{after}");
 }
+
+#[test]
+fn a_value_under_the_label_that_ended_the_record_before_is_cut_alone() {
+    let line =
+        |l: &str| json!({"type": "tool.output", "stream": "stdout", "call_id": "c1", "line": l});
+    let records = vec![
+        line("Your database password is:"),
+        line("Zr8Kq2Vn5Xw1"),
+        line("password:"),
+        line("hunter2go"),
+        line("done"),
+    ];
+    let out = applied(&records);
+    let lines: Vec<&str> = out.iter().map(|v| v["line"].as_str().unwrap()).collect();
+    // Each value goes from its own record; the labels and the word after
+    // stay (read as written, `hunter2godone` would take `done` too).
+    assert_eq!(
+        lines,
+        [
+            "Your database password is:",
+            "[X]",
+            "password:",
+            "[X]",
+            "done"
+        ]
+    );
+    // A value its own record shows is that record's, not the stream's.
+    let own = vec![line("note"), line("password: hunter2go"), line("done")];
+    assert_eq!(cuts(&own), []);
+}
