@@ -131,29 +131,48 @@ fn yaml_name_value<'r>(prev: &str, rest: &'r str) -> Option<(String, &'r str)> {
     (!value.is_empty()).then(|| (name.to_string(), value))
 }
 
+/// The longest key [`key_ending_in`] reads.
+const MAX_KEY: usize = 29;
+
 /// What follows `key:` at the start of `line` when the key is letters
-/// (24 at most before the ending) ending in one of `ends` (any case).
+/// ([`MAX_KEY`] at most, read no further: this runs on every line)
+/// ending in one of `ends` (any case).
 fn key_ending_in<'l>(line: &'l str, ends: &[&str]) -> Option<&'l str> {
-    let (key, after) = line.split_once(':')?;
-    let fits = key.len() <= 24 + 5
-        && key.bytes().all(|b| b.is_ascii_alphabetic())
-        && ends
-            .iter()
-            .any(|e| key.len() >= e.len() && key[key.len() - e.len()..].eq_ignore_ascii_case(e));
-    fits.then_some(after)
+    let b = line.as_bytes();
+    let n = letters(b);
+    if n > MAX_KEY || b.get(n) != Some(&b':') || !ends_in(&b[..n], ends) {
+        return None;
+    }
+    Some(&line[n + 1..])
+}
+
+/// How many letters `b` starts with, counted to [`MAX_KEY`] + 1 at most.
+fn letters(b: &[u8]) -> usize {
+    b.iter()
+        .take(MAX_KEY + 1)
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count()
+}
+
+/// Whether `key` ends in one of `ends` (any case).
+fn ends_in(key: &[u8], ends: &[&str]) -> bool {
+    ends.iter().any(|e| {
+        key.len() >= e.len() && key[key.len() - e.len()..].eq_ignore_ascii_case(e.as_bytes())
+    })
 }
 
 /// Whether `rest` is a `"value"` member after a member `prev` closed
 /// with a comma.
 fn value_member_follows(prev: &str, rest: &str) -> bool {
-    prev.ends_with(',')
-        && rest
-            .strip_prefix('"')
-            .and_then(|r| r.split_once('"'))
-            .is_some_and(|(key, after)| {
-                after.trim_start().starts_with(':')
-                    && key_ending_in(&format!("{key}:"), &["value"]).is_some()
-            })
+    let Some(r) = rest.strip_prefix('"').filter(|_| prev.ends_with(',')) else {
+        return false;
+    };
+    let b = r.as_bytes();
+    let n = letters(b);
+    n <= MAX_KEY
+        && b.get(n) == Some(&b'"')
+        && ends_in(&b[..n], &["value"])
+        && r[n + 1..].trim_start().starts_with(':')
 }
 
 /// Whether `prev` is a name element alone: `<name>…</name>` (a Hadoop

@@ -266,28 +266,35 @@ pub fn secret_pair<'v, V: StrLeaf>(a: &'v [V], allow: &[String]) -> Option<&'v V
 /// every service spells the pair its own way, and a per-service list
 /// would leak the next one's.
 pub fn pair_value_member<'k, V: StrLeaf + 'k>(
-    members: impl IntoIterator<Item = (&'k str, &'k V)>,
+    members: impl IntoIterator<Item = (&'k str, &'k V)> + Clone,
     allow: &[String],
 ) -> Option<&'k str> {
     let ends = |k: &str, w: &str| {
         k.len() >= w.len() && k.as_bytes()[k.len() - w.len()..].eq_ignore_ascii_case(w.as_bytes())
     };
-    let (mut exact, mut suffixed, mut others, mut named) = (None, None, 0, false);
-    for (k, v) in members {
+    // The value member first: most objects have none, and their names
+    // are then never read (this runs for every object, three times an
+    // export).
+    let (mut exact, mut suffixed, mut others) = (None, None, 0);
+    for (k, _) in members.clone() {
         if k.eq_ignore_ascii_case("value") {
             exact = Some(k);
         } else if ends(k, "value") {
             others += usize::from(suffixed.is_some());
             suffixed = Some(k);
-        } else if (ends(k, "name") || ends(k, "key"))
-            && v.leaf_str().is_some_and(|n| pair_name(n, allow))
-        {
-            named = true;
         }
     }
     // The plain spelling wins over a `defaultValue` beside it; without
     // it, two `…Value` members leave no telling which is the secret.
-    exact.or(suffixed.filter(|_| others == 0)).filter(|_| named)
+    let value = exact.or(suffixed.filter(|_| others == 0))?;
+    members
+        .into_iter()
+        .any(|(k, v)| {
+            !ends(k, "value")
+                && (ends(k, "name") || ends(k, "key"))
+                && v.leaf_str().is_some_and(|n| pair_name(n, allow))
+        })
+        .then_some(value)
 }
 
 /// Whether `n`, a pair's name, makes its value a secret: a secret's name,

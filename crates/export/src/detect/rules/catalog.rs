@@ -746,10 +746,10 @@ const CATALOG: &[Spec] = &[
         "name-value-pair",
         &["value\""],
         concat!(
-            r#"(?i)"[a-z]{0,24}(?:name|key)"[ \t]*:[ \t]*"(?P<n>"#,
+            r#"(?i)"[a-z]*(?:name|key)"[ \t]*:[ \t]*"(?P<n>"#,
             pair_secret_name!(),
-            r#")"[ \t]*,[ \t]*(?:"[a-z_]{1,32}"[ \t]*:[ \t]*"[^"\\\r\n]{0,128}"[ \t]*,[ \t]*){0,2}"#,
-            r#""[a-z]{0,24}value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
+            r#")"[ \t]*,[ \t]*(?:"[a-z_]+"[ \t]*:[ \t]*"[^"\\\r\n]*"[ \t]*,[ \t]*){0,2}"#,
+            r#""[a-z]*value"[ \t]*:[ \t]*"(?P<q>[^"\\\r\n]+)""#,
         ),
         Check::Assignment,
     )

@@ -67,7 +67,10 @@ pub const PATTERN: &str = concat!(
     r#"|(?:"(?P<k2>[A-Za-z0-9_.-]{1,64})"[ \t]*:[ \t]*(?P<v2>"(?:[^"\\\r\n]|\\.)*"))"#,
     // An element, perhaps with attributes (FileZilla's `<Pass
     // encoding="base64">…</Pass>`).
-    r#"|(?:<(?P<k3>[A-Za-z0-9_.-]{1,64})(?:[ \t]+[A-Za-z_:][A-Za-z0-9_.:-]{0,32}[ \t]*=[ \t]*(?:"[^"<>\r\n]{0,128}"|'[^'<>\r\n]{0,128}')){0,4}[ \t]*>(?P<v3>[^<\r\n]{1,256})</)"#,
+    // (Unbounded runs here, not counted ones: each counted repetition is
+    // that many automaton states, and the lazy DFA's cache grew by
+    // megabytes with them; the line bounds the match.)
+    r#"|(?:<(?P<k3>[A-Za-z0-9_.-]{1,64})(?:[ \t][^<>\r\n]*)?>(?P<v3>[^<\r\n]{1,256})</)"#,
     r#"|(?:[;?&"'][ \t]*(?P<k4>(?i:password|pwd))[ \t]*=[ \t]*(?P<v4>[^;&"'\s]{1,256}))"#,
     // A table row of two cells; the outer bars are optional (GitHub's
     // tables allow it, and a console's export writes `apiKey |e9e0…`),
@@ -82,7 +85,7 @@ pub const PATTERN: &str = concat!(
     // A line that is only a key and a quoted value, no operator: Gradle's
     // and Groovy's DSL (`password "…"` in a `credentials` block), Ruby's
     // and nginx's directives.
-    r#"|(?:^[ \t]*(?P<k9>[A-Za-z][A-Za-z0-9_.-]{0,63})[ \t]+(?P<v9>"[^"\r\n]{1,256}"|'[^'\r\n]{1,256}')[ \t]*;?[ \t]*\r?$)"#,
+    r#"|(?:^[ \t]*(?P<k9>[A-Za-z][A-Za-z0-9_.-]*)[ \t]+(?P<v9>"[^"\r\n]+"|'[^'\r\n]+')[ \t]*;?[ \t]*\r?$)"#,
 );
 
 /// The test the text after a keyword must pass: a key's end, then an
@@ -121,15 +124,17 @@ pub fn follows(rest: &[u8]) -> bool {
 /// the `>` that closes its tag (`<Pass encoding="base64">`): a blank, an
 /// `=` and a quote before a `>`, with no `<` or line end between.
 fn attributes_then_close(rest: &[u8]) -> bool {
+    // Most keywords are followed by something else: the first byte
+    // settles it before the line is read.
+    if !matches!(rest.first(), Some(b' ' | b'\t')) {
+        return false;
+    }
     let head = &rest[..rest.len().min(160)];
-    let Some(close) = head.iter().position(|c| matches!(c, b'>' | b'<' | b'\n')) else {
+    let Some(close) = memchr::memchr3(b'>', b'<', b'\n', head) else {
         return false;
     };
     let attrs = &head[..close];
-    head[close] == b'>'
-        && matches!(attrs.first(), Some(b' ' | b'\t'))
-        && (memchr::memmem::find(attrs, b"=\"").is_some()
-            || memchr::memmem::find(attrs, b"='").is_some())
+    head[close] == b'>' && memchr::memchr2(b'"', b'\'', attrs).is_some() && attrs.contains(&b'=')
 }
 
 /// The last words of a key that make it a credential's: a password's
