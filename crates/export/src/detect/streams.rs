@@ -563,10 +563,7 @@ fn word_after_a_whole_secret(
     f: &Finding,
 ) -> bool {
     let t = joined.as_bytes();
-    let Some(j) = offsets
-        .iter()
-        .position(|&(a, len)| len > 0 && f.start < a && a < f.end)
-    else {
+    let Some(j) = first_boundary(offsets, f) else {
         return false;
     };
     let (b, len) = offsets[j];
@@ -576,9 +573,22 @@ fn word_after_a_whole_secret(
     }
     // The record's text before the boundary, from the match's label on
     // (as the crossings' windows read it), not the whole record again.
-    let a = offsets[j - 1]
-        .0
-        .max(f.start.saturating_sub(CROSSING_CONTEXT));
+    secret_ends_at(det, t, offsets[j - 1].0, b, f)
+}
+
+/// The first of `offsets`' pieces that starts inside match `f`: the
+/// first boundary it crosses.
+fn first_boundary(offsets: &[(usize, usize)], f: &Finding) -> Option<usize> {
+    offsets
+        .iter()
+        .position(|&(a, len)| len > 0 && f.start < a && a < f.end)
+}
+
+/// Whether the text before boundary `b`, from the match's label on (at
+/// most [`CROSSING_CONTEXT`] bytes before `f`, not before `from`), holds
+/// a secret that ends at the boundary and starts no later than `f`.
+fn secret_ends_at(det: &Detector, t: &[u8], from: usize, b: usize, f: &Finding) -> bool {
+    let a = from.max(f.start.saturating_sub(CROSSING_CONTEXT));
     let mut alone = Vec::new();
     det.find_written(&t[a..b], &mut alone);
     alone
@@ -601,22 +611,11 @@ fn record_after_a_whole_secret(
     f: &Finding,
 ) -> bool {
     let t = joined.as_bytes();
-    let Some(j) = offsets
-        .iter()
-        .position(|&(a, len)| len > 0 && f.start < a && a < f.end)
-    else {
+    let Some(j) = first_boundary(offsets, f) else {
         return false;
     };
     let (b, len) = offsets[j];
-    if f.end != b + len || !plain_word(&t[b..f.end]) {
-        return false;
-    }
-    let a = offsets[0].0.max(f.start.saturating_sub(CROSSING_CONTEXT));
-    let mut alone = Vec::new();
-    det.find_written(&t[a..b], &mut alone);
-    alone
-        .iter()
-        .any(|g| a + g.end == b && a + g.start <= f.start)
+    f.end == b + len && plain_word(&t[b..f.end]) && secret_ends_at(det, t, offsets[0].0, b, f)
 }
 
 /// The shortest run across a boundary that can be a secret split there.
