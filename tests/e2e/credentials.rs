@@ -541,3 +541,73 @@ fn a_gradle_credentials_blocks_password_goes() {
     gone(&e, "Zr8Kq2Vn5Xw1", "Zr8Kq2Vn5Xw1");
     assert!(out.contains("password \\\"SOME_PASSWORD\\\""), "{out}");
 }
+
+#[test]
+fn each_item_of_a_yaml_list_of_passwords_goes_from_an_output_and_a_patch() {
+    // Each item is read with the key above the list, not with the item
+    // before it; a list under any other key keeps its words.
+    let yaml = [
+        "db:",
+        "  admin_passwords:",
+        "    - \"Hunter2go\"",
+        "    - tr0ub4dor",
+        "",
+        "    - s3cretSauce",
+        "  hosts:",
+        "    - primary01",
+        "    - replica02",
+    ];
+    let env = Env::new();
+    let src = session_bundle(
+        &env,
+        "yaml-list",
+        &session(&[format!("$ cat db.yml\n{}", yaml.join("\n"))]),
+    );
+    crate::disguises::add_to_patch(&src, "db.yml", yaml.iter().copied());
+    crate::bundles::rebrand(&src, "yaml-list-bundle", "yaml-list-attempt");
+    let pol = policy(&env, "p.json", json!({"sensitiveValues": []}));
+    let e = export(&env, &src, &pol, "out");
+    for secret in ["Hunter2go", "tr0ub4dor", "s3cretSauce"] {
+        gone(&e, secret, secret);
+    }
+    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+    let patch = std::fs::read_to_string(e.tree.join("workspace.patch")).unwrap();
+    for kept in ["primary01", "replica02", "admin_passwords:"] {
+        assert!(
+            out.contains(kept) && patch.contains(kept),
+            "{kept}: {out}\n{patch}"
+        );
+    }
+}
+
+#[test]
+fn a_secret_fields_variable_reference_stays_and_a_password_with_a_dollar_goes() {
+    let env = Env::new();
+    let e = crate::disguises::exported_session(
+        &env,
+        "dollar",
+        &[
+            json!({"type": "tool.call", "input": {"password": "$DB_PASSWORD", "token": "$$apiToken"}}),
+            json!({"type": "tool.call", "input": {"password": "$Xk9mQ2vL8pRt"}}),
+        ],
+    );
+    gone(&e, "Xk9mQ2vL8pRt", "a password that starts with a dollar");
+    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+    for kept in ["\"$DB_PASSWORD\"", "\"$$apiToken\""] {
+        assert!(out.contains(kept), "{kept}: {out}");
+    }
+}
+
+#[test]
+fn a_urls_password_parameter_goes_by_its_names_ending() {
+    // A word is a URL's password as any value is (issue 41, item 3).
+    let lines = [
+        "  - \"jdbc:mysql://db/app?user=admin&userpass=sunshine\"",
+        "fetch(\"https://h.test/login?db_pwd=letmein99&next=/\")",
+        "GET https://h.test/page?bypass=cache_all_entries",
+    ];
+    let (_env, e, out) = exported("query-pass", &lines);
+    gone(&e, "sunshine", "userpass");
+    gone(&e, "letmein99", "db_pwd");
+    assert!(out.contains("bypass=cache_all_entries"), "{out}");
+}

@@ -199,7 +199,7 @@ fn jsonl(records: &[Value]) -> String {
     records.iter().map(|v| format!("{v}\n")).collect()
 }
 
-fn exported_session(env: &Env, name: &str, records: &[Value]) -> Exported {
+pub(crate) fn exported_session(env: &Env, name: &str, records: &[Value]) -> Exported {
     let src = session_bundle(env, name, &jsonl(records));
     let pol = policy(env, &format!("{name}-policy.json"), json!({}));
     export(env, &src, &pol, &format!("{name}-out"))
@@ -565,7 +565,7 @@ fn a_hexdump_of_a_dotenv_file_keeps_neither_column() {
 }
 
 /// Makes the bundle's patch one that adds file `name` of `lines`.
-fn add_to_patch<'l>(bundle: &Path, name: &str, lines: impl Iterator<Item = &'l str>) {
+pub(crate) fn add_to_patch<'l>(bundle: &Path, name: &str, lines: impl Iterator<Item = &'l str>) {
     let added: Vec<String> = lines.map(|l| format!("+{l}\n")).collect();
     let patch = format!(
         "diff --git a/{name} b/{name}\nnew file mode 100644\n--- /dev/null\n+++ b/{name}\n@@ -0,0 +1,{} @@\n{}",

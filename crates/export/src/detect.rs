@@ -189,7 +189,7 @@ impl Detector {
                 self.find_continued(prev, text, &mut found);
                 raw.extend(found.drain(..).map(|f| (at + f.start, at + f.end, f.rule)));
             }
-            if !crate::detect::continued::blank(line) {
+            if !crate::detect::continued::keeps_previous(Some(prev), line) {
                 prev = line;
             }
             at = end + 1;

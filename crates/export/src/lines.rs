@@ -3,7 +3,7 @@
 
 use std::io::{self, BufRead};
 
-use crate::detect::continued::{blank, MAX_OPENING_LINE};
+use crate::detect::continued::next_previous;
 
 /// Reads the next line (with its terminator) into `buf`; `Ok(false)` at
 /// the end. A line longer than `max` bytes is an error, so memory stays
@@ -58,7 +58,7 @@ pub struct Batch {
     bytes: Vec<u8>,
     ends: Vec<usize>,
     /// The line before its first, when there is one of at most
-    /// [`MAX_OPENING_LINE`] bytes (all a line is read with; see
+    /// [`MAX_OPENING_LINE`](crate::detect::continued::MAX_OPENING_LINE) bytes (all a line is read with; see
     /// [`crate::detect::continued`]).
     before: Option<Vec<u8>>,
 }
@@ -100,25 +100,22 @@ impl Batch {
     }
 
     /// Its lines, each with the last line before it that is not blank,
-    /// when that one is at most [`MAX_OPENING_LINE`] bytes, across the
+    /// when that one is at most [`MAX_OPENING_LINE`](crate::detect::continued::MAX_OPENING_LINE) bytes, across the
     /// batch's start too.
     pub fn lines_with_previous(&self) -> impl Iterator<Item = (Option<&[u8]>, &[u8])> {
         let mut prev = self.before.as_deref();
         self.lines().map(move |line| {
             let p = prev;
-            if !blank(line) {
-                prev = (line.len() <= MAX_OPENING_LINE).then_some(line);
-            }
+            prev = next_previous(prev, line);
             (p, line)
         })
     }
 
     /// The line the line after this batch's last would be read with.
     fn last_short_line(&self) -> Option<Vec<u8>> {
-        match self.lines().filter(|l| !blank(l)).last() {
-            Some(last) => (last.len() <= MAX_OPENING_LINE).then(|| last.to_vec()),
-            None => self.before.clone(),
-        }
+        self.lines()
+            .fold(self.before.as_deref(), next_previous)
+            .map(<[u8]>::to_vec)
     }
 }
 
@@ -283,6 +280,7 @@ impl<T> Reorder<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::detect::continued::MAX_OPENING_LINE;
 
     /// `n` numbered lines, so batches of 4,096 lines split them.
     fn numbered(n: usize) -> Vec<u8> {

@@ -596,6 +596,8 @@ impl<'a> Scrubber<'a> {
         // the next.
         let prev = if crate::detect::continued::blank(line.as_bytes()) {
             None
+        } else if crate::detect::continued::keeps_previous(st.prev.as_deref(), line.as_bytes()) {
+            st.prev.clone()
         } else {
             std::mem::replace(
                 &mut st.prev,
@@ -674,7 +676,7 @@ mod tests {
             if let Some(p) = prev {
                 col.continued(p.as_bytes(), l);
             }
-            if !crate::detect::continued::blank(l.as_bytes()) {
+            if !crate::detect::continued::keeps_previous(prev.map(str::as_bytes), l.as_bytes()) {
                 prev = Some(l);
             }
         }

@@ -31,6 +31,79 @@ pub fn blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
+/// Whether `line` leaves the line before it as the one the next line is
+/// read with: a blank line, or an item of a YAML list under a key that
+/// names credentials (`db_passwords:`, then `- "…"` lines), so that each
+/// item is read with its key and not with the item before it.
+pub fn keeps_previous(prev: Option<&[u8]>, line: &[u8]) -> bool {
+    blank(line)
+        || prev.is_some_and(|prev| {
+            let (prev, rest) = unmarked(prev, line);
+            // The cheap test first: this runs on every line.
+            rest.trim_ascii_start().first() == Some(&b'-')
+                && std::str::from_utf8(rest).is_ok_and(|r| list_item(r.trim()).is_some())
+                && std::str::from_utf8(prev).is_ok_and(|p| list_key(p.trim()).is_some())
+        })
+}
+
+/// The line the line after `line` is read with, when `line` was read
+/// with `prev`: `prev` again ([`keeps_previous`]), else `line` when it
+/// is short enough to hold a name ([`MAX_OPENING_LINE`]).
+pub fn next_previous<'a>(prev: Option<&'a [u8]>, line: &'a [u8]) -> Option<&'a [u8]> {
+    if keeps_previous(prev, line) {
+        prev
+    } else {
+        (line.len() <= MAX_OPENING_LINE).then_some(line)
+    }
+}
+
+/// `prev` and `line` without the patch marker (`+` or `-`) both start
+/// with, as [`join`] reads them.
+fn unmarked<'a, 'b>(prev: &'a [u8], line: &'b [u8]) -> (&'a [u8], &'b [u8]) {
+    match (prev.first(), line.first()) {
+        (Some(m @ (b'+' | b'-')), Some(l)) if m == l => (&prev[1..], &line[1..]),
+        _ => (prev, line),
+    }
+}
+
+/// The key of `passwords:` alone on its line (perhaps quoted, perhaps
+/// itself a list item) when it names credentials (`names::is_secret_name`:
+/// `db_passwords`, `api_keys`; not `secrets`, which in a compose file
+/// lists the names of secrets).
+fn list_key(prev: &str) -> Option<&str> {
+    let key = prev.strip_suffix(':')?;
+    let key = key.strip_prefix("- ").map_or(key, str::trim_start);
+    let key = ['"', '\'']
+        .iter()
+        .find_map(|q| key.strip_prefix(*q)?.strip_suffix(*q))
+        .unwrap_or(key);
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+    (!key.is_empty()
+        && key.len() <= 64
+        && key.bytes().all(is_name)
+        && crate::detect::names::is_secret_name(&crate::detect::names::normalize(key), &[]))
+    .then_some(key)
+}
+
+/// The scalar of a list item alone (`- hunter2go`, `- "Hunter 2"`): a
+/// quoted string, or one token that is not a mapping, an anchor, an
+/// alias, a flow collection or a block scalar's indicator.
+fn list_item(rest: &str) -> Option<&str> {
+    let value = rest.strip_prefix('-')?;
+    if !value.starts_with([' ', '\t']) {
+        return None;
+    }
+    let value = value.trim();
+    let quoted = ['"', '\'']
+        .iter()
+        .any(|q| value.len() >= 2 && value.starts_with(*q) && value.ends_with(*q));
+    let token = !value.is_empty()
+        && !value.contains(char::is_whitespace)
+        && !value.starts_with(['#', '{', '[', '&', '*', '|', '>', '-', '!'])
+        && !value.ends_with(':');
+    (quoted || token).then_some(value)
+}
+
 /// A line pair read as one: the second line's part is `text[at..]` up to
 /// `len` bytes, and begins at byte `in_line` of the second line.
 #[derive(Debug, PartialEq, Eq)]
@@ -82,7 +155,17 @@ pub fn join(prev: &[u8], line: &str) -> Option<Joined> {
     }
     let mut in_line = line.len() - line[marker..].trim_start().len();
     let mut rest = rest;
-    let (head, tail) = if let Some((name, value)) = yaml_name_value(prev, rest) {
+    let (head, tail) = if let Some(value) = list_key(prev).and(list_item(rest)) {
+        in_line += rest.len() - value.len();
+        rest = value;
+        (
+            prev.strip_prefix("- ")
+                .map_or(prev, str::trim_start)
+                .to_string()
+                + " ",
+            "",
+        )
+    } else if let Some((name, value)) = yaml_name_value(prev, rest) {
         in_line += rest.len() - value.len();
         rest = value;
         (format!("{name}: "), "")
@@ -311,6 +394,34 @@ mod tests {
 
     fn part(j: &Joined) -> &str {
         &j.text[j.at..j.at + j.len]
+    }
+
+    #[test]
+    fn a_list_item_is_read_with_the_credential_key_above_its_list() {
+        let j = join(b"  db_passwords:", "    - \"Hunter 2\"").unwrap();
+        assert_eq!(j.text, "db_passwords: \"Hunter 2\"");
+        assert_eq!(part(&j), "\"Hunter 2\"");
+        assert_eq!(j.in_line, 6);
+        let j = join(b"+- api_keys:", "+  - Zq8vLm2x").unwrap();
+        assert_eq!(
+            (j.text.as_str(), part(&j)),
+            ("api_keys: Zq8vLm2x", "Zq8vLm2x")
+        );
+        // The key stays the line items are read with; not under another
+        // key, nor for a mapping, an alias or a nested list.
+        assert!(keeps_previous(Some(b"passwords:"), b"  - hunter2go"));
+        assert!(keeps_previous(Some(b"+passwords:"), b"+  - hunter2go"));
+        for (prev, line) in [
+            (&b"hosts:"[..], &b"  - primary01"[..]),
+            (b"secrets:", b"  - db_password"),
+            (b"passwords:", b"  - name: x"),
+            (b"passwords:", b"  - *alias"),
+            (b"passwords:", b"  - - x"),
+            (b"passwords: x", b"  - y"),
+        ] {
+            assert!(!keeps_previous(Some(prev), line), "{prev:?} {line:?}");
+        }
+        assert!(join(b"hosts:", "  - primary01").is_none());
     }
 
     #[test]

@@ -51,6 +51,9 @@ const SECRET_EXACT: &[&str] = &[
     "oauthtoken",
     "password",
     "privatekey",
+    // A config's password (`{"user": "sa", "pwd": "…"}`); an environment's
+    // `PWD` holds a path, which the writer keeps (`kept_secret_value`).
+    "pwd",
     "refreshtoken",
     "secret",
     "secretaccesskey",

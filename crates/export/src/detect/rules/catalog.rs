@@ -711,14 +711,21 @@ const CATALOG: &[Spec] = &[
     .after_keyword(gates::spaced_value_follows),
     spec(
         "query-secret",
-        &["token=", "key=", "secret=", "password=", "passwd="],
-        r#"(?i)[?&](?:[a-z_]*token|api_?key|key|[a-z_]*secret|password|passwd)=(?P<s>[^&\s"'`#<>]{6,})"#,
+        &["token=", "key=", "secret=", "passwd=", "password=", "pass=", "pwd="],
+        // A password parameter by its endings (`userpass`, `db_pass`,
+        // `pwd`), not a word that ends in `pass` (`bypass`, `compass`).
+        r#"(?i)[?&](?:[a-z_]*token|api_?key|key|[a-z_]*secret|[a-z_]*passw(?:or)?d|(?:[a-z]*_)?(?:user|db|admin|login)?pass|[a-z_]*pwd)=(?P<s>[^&\s"'`#<>]{6,})"#,
         Check::Value,
     )
     .veto(vetoes::query_id_or_word)
     .samples(
-        &[("https://h/p?api_key={}", "an:24")],
         &[
+            ("https://h/p?api_key={}", "an:24"),
+            ("jdbc:mysql://db/app?user=admin&userpass={}", "an:12"),
+            ("https://h/login?pwd={}", "an:12"),
+        ],
+        &[
+        "https://h/p?bypass=cache_all_entries",
         "    [subset] fuzzer fix: https://oss-fuzz.com/testcase?key=6254792024915968",
         "(\"topic?key=STRINGS\", \"Pydoc: TOPIC STRINGS\"),",
     ],

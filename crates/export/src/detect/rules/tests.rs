@@ -1959,6 +1959,26 @@ fn a_secret_fields_version_is_kept_and_a_value_is_not() {
 }
 
 #[test]
+fn a_secret_fields_variable_reference_is_kept_and_a_dollar_password_is_not() {
+    for v in ["$DB_PASSWORD", "$$password", "$dbPassword", "$password2"] {
+        assert!(kept_secret_value(v), "{v}");
+    }
+    for v in ["$3cr3t", "$Xk9mQ2vL8pRt", "$p@ss", "$", "$$", "pa$sword"] {
+        assert!(!kept_secret_value(v), "{v}");
+    }
+}
+
+#[test]
+fn a_secret_fields_absolute_path_of_words_is_kept_and_a_random_part_is_not() {
+    for v in ["/home/alice/my-proj_2", r"C:\Users\alice\proj", "/tmp"] {
+        assert!(kept_secret_value(v), "{v}");
+    }
+    for v in ["/home/alice/Zq8vLm2xQ", "home/alice", "hunter2/go"] {
+        assert!(!kept_secret_value(v), "{v}");
+    }
+}
+
+#[test]
 fn identifiers_split_into_words_at_separators_and_humps() {
     let words = |v: &str| letter_words(v.as_bytes());
     let list = |w: &[&str]| Some(w.iter().map(|s| s.to_string()).collect::<Vec<_>>());

@@ -473,9 +473,39 @@ pub(crate) fn uuid_v1(value: &[u8]) -> bool {
 
 /// A secret-named field's value the writer keeps as any value: a
 /// version (`"jsonwebtoken": "^9.0.0"` in a dependency map names a
-/// package and its version range, not a credential).
+/// package and its version range, not a credential), or a variable's
+/// name that a tool fills in (`"password": "$DB_PASSWORD"` in a compose
+/// file, `"$$password"` escaped), as `${…}` and `{{ … }}` are, or an
+/// absolute path of words (`"PWD": "/home/alice/proj"` in an environment:
+/// `pwd` names a password in a config and the working directory in an
+/// environment).
 pub fn kept_secret_value(v: &str) -> bool {
-    versioned_name(v.as_bytes())
+    let v = v.as_bytes();
+    versioned_name(v)
+        || variable_reference(v)
+        || (v.starts_with(b"/") && path_of_words(v))
+        || windows_path(v)
+}
+
+/// `$DB_PASSWORD`, `$$password`, `$dbPassword`: a dollar or two, then a
+/// name in one case or in camel humps (a random token's case breaks
+/// that). `$3cr3t`, `$Xk9mQ2vL8pRt` and `$p@ss` are passwords.
+fn variable_reference(v: &[u8]) -> bool {
+    let name = v.strip_prefix(b"$$").or_else(|| v.strip_prefix(b"$"));
+    name.is_some_and(|n| {
+        n.len() <= 64
+            && n.first()
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            && n.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            && n.split(|c| *c == b'_' || c.is_ascii_digit())
+                .filter(|w| !w.is_empty())
+                .all(|w| {
+                    w.iter().all(u8::is_ascii_lowercase)
+                        || w.iter().all(u8::is_ascii_uppercase)
+                        || camel_word(w)
+                        || lower_camel_word(w)
+                })
+    })
 }
 
 /// Binary data, not a token that could leak as text: bytes written as
