@@ -611,3 +611,31 @@ fn a_urls_password_parameter_goes_by_its_names_ending() {
     gone(&e, "letmein99", "db_pwd");
     assert!(out.contains("bypass=cache_all_entries"), "{out}");
 }
+
+#[test]
+fn azures_identifiable_keys_go_by_their_signature_alone() {
+    // Made up here, each the shape of Azure's identifiable keys: random
+    // base64 with the service's signature at its fixed place.
+    let random = "Xk29fLq83ZmP0aRtY4vB/c7Nd1We5Hs6Jg2Ku8Mo9Pi3Qy+Tz0Ab4Cd5Ef6Gh7Ij8Kl9Mn0Op1Qr2St3";
+    let storage = format!("{}+ASt7kLm2Q==", &random[..76]);
+    let bus = format!("{}+ASbB3xY2Z=", &random[4..37]);
+    let search = format!("{}AzSeC7xY2k", &random[..42].replace(['/', '+'], "q"));
+    assert_eq!((storage.len(), bus.len(), search.len()), (88, 44, 52));
+    let lines = [
+        // `az storage account keys list -o table`; a log line.
+        format!("  key1  {storage}  FULL"),
+        format!("INFO listener {bus} ok"),
+        format!("search admin: {search}"),
+        "the APIM gateway and AIoT hub are named in prose".to_string(),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let (_env, e, out) = exported("azure-keys", &lines);
+    for (key, what) in [
+        (&storage, "storage"),
+        (&bus, "service bus"),
+        (&search, "search"),
+    ] {
+        gone(&e, key, what);
+    }
+    assert!(out.contains("the APIM gateway and AIoT hub"), "{out}");
+}

@@ -13,6 +13,15 @@
 
 use super::gates;
 use super::spec::{token, Spec};
+use super::vetoes;
+
+/// The traits of a row whose veto checks a token's length: the
+/// readback's gate keeps its verdict, which says nothing about how random
+/// the value looks.
+const BY_LENGTH: super::spec::Traits = super::spec::Traits {
+    gate_trusts_veto: true,
+    ..super::spec::PLAIN
+};
 
 /// The table; order only breaks ties between rules claiming one span.
 pub(crate) const PREFIXED: &[Spec] = &[
@@ -795,6 +804,61 @@ pub(crate) const PREFIXED: &[Spec] = &[
         r"(?:^|[^A-Za-z0-9+/])(?P<s>[A-Za-z0-9+/]{52}JQQJ9[A-Za-z0-9+/]{27})(?:[^A-Za-z0-9+/]|$)",
         "an:52|lit:JQQJ99|an:26",
     ),
+    // Azure's identifiable keys (Microsoft's `security-utilities`): a
+    // random base64 key with the service's four-character signature at a
+    // fixed place, 32-byte keys (44 characters: Relay `+ARm`, Event Hubs
+    // `+AEh`, Service Bus `+ASb`, IoT `AIoT`, Cache for Redis `AzCa`,
+    // Event Grid `AZEG`) and 64-byte ones (88: Storage `+ASt`, Cosmos DB
+    // `ACDb`, Batch `+ABa`, Machine Learning `+AMC`, API Management
+    // `APIM`); Functions' URL-safe keys (`AzFu`), Search's (`AzSe`) and
+    // Container Registry's (`+ACR`) have their own lengths. Written as a
+    // run and a length (the vetoes): a counted run of 76 cost the dense
+    // export 3 MiB of automaton.
+    token(
+        "azure-service-key",
+        &["+ARm", "+AEh", "+ASb", "AIoT", "AzCa", "AZEG"],
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<s>[A-Za-z0-9+/]+(?:\+ARm|\+AEh|\+ASb|AIoT|AzCa|AZEG)[A-P][A-Za-z0-9+/]{5}=)(?:[^A-Za-z0-9+/=_-]|$)",
+        "b64:33|lit:+ASbB|b64:5|lit:=",
+    )
+    .veto(vetoes::azure_key_not_44)
+    .traits(BY_LENGTH)
+    .samples(&[], &["Q7xk29fLq83ZmP0aRtY4vB8c7Nd1We5Hs6Jg2K+ASbB3xY2Z="]),
+    token(
+        "azure-account-key",
+        &["+ASt", "ACDb", "+ABa", "+AMC", "APIM"],
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<s>[A-Za-z0-9+/]+(?:\+ASt|ACDb|\+ABa|\+AMC|APIM)[A-Za-z0-9+/]{5}[AQgw]==)(?:[^A-Za-z0-9+/=_-]|$)",
+        "b64:76|lit:+ASt|b64:5|lit:Q==",
+    )
+    .veto(vetoes::azure_key_not_88)
+    .traits(BY_LENGTH)
+    .samples(&[], &["Q7xk29fLq83ZmP0aRtY4vB8c7Nd1We5Hs6Jg2K+AStB3xY2Q=="]),
+    token(
+        "azure-functions-key",
+        &["AzFu"],
+        r"(?:^|[^A-Za-z0-9_-])(?P<s>[A-Za-z0-9_-]+AzFu[A-Za-z0-9_-]{5}[AQgw]==)(?:[^A-Za-z0-9_-]|$)",
+        "url:44|lit:AzFu|url:5|lit:g==",
+    )
+    .veto(vetoes::azure_key_not_56)
+    .traits(BY_LENGTH)
+    .samples(&[], &["Q7xk29fLq83ZmP0aRtY4vB8c7Nd1We5Hs6Jg2KAzFuB3xY2g=="]),
+    token(
+        "azure-search-key",
+        &["AzSe"],
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<s>[A-Za-z0-9]+AzSe[A-D][A-Za-z0-9]{5})(?:[^A-Za-z0-9+/=_-]|$)",
+        "an:42|lit:AzSeC|an:5",
+    )
+    .veto(vetoes::azure_key_not_52)
+    .traits(BY_LENGTH)
+    .samples(&[], &["Q7xk29fLq83ZmP0aRtY4vB8c7Nd1We5Hs6Jg2KAzSeCB3xY2"]),
+    token(
+        "azure-container-registry-key",
+        &["+ACR"],
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<s>[A-Za-z0-9+/]+\+ACR[A-D][A-Za-z0-9+/]{5})(?:[^A-Za-z0-9+/=_-]|$)",
+        "b64:42|lit:+ACRA|b64:5",
+    )
+    .veto(vetoes::azure_key_not_52)
+    .traits(BY_LENGTH)
+    .samples(&[], &["Q7xk29fLq83ZmP0aRtY4vB8c7Nd1We5Hs6Jg2K+ACRAB3xY2"]),
     token(
         "sonarcloud-token",
         &["sqco_"],

@@ -176,3 +176,25 @@ fn letters_flip_case(v: &[u8]) -> bool {
     }
     flips * 3 >= n
 }
+
+/// Azure's identifiable keys (`azure-service-key` and its kin): the
+/// signature stands at a fixed place, so a key of another length is not
+/// one (the pattern reads any run before the signature).
+pub(crate) fn azure_key_not_44(c: &Candidate) -> bool {
+    c.value().len() != 44
+}
+
+/// As [`azure_key_not_44`], for Functions' keys.
+pub(crate) fn azure_key_not_56(c: &Candidate) -> bool {
+    c.value().len() != 56
+}
+
+/// As [`azure_key_not_44`], for Search's and Container Registry's keys.
+pub(crate) fn azure_key_not_52(c: &Candidate) -> bool {
+    c.value().len() != 52
+}
+
+/// As [`azure_key_not_44`], for 64-byte keys (Storage, Cosmos DB, ...).
+pub(crate) fn azure_key_not_88(c: &Candidate) -> bool {
+    c.value().len() != 88
+}
