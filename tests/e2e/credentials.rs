@@ -639,3 +639,18 @@ fn azures_identifiable_keys_go_by_their_signature_alone() {
     }
     assert!(out.contains("the APIM gateway and AIoT hub"), "{out}");
 }
+
+#[test]
+fn a_quoted_value_with_its_languages_prefix_goes_and_an_f_strings_template_stays() {
+    let lines = [
+        "if password == f\"Zr8Kq2Vn5Xw1\":",
+        "var apiKey = $\"Hq7Lm2Xr9Vn4Kp8Wz1Yb\";",
+        "auto secret = L\"Tc3Gd6Jf0Ns2Qe7U\";",
+        "token = f\"Bearer {token}\"",
+    ];
+    let (_env, e, out) = exported("string-prefixes", &lines);
+    gone(&e, "Zr8Kq2Vn5Xw1", "f-string");
+    gone(&e, "Hq7Lm2Xr9Vn4Kp8Wz1Yb", "C# interpolated string");
+    gone(&e, "Tc3Gd6Jf0Ns2Qe7U", "wide string");
+    assert!(out.contains("token = f\\\"Bearer {token}\\\""), "{out}");
+}

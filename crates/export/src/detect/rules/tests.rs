@@ -2234,3 +2234,31 @@ fn random_bodies_behind_an_unknown_prefix_are_tokens() {
         .count();
     assert!(spared <= 5, "{spared} of 1000 random bodies spared");
 }
+
+#[test]
+fn a_prefixed_literal_is_read_and_an_interpolating_one_with_a_field_is_a_template() {
+    let rs = RuleSet::new(&[]).unwrap();
+    for (text, value) in [
+        ("if password == f\"Zr8Kq2Vn5Xw1\":", "Zr8Kq2Vn5Xw1"),
+        (
+            "var apiKey = $\"Hq7Lm2Xr9Vn4Kp8Wz1Yb\";",
+            "Hq7Lm2Xr9Vn4Kp8Wz1Yb",
+        ),
+        ("auto secret = L\"Tc3Gd6Jf0Ns2Qe7U\";", "Tc3Gd6Jf0Ns2Qe7U"),
+        // Without the prefix, braces interpolate nothing.
+        ("password = \"prefix_{hardcoded9}\"", "prefix_{hardcoded9}"),
+    ] {
+        assert_eq!(
+            hits_of(&rs, text),
+            vec![("secret-assignment".to_string(), value.to_string())],
+            "{text}"
+        );
+    }
+    for text in [
+        "password = f\"prefix_{dynamic_value3}\"",
+        "var token = $\"Bearer {token}\";",
+        "secret = rf'{base}/{name}'",
+    ] {
+        assert_eq!(hits_of(&rs, text), vec![], "{text}");
+    }
+}

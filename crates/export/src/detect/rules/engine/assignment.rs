@@ -43,6 +43,7 @@ const EXEMPT: &[fn(&Assignment) -> bool] = &[
     keyword_argument,
     match_arm_constant,
     connection_without_credential,
+    interpolated_literal,
 ];
 
 /// Whether the candidate of assignment rule `r` is a credential.
@@ -234,4 +235,27 @@ fn match_arm_constant(a: &Assignment) -> bool {
 /// holds none.
 fn connection_without_credential(a: &Assignment) -> bool {
     connection_credential(a.c.value()) == Some(false)
+}
+
+/// `f"prefix_{name}"`, `$"Bearer {token}"`: a Python f-string or a C#
+/// interpolated string with a `{…}` field is a template (without the
+/// prefix, `"prefix_{name}"` is a literal with braces in it). The
+/// prefix is the run of letters, `$` and `@` just before the quote.
+fn interpolated_literal(a: &Assignment) -> bool {
+    let c = a.c;
+    let Some((quote, before)) = c.hay[..c.start].split_last() else {
+        return false;
+    };
+    let prefix_len = before
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_alphabetic() || matches!(b, b'$' | b'@'))
+        .count();
+    let prefix = &before[before.len() - prefix_len..];
+    matches!(quote, b'"' | b'\'')
+        && (1..=3).contains(&prefix_len)
+        && prefix.iter().all(|b| b"fFrRbBuU$@".contains(b))
+        && prefix.iter().any(|b| b"fF$".contains(b))
+        && c.value().contains(&b'{')
+        && c.value().contains(&b'}')
 }
