@@ -581,19 +581,24 @@ fn each_item_of_a_yaml_list_of_passwords_goes_from_an_output_and_a_patch() {
 }
 
 #[test]
-fn a_secret_fields_variable_reference_stays_and_a_password_with_a_dollar_goes() {
+fn a_secret_fields_variable_reference_or_sentence_stays_and_a_password_with_a_dollar_goes() {
     let env = Env::new();
     let e = crate::disguises::exported_session(
         &env,
         "dollar",
         &[
-            json!({"type": "tool.call", "input": {"password": "$DB_PASSWORD", "token": "$$apiToken"}}),
+            json!({"type": "tool.call", "input": {"password": "$DB_PASSWORD", "token": "$$apiToken",
+                "new_password_intro": "Lag et nytt passord og skriv det inn her."}}),
             json!({"type": "tool.call", "input": {"password": "$Xk9mQ2vL8pRt"}}),
         ],
     );
     gone(&e, "Xk9mQ2vL8pRt", "a password that starts with a dollar");
     let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
-    for kept in ["\"$DB_PASSWORD\"", "\"$$apiToken\""] {
+    for kept in [
+        "\"$DB_PASSWORD\"",
+        "\"$$apiToken\"",
+        "Lag et nytt passord og skriv det inn her.",
+    ] {
         assert!(out.contains(kept), "{kept}: {out}");
     }
 }

@@ -1979,6 +1979,14 @@ fn a_secret_fields_absolute_path_of_words_is_kept_and_a_random_part_is_not() {
 }
 
 #[test]
+fn a_secret_fields_sentence_is_kept_and_two_words_are_not() {
+    assert!(kept_secret_value("Passordet må ha minst 6 tegn."));
+    assert!(kept_secret_value("Enter your new password here"));
+    assert!(!kept_secret_value("Nytt passord"));
+    assert!(!kept_secret_value("open sesame now"));
+}
+
+#[test]
 fn identifiers_split_into_words_at_separators_and_humps() {
     let words = |v: &str| letter_words(v.as_bytes());
     let list = |w: &[&str]| Some(w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
