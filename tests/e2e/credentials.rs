@@ -659,3 +659,26 @@ fn a_quoted_value_with_its_languages_prefix_goes_and_an_f_strings_template_stays
     gone(&e, "Tc3Gd6Jf0Ns2Qe7U", "wide string");
     assert!(out.contains("token = f\\\"Bearer {token}\\\""), "{out}");
 }
+
+#[test]
+fn a_yaml_list_of_passwords_printed_one_line_per_record_goes() {
+    let lines = [
+        "db:",
+        "  admin_passwords:",
+        "    - \"Hunter2go\"",
+        "    - tr0ub4dor",
+        "  hosts:",
+        "    - primary01",
+    ];
+    let records: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| json!({"type": "tool.output.line", "stream": "stdout", "text": l}))
+        .collect();
+    let env = Env::new();
+    let e = crate::disguises::exported_session(&env, "yaml-lines", &records);
+    for secret in ["Hunter2go", "tr0ub4dor"] {
+        gone(&e, secret, secret);
+    }
+    let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
+    assert!(out.contains("primary01"), "{out}");
+}
