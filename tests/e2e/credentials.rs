@@ -682,3 +682,16 @@ fn a_yaml_list_of_passwords_printed_one_line_per_record_goes() {
     let out = std::fs::read_to_string(e.tree.join("session.jsonl")).unwrap();
     assert!(out.contains("primary01"), "{out}");
 }
+
+#[test]
+fn a_pairs_value_goes_when_its_name_is_pass() {
+    let lines = [
+        "<entry>\n  <key>PASS</key>\n  <value>sunshine</value>\n</entry>",
+        "{\"name\": \"pass\", \"value\": \"letmein99\"}",
+        "<key>bypass</key><value>cache_all_entries</value>",
+    ];
+    let (_env, e, out) = exported("pass-pair", &lines);
+    gone(&e, "sunshine", "an XML pair");
+    gone(&e, "letmein99", "a JSON pair in text");
+    assert!(out.contains("cache_all_entries"), "{out}");
+}

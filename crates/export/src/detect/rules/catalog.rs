@@ -760,6 +760,10 @@ const CATALOG: &[Spec] = &[
         ),
         Check::Assignment,
     )
+    .traits(Traits {
+        pair_name: true,
+        ..PLAIN
+    })
     .samples(
         &[],
         &[
@@ -781,6 +785,14 @@ const CATALOG: &[Spec] = &[
             r#")[ \t]*</(?:name|key)>\s*<(?:value|string)>[ \t]*(?P<q>[^<>\s](?:[^<>\r\n]*[^<>\s])?)[ \t]*</"#,
         ),
         Check::Assignment,
+    )
+    .traits(Traits {
+        pair_name: true,
+        ..PLAIN
+    })
+    .samples(
+        &[("<key>PASS</key><value>{}</value>", "alpha:9")],
+        &["<key>pass</key><value>true</value>"],
     ),
     spec(
         // A literal key handed to a signing call, where no name says what

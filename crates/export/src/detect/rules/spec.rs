@@ -43,6 +43,11 @@ pub(crate) struct Traits {
     pub(crate) sibling_user: bool,
     /// The syntax sets a literal even unquoted (`ENV API_KEY value`).
     pub(crate) sets_literal: bool,
+    /// The name is a variable's, given as a name/value pair's name
+    /// (`<key>PASS</key><value>…`): `pass` there is a password's name,
+    /// as the JSON passes read the pair (`names::pair_value_member`),
+    /// not the word it may be in a sentence.
+    pub(crate) pair_name: bool,
     /// A registry's scoped auth line: a UUID there is npm's token format.
     pub(crate) uuid_token: bool,
     /// The readback's gate keeps the row's veto verdict even on a
@@ -210,6 +215,7 @@ pub(crate) const PLAIN: Traits = Traits {
     cli_user: None,
     sibling_user: false,
     sets_literal: false,
+    pair_name: false,
     uuid_token: false,
     gate_trusts_veto: false,
     fallback: false,

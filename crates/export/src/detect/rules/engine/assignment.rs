@@ -64,11 +64,13 @@ pub(super) fn credential(r: &Rule, c: &Candidate) -> bool {
             c.hay.get(n.end()) == Some(&b'=')
                 && n.as_bytes().iter().all(|c| !c.is_ascii_lowercase())
         });
-    assignment_value_ok(
-        name.map(|n| n.as_bytes()).unwrap_or(b""),
-        c.value(),
-        c.quoted || env_style,
-    )
+    let name = name.map(|n| n.as_bytes()).unwrap_or(b"");
+    let name = if r.traits.pair_name && name.eq_ignore_ascii_case(b"pass") {
+        &b"password"[..]
+    } else {
+        name
+    };
+    assignment_value_ok(name, c.value(), c.quoted || env_style)
 }
 
 /// `arn:aws:secretsmanager:…:secret:db-creds-a1B2c3`: an ARN's resource
