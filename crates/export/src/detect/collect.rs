@@ -274,10 +274,12 @@ impl<'a> Collector<'a> {
         }
     }
 
-    /// Every string below a secret-named field is a secret.
+    /// Every string below a secret-named field is a secret, but for one
+    /// the writer keeps as any string, which is read as one (a sentence
+    /// may hold a token, or a forged placeholder).
     fn secret_value(&mut self, v: &Node<'_>) {
         match v {
-            Node::String(s) if crate::detect::rules::kept_secret_value(s) => {}
+            Node::String(s) if crate::detect::rules::kept_secret_value(s) => self.string(s, 0),
             Node::String(s) if !is_placeholder(s.as_bytes()) && s.len() >= 4 => {
                 self.secret(s, FIELD_RULE)
             }

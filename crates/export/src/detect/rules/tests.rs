@@ -1984,6 +1984,10 @@ fn a_secret_fields_sentence_is_kept_and_two_words_are_not() {
     assert!(kept_secret_value("Enter your new password here"));
     assert!(!kept_secret_value("Nytt passord"));
     assert!(!kept_secret_value("open sesame now"));
+    assert!(!kept_secret_value(
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7x9Kp2Lm4Nz8Rt6Vb3Wc5Yd1Fg0\n-----END RSA PRIVATE KEY-----"
+    ));
+    assert!(!kept_secret_value("Bearer Zq8vLm2xQ7 and then some"));
 }
 
 #[test]

@@ -478,16 +478,21 @@ pub(crate) fn uuid_v1(value: &[u8]) -> bool {
 /// file, `"$$password"` escaped), as `${…}` and `{{ … }}` are, or an
 /// absolute path of words (`"PWD": "/home/alice/proj"` in an environment:
 /// `pwd` names a password in a config and the working directory in an
-/// environment), or a sentence of four words or more (a message
-/// catalog's `"new_password_intro": "Skriv inn mobilnummeret ditt…"`),
-/// as after a password's key in config syntax (`fields.rs`).
+/// environment), or a sentence of four words or more ([`prose`]: a
+/// message catalog's `"new_password_intro": "Skriv inn mobilnummeret
+/// ditt…"`), as after a password's key in config syntax (`fields.rs`);
+/// not a PEM block, whose lines are no words.
 pub fn kept_secret_value(v: &str) -> bool {
     let v = v.as_bytes();
     versioned_name(v)
         || variable_reference(v)
         || (v.starts_with(b"/") && path_of_words(v))
         || windows_path(v)
-        || v.iter().filter(|c| **c == b' ').count() >= 3
+        || (prose(v)
+            && v.split(u8::is_ascii_whitespace)
+                .filter(|w| !w.is_empty())
+                .count()
+                >= 4)
 }
 
 /// `$DB_PASSWORD`, `$$password`, `$dbPassword`: a dollar or two, then a

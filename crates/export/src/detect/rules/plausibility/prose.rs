@@ -9,9 +9,12 @@ use super::*;
 /// perhaps ending in a digit or two (`"OAuth2 token generation or refresh
 /// error"`, `"It looks like you're running…\n\nThis is disabled…"`).
 pub(crate) fn prose(value: &[u8]) -> bool {
+    // A letter of any script: UTF-8's multi-byte sequences are all at or
+    // above 0x80 (`For å bekrefte endringen, må vi …`).
+    let letter = |c: u8| c.is_ascii_alphabetic() || c >= 0x80;
     if value.iter().filter(|c| **c == b' ').count() >= 2
         && value.iter().any(u8::is_ascii_lowercase)
-        && value.iter().all(|c| c.is_ascii_alphabetic() || *c == b' ')
+        && value.iter().all(|c| letter(*c) || *c == b' ')
     {
         return true;
     }
@@ -49,11 +52,15 @@ pub(crate) fn prose(value: &[u8]) -> bool {
                     .take_while(|c| b".,;:!?'\")`".contains(c))
                     .count();
             let w = &w[..end];
-            !w.is_empty()
-                && w[0].is_ascii_alphabetic()
-                && w.iter().filter(|c| c.is_ascii_digit()).count() <= 2
-                && w.iter()
-                    .all(|c| c.is_ascii_alphanumeric() || b"'-".contains(c))
+            // A word, perhaps ending in a digit or two; or a small number
+            // (`minst 6 tegn`).
+            let number = w.len() <= 2 && w.iter().all(u8::is_ascii_digit);
+            number
+                || !w.is_empty()
+                    && letter(w[0])
+                    && w.iter().filter(|c| c.is_ascii_digit()).count() <= 2
+                    && w.iter()
+                        .all(|c| letter(*c) || c.is_ascii_digit() || b"'-".contains(c))
         })
 }
 
