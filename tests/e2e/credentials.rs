@@ -695,3 +695,28 @@ fn a_pairs_value_goes_when_its_name_is_pass() {
     gone(&e, "letmein99", "a JSON pair in text");
     assert!(out.contains("cache_all_entries"), "{out}");
 }
+
+#[test]
+fn hex_after_a_credentials_word_goes_and_a_digest_under_its_label_stays() {
+    // Made-up bodies in the shapes of ElevenLabs' `sk_`, Cursor's `key_`
+    // and Scale's `live_` keys, none of which a vendor row names.
+    let sk = format!("sk_{}", "2a30e5a0d39d5f2c5f6a9d2f95cd016049a6323985479bfd");
+    let key = format!(
+        "key_{}",
+        "8c5a7657fc397e114def1b51dd520410ad50ece61e30b64261ff369ab275ef29"
+    );
+    let live = format!("live_{}", "8df31399ec4a4755a7cf9e0fb59f967a");
+    let commit = "commit-3f786850e387550fdab836ed7e6dc881de23001b";
+    let lines = [
+        format!("voice = \"{sk}\""),
+        format!("curl -u {key}: https://api.example.test/v0/me"),
+        format!("client = Client(\"{live}\")"),
+        format!("built from {commit}"),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let (_env, e, out) = exported("hex-keys", &lines);
+    for (secret, what) in [(&sk, "sk_"), (&key, "key_"), (&live, "live_")] {
+        gone(&e, &secret[secret.len() - 24..], what);
+    }
+    assert!(out.contains(commit), "{out}");
+}

@@ -144,14 +144,31 @@ pub(crate) fn long_run_after_separator(hay: &[u8]) -> bool {
             alnum &= c.is_ascii_alphanumeric();
             past_f |= (c | 0x20) > b'f';
         }
-        // A longer hex run may hold its first letter past `f` later on.
+        // A longer hex run may hold its first letter past `f` later on;
+        // a hex run after a credential's word is a key (`sk_<48 hex>`).
         alnum
             && (past_f
                 || hay[i + 33..]
                     .iter()
                     .take_while(|c| c.is_ascii_alphanumeric())
-                    .any(|c| (c | 0x20) > b'f'))
+                    .any(|c| (c | 0x20) > b'f')
+                || credential_word_before(&hay[..i]))
     })
+}
+
+/// Whether the letters just before a separator are one of
+/// [`super::vetoes::CREDENTIAL_WORDS`] (the veto then reads the whole
+/// prefix).
+fn credential_word_before(before: &[u8]) -> bool {
+    let n = before
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count();
+    let word = &before[before.len() - n..];
+    super::vetoes::CREDENTIAL_WORDS
+        .iter()
+        .any(|w| word.eq_ignore_ascii_case(w.as_bytes()))
 }
 
 #[cfg(test)]
@@ -160,7 +177,8 @@ mod tests {
     use proptest::prelude::*;
 
     /// The prefixed-token gate as first written: the whole run after each
-    /// separator, then its length and letters.
+    /// separator, then its length and letters (or a credential's word
+    /// before the separator).
     fn long_run_reference(hay: &[u8]) -> bool {
         memchr::memchr2_iter(b'_', b'-', hay).any(|i| {
             let run: Vec<u8> = hay[i + 1..]
@@ -168,7 +186,22 @@ mod tests {
                 .copied()
                 .take_while(u8::is_ascii_alphanumeric)
                 .collect();
-            run.len() >= 32 && run.iter().any(|c| (c | 0x20) > b'f')
+            let word: Vec<u8> = hay[..i]
+                .iter()
+                .rev()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .map(u8::to_ascii_lowercase)
+                .collect::<Vec<u8>>()
+                .into_iter()
+                .rev()
+                .collect();
+            run.len() >= 32
+                && (run.iter().any(|c| (c | 0x20) > b'f')
+                    || [
+                        "sk", "rk", "key", "apikey", "api", "secret", "token", "live", "auth",
+                    ]
+                    .iter()
+                    .any(|w| word == w.as_bytes()))
         })
     }
 
@@ -179,6 +212,7 @@ mod tests {
                 prop_oneof![
                     8 => proptest::sample::select(b"0a9fF".to_vec()),
                     1 => proptest::sample::select(b"_-gZ .".to_vec()),
+                    1 => proptest::sample::select(b"skeylivAUTH".to_vec()),
                     1 => any::<u8>(),
                 ],
                 0..120,
@@ -200,6 +234,13 @@ mod tests {
         ));
         assert!(!long_run_after_separator(
             b"apk_0123456789abcdefghij0123456"
+        ));
+        // Hex after a credential's word is a key's body.
+        assert!(long_run_after_separator(
+            b"sk_2a30e5a0d39d5f2c5f6a9d2f95cd016049a6323985479bfd"
+        ));
+        assert!(!long_run_after_separator(
+            b"commit-2a30e5a0d39d5f2c5f6a9d2f95cd016049a63239"
         ));
     }
 

@@ -963,12 +963,16 @@ pub(crate) const UNKNOWN_PREFIX: Spec = token(
         ("args: [\"Zorb {}\"]", "lit:zrb2_|an:120"),
         ("x = '{}'", "lit:CCDB1_|an:48"),
         ("{}", "lit:apk_user_|an:40"),
+        // Hex after a credential's words (ElevenLabs, Scale).
+        ("{}", "lit:sk_|hex:48"),
+        ("x = \"{}\"", "lit:live_auth_|hex:32"),
     ],
     &[
         "\"integrity\": \"sha512-Wk9XQ3Fqb2xUgM2k5LzR8aNpV7cY1eH0dTj6sBwK4uGy\"",
         "toolu_01A09q90qw90lq917835lq9X",
         "my_function_name_is_very_long_and_descriptive_indeed",
         "commit_3f786850e387550fdab836ed7e6dc881de23001b",
+        "cache_key_3f786850e387550fdab836ed7e6dc881de23001b",
         "data/ab_Zk3mN8pQ2rT6vX9yB4cF7hJ1kL5oS0uW3eR6tY9iP2a/c",
     ],
 );
