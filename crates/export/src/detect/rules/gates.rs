@@ -197,11 +197,9 @@ mod tests {
                 .collect();
             run.len() >= 32
                 && (run.iter().any(|c| (c | 0x20) > b'f')
-                    || [
-                        "sk", "rk", "key", "apikey", "api", "secret", "token", "live", "auth",
-                    ]
-                    .iter()
-                    .any(|w| word == w.as_bytes()))
+                    || crate::detect::rules::vetoes::CREDENTIAL_WORDS
+                        .iter()
+                        .any(|w| word == w.as_bytes()))
         })
     }
 
